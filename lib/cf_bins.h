@@ -1,0 +1,142 @@
+/* Size bins, time histograms and the record key: the units every layer of
+ * commfit counts in.  Bins are log-linear, computed with one count-leading-
+ * zeros, so recording is constant time and merging is addition. */
+#ifndef CF_BINS_H
+#define CF_BINS_H
+
+#include <stdint.h>
+#include "cf_common.h"
+
+/* ---- message-size bins: bin 0 holds 0 bytes, bin k holds [2^(k-1), 2^k) ---- */
+#define CF_SIZE_BINS 65
+
+static inline unsigned cf_size_bin(uint64_t bytes)
+{
+    return bytes ? 64u - (unsigned)__builtin_clzll(bytes) : 0u;
+}
+static inline uint64_t cf_size_bin_lo(unsigned bin)
+{
+    return bin ? (uint64_t)1 << (bin - 1) : 0;
+}
+/* Inclusive upper bound of a bin. */
+static inline uint64_t cf_size_bin_hi(unsigned bin)
+{
+    return bin == 0 ? 0 : bin >= 64 ? UINT64_MAX : ((uint64_t)1 << bin) - 1;
+}
+
+/* ---- time histogram: 8 sub-buckets per power of two (<= 6.25 % wide) ---- */
+#define CF_HIST_SUB_BITS 3
+#define CF_HIST_SUB (1u << CF_HIST_SUB_BITS)
+#define CF_HIST_N 304 /* ticks up to 2^40 (about 18 min at 1 GHz) */
+
+static inline unsigned cf_hist_bin(uint64_t ticks)
+{
+    if (ticks < CF_HIST_SUB)
+        return (unsigned)ticks;
+    unsigned msb = 63u - (unsigned)__builtin_clzll(ticks);
+    unsigned idx = (msb - CF_HIST_SUB_BITS + 1) * CF_HIST_SUB +
+                   (unsigned)((ticks >> (msb - CF_HIST_SUB_BITS)) & (CF_HIST_SUB - 1));
+    return idx < CF_HIST_N ? idx : CF_HIST_N - 1;
+}
+uint64_t cf_hist_bin_lo(unsigned idx);
+uint64_t cf_hist_bin_width(unsigned idx);
+/* Value at quantile q (0..1) of a histogram, as the midpoint of its bucket,
+ * clamped to [min, max] so that single-valued data comes back exactly. */
+double cf_hist_quantile(const uint32_t *hist, double q, double min, double max);
+
+/* ---- record key ----
+ * One 64-bit word, the same on every rank for the same thing:
+ *   bits  0-6   size bin
+ *   bits  7-8   path class
+ *   bit   9     layer (0 MPI, 1 UCX)
+ *   bits 10-16  operation index within the layer
+ *   bits 17-31  region id (0: outside any region)
+ *   bits 32-63  communicator id (MPI layer) / parent MPI operation (UCX layer)
+ */
+/* Communicator ids: world and self are fixed, the others are a hash of the
+ * world ranks of their group and their creation order among equal groups. */
+#define CF_COMM_ID_NONE 0u
+#define CF_COMM_ID_WORLD 1u
+#define CF_COMM_ID_SELF 2u
+
+typedef enum { CF_PATH_SELF = 0, CF_PATH_INTRA = 1, CF_PATH_INTER = 2 } cf_path_t;
+typedef enum { CF_LAYER_MPI = 0, CF_LAYER_UCX = 1 } cf_layer_t;
+#define CF_REGION_BITS 15
+#define CF_REGION_MASK ((1u << CF_REGION_BITS) - 1)
+
+static inline uint64_t cf_key_make(unsigned layer, unsigned op, uint32_t comm, unsigned path,
+                                   unsigned region, unsigned bin)
+{
+    return (uint64_t)bin | (uint64_t)path << 7 | (uint64_t)layer << 9 | (uint64_t)(op & 127u) << 10 |
+           (uint64_t)(region & CF_REGION_MASK) << 17 | (uint64_t)comm << 32;
+}
+static inline unsigned cf_key_bin(uint64_t k) { return (unsigned)(k & 127u); }
+static inline unsigned cf_key_path(uint64_t k) { return (unsigned)(k >> 7 & 3u); }
+static inline unsigned cf_key_layer(uint64_t k) { return (unsigned)(k >> 9 & 1u); }
+static inline unsigned cf_key_op(uint64_t k) { return (unsigned)(k >> 10 & 127u); }
+static inline unsigned cf_key_region(uint64_t k) { return (unsigned)(k >> 17 & CF_REGION_MASK); }
+static inline uint32_t cf_key_comm(uint64_t k) { return (uint32_t)(k >> 32); }
+
+const char *cf_path_name(unsigned path);
+int cf_path_from_name(const char *name);
+
+/* ---- statistics of one key ---- */
+typedef struct {
+    uint64_t key;
+    uint64_t calls;
+    uint64_t bytes;
+    uint64_t t_sum, t_min, t_max; /* clock ticks */
+    uint64_t t_wait;              /* ticks spent waiting for other ranks (sampled instances) */
+    uint32_t hist[CF_HIST_N];
+} cf_stat_t;
+
+static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
+{
+    unsigned b = cf_hist_bin(ticks);
+    s->calls++;
+    s->bytes += bytes;
+    s->t_sum += ticks;
+    if (ticks < s->t_min || s->calls == 1)
+        s->t_min = ticks;
+    if (ticks > s->t_max)
+        s->t_max = ticks;
+    if (s->hist[b] != UINT32_MAX)
+        s->hist[b]++;
+}
+/* dst += src; both describe the same key. */
+void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src);
+
+/* ---- fixed-capacity table of stats, open addressing ---- */
+typedef struct {
+    uint32_t cap;     /* power of two */
+    uint32_t used;
+    uint64_t dropped; /* records lost because the table was full */
+    cf_stat_t *slots;
+} cf_table_t;
+
+int cf_table_init(cf_table_t *t, uint32_t cap);
+void cf_table_fini(cf_table_t *t);
+/* Slot of key, inserted if absent; NULL (and dropped++) when full.  Key 0 is the empty marker: operation
+ * indices start at 1 so that no real key is 0. */
+static inline cf_stat_t *cf_table_get(cf_table_t *t, uint64_t key)
+{
+    uint32_t mask = t->cap - 1;
+    uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+    for (uint32_t n = 0; n < t->cap; n++, i = (i + 1) & mask) {
+        cf_stat_t *s = &t->slots[i];
+        if (s->key == key)
+            return s;
+        if (s->key == 0) {
+            /* keep one slot free so lookups of absent keys terminate */
+            if (t->used + 1 >= t->cap)
+                break;
+            s->key = key;
+            t->used++;
+            return s;
+        }
+    }
+    t->dropped++;
+    return NULL;
+}
+
+#endif

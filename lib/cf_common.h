@@ -1,0 +1,30 @@
+/* Shared definitions for every part of commfit: status codes and helpers. */
+#ifndef CF_COMMON_H
+#define CF_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Internal symbols stay out of the plugin's dynamic symbol table. */
+#define CF_HIDDEN __attribute__((visibility("hidden")))
+
+/* Status codes: 0 is success, errors are negative. */
+typedef enum {
+    CF_OK = 0,
+    CF_ERR_INVALID = -1,     /* malformed argument or input */
+    CF_ERR_NOMEM = -2,       /* allocation failed or budget exhausted */
+    CF_ERR_IO = -3,          /* file could not be read or written */
+    CF_ERR_FORMAT = -4,      /* profile is truncated, corrupt or not a profile */
+    CF_ERR_VERSION = -5,     /* profile version not understood */
+    CF_ERR_RANGE = -6,       /* value out of its accepted range */
+    CF_ERR_NODATA = -7,      /* not enough data for the requested analysis */
+    CF_ERR_UNSUPPORTED = -8  /* feature not available on this build or machine */
+} cf_status_t;
+
+const char *cf_status_str(int status);
+/* Copies a string, always terminated, truncated to len - 1 characters. */
+size_t cf_strlcpy(char *dst, const char *src, size_t len);
+
+#define CF_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

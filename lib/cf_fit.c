@@ -1,0 +1,720 @@
+#include "cf_fit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Robust scale: 1.4826 x median absolute deviation estimates a Gaussian
+ * sigma; 3 sigma keeps ordinary jitter, flags a preempted or cold bin. */
+#define OUTLIER_K 3.0
+#define MAD_TO_SIGMA 1.4826
+/* Timings never agree better than a few percent, so a point this close to
+ * the line is never an outlier, even when the rest fit exactly. */
+#define OUTLIER_FLOOR 0.05
+/* Netgauge restarts its fit where the error doubles. */
+#define SPLIT_RATIO 2.0
+/* Below this rms relative misfit a single line is good enough. */
+#define SPLIT_FLOOR 0.02
+#define MIN_DISTINCT 3
+
+typedef struct {
+    double x, y, c; /* size, time, call count */
+    double w0;      /* weight before any line exists, see set_start_scale */
+} obs_t;
+
+/* Weighted line with its uncertainty.  b is 1/B in s/byte, 0 when the
+ * slope is not positive.  The confidence interval of each coefficient is
+ * centre +- t(dof) * se, taken from the constrained fit when that
+ * coefficient was estimated, from the unconstrained one when it was pinned
+ * at its bound (so the interval shows how far the data push past it). */
+typedef struct {
+    double a, b;
+    double a_c, se_a, b_c, se_b;
+    int dof_a, dof_b;
+    double r2;
+} line_t;
+
+typedef struct {
+    size_t lo, hi; /* index range into the sorted observations */
+    line_t line;
+    double thr;    /* outlier threshold in |log| units */
+} seg_t;
+
+/* Two-sided 95 % Student t quantiles. */
+static double t975(int dof)
+{
+    static const double tab[] = {
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+        2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static const struct {
+        double dof, t;
+    } tail[] = {{30, 2.042}, {40, 2.021}, {60, 2.000}, {120, 1.980}};
+
+    if (dof < 1)
+        return INFINITY;
+    if (dof <= 30)
+        return tab[dof - 1];
+    /* t is close to linear in 1/dof. */
+    for (size_t i = 0; i + 1 < CF_ARRAY_LEN(tail); i++) {
+        if (dof <= tail[i + 1].dof) {
+            double u0 = 1.0 / tail[i].dof, u1 = 1.0 / tail[i + 1].dof, u = 1.0 / dof;
+            return tail[i].t + (tail[i + 1].t - tail[i].t) * (u - u0) / (u1 - u0);
+        }
+    }
+    return 1.960 + (1.980 - 1.960) * 120.0 / dof;
+}
+
+static int cmp_obs(const void *pa, const void *pb)
+{
+    const obs_t *a = pa, *b = pb;
+    return (a->x > b->x) - (a->x < b->x);
+}
+
+static size_t count_distinct(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi,
+                             size_t skip)
+{
+    size_t nd = 0;
+    double last = -1.0;
+    for (size_t i = lo; i < hi; i++) {
+        if (!keep[i] || i == skip)
+            continue;
+        if (nd == 0 || o[i].x != last)
+            nd++;
+        last = o[i].x;
+    }
+    return nd;
+}
+
+static double line_at(const line_t *L, double x)
+{
+    return L->a + L->b * x;
+}
+
+/* Log residual: symmetric for slow and fast outliers, unlike the relative
+ * error, which is bounded by 1 on the slow side. */
+static double log_resid(double y, double pred)
+{
+    if (!(pred > 0.0))
+        return 1e3;
+    return log(y / pred);
+}
+
+static double weight(const obs_t *o, size_t i, const line_t *ref)
+{
+    double t;
+    if (ref == NULL)
+        return o[i].w0;
+    t = line_at(ref, o[i].x);
+    if (!(t > 0))
+        return o[i].w0;
+    return o[i].c / (t * t);
+}
+
+/* Least squares of y = a + b x in relative error: weights c / t^2 with t
+ * the reference line's time, or the start scale without one. */
+static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi,
+                    const line_t *ref, line_t *L)
+{
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, xm, ym;
+    double au, bu, sse_u = 0, s2u, se_au, se_bu;
+    size_t nk = 0;
+
+    for (size_t i = lo; i < hi; i++) {
+        if (!keep[i])
+            continue;
+        double w = weight(o, i, ref);
+        sw += w;
+        sx += w * o[i].x;
+        sy += w * o[i].y;
+        nk++;
+    }
+    if (nk < 3 || !(sw > 0))
+        return -1;
+    xm = sx / sw;
+    ym = sy / sw;
+    /* Centred sums: sizes span eight decades. */
+    for (size_t i = lo; i < hi; i++) {
+        if (!keep[i])
+            continue;
+        double w = weight(o, i, ref), dx = o[i].x - xm, dy = o[i].y - ym;
+        sxx += w * dx * dx;
+        sxy += w * dx * dy;
+        syy += w * dy * dy;
+    }
+    if (!(sxx > 0))
+        return -1;
+    bu = sxy / sxx;
+    au = ym - bu * xm;
+    for (size_t i = lo; i < hi; i++) {
+        if (!keep[i])
+            continue;
+        double w = weight(o, i, ref), r = o[i].y - au - bu * o[i].x;
+        sse_u += w * r * r;
+    }
+    s2u = sse_u / (double)(nk - 2);
+    se_bu = sqrt(s2u / sxx);
+    se_au = sqrt(s2u * (1.0 / sw + xm * xm / sxx));
+
+    if (bu <= 0) {
+        /* Time does not grow with size: constant time, unbounded B. */
+        L->a = ym;
+        L->b = 0;
+        L->a_c = ym;
+        L->se_a = sqrt(syy / (double)(nk - 1) / sw);
+        L->dof_a = (int)nk - 1;
+        L->b_c = bu;
+        L->se_b = se_bu;
+        L->dof_b = (int)nk - 2;
+    } else if (au < 0) {
+        /* Negative startup is unphysical: line through the origin. */
+        double s0xx = 0, s0xy = 0, sse0 = 0, b0;
+        for (size_t i = lo; i < hi; i++) {
+            if (!keep[i])
+                continue;
+            double w = weight(o, i, ref);
+            s0xx += w * o[i].x * o[i].x;
+            s0xy += w * o[i].x * o[i].y;
+        }
+        b0 = s0xy / s0xx;
+        for (size_t i = lo; i < hi; i++) {
+            if (!keep[i])
+                continue;
+            double w = weight(o, i, ref), r = o[i].y - b0 * o[i].x;
+            sse0 += w * r * r;
+        }
+        L->a = 0;
+        L->b = b0;
+        L->a_c = au;
+        L->se_a = se_au;
+        L->dof_a = (int)nk - 2;
+        L->b_c = b0;
+        L->se_b = sqrt(sse0 / (double)(nk - 1) / s0xx);
+        L->dof_b = (int)nk - 1;
+    } else {
+        L->a = au;
+        L->b = bu;
+        L->a_c = au;
+        L->se_a = se_au;
+        L->b_c = bu;
+        L->se_b = se_bu;
+        L->dof_a = L->dof_b = (int)nk - 2;
+    }
+
+    {
+        double sse = 0;
+        for (size_t i = lo; i < hi; i++) {
+            if (!keep[i])
+                continue;
+            double w = weight(o, i, ref), r = o[i].y - line_at(L, o[i].x);
+            sse += w * r * r;
+        }
+        L->r2 = syy > 0 ? 1.0 - sse / syy : 1.0;
+    }
+    return 0;
+}
+
+/* Weights from measured times favour the points that happened to come out
+ * fast and bias B upwards by about the noise variance; reweighting with the
+ * fitted times (iteratively reweighted least squares) removes that. */
+static int wls(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi, line_t *L)
+{
+    line_t ref;
+    if (wls_once(o, keep, lo, hi, NULL, L) != 0)
+        return -1;
+    for (int it = 0; it < 3; it++) {
+        ref = *L;
+        if (wls_once(o, keep, lo, hi, &ref, L) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* k-th smallest of v[0..n) (quickselect; reorders v). */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+static double median_inplace(double *v, size_t n)
+{
+    double hi = select_kth(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    double lo = v[0]; /* selection left everything below n/2 at most hi */
+    for (size_t i = 1; i < n / 2; i++)
+        lo = fmax(lo, v[i]);
+    return 0.5 * (lo + hi);
+}
+
+/* Robust scale threshold of the kept residuals of the given lines. */
+static double noise_threshold(const obs_t *o, const unsigned char *keep, const seg_t *segs,
+                              size_t nseg, double *scratch)
+{
+    size_t m = 0;
+    for (size_t s = 0; s < nseg; s++)
+        for (size_t i = segs[s].lo; i < segs[s].hi; i++)
+            if (keep[i])
+                scratch[m++] = fabs(log_resid(o[i].y, line_at(&segs[s].line, o[i].x)));
+    if (m == 0)
+        return OUTLIER_FLOOR;
+    return fmax(OUTLIER_K * MAD_TO_SIGMA * median_inplace(scratch, m), OUTLIER_FLOOR);
+}
+
+/* Truncated squared log error: a point the model cannot explain costs the
+ * same whichever model misses it, so one wild bin cannot buy a segment. */
+static double truncated_cost(const obs_t *o, const line_t *L, size_t lo, size_t hi, double thr)
+{
+    double cost = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double r = log_resid(o[i].y, line_at(L, o[i].x));
+        cost += o[i].c * fmin(r * r, thr * thr);
+    }
+    return cost;
+}
+
+/* Fit [lo, hi), dropping the worst point while it is beyond the threshold;
+ * writes keep[lo..hi).  Trimming starts with the outlier-resistant start
+ * weights (set_start_scale); once nothing stands out, it goes on with the
+ * unbiased weights from the fitted times. */
+static int fit_robust(const obs_t *o, size_t lo, size_t hi, unsigned char *keep, double *scratch,
+                      seg_t *seg)
+{
+    size_t maxdrop = (hi - lo) / 4, ndrop = 0;
+    int reweighted = 0;
+
+    memset(keep + lo, 1, hi - lo);
+    seg->lo = lo;
+    seg->hi = hi;
+    for (;;) {
+        size_t worst = hi;
+        double rworst = -1;
+        int rc = reweighted ? wls(o, keep, lo, hi, &seg->line)
+                            : wls_once(o, keep, lo, hi, NULL, &seg->line);
+
+        if (rc != 0)
+            return -1;
+        seg->thr = noise_threshold(o, keep, seg, 1, scratch);
+        for (size_t i = lo; i < hi; i++) {
+            if (!keep[i])
+                continue;
+            double r = fabs(log_resid(o[i].y, line_at(&seg->line, o[i].x)));
+            if (r > rworst) {
+                rworst = r;
+                worst = i;
+            }
+        }
+        if (ndrop < maxdrop && rworst > seg->thr &&
+            count_distinct(o, keep, lo, hi, worst) >= MIN_DISTINCT) {
+            keep[worst] = 0;
+            ndrop++;
+            continue;
+        }
+        if (reweighted)
+            break;
+        reweighted = 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    size_t nseg;
+    seg_t seg[CF_FIT_MAX_SEG];
+} model_t;
+
+typedef struct {
+    const obs_t *o;
+    size_t m, d;          /* points, distinct sizes */
+    size_t *grp;          /* grp[u]: first point of the u-th distinct size; grp[d] = m */
+    double *cost;         /* (d+1)^2 cache of segment costs, NaN until computed */
+    double *best;         /* best[k * (d+1) + v]: k+1 segments over sizes [0, v) */
+    size_t *arg;          /* where the last of those segments starts */
+    unsigned char *tkeep; /* scratch flags */
+    double *scratch;
+} work_t;
+
+/* Cost of one segment over the distinct sizes [u, v) for the break search,
+ * which looks at O(d^2) segments: start weights and two rounds of clipping
+ * at the robust threshold (at most a quarter of the points), O(length)
+ * instead of the one-by-one trimming of fit_robust. */
+static double seg_cost(work_t *w, size_t u, size_t v)
+{
+    double *c = &w->cost[u * (w->d + 1) + v];
+    const obs_t *o = w->o;
+    size_t lo, hi, len;
+    line_t L;
+    double thr = OUTLIER_FLOOR, cost = 0;
+
+    if (!isnan(*c))
+        return *c;
+    if (v < u + MIN_DISTINCT) {
+        *c = INFINITY;
+        return *c;
+    }
+    lo = w->grp[u];
+    hi = w->grp[v];
+    len = hi - lo;
+    memset(w->tkeep + lo, 1, len);
+    for (int round = 0; round < 2; round++) {
+        double cut;
+        if (wls_once(o, w->tkeep, lo, hi, NULL, &L) != 0) {
+            *c = INFINITY;
+            return *c;
+        }
+        for (size_t i = lo; i < hi; i++)
+            w->scratch[i - lo] = fabs(log_resid(o[i].y, line_at(&L, o[i].x)));
+        thr = fmax(OUTLIER_K * MAD_TO_SIGMA * median_inplace(w->scratch, len), OUTLIER_FLOOR);
+        if (round == 1)
+            break;
+        cut = fmax(thr, select_kth(w->scratch, len, len - 1 - len / 4));
+        for (size_t i = lo; i < hi; i++)
+            w->tkeep[i] = fabs(log_resid(o[i].y, line_at(&L, o[i].x))) <= cut;
+        if (count_distinct(o, w->tkeep, lo, hi, (size_t)-1) < MIN_DISTINCT)
+            memset(w->tkeep + lo, 1, len);
+    }
+    for (size_t i = lo; i < hi; i++) {
+        double r = log_resid(o[i].y, line_at(&L, o[i].x));
+        cost += o[i].c * fmin(r * r, thr * thr);
+    }
+    *c = cost;
+    return *c;
+}
+
+/* Optimal segmentations into 1..kmax segments by dynamic programming;
+ * unlike greedy splitting, a first cut in the wrong place (between two
+ * protocols that look alike) cannot spoil the later ones. */
+static void segment_all(work_t *w, size_t kmax)
+{
+    size_t d = w->d;
+
+    for (size_t v = 0; v <= d; v++) {
+        w->best[v] = seg_cost(w, 0, v);
+        w->arg[v] = 0;
+    }
+    for (size_t k = 1; k < kmax; k++) {
+        for (size_t v = 0; v <= d; v++) {
+            double *b = &w->best[k * (d + 1) + v];
+            *b = INFINITY;
+            w->arg[k * (d + 1) + v] = 0;
+            /* The last segment needs MIN_DISTINCT sizes, the k before it as many each. */
+            for (size_t u = k * MIN_DISTINCT; u + MIN_DISTINCT <= v; u++) {
+                double c = w->best[(k - 1) * (d + 1) + u];
+                if (isinf(c))
+                    continue;
+                c += seg_cost(w, u, v);
+                if (c < *b) {
+                    *b = c;
+                    w->arg[k * (d + 1) + v] = u;
+                }
+            }
+        }
+    }
+}
+
+/* Refits the optimal (k+1)-segment model; writes keep[0..m). */
+static int build_model(work_t *w, size_t k, model_t *mod, unsigned char *keep)
+{
+    size_t v = w->d;
+
+    if (isinf(w->best[k * (w->d + 1) + v]))
+        return -1;
+    mod->nseg = k + 1;
+    for (size_t s = k + 1; s-- > 0;) {
+        size_t u = w->arg[s * (w->d + 1) + v];
+        if (fit_robust(w->o, w->grp[u], w->grp[v], keep, w->scratch, &mod->seg[s]) != 0)
+            return -1;
+        v = u;
+    }
+    return 0;
+}
+
+/* Whether the finer model fine explains the data significantly better
+ * than coarse.  Both are judged on every point with one threshold, taken
+ * from the finer model's noise: a point neither explains costs both the
+ * same, so one wild bin cannot buy a segment. */
+static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine,
+                      const unsigned char *fine_keep)
+{
+    const obs_t *o = w->o;
+    double thr = noise_threshold(o, fine_keep, fine->seg, fine->nseg, w->scratch);
+    double c_coarse = 0, c_fine = 0, sum_c = 0, n = (double)w->m, need, extra;
+
+    for (size_t s = 0; s < coarse->nseg; s++)
+        c_coarse += truncated_cost(o, &coarse->seg[s].line, coarse->seg[s].lo, coarse->seg[s].hi,
+                                   thr);
+    for (size_t s = 0; s < fine->nseg; s++)
+        c_fine += truncated_cost(o, &fine->seg[s].line, fine->seg[s].lo, fine->seg[s].hi, thr);
+    for (size_t i = 0; i < w->m; i++)
+        sum_c += o[i].c;
+    if (sqrt(c_coarse / sum_c) <= SPLIT_FLOOR)
+        return 0;
+    /* A halving per added segment; with few points BIC asks for more, as
+     * each segment adds a slope, an intercept and a break. */
+    extra = (double)(fine->nseg - coarse->nseg);
+    need = fmax(pow(SPLIT_RATIO, extra), exp(3.0 * extra * log(n) / n));
+    return c_coarse >= need * c_fine;
+}
+
+static double median3(double a, double b, double c)
+{
+    return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
+/* Before any line exists, weight by the larger of a point's time and the
+ * median of it and its neighbours: a slow outlier then weighs little (its
+ * own time is large) and a fast one no more than its neighbours, so
+ * neither drags the first line towards itself. */
+static void set_start_scale(obs_t *o, size_t m)
+{
+    for (size_t i = 0; i < m; i++) {
+        double med;
+        if (m < 3)
+            med = o[i].y;
+        else if (i == 0)
+            med = median3(o[0].y, o[1].y, o[2].y);
+        else if (i == m - 1)
+            med = median3(o[m - 3].y, o[m - 2].y, o[m - 1].y);
+        else
+            med = median3(o[i - 1].y, o[i].y, o[i + 1].y);
+        med = fmax(o[i].y, med);
+        o[i].w0 = o[i].c / (med * med);
+    }
+}
+
+static int validate(const cf_point_t *pts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(pts[i].size) || pts[i].size < 0 || !isfinite(pts[i].time_s) ||
+            pts[i].time_s < 0 || !isfinite(pts[i].weight) || pts[i].weight < 0)
+            return CF_ERR_INVALID;
+    }
+    return CF_OK;
+}
+
+static double inv_or_inf(double b)
+{
+    return b > 0 ? 1.0 / b : INFINITY;
+}
+
+int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
+{
+    cf_fit_t fit;
+    work_t w;
+    obs_t *o = NULL;
+    model_t cur, cand;
+    const seg_t *segs;
+    unsigned char *keep[2] = {NULL, NULL};
+    size_t m = 0, nseg, nkept = 0, kmax;
+    line_t all;
+    double t;
+    int rc;
+
+    if (pts == NULL && n > 0)
+        return CF_ERR_INVALID;
+    if (fit_p == NULL || (rc = validate(pts, n)) != CF_OK)
+        return CF_ERR_INVALID;
+
+    memset(&fit, 0, sizeof(fit));
+    memset(&w, 0, sizeof(w));
+    fit.alpha_s = fit.bandwidth_Bps = fit.n_half_bytes = fit.r2 = NAN;
+    fit.alpha_ci[0] = fit.alpha_ci[1] = fit.bandwidth_ci[0] = fit.bandwidth_ci[1] = NAN;
+
+    if (n > 0 && (o = malloc(n * sizeof(*o))) == NULL)
+        return CF_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].weight > 0 && pts[i].time_s > 0) {
+            o[m].x = pts[i].size;
+            o[m].y = pts[i].time_s;
+            o[m].c = pts[i].weight;
+            m++;
+        }
+    }
+    if (m > 0)
+        qsort(o, m, sizeof(*o), cmp_obs);
+    set_start_scale(o, m);
+
+    w.o = o;
+    w.m = m;
+    for (size_t i = 0; i < m; i++)
+        if (i == 0 || o[i].x != o[i - 1].x)
+            w.d++;
+    if (m > 0) {
+        fit.size_lo = o[0].x;
+        fit.size_hi = o[m - 1].x;
+    }
+    fit.npoints = (int)m;
+    if (w.d < MIN_DISTINCT)
+        goto nodata;
+
+    kmax = w.d / MIN_DISTINCT < CF_FIT_MAX_SEG ? w.d / MIN_DISTINCT : CF_FIT_MAX_SEG;
+    w.grp = malloc((w.d + 1) * sizeof(*w.grp));
+    w.cost = malloc((w.d + 1) * (w.d + 1) * sizeof(*w.cost));
+    w.best = malloc(kmax * (w.d + 1) * sizeof(*w.best));
+    w.arg = malloc(kmax * (w.d + 1) * sizeof(*w.arg));
+    w.tkeep = malloc(m);
+    w.scratch = malloc(m * sizeof(*w.scratch));
+    keep[0] = malloc(m);
+    keep[1] = malloc(m);
+    if (w.grp == NULL || w.cost == NULL || w.best == NULL || w.arg == NULL || w.tkeep == NULL ||
+        w.scratch == NULL || keep[0] == NULL || keep[1] == NULL) {
+        rc = CF_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0, u = 0; i < m; i++)
+        if (i == 0 || o[i].x != o[i - 1].x)
+            w.grp[u++] = i;
+    w.grp[w.d] = m;
+    for (size_t i = 0; i < (w.d + 1) * (w.d + 1); i++)
+        w.cost[i] = NAN;
+
+    segment_all(&w, kmax);
+    if (build_model(&w, 0, &cur, keep[0]) != 0)
+        goto nodata;
+    /* Fewest segments that no finer model beats significantly. */
+    for (size_t k = 1; k < kmax; k++) {
+        if (build_model(&w, k, &cand, keep[1]) == 0 && finer_pays(&w, &cur, &cand, keep[1])) {
+            unsigned char *swap = keep[0];
+            cur = cand;
+            keep[0] = keep[1];
+            keep[1] = swap;
+        }
+    }
+    nseg = cur.nseg;
+    segs = cur.seg;
+
+    if (wls(o, keep[0], 0, m, &all) != 0)
+        goto nodata;
+    t = t975(all.dof_a);
+    fit.alpha_s = all.a;
+    fit.bandwidth_Bps = inv_or_inf(all.b);
+    fit.n_half_bytes = isinf(fit.bandwidth_Bps) ? (all.a > 0 ? INFINITY : 0.0)
+                                                : all.a * fit.bandwidth_Bps;
+    fit.r2 = all.r2;
+    fit.alpha_ci[0] = fmax(0.0, all.a_c - t * all.se_a);
+    fit.alpha_ci[1] = fmax(0.0, all.a_c + t * all.se_a);
+    t = t975(all.dof_b);
+    fit.bandwidth_ci[0] = inv_or_inf(all.b_c + t * all.se_b);
+    fit.bandwidth_ci[1] = inv_or_inf(all.b_c - t * all.se_b);
+
+    fit.size_lo = INFINITY;
+    fit.size_hi = -INFINITY;
+    for (size_t s = 0; s < nseg; s++) {
+        cf_segment_t *g = &fit.seg[s];
+        g->size_lo = INFINITY;
+        g->size_hi = -INFINITY;
+        g->npoints = 0;
+        for (size_t i = segs[s].lo; i < segs[s].hi; i++) {
+            if (!keep[0][i])
+                continue;
+            g->size_lo = fmin(g->size_lo, o[i].x);
+            g->size_hi = fmax(g->size_hi, o[i].x);
+            g->npoints++;
+        }
+        g->alpha_s = segs[s].line.a;
+        g->bandwidth_Bps = inv_or_inf(segs[s].line.b);
+        fit.size_lo = fmin(fit.size_lo, g->size_lo);
+        fit.size_hi = fmax(fit.size_hi, g->size_hi);
+        nkept += (size_t)g->npoints;
+    }
+    fit.nseg = (int)nseg;
+    fit.npoints = (int)nkept;
+    fit.noutliers = (int)(m - nkept);
+    fit.ok = 1;
+    *fit_p = fit;
+    rc = CF_OK;
+    goto out;
+nodata:
+    /* Fewer than 3 distinct sizes carry weight: no line to fit. */
+    memset(&fit.seg, 0, sizeof(fit.seg));
+    fit.nseg = 0;
+    fit.ok = 0;
+    *fit_p = fit;
+    rc = CF_ERR_NODATA;
+out:
+    free(keep[1]);
+    free(keep[0]);
+    free(w.scratch);
+    free(w.tkeep);
+    free(w.arg);
+    free(w.best);
+    free(w.cost);
+    free(w.grp);
+    free(o);
+    return rc;
+}
+
+static const cf_segment_t *segment_at(const cf_fit_t *fit, double size)
+{
+    for (int k = 0; k + 1 < fit->nseg; k++) {
+        double hi = fit->seg[k].size_hi, lo = fit->seg[k + 1].size_lo;
+        /* Sizes are spaced geometrically, so the switch between two
+         * segments is put at the geometric mean of their edges. */
+        double edge = hi > 0 ? sqrt(hi * lo) : 0.5 * (hi + lo);
+        if (size < edge)
+            return &fit->seg[k];
+    }
+    return &fit->seg[fit->nseg - 1];
+}
+
+double cf_fit_predict(const cf_fit_t *fit, double size)
+{
+    const cf_segment_t *g;
+    if (fit == NULL || !fit->ok || fit->nseg < 1)
+        return NAN;
+    g = segment_at(fit, size);
+    return g->alpha_s + (isinf(g->bandwidth_Bps) ? 0.0 : size / g->bandwidth_Bps);
+}
+
+double cf_fit_alpha_at(const cf_fit_t *fit, double size)
+{
+    if (fit == NULL || !fit->ok || fit->nseg < 1)
+        return NAN;
+    return segment_at(fit, size)->alpha_s;
+}
+
+double cf_fit_startup_share(const cf_fit_t *fit, const cf_point_t *pts, size_t n)
+{
+    double num = 0, den = 0;
+    if (fit == NULL || !fit->ok || (pts == NULL && n > 0))
+        return NAN;
+    for (size_t i = 0; i < n; i++) {
+        if (!(pts[i].weight > 0))
+            continue;
+        num += pts[i].weight * cf_fit_alpha_at(fit, pts[i].size);
+        den += pts[i].weight * cf_fit_predict(fit, pts[i].size);
+    }
+    return den > 0 ? num / den : NAN;
+}
+
+const char *cf_verdict(double startup_share)
+{
+    if (isnan(startup_share))
+        return "undetermined";
+    return startup_share > 0.5 ? "startup-bound" : "bandwidth-bound";
+}

@@ -1,0 +1,458 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cf_bins.h"
+#include "cf_profile.h"
+
+void cf_profile_init(cf_profile_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->version = CF_PROFILE_VERSION;
+}
+
+void cf_profile_free(cf_profile_t *p)
+{
+    free(p->rank);
+    free(p->comm);
+    free(p->rec);
+    for (size_t i = 0; i < p->nregion; i++)
+        free(p->region[i]);
+    free(p->region);
+    if (p->extra)
+        json_decref(p->extra);
+    cf_profile_init(p);
+}
+
+const cf_comm_info_t *cf_profile_comm(const cf_profile_t *p, uint32_t id)
+{
+    for (size_t i = 0; i < p->ncomm; i++)
+        if (p->comm[i].id == id)
+            return &p->comm[i];
+    return NULL;
+}
+
+const char *cf_comm_label(uint32_t id, char *buf, size_t len)
+{
+    switch (id) {
+    case CF_COMM_ID_NONE: snprintf(buf, len, "-"); break;
+    case CF_COMM_ID_WORLD: snprintf(buf, len, "world"); break;
+    case CF_COMM_ID_SELF: snprintf(buf, len, "self"); break;
+    default: snprintf(buf, len, "c%08" PRIx32, id); break;
+    }
+    return buf;
+}
+
+static const char *const cf_layer_names[] = {"mpi", "ucx"};
+
+json_t *cf_profile_to_json(const cf_profile_t *p)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "format", json_string(CF_PROFILE_FORMAT));
+    json_object_set_new(root, "version", json_integer(CF_PROFILE_VERSION));
+
+    json_t *job = json_object();
+    json_object_set_new(job, "ranks", json_integer(p->ranks));
+    json_object_set_new(job, "nodes", json_integer(p->nodes));
+    json_object_set_new(job, "wall_s", json_real(p->wall_s));
+    json_object_set_new(job, "partial", json_boolean(p->partial));
+    json_object_set_new(job, "mpi_library", json_string(p->mpi_library));
+    json_object_set_new(job, "start_time", json_string(p->start_time));
+    json_object_set_new(job, "clock_hz", json_real(p->clock_hz));
+    json_object_set_new(job, "memcpy_Bps", json_real(p->memcpy_Bps));
+    json_object_set_new(root, "job", job);
+
+    json_t *ranks = json_array();
+    for (size_t i = 0; i < p->nrank; i++) {
+        const cf_rank_info_t *r = &p->rank[i];
+        json_array_append_new(ranks, json_pack("{s:i, s:i, s:s, s:f, s:f, s:I}", "rank", r->rank, "node",
+                                               r->node, "host", r->host, "wall_s", r->wall_s, "mpi_s",
+                                               r->mpi_s, "dropped", (json_int_t)r->dropped));
+    }
+    json_object_set_new(root, "ranks", ranks);
+
+    json_t *comms = json_array();
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *c = &p->comm[i];
+        char label[24];
+        json_array_append_new(comms, json_pack("{s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)c->id, "label",
+                                               cf_comm_label(c->id, label, sizeof(label)), "name", c->name,
+                                               "size", c->size, "nodes", c->nodes));
+    }
+    json_object_set_new(root, "communicators", comms);
+
+    json_t *regions = json_array();
+    for (size_t i = 0; i < p->nregion; i++)
+        json_array_append_new(regions, json_string(p->region[i]));
+    json_object_set_new(root, "regions", regions);
+
+    json_t *recs = json_array();
+    for (size_t i = 0; i < p->nrec; i++) {
+        const cf_record_t *r = &p->rec[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "layer", json_string(cf_layer_names[r->layer ? 1 : 0]));
+        json_object_set_new(o, "op", json_string(r->op));
+        json_object_set_new(o, "kind", json_string(r->kind));
+        if (r->layer == CF_LAYER_UCX)
+            json_object_set_new(o, "parent_op", r->parent_op[0] ? json_string(r->parent_op) : json_null());
+        json_object_set_new(o, "comm", json_integer(r->comm));
+        json_object_set_new(o, "path", json_string(cf_path_name((unsigned)r->path)));
+        if (r->region && r->region <= p->nregion)
+            json_object_set_new(o, "region", json_string(p->region[r->region - 1]));
+        json_object_set_new(o, "size_lo", json_integer((json_int_t)r->size_lo));
+        json_object_set_new(o, "size_hi", json_integer((json_int_t)(r->size_hi > INT64_MAX ? INT64_MAX : r->size_hi)));
+        json_object_set_new(o, "calls", json_integer((json_int_t)r->calls));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+        json_object_set_new(o, "time_s", json_pack("{s:f, s:f, s:f, s:f, s:f}", "sum", r->t_sum, "min", r->t_min,
+                                                   "max", r->t_max, "p50", r->t_p50, "p99", r->t_p99));
+        json_object_set_new(o, "wait_s", json_real(r->wait_s));
+        json_array_append_new(recs, o);
+    }
+    json_object_set_new(root, "records", recs);
+
+    if (p->extra) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(p->extra, k, v) {
+            if (!json_object_get(root, k))
+                json_object_set(root, k, v);
+        }
+    }
+    return root;
+}
+
+static void cf_errf(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+}
+
+int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+        cf_errf(err, errlen, "path too long");
+        return CF_ERR_INVALID;
+    }
+    json_t *root = cf_profile_to_json(p);
+    if (!root) {
+        cf_errf(err, errlen, "out of memory");
+        return CF_ERR_NOMEM;
+    }
+    int rc = CF_OK;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        cf_errf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        rc = CF_ERR_IO;
+        goto err_json;
+    }
+    if (json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) != 0 || fputc('\n', f) == EOF) {
+        cf_errf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        rc = CF_ERR_IO;
+        fclose(f);
+        goto err_tmp;
+    }
+    if (fclose(f) != 0) {
+        cf_errf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        rc = CF_ERR_IO;
+        goto err_tmp;
+    }
+    if (rename(tmp, path) != 0) {
+        cf_errf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        rc = CF_ERR_IO;
+        goto err_tmp;
+    }
+    json_decref(root);
+    return CF_OK;
+
+err_tmp:
+    unlink(tmp);
+err_json:
+    json_decref(root);
+    return rc;
+}
+
+/* ---- reading: every field is checked, the first problem is reported ---- */
+
+static int cf_get_num(json_t *o, const char *key, double *v, const char *where, char *err, size_t errlen)
+{
+    json_t *x = json_object_get(o, key);
+    if (!x || !json_is_number(x)) {
+        cf_errf(err, errlen, "%s: '%s' %s", where, key, x ? "is not a number" : "is missing");
+        return CF_ERR_FORMAT;
+    }
+    *v = json_number_value(x);
+    return CF_OK;
+}
+
+static int cf_get_u64(json_t *o, const char *key, uint64_t *v, const char *where, char *err, size_t errlen)
+{
+    json_t *x = json_object_get(o, key);
+    if (!x || !json_is_integer(x) || json_integer_value(x) < 0) {
+        cf_errf(err, errlen, "%s: '%s' %s", where, key, x ? "is not a non-negative integer" : "is missing");
+        return CF_ERR_FORMAT;
+    }
+    *v = (uint64_t)json_integer_value(x);
+    return CF_OK;
+}
+
+static int cf_get_int(json_t *o, const char *key, int *v, const char *where, char *err, size_t errlen)
+{
+    uint64_t u;
+    int rc = cf_get_u64(o, key, &u, where, err, errlen);
+    if (rc == CF_OK && u > INT32_MAX) {
+        cf_errf(err, errlen, "%s: '%s' is out of range", where, key);
+        return CF_ERR_FORMAT;
+    }
+    if (rc == CF_OK)
+        *v = (int)u;
+    return rc;
+}
+
+static int cf_get_str(json_t *o, const char *key, char *dst, size_t len, const char *where, char *err,
+                      size_t errlen)
+{
+    json_t *x = json_object_get(o, key);
+    if (!x || !json_is_string(x)) {
+        cf_errf(err, errlen, "%s: '%s' %s", where, key, x ? "is not a string" : "is missing");
+        return CF_ERR_FORMAT;
+    }
+    snprintf(dst, len, "%s", json_string_value(x));
+    return CF_OK;
+}
+
+static json_t *cf_get_array(json_t *root, const char *key, char *err, size_t errlen)
+{
+    json_t *a = json_object_get(root, key);
+    if (!a || !json_is_array(a))
+        cf_errf(err, errlen, "'%s' %s", key, a ? "is not an array" : "is missing");
+    return a && json_is_array(a) ? a : NULL;
+}
+
+#define CF_CHECK(expr)                                                                                           \
+    do {                                                                                                         \
+        if ((rc = (expr)) != CF_OK)                                                                              \
+            goto err;                                                                                            \
+    } while (0)
+
+int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t errlen)
+{
+    cf_profile_t p;
+    cf_profile_init(&p);
+    int rc = CF_ERR_FORMAT;
+    char where[64];
+
+    if (!json_is_object(root)) {
+        cf_errf(err, errlen, "not a JSON object");
+        goto err;
+    }
+    json_t *fmt = json_object_get(root, "format");
+    if (!fmt || !json_is_string(fmt) || strcmp(json_string_value(fmt), CF_PROFILE_FORMAT) != 0) {
+        cf_errf(err, errlen, "not a commfit profile ('format' is not \"%s\")", CF_PROFILE_FORMAT);
+        goto err;
+    }
+    json_t *ver = json_object_get(root, "version");
+    if (!ver || !json_is_integer(ver)) {
+        cf_errf(err, errlen, "'version' is missing or not an integer");
+        goto err;
+    }
+    if (json_integer_value(ver) != CF_PROFILE_VERSION) {
+        cf_errf(err, errlen, "profile version %" JSON_INTEGER_FORMAT " is not supported (this commfit reads version %d)",
+                json_integer_value(ver), CF_PROFILE_VERSION);
+        rc = CF_ERR_VERSION;
+        goto err;
+    }
+
+    json_t *job = json_object_get(root, "job");
+    if (!json_is_object(job)) {
+        cf_errf(err, errlen, "'job' is missing or not an object");
+        goto err;
+    }
+    CF_CHECK(cf_get_int(job, "ranks", &p.ranks, "job", err, errlen));
+    CF_CHECK(cf_get_int(job, "nodes", &p.nodes, "job", err, errlen));
+    CF_CHECK(cf_get_num(job, "wall_s", &p.wall_s, "job", err, errlen));
+    json_t *partial = json_object_get(job, "partial");
+    if (!json_is_boolean(partial)) {
+        cf_errf(err, errlen, "job: 'partial' is missing or not a boolean");
+        goto err;
+    }
+    p.partial = json_is_true(partial);
+    CF_CHECK(cf_get_str(job, "mpi_library", p.mpi_library, sizeof(p.mpi_library), "job", err, errlen));
+    json_t *x;
+    if ((x = json_object_get(job, "start_time")) && json_is_string(x))
+        cf_strlcpy(p.start_time, json_string_value(x), sizeof(p.start_time));
+    if ((x = json_object_get(job, "clock_hz")) && json_is_number(x))
+        p.clock_hz = json_number_value(x);
+    if ((x = json_object_get(job, "memcpy_Bps")) && json_is_number(x))
+        p.memcpy_Bps = json_number_value(x);
+
+    json_t *a, *o;
+    size_t i;
+    if (!(a = cf_get_array(root, "ranks", err, errlen)))
+        goto err;
+    p.nrank = json_array_size(a);
+    p.rank = calloc(p.nrank ? p.nrank : 1, sizeof(*p.rank));
+    if (!p.rank) {
+        rc = CF_ERR_NOMEM;
+        goto err;
+    }
+    json_array_foreach(a, i, o) {
+        cf_rank_info_t *r = &p.rank[i];
+        snprintf(where, sizeof(where), "ranks[%zu]", i);
+        CF_CHECK(cf_get_int(o, "rank", &r->rank, where, err, errlen));
+        CF_CHECK(cf_get_int(o, "node", &r->node, where, err, errlen));
+        CF_CHECK(cf_get_str(o, "host", r->host, sizeof(r->host), where, err, errlen));
+        CF_CHECK(cf_get_num(o, "wall_s", &r->wall_s, where, err, errlen));
+        CF_CHECK(cf_get_num(o, "mpi_s", &r->mpi_s, where, err, errlen));
+        if ((x = json_object_get(o, "dropped")) && json_is_integer(x))
+            r->dropped = (uint64_t)json_integer_value(x);
+    }
+
+    if (!(a = cf_get_array(root, "communicators", err, errlen)))
+        goto err;
+    p.ncomm = json_array_size(a);
+    p.comm = calloc(p.ncomm ? p.ncomm : 1, sizeof(*p.comm));
+    if (!p.comm) {
+        rc = CF_ERR_NOMEM;
+        goto err;
+    }
+    json_array_foreach(a, i, o) {
+        cf_comm_info_t *c = &p.comm[i];
+        uint64_t id;
+        snprintf(where, sizeof(where), "communicators[%zu]", i);
+        CF_CHECK(cf_get_u64(o, "id", &id, where, err, errlen));
+        c->id = (uint32_t)id;
+        CF_CHECK(cf_get_int(o, "size", &c->size, where, err, errlen));
+        CF_CHECK(cf_get_int(o, "nodes", &c->nodes, where, err, errlen));
+        if ((x = json_object_get(o, "name")) && json_is_string(x))
+            cf_strlcpy(c->name, json_string_value(x), sizeof(c->name));
+    }
+
+    if ((a = json_object_get(root, "regions")) && json_is_array(a)) {
+        p.region = calloc(json_array_size(a) + 1, sizeof(char *));
+        if (!p.region) {
+            rc = CF_ERR_NOMEM;
+            goto err;
+        }
+        json_array_foreach(a, i, o) {
+            if (!json_is_string(o)) {
+                cf_errf(err, errlen, "regions[%zu] is not a string", i);
+                goto err;
+            }
+            p.region[p.nregion++] = strdup(json_string_value(o));
+        }
+    }
+
+    if (!(a = cf_get_array(root, "records", err, errlen)))
+        goto err;
+    p.nrec = json_array_size(a);
+    p.rec = calloc(p.nrec ? p.nrec : 1, sizeof(*p.rec));
+    if (!p.rec) {
+        rc = CF_ERR_NOMEM;
+        goto err;
+    }
+    json_array_foreach(a, i, o) {
+        cf_record_t *r = &p.rec[i];
+        char buf[40];
+        uint64_t comm;
+        snprintf(where, sizeof(where), "records[%zu]", i);
+        if (!json_is_object(o)) {
+            cf_errf(err, errlen, "%s is not an object", where);
+            goto err;
+        }
+        CF_CHECK(cf_get_str(o, "layer", buf, sizeof(buf), where, err, errlen));
+        if (strcmp(buf, "mpi") == 0)
+            r->layer = CF_LAYER_MPI;
+        else if (strcmp(buf, "ucx") == 0)
+            r->layer = CF_LAYER_UCX;
+        else {
+            cf_errf(err, errlen, "%s: unknown layer '%s'", where, buf);
+            goto err;
+        }
+        CF_CHECK(cf_get_str(o, "op", r->op, sizeof(r->op), where, err, errlen));
+        if ((x = json_object_get(o, "kind")) && json_is_string(x))
+            cf_strlcpy(r->kind, json_string_value(x), sizeof(r->kind));
+        else
+            snprintf(r->kind, sizeof(r->kind), "other");
+        if ((x = json_object_get(o, "parent_op")) && json_is_string(x))
+            cf_strlcpy(r->parent_op, json_string_value(x), sizeof(r->parent_op));
+        CF_CHECK(cf_get_u64(o, "comm", &comm, where, err, errlen));
+        r->comm = (uint32_t)comm;
+        CF_CHECK(cf_get_str(o, "path", buf, sizeof(buf), where, err, errlen));
+        if ((r->path = cf_path_from_name(buf)) < 0) {
+            cf_errf(err, errlen, "%s: unknown path '%s'", where, buf);
+            goto err;
+        }
+        if ((x = json_object_get(o, "region")) && json_is_string(x)) {
+            for (size_t k = 0; k < p.nregion; k++)
+                if (strcmp(p.region[k], json_string_value(x)) == 0)
+                    r->region = (unsigned)k + 1;
+            if (!r->region) {
+                cf_errf(err, errlen, "%s: region '%s' is not listed in 'regions'", where, json_string_value(x));
+                goto err;
+            }
+        }
+        CF_CHECK(cf_get_u64(o, "size_lo", &r->size_lo, where, err, errlen));
+        CF_CHECK(cf_get_u64(o, "size_hi", &r->size_hi, where, err, errlen));
+        CF_CHECK(cf_get_u64(o, "calls", &r->calls, where, err, errlen));
+        CF_CHECK(cf_get_u64(o, "bytes", &r->bytes, where, err, errlen));
+        json_t *t = json_object_get(o, "time_s");
+        snprintf(where, sizeof(where), "records[%zu].time_s", i);
+        if (!json_is_object(t)) {
+            cf_errf(err, errlen, "%s is missing or not an object", where);
+            goto err;
+        }
+        CF_CHECK(cf_get_num(t, "sum", &r->t_sum, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "min", &r->t_min, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "max", &r->t_max, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "p50", &r->t_p50, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "p99", &r->t_p99, where, err, errlen));
+        if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
+            r->wait_s = json_number_value(x);
+    }
+
+    /* keep sections this reader does not model, for tools that want them */
+    p.extra = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(root, k, v) {
+        if (strcmp(k, "format") && strcmp(k, "version") && strcmp(k, "job") && strcmp(k, "ranks") &&
+            strcmp(k, "communicators") && strcmp(k, "regions") && strcmp(k, "records"))
+            json_object_set(p.extra, k, v);
+    }
+    *p_out = p;
+    return CF_OK;
+
+err:
+    cf_profile_free(&p);
+    return rc == CF_OK ? CF_ERR_FORMAT : rc;
+}
+
+int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen)
+{
+    json_error_t jerr;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cf_errf(err, errlen, "cannot open: %s", strerror(errno));
+        return CF_ERR_IO;
+    }
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+    fclose(f);
+    if (!root) {
+        if (jerr.position == 0 || strstr(jerr.text, "end of") || strstr(jerr.text, "premature"))
+            cf_errf(err, errlen, "truncated or empty (JSON error at line %d: %s)", jerr.line, jerr.text);
+        else
+            cf_errf(err, errlen, "not valid JSON (line %d: %s)", jerr.line, jerr.text);
+        return CF_ERR_FORMAT;
+    }
+    int rc = cf_profile_from_json(root, p_out, err, errlen);
+    json_decref(root);
+    return rc;
+}

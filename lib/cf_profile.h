@@ -1,0 +1,76 @@
+/* The commfit-profile format: one definition shared by the writer (plugin)
+ * and the readers (tools).  Documented in docs/profile-format.md. */
+#ifndef CF_PROFILE_H
+#define CF_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "cf_bins.h"
+#include "cf_common.h"
+
+#define CF_PROFILE_FORMAT "commfit-profile"
+#define CF_PROFILE_VERSION 1
+
+
+typedef struct {
+    int layer;          /* cf_layer_t */
+    char op[40];        /* "MPI_Allreduce", "ucp_tag_send_nbx" */
+    char kind[16];      /* "p2p", "collective", "completion", "probe", "other" */
+    char parent_op[40]; /* UCX layer: MPI operation active on the thread, "" if none */
+    uint32_t comm;      /* communicator id (MPI layer) */
+    int path;           /* cf_path_t */
+    unsigned region;    /* index into regions[] + 1, 0 = none */
+    uint64_t size_lo, size_hi;
+    uint64_t calls, bytes;
+    double t_sum, t_min, t_max, t_p50, t_p99; /* seconds */
+    double wait_s;                             /* seconds waiting for other ranks */
+} cf_record_t;
+
+typedef struct {
+    int rank, node;
+    char host[64];
+    double wall_s, mpi_s;
+    uint64_t dropped; /* records this rank could not keep */
+} cf_rank_info_t;
+
+typedef struct {
+    uint32_t id;
+    int size, nodes;
+    char name[48];
+} cf_comm_info_t;
+
+typedef struct {
+    int version;
+    int ranks, nodes;
+    double wall_s;
+    int partial;
+    char mpi_library[128];
+    char start_time[32]; /* ISO 8601 UTC */
+    double clock_hz;     /* tick rate the plugin measured, informative */
+    double memcpy_Bps;   /* copy bandwidth measured at init, for pack costs */
+    cf_rank_info_t *rank;
+    size_t nrank;
+    cf_comm_info_t *comm;
+    size_t ncomm;
+    cf_record_t *rec;
+    size_t nrec;
+    char **region; /* region names */
+    size_t nregion;
+    json_t *extra; /* further sections (clock, papi, samples...) kept as they are */
+} cf_profile_t;
+
+void cf_profile_init(cf_profile_t *p);
+void cf_profile_free(cf_profile_t *p);
+const cf_comm_info_t *cf_profile_comm(const cf_profile_t *p, uint32_t id);
+/* Name of a communicator for reports: "world", "self" or "c<id hex>". */
+const char *cf_comm_label(uint32_t id, char *buf, size_t len);
+
+json_t *cf_profile_to_json(const cf_profile_t *p);
+/* Atomic write: temp file in the same directory, then rename. */
+int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen);
+/* On error, err holds a one-line description of the problem (without the file name). */
+int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen);
+int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,47 @@
+/* Timestamps for the hot path: the TSC where the kernel itself trusts it
+ * as its clock source, CLOCK_MONOTONIC otherwise.  Durations are taken in
+ * ticks and turned into nanoseconds with one multiply and shift. */
+#ifndef CF_CLOCK_H
+#define CF_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CF_HAVE_TSC 1
+#endif
+#include "cf_common.h"
+
+typedef struct {
+    int use_tsc;
+    uint64_t mult; /* ns = ticks * mult >> 24 */
+    double hz;     /* ticks per second */
+} cf_clock_t;
+
+CF_HIDDEN extern cf_clock_t cf_clock;
+
+static inline uint64_t cf_clock_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t cf_ticks(void)
+{
+#ifdef CF_HAVE_TSC
+    if (cf_clock.use_tsc)
+        return __rdtsc();
+#endif
+    return cf_clock_mono_ns();
+}
+
+static inline uint64_t cf_ticks_to_ns(uint64_t ticks)
+{
+    return (uint64_t)(((unsigned __int128)ticks * cf_clock.mult) >> 24);
+}
+
+/* Chooses the clock and measures the tick rate (about 20 ms). */
+CF_HIDDEN void cf_clock_init(void);
+
+#endif

@@ -1,0 +1,264 @@
+/* Completion calls.  A nonblocking operation is recorded under its own
+ * name (MPI_Isend...) with the time from post to the completion seen here;
+ * the Wait/Test call is recorded with the time the rank was blocked in it
+ * and the payload it completed.  Our entries for the requests are copied
+ * before the call: MPI frees the handles inside it (cf_runtime.h). */
+#include "cf_runtime.h"
+
+/* Statuses to use: the caller's, or ours when it passed MPI_STATUSES_IGNORE
+ * (NULL when there are too many: receive sizes then fall back to the posted count). */
+static MPI_Status *cf_statuses(cf_thread_t *t, MPI_Status *given, int n)
+{
+    if (given != MPI_STATUSES_IGNORE)
+        return given;
+    return n <= CF_SCRATCH ? t->status_buf : MPI_STATUSES_IGNORE;
+}
+
+static int cf_copy_requests(cf_thread_t *t, const MPI_Request *reqs, int n)
+{
+    if (n < 0 || n > CF_SCRATCH || !reqs)
+        return 0;
+    for (int i = 0; i < n; i++)
+        cf_req_snap(reqs[i], &t->snaps[i]);
+    return 1;
+}
+
+static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1)
+{
+    cf_record_call(t, op, CF_COMM_ID_NONE, path, bytes, t0, t1);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Wait(request, status);
+    cf_req_snap_t snap;
+    cf_req_snap(*request, &snap);
+    MPI_Status st;
+    MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Wait(request, sp);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = rc == MPI_SUCCESS ? cf_req_done(t, &snap, sp, t1, &path) : 0;
+    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Test(request, flag, status);
+    cf_req_snap_t snap;
+    cf_req_snap(*request, &snap);
+    MPI_Status st;
+    MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Test(request, flag, sp);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = rc == MPI_SUCCESS && *flag ? cf_req_done(t, &snap, sp, t1, &path) : 0;
+    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+static uint64_t cf_complete_all(cf_thread_t *t, int n, MPI_Status *sts, uint64_t t1, unsigned *path_p)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += cf_req_done(t, &t->snaps[i], sts == MPI_STATUSES_IGNORE ? NULL : &sts[i], t1, path_p);
+    return bytes;
+}
+
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    int copied = cf_copy_requests(t, array_of_requests, count);
+    MPI_Status *sts = cf_statuses(t, array_of_statuses, count);
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Waitall(count, array_of_requests, sts);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = 0;
+    if (copied && rc == MPI_SUCCESS)
+        bytes = cf_complete_all(t, count, sts, t1, &path);
+    else if (!copied)
+        t->missed += (uint64_t)(count > 0 ? count : 0);
+    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    int copied = cf_copy_requests(t, array_of_requests, count);
+    MPI_Status *sts = cf_statuses(t, array_of_statuses, count);
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Testall(count, array_of_requests, flag, sts);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = 0;
+    if (copied && rc == MPI_SUCCESS && *flag)
+        bytes = cf_complete_all(t, count, sts, t1, &path);
+    else if (!copied && *flag)
+        t->missed += (uint64_t)(count > 0 ? count : 0);
+    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+static uint64_t cf_complete_any(cf_thread_t *t, int count, int index, MPI_Status *sp, uint64_t t1, unsigned *path_p)
+{
+    if (index == MPI_UNDEFINED || index < 0 || index >= count)
+        return 0;
+    return cf_req_done(t, &t->snaps[index], sp, t1, path_p);
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    int copied = cf_copy_requests(t, array_of_requests, count);
+    MPI_Status st;
+    MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Waitany(count, array_of_requests, index, sp);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = 0;
+    if (copied && rc == MPI_SUCCESS)
+        bytes = cf_complete_any(t, count, *index, sp, t1, &path);
+    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    int copied = cf_copy_requests(t, array_of_requests, count);
+    MPI_Status st;
+    MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Testany(count, array_of_requests, index, flag, sp);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = 0;
+    if (copied && rc == MPI_SUCCESS && *flag)
+        bytes = cf_complete_any(t, count, *index, sp, t1, &path);
+    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+static uint64_t cf_complete_some(cf_thread_t *t, int incount, int outcount, const int *indices, MPI_Status *sts,
+                                 uint64_t t1, unsigned *path_p)
+{
+    uint64_t bytes = 0;
+    if (outcount == MPI_UNDEFINED)
+        return 0;
+    for (int j = 0; j < outcount; j++) {
+        int i = indices[j];
+        if (i >= 0 && i < incount)
+            bytes += cf_req_done(t, &t->snaps[i], sts == MPI_STATUSES_IGNORE ? NULL : &sts[j], t1, path_p);
+    }
+    return bytes;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[])
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int copied = cf_copy_requests(t, array_of_requests, incount);
+    MPI_Status *sts = cf_statuses(t, array_of_statuses, incount);
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, sts);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = 0;
+    if (copied && rc == MPI_SUCCESS)
+        bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t1, &path);
+    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[])
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int copied = cf_copy_requests(t, array_of_requests, incount);
+    MPI_Status *sts = cf_statuses(t, array_of_statuses, incount);
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, sts);
+    uint64_t t1 = cf_ticks();
+    unsigned path = CF_PATH_SELF;
+    uint64_t bytes = 0;
+    if (copied && rc == MPI_SUCCESS)
+        bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t1, &path);
+    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Start(request);
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Start(request);
+    uint64_t t1 = cf_ticks();
+    if (rc == MPI_SUCCESS)
+        cf_req_start(*request, t0);
+    cf_record_call(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Startall(count, array_of_requests);
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Startall(count, array_of_requests);
+    uint64_t t1 = cf_ticks();
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
+        cf_req_start(array_of_requests[i], t0);
+    cf_record_call(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_leave(t);
+    return rc;
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    cf_thread_t *t = cf_enter();
+    if (!t)
+        return PMPI_Request_free(request);
+    MPI_Request h = *request;
+    uint64_t t0 = cf_ticks();
+    int rc = PMPI_Request_free(request);
+    uint64_t t1 = cf_ticks();
+    if (rc == MPI_SUCCESS)
+        cf_req_forget(h);
+    cf_record_call(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_leave(t);
+    return rc;
+}

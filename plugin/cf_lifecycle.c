@@ -1,0 +1,85 @@
+/* Start, end, regions and communicator bookkeeping. */
+#include <stdarg.h>
+#include <string.h>
+#include "cf_runtime.h"
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        cf_runtime_init(MPI_THREAD_SINGLE);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        cf_runtime_init(*provided);
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    cf_runtime_finalize();
+    return PMPI_Finalize();
+}
+
+/* Describes a new communicator before the call returns to the application,
+ * so its first operation finds it on the fast path. */
+static int cf_comm_created(int rc, const MPI_Comm *newcomm, const char *how)
+{
+    if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1)
+        cf_comm_register(*newcomm, how);
+    return rc;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_dup(comm, newcomm), newcomm, "MPI_Comm_dup");
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_split(comm, color, key, newcomm), newcomm, "MPI_Comm_split");
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm, "MPI_Comm_split_type");
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_create(comm, group, newcomm), newcomm, "MPI_Comm_create");
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    MPI_Comm h = *comm;
+    int rc = PMPI_Comm_free(comm);
+    if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1)
+        cf_comm_unregister(h);
+    return rc;
+}
+
+int MPI_Type_free(MPI_Datatype *datatype)
+{
+    int rc = PMPI_Type_free(datatype);
+    /* a freed handle may come back as a type of another size */
+    atomic_fetch_add(&cf_type_gen, 1);
+    return rc;
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    const char *name = NULL;
+    if (level == 1 || level == -1) {
+        va_list ap;
+        va_start(ap, level);
+        name = va_arg(ap, const char *);
+        va_end(ap);
+    }
+    cf_pcontrol(level, name);
+    return MPI_SUCCESS;
+}

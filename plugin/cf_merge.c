@@ -1,0 +1,381 @@
+/* End of run: the tables of every thread and rank become one profile on
+ * rank 0.  Every step is a PMPI collective over fixed-size arrays, so the
+ * cost is a reduction tree, not a receive loop at rank 0. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cf_profile.h"
+#include "cf_runtime.h"
+#include "cf_summary.h"
+
+CF_HIDDEN extern cf_thread_t **cf_threads;
+CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
+CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
+CF_HIDDEN extern cf_comm_t **cf_comm_all;
+CF_HIDDEN extern size_t cf_comm_nall;
+
+/* ---- union of sorted key lists: buffer = [count | overflow bit, keys...] ---- */
+#define CF_OVERFLOW (1ull << 63)
+static uint32_t cf_union_cap;
+
+static void cf_union_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    uint64_t *a = in, *b = inout;
+    uint64_t *tmp = malloc((cf_union_cap + 1) * sizeof(uint64_t));
+    for (int l = 0; l < *len; l++, a += cf_union_cap + 1, b += cf_union_cap + 1) {
+        uint64_t na = a[0] & ~CF_OVERFLOW, nb = b[0] & ~CF_OVERFLOW;
+        uint64_t over = (a[0] | b[0]) & CF_OVERFLOW;
+        uint64_t i = 0, j = 0, n = 0;
+        if (!tmp) {
+            b[0] |= CF_OVERFLOW;
+            continue;
+        }
+        while ((i < na || j < nb) && n < cf_union_cap) {
+            uint64_t x;
+            if (j >= nb || (i < na && a[1 + i] < b[1 + j]))
+                x = a[1 + i++];
+            else if (i >= na || b[1 + j] < a[1 + i])
+                x = b[1 + j++];
+            else {
+                x = a[1 + i++];
+                j++;
+            }
+            tmp[1 + n++] = x;
+        }
+        if (i < na || j < nb)
+            over = CF_OVERFLOW;
+        memcpy(b + 1, tmp + 1, n * sizeof(uint64_t));
+        b[0] = n | over;
+    }
+    free(tmp);
+}
+
+static int cf_cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Sorts and dedups keys[0..n), then replaces them with the union over all ranks.
+ * Returns the union's size; *overflow_p is set when it did not fit cap. */
+static uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
+{
+    uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
+    if (!buf)
+        return NULL;
+    qsort(keys, n, sizeof(uint64_t), cf_cmp_u64);
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < cap; i++)
+        if (m == 0 || keys[i] != buf[m])
+            buf[1 + m++] = keys[i];
+    buf[0] = m | (n > m && m == cap ? CF_OVERFLOW : 0);
+    cf_union_cap = cap;
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous((int)cap + 1, MPI_UINT64_T, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(cf_union_op, 1, &op);
+    PMPI_Allreduce(MPI_IN_PLACE, buf, 1, t, op, MPI_COMM_WORLD);
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
+    *n_p = buf[0] & ~CF_OVERFLOW;
+    *overflow_p = (buf[0] & CF_OVERFLOW) != 0;
+    memmove(buf, buf + 1, *n_p * sizeof(uint64_t));
+    return buf;
+}
+
+/* ---- reduction of stats, element-wise ---- */
+static void cf_stat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    cf_stat_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        b[i].key = a[i].key ? a[i].key : b[i].key;
+        cf_stat_merge(&b[i], &a[i]);
+    }
+}
+
+typedef struct {
+    uint32_t id;
+    int size, nodes;
+    char name[48];
+} cf_comm_wire_t;
+
+static void cf_comm_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    cf_comm_wire_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++)
+        if (b[i].size == 0 && a[i].size != 0)
+            b[i] = a[i];
+}
+
+static int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
+{
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous((int)elem, MPI_BYTE, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(fn, 1, &op);
+    int rc = MPI_SUCCESS;
+    /* in pieces, so the temporary buffers MPI allocates stay small */
+    size_t chunk = (1u << 20) / elem + 1;
+    for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += chunk) {
+        int cnt = (int)(n - off < chunk ? n - off : chunk);
+        char *p = (char *)buf + off * elem;
+        if (cf_g.world_rank == root)
+            rc = PMPI_Reduce(MPI_IN_PLACE, p, cnt, t, op, root, MPI_COMM_WORLD);
+        else
+            rc = PMPI_Reduce(p, NULL, cnt, t, op, root, MPI_COMM_WORLD);
+    }
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
+    return rc;
+}
+
+typedef struct {
+    int rank, node;
+    char host[64];
+    double wall_s, mpi_s;
+    uint64_t dropped;
+} cf_rank_wire_t;
+
+/* ---- output path ---- */
+static void cf_default_name(char *buf, size_t len, const char *dir)
+{
+    char date[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!job)
+        job = getenv("PBS_JOBID");
+    if (!job)
+        job = getenv("LSB_JOBID");
+    char pid[32];
+    if (!job) {
+        snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+        job = pid;
+    }
+    snprintf(buf, len, "%s%scommfit-%s-%s.json", dir ? dir : "", dir ? "/" : "", date, job);
+    for (int i = 1; i < 1000 && access(buf, F_OK) == 0; i++)
+        snprintf(buf, len, "%s%scommfit-%s-%s.%d.json", dir ? dir : "", dir ? "/" : "", date, job, i);
+}
+
+static void cf_write_profile(const cf_profile_t *p)
+{
+    char path[4200], err[512];
+    if (cf_g.cfg.output[0]) {
+        if (cf_profile_write(p, cf_g.cfg.output, err, sizeof(err)) == CF_OK) {
+            if (cf_g.cfg.summary)
+                cf_log("profile written to %s", cf_g.cfg.output);
+            return;
+        }
+        cf_log("cannot write the profile to COMMFIT_OUTPUT=%s (%s)", cf_g.cfg.output, err);
+    }
+    const char *dirs[] = {NULL, getenv("TMPDIR"), "/tmp"};
+    for (size_t i = 0; i < CF_ARRAY_LEN(dirs); i++) {
+        if (i > 0 && !dirs[i])
+            continue;
+        cf_default_name(path, sizeof(path), dirs[i]);
+        if (cf_profile_write(p, path, err, sizeof(err)) == CF_OK) {
+            if (cf_g.cfg.summary || cf_g.cfg.output[0])
+                cf_log("profile written to %s", path);
+            return;
+        }
+        cf_log("cannot write the profile to %s (%s)", path, err);
+    }
+    cf_log("no profile was written");
+}
+
+static double cf_ns_to_s(double ns) { return ns * 1e-9; }
+
+void cf_runtime_finalize(void)
+{
+    if (atomic_load(&cf_g.state) != 1)
+        return;
+    /* our own PMPI calls below are not the application's */
+    atomic_store(&cf_g.enabled, 0);
+    uint64_t end_mono = cf_clock_mono_ns();
+
+    /* 1. this rank's threads into one table */
+    cf_table_t mine;
+    uint32_t nthreads = atomic_load(&cf_nthreads);
+    uint64_t dropped = atomic_load(&cf_threads_refused) + atomic_load(&cf_g.req_dropped);
+    uint64_t mpi_ns = 0, missed = 0;
+    if (cf_table_init(&mine, cf_g.cfg.merge_max * 2) != CF_OK) {
+        cf_log("out of memory at finalize; no profile");
+        atomic_store(&cf_g.state, 2);
+        return;
+    }
+    for (uint32_t i = 0; i < nthreads; i++) {
+        cf_thread_t *t = cf_threads[i];
+        mpi_ns += t->mpi_ns;
+        dropped += t->table.dropped;
+        missed += t->missed;
+        for (uint32_t s = 0; s < t->table.cap; s++) {
+            cf_stat_t *src = &t->table.slots[s];
+            if (!src->key)
+                continue;
+            cf_stat_t *dst = cf_table_get(&mine, src->key);
+            if (dst)
+                cf_stat_merge(dst, src);
+        }
+    }
+    dropped += mine.dropped;
+    if (cf_g.cfg.verbose)
+        cf_log("rank %d: %u threads, %llu records dropped, %llu completions of untracked requests, %llu requests not tracked",
+               cf_g.world_rank, nthreads, (unsigned long long)dropped, (unsigned long long)missed,
+               (unsigned long long)atomic_load(&cf_g.req_dropped));
+
+    /* 2. union of keys over ranks */
+    uint64_t *keys = malloc(((size_t)mine.used + 1) * sizeof(uint64_t));
+    size_t nkeys = 0;
+    for (uint32_t s = 0; keys && s < mine.cap; s++)
+        if (mine.slots[s].key)
+            keys[nkeys++] = mine.slots[s].key;
+    int overflow = 0;
+    size_t nu = 0;
+    uint64_t *ukeys = keys ? cf_union_keys(keys, nkeys, cf_g.cfg.merge_max, &nu, &overflow) : NULL;
+    free(keys);
+
+    /* 3. stats aligned to the union, reduced to rank 0 */
+    cf_stat_t *stats = ukeys ? calloc(nu ? nu : 1, sizeof(cf_stat_t)) : NULL;
+    for (size_t i = 0; stats && i < nu; i++) {
+        cf_stat_t *s = cf_table_get(&mine, ukeys[i]);
+        if (s)
+            stats[i] = *s;
+        stats[i].key = ukeys[i];
+    }
+    cf_table_fini(&mine);
+    if (stats)
+        cf_reduce_bytes(stats, nu, sizeof(cf_stat_t), cf_stat_op, 0);
+
+    /* 4. communicators: union of ids, then their descriptions */
+    uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t));
+    size_t ncid = 0, nuc = 0;
+    for (size_t i = 0; cids && i < cf_comm_nall; i++)
+        cids[ncid++] = cf_comm_all[i]->id;
+    int coverflow = 0;
+    uint64_t *ucids = cids ? cf_union_keys(cids, ncid, 4096, &nuc, &coverflow) : NULL;
+    free(cids);
+    cf_comm_wire_t *cw = ucids ? calloc(nuc ? nuc : 1, sizeof(*cw)) : NULL;
+    for (size_t i = 0; cw && i < nuc; i++) {
+        cw[i].id = (uint32_t)ucids[i];
+        for (size_t j = 0; j < cf_comm_nall; j++)
+            if (cf_comm_all[j]->id == cw[i].id) {
+                cw[i].size = cf_comm_all[j]->size;
+                cw[i].nodes = cf_comm_all[j]->nodes;
+                cf_strlcpy(cw[i].name, cf_comm_all[j]->name, sizeof(cw[i].name));
+                break;
+            }
+    }
+    if (cw)
+        cf_reduce_bytes(cw, nuc, sizeof(*cw), cf_comm_op, 0);
+
+    /* 5. per-rank figures */
+    cf_rank_wire_t me = {.rank = cf_g.world_rank, .node = cf_g.node};
+    gethostname(me.host, sizeof(me.host) - 1);
+    me.wall_s = cf_ns_to_s((double)(end_mono - cf_g.init_mono_ns));
+    me.mpi_s = cf_ns_to_s((double)mpi_ns);
+    me.dropped = dropped;
+    cf_rank_wire_t *all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size, sizeof(*all)) : NULL;
+    PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, 0, MPI_COMM_WORLD);
+    int lost = !stats || !cw || overflow || coverflow;
+    int any_lost = lost;
+    PMPI_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+
+    if (cf_g.world_rank == 0) {
+        cf_profile_t p;
+        cf_profile_init(&p);
+        p.ranks = cf_g.world_size;
+        p.nodes = cf_g.nnodes;
+        p.clock_hz = cf_clock.hz;
+        p.partial = any_lost;
+        char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+        int vlen = 0;
+        PMPI_Get_library_version(ver, &vlen);
+        ver[strcspn(ver, "\n,")] = 0;
+        cf_strlcpy(p.mpi_library, ver, sizeof(p.mpi_library));
+        time_t t0 = (time_t)cf_g.init_wall;
+        struct tm tm;
+        gmtime_r(&t0, &tm);
+        strftime(p.start_time, sizeof(p.start_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        p.rank = calloc((size_t)cf_g.world_size, sizeof(*p.rank));
+        for (int i = 0; p.rank && all && i < cf_g.world_size; i++) {
+            cf_rank_info_t *r = &p.rank[p.nrank++];
+            r->rank = all[i].rank;
+            r->node = all[i].node;
+            cf_strlcpy(r->host, all[i].host, sizeof(r->host));
+            r->wall_s = all[i].wall_s;
+            r->mpi_s = all[i].mpi_s;
+            r->dropped = all[i].dropped;
+            if (r->wall_s > p.wall_s)
+                p.wall_s = r->wall_s;
+            if (r->dropped)
+                p.partial = 1;
+        }
+        p.comm = calloc(nuc ? nuc : 1, sizeof(*p.comm));
+        for (size_t i = 0; p.comm && cw && i < nuc; i++) {
+            cf_comm_info_t *c = &p.comm[p.ncomm++];
+            c->id = cw[i].id;
+            c->size = cw[i].size;
+            c->nodes = cw[i].nodes;
+            cf_strlcpy(c->name, cw[i].name, sizeof(c->name));
+        }
+        p.rec = calloc(nu ? nu : 1, sizeof(*p.rec));
+        for (size_t i = 0; p.rec && stats && i < nu; i++) {
+            const cf_stat_t *s = &stats[i];
+            if (!s->calls)
+                continue;
+            cf_record_t *r = &p.rec[p.nrec++];
+            unsigned op = cf_key_op(s->key);
+            r->layer = (int)cf_key_layer(s->key);
+            cf_strlcpy(r->op, op < CF_OP_COUNT ? cf_op_names[op] : "unknown", sizeof(r->op));
+            cf_strlcpy(r->kind, op < CF_OP_COUNT ? cf_op_kinds[op] : "other", sizeof(r->kind));
+            r->comm = cf_key_comm(s->key);
+            r->path = (int)cf_key_path(s->key);
+            r->size_lo = cf_size_bin_lo(cf_key_bin(s->key));
+            r->size_hi = cf_size_bin_hi(cf_key_bin(s->key));
+            r->calls = s->calls;
+            r->bytes = s->bytes;
+            r->t_sum = cf_ns_to_s((double)s->t_sum);
+            r->t_min = cf_ns_to_s((double)s->t_min);
+            r->t_max = cf_ns_to_s((double)s->t_max);
+            r->t_p50 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.5, (double)s->t_min, (double)s->t_max));
+            r->t_p99 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max));
+            r->wait_s = cf_ns_to_s((double)s->t_wait);
+        }
+        if (p.partial)
+            cf_log("the profile is partial: some calls were not recorded (raise COMMFIT_TABLE_SIZE, "
+                   "COMMFIT_MAX_REQUESTS or COMMFIT_MERGE_MAX)");
+        cf_write_profile(&p);
+        if (cf_g.cfg.summary)
+            cf_summary_print(&p, stderr);
+        cf_profile_free(&p);
+    }
+    free(all);
+    free(stats);
+    free(ukeys);
+    free(cw);
+    free(ucids);
+    atomic_store(&cf_g.state, 2);
+}
+
+void cf_pcontrol(int level, const char *name)
+{
+    (void)name;
+    if (atomic_load(&cf_g.state) != 1)
+        return;
+    if (level == 0)
+        atomic_store(&cf_g.enabled, 0);
+    else if (level == 1)
+        atomic_store(&cf_g.enabled, 1);
+}

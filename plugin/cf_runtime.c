@@ -1,0 +1,596 @@
+/* Runtime state of the plugin: configuration, threads, communicators and
+ * requests.  Locks are taken only to register a thread or a communicator. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cf_runtime.h"
+
+cf_global_t cf_g;
+__thread cf_thread_t *cf_self;
+__thread cf_type_cache_t cf_type_cache[8];
+_Atomic unsigned cf_type_gen = 1;
+cf_comm_t *cf_comm_world;
+_Atomic uintptr_t cf_comm_keys[CF_COMM_SLOTS];
+cf_comm_t *cf_comm_vals[CF_COMM_SLOTS];
+
+const char *const cf_op_names[CF_OP_COUNT] = {
+    "none",
+#define CF_X(name, kind) #name,
+    CF_MPI_OPS(CF_X)
+#undef CF_X
+};
+const char *const cf_op_kinds[CF_OP_COUNT] = {
+    "other",
+#define CF_X(name, kind) kind,
+    CF_MPI_OPS(CF_X)
+#undef CF_X
+};
+
+static pthread_mutex_t cf_lock = PTHREAD_MUTEX_INITIALIZER;
+CF_HIDDEN cf_thread_t **cf_threads;
+CF_HIDDEN _Atomic uint32_t cf_nthreads;
+CF_HIDDEN _Atomic uint64_t cf_threads_refused;
+
+void cf_log(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "commfit: %s\n", buf);
+}
+
+/* ---- configuration ---- */
+
+static int cf_env_uint(const char *name, uint32_t lo, uint32_t hi, uint32_t def, uint32_t *v, int complain)
+{
+    const char *s = getenv(name);
+    *v = def;
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || x < lo || x > hi) {
+        if (complain)
+            cf_log("%s='%s' is not a whole number from %u to %u; using %u", name, s, lo, hi, def);
+        return CF_ERR_INVALID;
+    }
+    *v = (uint32_t)x;
+    return 0;
+}
+
+static int cf_env_bool(const char *name, int def, int *v, int complain)
+{
+    const char *s = getenv(name);
+    *v = def;
+    if (!s || !*s)
+        return 0;
+    if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on"))
+        *v = 1;
+    else if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
+        *v = 0;
+    else {
+        if (complain)
+            cf_log("%s='%s' is not a boolean (1/0, yes/no, true/false, on/off); using %d", name, s, def);
+        return CF_ERR_INVALID;
+    }
+    return 0;
+}
+
+/* Reads every COMMFIT_* variable; messages only where complain is set (rank 0). */
+static void cf_config_read(cf_config_t *c, int complain)
+{
+    uint32_t v;
+    memset(c, 0, sizeof(*c));
+    cf_env_bool("COMMFIT_DISABLE", 0, &c->disable, complain);
+    cf_env_bool("COMMFIT_SUMMARY", 1, &c->summary, complain);
+    cf_env_bool("COMMFIT_VERBOSE", 0, &c->verbose, complain);
+    cf_env_uint("COMMFIT_TABLE_SIZE", 64, 1u << 20, 1024, &c->table_size, complain);
+    cf_env_uint("COMMFIT_MAX_REQUESTS", 64, 1u << 24, 65536, &c->max_requests, complain);
+    cf_env_uint("COMMFIT_MERGE_MAX", 64, 1u << 20, 16384, &c->merge_max, complain);
+    cf_env_uint("COMMFIT_MAX_THREADS", 1, 4096, 64, &v, complain);
+    c->max_threads = v;
+    const char *out = getenv("COMMFIT_OUTPUT");
+    if (out && *out) {
+        if (strlen(out) >= sizeof(c->output)) {
+            if (complain)
+                cf_log("COMMFIT_OUTPUT is longer than %zu characters; using the default name",
+                       sizeof(c->output) - 1);
+        } else
+            cf_strlcpy(c->output, out, sizeof(c->output));
+    }
+    static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
+                                        "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
+                                        "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
+                                        "COMMFIT_SAMPLE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
+                                        "COMMFIT_UCX"};
+    extern char **environ;
+    for (char **e = environ; complain && e && *e; e++) {
+        if (strncmp(*e, "COMMFIT_", 8) != 0)
+            continue;
+        size_t n = strcspn(*e, "=");
+        int ok = 0;
+        for (size_t i = 0; i < CF_ARRAY_LEN(known); i++)
+            ok |= strlen(known[i]) == n && strncmp(*e, known[i], n) == 0;
+        if (!ok)
+            cf_log("unknown variable %.*s ignored", (int)n, *e);
+    }
+}
+
+/* ---- threads ---- */
+
+cf_thread_t *cf_thread_register(void)
+{
+    cf_thread_t *t = NULL;
+    pthread_mutex_lock(&cf_lock);
+    uint32_t n = atomic_load(&cf_nthreads);
+    if (atomic_load(&cf_g.state) != 1 || n >= cf_g.cfg.max_threads) {
+        atomic_fetch_add(&cf_threads_refused, 1);
+        goto out;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        goto out;
+    t->snaps = malloc(CF_SCRATCH * sizeof(*t->snaps));
+    t->status_buf = malloc(CF_SCRATCH * sizeof(*t->status_buf));
+    if (!t->snaps || !t->status_buf || cf_table_init(&t->table, cf_g.cfg.table_size) != CF_OK) {
+        free(t->snaps);
+        free(t->status_buf);
+        free(t);
+        t = NULL;
+        atomic_fetch_add(&cf_threads_refused, 1);
+        goto out;
+    }
+    cf_threads[n] = t;
+    atomic_store(&cf_nthreads, n + 1);
+    cf_self = t;
+out:
+    pthread_mutex_unlock(&cf_lock);
+    return t;
+}
+
+/* ---- datatypes and statuses ---- */
+
+uint64_t cf_type_size_slow(MPI_Datatype t)
+{
+    MPI_Count n = 0;
+    if (PMPI_Type_size_x(t, &n) != MPI_SUCCESS || n < 0)
+        return 0;
+    return (uint64_t)n;
+}
+
+uint64_t cf_status_bytes(const MPI_Status *st)
+{
+    int n = 0;
+    if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+        return 0;
+    return (uint64_t)n;
+}
+
+/* ---- communicators ---- */
+
+static uint32_t cf_fnv1a(const int *v, int n)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < n; i++) {
+        uint32_t x = (uint32_t)v[i];
+        for (int b = 0; b < 4; b++) {
+            h ^= (x >> (8 * b)) & 0xffu;
+            h *= 16777619u;
+        }
+    }
+    return h;
+}
+
+/* creation count per group hash, so that dups of one group differ */
+#define CF_GROUP_SEEN 256
+static struct {
+    uint32_t hash;
+    uint32_t count;
+} cf_group_seen[CF_GROUP_SEEN];
+
+static int *cf_group_world_ranks(MPI_Group g, int n)
+{
+    int *in = malloc((size_t)(n ? n : 1) * sizeof(int));
+    int *out = malloc((size_t)(n ? n : 1) * sizeof(int));
+    MPI_Group wg;
+    if (!in || !out || PMPI_Comm_group(cf_g.world_handle, &wg) != MPI_SUCCESS) {
+        free(in);
+        free(out);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        in[i] = i;
+    if (PMPI_Group_translate_ranks(g, n, in, wg, out) != MPI_SUCCESS) {
+        free(out);
+        out = NULL;
+    }
+    PMPI_Group_free(&wg);
+    free(in);
+    return out;
+}
+
+static void cf_comm_classify(cf_comm_t *c)
+{
+    int n = c->size, me = cf_g.world_rank;
+    int mynode = cf_g.node;
+    char *seen = calloc((size_t)cf_g.nnodes + 1, 1);
+    c->peer_path = malloc((size_t)(n ? n : 1));
+    c->nodes = 0;
+    int any_inter = 0;
+    for (int i = 0; i < n; i++) {
+        int w = c->world ? c->world[i] : MPI_UNDEFINED;
+        int node = (w >= 0 && w < cf_g.world_size) ? cf_g.world_node[w] : -1;
+        unsigned path = w == me ? CF_PATH_SELF : node == mynode ? CF_PATH_INTRA : CF_PATH_INTER;
+        if (c->peer_path)
+            c->peer_path[i] = (uint8_t)path;
+        if (node >= 0 && seen && !seen[node]) {
+            seen[node] = 1;
+            c->nodes++;
+        }
+        any_inter |= path == CF_PATH_INTER;
+    }
+    free(seen);
+    if (c->inter)
+        c->path = any_inter ? CF_PATH_INTER : CF_PATH_INTRA;
+    else
+        c->path = n <= 1 ? CF_PATH_SELF : c->nodes > 1 ? CF_PATH_INTER : CF_PATH_INTRA;
+}
+
+static void cf_comm_insert(cf_comm_t *c)
+{
+    uintptr_t k = (uintptr_t)c->handle;
+    uint32_t i = cf_hash_ptr(k);
+    /* a stale entry for a reused handle is replaced in place */
+    for (unsigned n = 0; n < 16; n++) {
+        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
+        if (atomic_load(&cf_comm_keys[s]) == k) {
+            cf_comm_vals[s] = c;
+            return;
+        }
+    }
+    for (unsigned n = 0; n < 16; n++) {
+        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
+        if (atomic_load(&cf_comm_keys[s]) == 0) {
+            cf_comm_vals[s] = c;
+            atomic_store_explicit(&cf_comm_keys[s], k, memory_order_release);
+            return;
+        }
+    }
+    /* table full: lookups fall back to the slow path, which keeps a list */
+}
+
+/* Every communicator we have described, for the merge at finalize. */
+CF_HIDDEN cf_comm_t **cf_comm_all;
+CF_HIDDEN size_t cf_comm_nall, cf_comm_cap;
+
+static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
+{
+    cf_comm_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->handle = comm;
+    int flag = 0;
+    PMPI_Comm_test_inter(comm, &flag);
+    c->inter = flag;
+    PMPI_Comm_rank(comm, &c->rank);
+    MPI_Group g;
+    if (flag) {
+        PMPI_Comm_remote_size(comm, &c->size);
+        PMPI_Comm_remote_group(comm, &g);
+    } else {
+        PMPI_Comm_size(comm, &c->size);
+        PMPI_Comm_group(comm, &g);
+    }
+    c->world = cf_group_world_ranks(g, c->size);
+    PMPI_Group_free(&g);
+    cf_strlcpy(c->name, how, sizeof(c->name));
+    if (comm == cf_g.world_handle)
+        c->id = CF_COMM_ID_WORLD;
+    else if (comm == MPI_COMM_SELF)
+        c->id = CF_COMM_ID_SELF;
+    else {
+        uint32_t h = c->world ? cf_fnv1a(c->world, c->size) : 0x5eedu;
+        h ^= (uint32_t)c->inter * 0x85ebca6bu;
+        uint32_t occ = 0;
+        for (unsigned i = 0; i < CF_GROUP_SEEN; i++) {
+            if (cf_group_seen[i].hash == h || cf_group_seen[i].count == 0) {
+                cf_group_seen[i].hash = h;
+                occ = cf_group_seen[i].count++;
+                break;
+            }
+        }
+        h ^= occ * 0x9E3779B9u;
+        c->id = h <= CF_COMM_ID_SELF ? h + 3 : h;
+    }
+    cf_comm_classify(c);
+    if (cf_comm_nall == cf_comm_cap) {
+        size_t cap = cf_comm_cap ? 2 * cf_comm_cap : 16;
+        cf_comm_t **a = realloc(cf_comm_all, cap * sizeof(*a));
+        if (a) {
+            cf_comm_all = a;
+            cf_comm_cap = cap;
+        }
+    }
+    if (cf_comm_nall < cf_comm_cap)
+        cf_comm_all[cf_comm_nall++] = c;
+    return c;
+}
+
+void cf_comm_register(MPI_Comm comm, const char *how)
+{
+    if (comm == MPI_COMM_NULL)
+        return;
+    pthread_mutex_lock(&cf_lock);
+    cf_comm_t *c = cf_comm_describe(comm, how);
+    if (c) {
+        if (comm == cf_g.world_handle)
+            cf_comm_world = c;
+        cf_comm_insert(c);
+    }
+    pthread_mutex_unlock(&cf_lock);
+}
+
+cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL || atomic_load(&cf_g.state) != 1)
+        return NULL;
+    pthread_mutex_lock(&cf_lock);
+    cf_comm_t *c = NULL;
+    for (size_t i = cf_comm_nall; i-- > 0;)
+        if (cf_comm_all[i]->handle == comm) {
+            c = cf_comm_all[i];
+            break;
+        }
+    if (!c) {
+        /* made by a constructor we do not wrap: describe it on first use */
+        c = cf_comm_describe(comm, "other");
+        if (c)
+            cf_comm_insert(c);
+    }
+    pthread_mutex_unlock(&cf_lock);
+    return c;
+}
+
+void cf_comm_unregister(MPI_Comm comm)
+{
+    pthread_mutex_lock(&cf_lock);
+    uintptr_t k = (uintptr_t)comm;
+    uint32_t i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < 16; n++) {
+        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
+        if (atomic_load(&cf_comm_keys[s]) == k) {
+            /* the description stays in cf_comm_all for the profile */
+            atomic_store(&cf_comm_keys[s], 0);
+            break;
+        }
+    }
+    for (size_t j = 0; j < cf_comm_nall; j++)
+        if (cf_comm_all[j]->handle == comm)
+            cf_comm_all[j]->handle = MPI_COMM_NULL;
+    pthread_mutex_unlock(&cf_lock);
+}
+
+/* ---- requests: a window of 16 slots per hash, keys claimed with CAS ----
+ * A key word is the handle in its low 48 bits and the slot's generation in
+ * the high 16.  The generation moves on at every claim and survives the
+ * release (an empty slot is a word with no handle bits), so a late release
+ * cannot remove an entry that another thread posted into the slot since. */
+
+#define CF_REQ_PROBE 16
+#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
+#define CF_REQ_NEXT_GEN(w) ((((w) >> 48) + 1) & 0xffff) << 48
+
+static inline uintptr_t cf_req_handle_bits(MPI_Request req)
+{
+    return (uintptr_t)req & CF_REQ_HANDLE_MASK;
+}
+
+static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
+{
+    uintptr_t k = cf_req_handle_bits(req);
+    uint32_t i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
+        uint32_t s = (i + n) & cf_g.req_mask;
+        uintptr_t w = atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire);
+        if ((w & CF_REQ_HANDLE_MASK) == k) {
+            *word_p = w;
+            return s;
+        }
+    }
+    return UINT32_MAX;
+}
+
+void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
+                 unsigned flags, uint64_t t_post)
+{
+    (void)t;
+    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+        return;
+    uintptr_t k = cf_req_handle_bits(req), w;
+    uint32_t s = cf_req_find(req, &w);
+    if (s != UINT32_MAX) {
+        /* MPI gave the handle back before its last user released our entry */
+        if (!atomic_compare_exchange_strong(&cf_g.req_key[s], &w, k | CF_REQ_NEXT_GEN(w)))
+            s = UINT32_MAX;
+    }
+    if (s == UINT32_MAX) {
+        uint32_t i = cf_hash_ptr(k);
+        for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
+            uint32_t j = (i + n) & cf_g.req_mask;
+            uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_relaxed);
+            if ((e & CF_REQ_HANDLE_MASK) == 0 &&
+                atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
+                s = j;
+        }
+    }
+    if (s == UINT32_MAX) {
+        atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    cf_req_t *r = &cf_g.req_val[s];
+    r->t_post = t_post;
+    r->bytes = bytes;
+    r->comm_id = cf_comm_id(c);
+    r->op = (uint16_t)op;
+    r->path = (uint8_t)path;
+    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    r->flags = (uint8_t)(flags & CF_REQ_PERSISTENT ? flags : flags | CF_REQ_ACTIVE);
+}
+
+void cf_req_start(MPI_Request req, uint64_t t_post)
+{
+    uintptr_t w;
+    uint32_t s = cf_req_find(req, &w);
+    if (s == UINT32_MAX)
+        return;
+    cf_g.req_val[s].t_post = t_post;
+    cf_g.req_val[s].flags |= CF_REQ_ACTIVE;
+}
+
+void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
+{
+    snap->slot = CF_SNAP_NULL;
+    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+        return;
+    uint32_t s = cf_req_find(req, &snap->word);
+    snap->slot = CF_SNAP_UNTRACKED;
+    if (s == UINT32_MAX)
+        return;
+    snap->req = cf_g.req_val[s];
+    snap->slot = s;
+}
+
+uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
+                     unsigned *path_p)
+{
+    if (snap->slot == CF_SNAP_NULL)
+        return 0;
+    if (snap->slot == CF_SNAP_UNTRACKED) {
+        t->missed++;
+        return 0;
+    }
+    const cf_req_t *r = &snap->req;
+    if (!(r->flags & CF_REQ_ACTIVE))
+        return 0; /* an inactive persistent request completes at once */
+    uint64_t bytes = r->bytes;
+    unsigned path = r->path;
+    if ((r->flags & CF_REQ_RECV) && st) {
+        bytes = cf_status_bytes(st);
+        if (st->MPI_SOURCE == MPI_PROC_NULL)
+            path = CF_PATH_SELF;
+    }
+    uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
+    uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
+    cf_stat_t *stat = cf_table_get(&t->table, key);
+    if (stat)
+        cf_stat_add(stat, bytes, ns);
+    if (r->flags & CF_REQ_PERSISTENT) {
+        /* the handle stays valid and ours until MPI_Request_free */
+        cf_g.req_val[snap->slot].flags &= (uint8_t)~CF_REQ_ACTIVE;
+    } else {
+        uintptr_t w = snap->word;
+        atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
+    }
+    if (path_p)
+        *path_p = path;
+    return bytes;
+}
+
+void cf_req_forget(MPI_Request req)
+{
+    uintptr_t w;
+    uint32_t s = cf_req_find(req, &w);
+    if (s != UINT32_MAX)
+        atomic_compare_exchange_strong(&cf_g.req_key[s], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
+}
+
+/* ---- init ---- */
+
+CF_HIDDEN double cf_memcpy_bandwidth(void);
+
+void cf_runtime_init(int provided)
+{
+    (void)provided;
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    cf_config_read(&cf_g.cfg, rank == 0);
+    if (cf_g.cfg.disable)
+        return;
+    cf_g.world_rank = rank;
+    cf_g.world_size = size;
+    cf_g.world_handle = MPI_COMM_WORLD;
+
+    /* node map: node index of every world rank, from the shared-memory split */
+    MPI_Comm shm;
+    int leader_flag = 0, node = 0;
+    cf_g.world_node = calloc((size_t)size, sizeof(int));
+    int *leaders = calloc((size_t)size, sizeof(int));
+    if (!cf_g.world_node || !leaders)
+        goto err_nomem;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm) == MPI_SUCCESS) {
+        int lrank = 0;
+        PMPI_Comm_rank(shm, &lrank);
+        leader_flag = lrank == 0;
+        int leader = rank;
+        PMPI_Bcast(&leader, 1, MPI_INT, 0, shm); /* world rank of the node's first rank */
+        PMPI_Comm_free(&shm);
+        PMPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
+    } else {
+        for (int i = 0; i < size; i++)
+            leaders[i] = i;
+    }
+    (void)leader_flag;
+    /* nodes numbered by their first world rank, in order */
+    int nnodes = 0;
+    for (int i = 0; i < size; i++) {
+        if (leaders[i] == i)
+            nnodes++;
+        cf_g.world_node[i] = -1;
+    }
+    for (int i = 0, k = 0; i < size; i++)
+        if (leaders[i] == i)
+            cf_g.world_node[i] = k++;
+    for (int i = 0; i < size; i++)
+        cf_g.world_node[i] = cf_g.world_node[leaders[i]];
+    node = cf_g.world_node[rank];
+    free(leaders);
+    cf_g.node = node;
+    cf_g.nnodes = nnodes;
+
+    uint32_t nreq = 64;
+    while (nreq < cf_g.cfg.max_requests)
+        nreq <<= 1;
+    cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
+    cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
+    extern cf_thread_t **cf_threads;
+    cf_threads = calloc(cf_g.cfg.max_threads, sizeof(*cf_threads));
+    if (!cf_g.req_key || !cf_g.req_val || !cf_threads)
+        goto err_nomem;
+    cf_g.req_mask = nreq - 1;
+
+    cf_clock_init();
+    cf_g.init_ticks = cf_ticks();
+    cf_g.init_mono_ns = cf_clock_mono_ns();
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    cf_g.init_wall = (double)now.tv_sec + now.tv_nsec * 1e-9;
+
+    atomic_store(&cf_g.state, 1);
+    atomic_store(&cf_g.enabled, 1);
+    cf_comm_register(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    cf_comm_register(MPI_COMM_SELF, "MPI_COMM_SELF");
+    return;
+
+err_nomem:
+    if (rank == 0)
+        cf_log("out of memory at start-up; the job runs without profiling");
+    atomic_store(&cf_g.state, 0);
+}

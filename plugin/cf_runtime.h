@@ -1,0 +1,246 @@
+/* The plugin's runtime: per-thread tables, communicators, requests.
+ * Everything the generated wrappers call is here and inline: no lock, no
+ * allocation and no MPI call on the hot path other than the wrapped one. */
+#ifndef CF_RUNTIME_H
+#define CF_RUNTIME_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include "cf_bins.h"
+#include "cf_clock.h"
+#include "cf_common.h"
+#include "cf_ops.h"
+
+/* ---- operations: indices come from the generated list (mpi_calls.spec) ---- */
+enum {
+    CF_OP_NONE = 0,
+#define CF_X(name, kind) CF_OP_##name,
+    CF_MPI_OPS(CF_X)
+#undef CF_X
+    CF_OP_COUNT
+};
+CF_HIDDEN extern const char *const cf_op_names[CF_OP_COUNT];
+CF_HIDDEN extern const char *const cf_op_kinds[CF_OP_COUNT];
+
+/* ---- configuration, from COMMFIT_* variables ---- */
+typedef struct {
+    int disable;
+    int summary;
+    int verbose;
+    uint32_t table_size;   /* stats entries per thread */
+    uint32_t max_requests; /* in-flight requests tracked */
+    uint32_t merge_max;    /* distinct keys in the merged profile */
+    uint32_t max_threads;
+    char output[4096];     /* "" = default name */
+} cf_config_t;
+
+/* ---- communicators ---- */
+typedef struct {
+    MPI_Comm handle;
+    uint32_t id;
+    int size, rank, nodes;
+    int inter;
+    uint8_t path;         /* class of the communicator as a whole */
+    uint8_t *peer_path;   /* path to each rank of the (remote) group */
+    int *world;           /* world rank of each rank of the (remote) group */
+    _Atomic uint64_t seq; /* collective sequence number */
+    char name[48];
+} cf_comm_t;
+
+/* ---- requests in flight ---- */
+enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 8 };
+typedef struct {
+    uint64_t t_post; /* ticks */
+    uint64_t bytes;  /* posted payload; receives: upper bound until the status says */
+    uint32_t comm_id;
+    uint16_t op;
+    uint8_t path;
+    uint8_t flags;
+    uint16_t region;
+} cf_req_t;
+
+typedef struct {
+    uint32_t slot; /* or one of the two below */
+    uintptr_t word;
+    cf_req_t req;
+} cf_req_snap_t;
+
+#define CF_SNAP_NULL UINT32_MAX             /* MPI_REQUEST_NULL: nothing to note */
+#define CF_SNAP_UNTRACKED (UINT32_MAX - 1)  /* a request we never saw posted */
+
+/* ---- per-thread state ---- */
+#define CF_SCRATCH 4096
+typedef struct {
+    int in_wrapper;
+    cf_table_t table;
+    uint64_t mpi_ns;   /* time inside intercepted calls */
+    uint64_t missed;   /* completions of requests that were not tracked */
+    cf_req_snap_t *snaps;
+    MPI_Status *status_buf;
+} cf_thread_t;
+
+typedef struct {
+    _Atomic int state; /* 0 before init, 1 recording, 2 finalized */
+    _Atomic int enabled;
+    _Atomic unsigned region; /* current region id, 0 = none */
+    cf_config_t cfg;
+    int world_rank, world_size;
+    int node, nnodes;
+    int *world_node; /* node index of each world rank */
+    MPI_Comm world_handle;
+    uint64_t init_ticks, init_mono_ns;
+    double init_wall;
+    /* request table: keys (handles) and values, lock-free */
+    _Atomic uintptr_t *req_key;
+    cf_req_t *req_val;
+    uint32_t req_mask;
+    _Atomic uint64_t req_dropped;
+} cf_global_t;
+
+CF_HIDDEN extern cf_global_t cf_g;
+CF_HIDDEN extern __thread cf_thread_t *cf_self __attribute__((tls_model("initial-exec")));
+
+CF_HIDDEN cf_thread_t *cf_thread_register(void);
+CF_HIDDEN cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm);
+CF_HIDDEN extern cf_comm_t *cf_comm_world;
+CF_HIDDEN uint64_t cf_type_size_slow(MPI_Datatype t);
+
+/* Thread state if this call is to be recorded, NULL to pass it through. */
+static inline cf_thread_t *cf_enter(void)
+{
+    cf_thread_t *t = cf_self;
+    if (__builtin_expect(t == NULL, 0)) {
+        if (atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
+            return NULL;
+        t = cf_thread_register();
+        if (!t)
+            return NULL;
+    }
+    if (t->in_wrapper || !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed))
+        return NULL;
+    t->in_wrapper = 1;
+    return t;
+}
+static inline void cf_leave(cf_thread_t *t) { t->in_wrapper = 0; }
+
+/* ---- communicator lookup: world first, then a lock-free hash on the handle ---- */
+#define CF_COMM_SLOTS 1024
+CF_HIDDEN extern _Atomic uintptr_t cf_comm_keys[CF_COMM_SLOTS];
+CF_HIDDEN extern cf_comm_t *cf_comm_vals[CF_COMM_SLOTS];
+
+static inline uint32_t cf_hash_ptr(uintptr_t p)
+{
+    return (uint32_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static inline cf_comm_t *cf_comm_get(MPI_Comm comm)
+{
+    if (comm == cf_g.world_handle)
+        return cf_comm_world;
+    uintptr_t k = (uintptr_t)comm;
+    uint32_t i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < 16; n++) {
+        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
+        if (atomic_load_explicit(&cf_comm_keys[s], memory_order_acquire) == k)
+            return cf_comm_vals[s];
+    }
+    return cf_comm_lookup_slow(comm);
+}
+
+static inline unsigned cf_comm_peer_path(const cf_comm_t *c, int peer)
+{
+    if (!c)
+        return CF_PATH_SELF;
+    if (peer >= 0 && peer < c->size && c->peer_path)
+        return c->peer_path[peer];
+    if (peer == MPI_PROC_NULL)
+        return CF_PATH_SELF;
+    return c->path; /* MPI_ANY_SOURCE before the status is known */
+}
+static inline uint32_t cf_comm_id(const cf_comm_t *c) { return c ? c->id : CF_COMM_ID_NONE; }
+static inline int cf_comm_size(const cf_comm_t *c) { return c ? c->size : 1; }
+
+/* ---- payload helpers ---- */
+/* Per-thread cache of datatype sizes; MPI_Type_free bumps the generation. */
+CF_HIDDEN extern _Atomic unsigned cf_type_gen;
+typedef struct {
+    MPI_Datatype type;
+    unsigned gen;
+    uint64_t size;
+} cf_type_cache_t;
+CF_HIDDEN extern __thread cf_type_cache_t cf_type_cache[8] __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t cf_type_size(MPI_Datatype t)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return 0;
+    cf_type_cache_t *e = &cf_type_cache[((uintptr_t)t >> 4) & 7];
+    unsigned gen = atomic_load_explicit(&cf_type_gen, memory_order_relaxed);
+    if (e->type == t && e->gen == gen)
+        return e->size;
+    uint64_t s = cf_type_size_slow(t);
+    e->type = t;
+    e->gen = gen;
+    e->size = s;
+    return s;
+}
+static inline uint64_t cf_bytes(int count, MPI_Datatype t)
+{
+    return count > 0 ? (uint64_t)count * cf_type_size(t) : 0;
+}
+static inline uint64_t cf_sum_counts(const int *counts, int n, MPI_Datatype t)
+{
+    uint64_t s = 0;
+    if (!counts)
+        return 0;
+    for (int i = 0; i < n; i++)
+        s += counts[i] > 0 ? (uint64_t)counts[i] : 0;
+    return s * cf_type_size(t);
+}
+CF_HIDDEN uint64_t cf_status_bytes(const MPI_Status *st);
+
+/* ---- recording ---- */
+static inline void cf_record(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                             uint64_t ns)
+{
+    uint64_t key = cf_key_make(CF_LAYER_MPI, op, comm_id, path,
+                               atomic_load_explicit(&cf_g.region, memory_order_relaxed), cf_size_bin(bytes));
+    cf_stat_t *s = cf_table_get(&t->table, key);
+    if (s)
+        cf_stat_add(s, bytes, ns);
+}
+
+/* A call that returned: its time counts as time in MPI. */
+static inline void cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                                  uint64_t t0, uint64_t t1)
+{
+    uint64_t ns = cf_ticks_to_ns(t1 - t0);
+    t->mpi_ns += ns;
+    cf_record(t, op, comm_id, path, bytes, ns);
+}
+
+/* ---- requests ----
+ * A request handle is freed inside the MPI completion call, and another
+ * thread may get the same handle back before we have noted the completion.
+ * So the entry is copied before the call (cf_req_snap), and released after
+ * it only if its key word, which carries a generation count, is unchanged. */
+CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
+                           uint64_t bytes, unsigned flags, uint64_t t_post);
+CF_HIDDEN void cf_req_start(MPI_Request req, uint64_t t_post);
+CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
+/* Records the completion of a snapshotted request; returns its payload, or 0
+ * if it was not tracked. *path_p gets its path class. */
+CF_HIDDEN uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
+                               unsigned *path_p);
+CF_HIDDEN void cf_req_forget(MPI_Request req);
+
+/* ---- lifecycle (cf_runtime.c, cf_merge.c) ---- */
+CF_HIDDEN void cf_runtime_init(int provided);
+CF_HIDDEN void cf_runtime_finalize(void);
+CF_HIDDEN void cf_comm_register(MPI_Comm comm, const char *how);
+CF_HIDDEN void cf_comm_unregister(MPI_Comm comm);
+CF_HIDDEN void cf_pcontrol(int level, const char *name);
+CF_HIDDEN void cf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,127 @@
+/* MPI corner cases the plugin must count right and never disturb:
+ * MPI_PROC_NULL, count 0, derived datatypes, MPI_ANY_SOURCE with a short
+ * message, MPI_STATUS(ES)_IGNORE, MPI_IN_PLACE, MPI_DATATYPE_NULL where the
+ * standard says the argument is ignored.  Prints a checksum of every result
+ * so a run with the plugin can be compared with one without. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t sum_bytes(const void *buf, size_t n, uint64_t h)
+{
+    const unsigned char *b = buf;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    uint64_t h = 14695981039346656037ull;
+    int ibuf[1024], ibuf2[1024];
+    double d[10], d2[10];
+    MPI_Status st;
+    for (int i = 0; i < 1024; i++)
+        ibuf[i] = rank * 1000 + i, ibuf2[i] = -1;
+    for (int i = 0; i < 10; i++)
+        d[i] = rank + i * 0.25, d2[i] = 0;
+
+    /* MPI_PROC_NULL: completes at once, no data */
+    MPI_Send(ibuf, 100, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+    MPI_Recv(ibuf2, 100, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
+    h = sum_bytes(&st.MPI_SOURCE, sizeof(int), h);
+    h = sum_bytes(&st.MPI_TAG, sizeof(int), h);
+
+    if (rank == 0) {
+        /* count 0, twice */
+        MPI_Send(ibuf, 0, MPI_INT, 1, 1, MPI_COMM_WORLD);
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        /* a derived type: 4 blocks of 2 ints, stride 3 -> 32 bytes */
+        MPI_Datatype vec;
+        MPI_Type_vector(4, 2, 3, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Send(ibuf, 1, vec, 1, 2, MPI_COMM_WORLD);
+        MPI_Type_free(&vec);
+        /* 10 ints to a receive posted for 1000 from MPI_ANY_SOURCE */
+        MPI_Send(ibuf, 10, MPI_INT, 1, 3, MPI_COMM_WORLD);
+        /* 7 doubles to an Irecv posted for 1000 doubles */
+        MPI_Send(d, 7, MPI_DOUBLE, 1, 4, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(ibuf2, 0, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
+        int count = -1;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        h = sum_bytes(&count, sizeof(count), h);
+        MPI_Recv(ibuf2, 8, MPI_INT, 0, 2, MPI_COMM_WORLD, &st);
+        MPI_Recv(ibuf2 + 8, 1000, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_INT, &count);
+        h = sum_bytes(&count, sizeof(count), h);
+        h = sum_bytes(&st.MPI_SOURCE, sizeof(int), h);
+        h = sum_bytes(&st.MPI_TAG, sizeof(int), h);
+        static double big[1000];
+        MPI_Request r;
+        MPI_Irecv(big, 1000, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD, &r);
+        int flag = 0;
+        while (!flag)
+            MPI_Testall(1, &r, &flag, MPI_STATUSES_IGNORE);
+        h = sum_bytes(big, 7 * sizeof(double), h);
+    }
+    h = sum_bytes(ibuf2, sizeof(ibuf2), h);
+
+    /* MPI_IN_PLACE and a regular allreduce of 10 doubles */
+    MPI_Allreduce(MPI_IN_PLACE, d, 10, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(d, d2, 10, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    h = sum_bytes(d, sizeof(d), h);
+    h = sum_bytes(d2, sizeof(d2), h);
+
+    /* gather with MPI_IN_PLACE at the root and MPI_DATATYPE_NULL where ignored */
+    int g[64] = {0};
+    g[rank * 2] = rank, g[rank * 2 + 1] = -rank;
+    if (rank == 0)
+        MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    else
+        MPI_Gather(&g[rank * 2], 2, MPI_INT, NULL, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD);
+    int s2[2];
+    if (rank == 0)
+        MPI_Scatter(g, 2, MPI_INT, s2, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    else
+        MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, s2, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    h = sum_bytes(g, sizeof(g), h);
+    h = sum_bytes(s2, sizeof(s2), h);
+
+    /* alltoall in place: one int per rank */
+    int a[64];
+    for (int i = 0; i < p; i++)
+        a[i] = rank * 100 + i;
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, 1, MPI_INT, MPI_COMM_WORLD);
+    h = sum_bytes(a, (size_t)p * sizeof(int), h);
+
+    /* allgatherv with rank r contributing r+1 ints, in place */
+    int counts[64], displs[64], v[64 * 65 / 2] = {0}, off = 0;
+    for (int i = 0; i < p; i++)
+        counts[i] = i + 1, displs[i] = off, off += i + 1;
+    for (int i = 0; i <= rank; i++)
+        v[displs[rank] + i] = rank * 10 + i;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, counts, displs, MPI_INT, MPI_COMM_WORLD);
+    h = sum_bytes(v, (size_t)off * sizeof(int), h);
+
+    /* a broadcast of nothing */
+    MPI_Bcast(NULL, 0, MPI_INT, 0, MPI_COMM_WORLD);
+
+    /* completion calls on null requests */
+    MPI_Request nul = MPI_REQUEST_NULL;
+    MPI_Wait(&nul, MPI_STATUS_IGNORE);
+
+    uint64_t all[64];
+    MPI_Gather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        for (int i = 0; i < p; i++)
+            printf("rank %d checksum %016llx\n", i, (unsigned long long)all[i]);
+    MPI_Finalize();
+    return 0;
+}

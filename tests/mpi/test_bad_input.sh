@@ -1,0 +1,33 @@
+#!/bin/sh
+# Bad settings: a clear message naming the variable, defaults used, the job
+# unchanged; an unwritable output path: a message and the profile kept elsewhere.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+prog="$CF_BUILDDIR/tests/mpi/known_calls"
+cd "$cf_tmp" || exit 1
+
+COMMFIT_TABLE_SIZE=lots COMMFIT_SUMMARY=maybe COMMFIT_OUTPUT="$cf_tmp/bad-env.json" COMMFIT_TYPO=1 \
+    cf_mpirun 2 -- "$prog" 2> "$cf_tmp/err.txt" \
+    || cf_fail "job failed with bad settings"
+cat "$cf_tmp/err.txt"
+grep -q "COMMFIT_TABLE_SIZE='lots' is not a whole number" "$cf_tmp/err.txt" || cf_fail "no message for COMMFIT_TABLE_SIZE"
+grep -q "COMMFIT_SUMMARY='maybe' is not a boolean" "$cf_tmp/err.txt" || cf_fail "no message for COMMFIT_SUMMARY"
+grep -q "unknown variable COMMFIT_TYPO" "$cf_tmp/err.txt" || cf_fail "no message for an unknown variable"
+[ "$(grep -c "COMMFIT_TABLE_SIZE=" "$cf_tmp/err.txt")" -eq 1 ] || cf_fail "the message should come once, from rank 0"
+cf_check known_calls "$cf_tmp/bad-env.json" 2 > /dev/null || cf_fail "profile with default settings is wrong"
+echo "ok   bad settings: messages given, defaults used, profile complete"
+
+COMMFIT_OUTPUT=/nonexistent-dir/p.json cf_mpirun 2 -- "$prog" 2> "$cf_tmp/err2.txt"
+rc=$?
+cat "$cf_tmp/err2.txt"
+[ $rc -eq 0 ] || cf_fail "an unwritable COMMFIT_OUTPUT changed the job's exit status ($rc)"
+grep -q "cannot write the profile to COMMFIT_OUTPUT=/nonexistent-dir/p.json" "$cf_tmp/err2.txt" || cf_fail "no message"
+kept=$(sed -n 's/^commfit: profile written to //p' "$cf_tmp/err2.txt")
+[ -n "$kept" ] && [ -f "$kept" ] || cf_fail "the profile was not kept elsewhere"
+cf_check known_calls "$kept" 2 > /dev/null || cf_fail "the kept profile is wrong"
+echo "ok   unwritable output: message, exit status 0, profile kept at $kept"
+
+COMMFIT_DISABLE=1 COMMFIT_OUTPUT="$cf_tmp/disabled.json" cf_mpirun 2 -- "$prog" \
+    || cf_fail "job failed with COMMFIT_DISABLE=1"
+[ ! -e "$cf_tmp/disabled.json" ] || cf_fail "COMMFIT_DISABLE=1 still wrote a profile"
+echo "ok   COMMFIT_DISABLE=1 passes every call through"
+echo "3 passed, 0 failed"

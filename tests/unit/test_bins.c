@@ -1,0 +1,138 @@
+/* Size bins, time histograms, keys and the stats table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include "cf_bins.h"
+
+static void test_size_bins(void **state)
+{
+    (void)state;
+    assert_int_equal(cf_size_bin(0), 0);
+    assert_int_equal(cf_size_bin(1), 1);
+    assert_int_equal(cf_size_bin(2), 2);
+    assert_int_equal(cf_size_bin(3), 2);
+    assert_int_equal(cf_size_bin(4), 3);
+    assert_int_equal(cf_size_bin(8192), 14);
+    assert_int_equal(cf_size_bin(16383), 14);
+    assert_int_equal(cf_size_bin(UINT64_MAX), 64);
+    /* every size lies inside the bounds of its bin, and bins tile the line */
+    for (unsigned b = 1; b < CF_SIZE_BINS; b++) {
+        assert_int_equal(cf_size_bin(cf_size_bin_lo(b)), b);
+        assert_int_equal(cf_size_bin(cf_size_bin_hi(b)), b);
+        if (b + 1 < CF_SIZE_BINS)
+            assert_true(cf_size_bin_hi(b) + 1 == cf_size_bin_lo(b + 1));
+    }
+}
+
+static void test_hist_bins(void **state)
+{
+    (void)state;
+    /* exact below 8, then 8 sub-buckets per power of two */
+    for (uint64_t v = 0; v < 8; v++)
+        assert_int_equal(cf_hist_bin(v), v);
+    assert_int_equal(cf_hist_bin(8), 8);
+    assert_int_equal(cf_hist_bin(15), 15);
+    assert_int_equal(cf_hist_bin(16), 16);
+    assert_int_equal(cf_hist_bin(17), 16);
+    assert_int_equal(cf_hist_bin(18), 17);
+    assert_int_equal(cf_hist_bin(UINT64_MAX), CF_HIST_N - 1);
+    /* every value lies in [lo, lo + width) of its bucket; width <= 1/8 of lo */
+    for (uint64_t v = 1; v < (1ull << 40); v = v * 3 / 2 + 1) {
+        unsigned i = cf_hist_bin(v);
+        assert_true(cf_hist_bin_lo(i) <= v);
+        assert_true(v < cf_hist_bin_lo(i) + cf_hist_bin_width(i));
+        if (v >= 8)
+            assert_true(cf_hist_bin_width(i) * 8 <= cf_hist_bin_lo(i));
+    }
+}
+
+static void test_quantiles(void **state)
+{
+    (void)state;
+    uint32_t h[CF_HIST_N] = {0};
+    /* 1000 samples of 1..1000 us in ns: median 500 us, p99 990 us within 6.25 % */
+    for (uint64_t i = 1; i <= 1000; i++)
+        h[cf_hist_bin(i * 1000)]++;
+    double p50 = cf_hist_quantile(h, 0.5, 1000, 1000000);
+    double p99 = cf_hist_quantile(h, 0.99, 1000, 1000000);
+    assert_true(p50 > 500000 * 0.9375 && p50 < 500000 * 1.0625);
+    assert_true(p99 > 990000 * 0.9375 && p99 < 990000 * 1.0625);
+    /* a single value comes back exactly, thanks to the min/max clamp */
+    uint32_t one[CF_HIST_N] = {0};
+    one[cf_hist_bin(123456)] = 10;
+    assert_true(cf_hist_quantile(one, 0.5, 123456, 123456) == 123456.0);
+    uint32_t none[CF_HIST_N] = {0};
+    assert_true(cf_hist_quantile(none, 0.5, 0, 0) == 0.0);
+}
+
+static void test_key_roundtrip(void **state)
+{
+    (void)state;
+    uint64_t k = cf_key_make(CF_LAYER_UCX, 93, 0xdeadbeefu, CF_PATH_INTER, 12345, 37);
+    assert_int_equal(cf_key_layer(k), CF_LAYER_UCX);
+    assert_int_equal(cf_key_op(k), 93);
+    assert_int_equal(cf_key_comm(k), 0xdeadbeefu);
+    assert_int_equal(cf_key_path(k), CF_PATH_INTER);
+    assert_int_equal(cf_key_region(k), 12345);
+    assert_int_equal(cf_key_bin(k), 37);
+    /* operation 1 with every other field 0 is still not the empty key */
+    assert_true(cf_key_make(CF_LAYER_MPI, 1, 0, 0, 0, 0) != 0);
+}
+
+static void test_stats_merge(void **state)
+{
+    (void)state;
+    cf_stat_t a = {.key = 5}, b = {.key = 5};
+    cf_stat_add(&a, 100, 50);
+    cf_stat_add(&a, 100, 70);
+    cf_stat_add(&b, 300, 20);
+    cf_stat_merge(&a, &b);
+    assert_int_equal(a.calls, 3);
+    assert_int_equal(a.bytes, 500);
+    assert_int_equal(a.t_sum, 140);
+    assert_int_equal(a.t_min, 20);
+    assert_int_equal(a.t_max, 70);
+    uint64_t n = 0;
+    for (unsigned i = 0; i < CF_HIST_N; i++)
+        n += a.hist[i];
+    assert_int_equal(n, 3);
+    /* merging an empty stat changes nothing */
+    cf_stat_t e = {.key = 5};
+    cf_stat_merge(&a, &e);
+    assert_int_equal(a.calls, 3);
+    assert_int_equal(a.t_min, 20);
+}
+
+static void test_table_fixed_budget(void **state)
+{
+    (void)state;
+    cf_table_t t;
+    assert_int_equal(cf_table_init(&t, 64), CF_OK);
+    assert_int_equal(t.cap, 64);
+    /* 63 keys fit (one slot stays free), the rest are counted as dropped */
+    for (uint64_t k = 1; k <= 100; k++) {
+        cf_stat_t *s = cf_table_get(&t, k * 1000003);
+        if (s)
+            cf_stat_add(s, 1, 1);
+    }
+    assert_int_equal(t.used, 63);
+    assert_int_equal(t.dropped, 37);
+    /* existing keys are still found when the table is full */
+    cf_stat_t *s = cf_table_get(&t, 1000003);
+    assert_non_null(s);
+    assert_int_equal(s->calls, 1);
+    cf_table_fini(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_size_bins),   cmocka_unit_test(test_hist_bins),
+        cmocka_unit_test(test_quantiles),   cmocka_unit_test(test_key_roundtrip),
+        cmocka_unit_test(test_stats_merge), cmocka_unit_test(test_table_fixed_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,449 @@
+/* Hockney fitting on synthetic data with known answers. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cf_fit.h"
+
+#define ALPHA 5e-6
+#define BW 25e9
+#define NPOW 27 /* 1 B .. 64 MiB */
+
+/* Fixed-seed generator so that noisy cases are reproducible everywhere. */
+static uint64_t rng_state;
+
+static double rng_uniform(void) /* [-1, 1) */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static void make_hockney(cf_point_t *p, double alpha, double bw, double noise)
+{
+    for (int i = 0; i < NPOW; i++) {
+        p[i].size = ldexp(1.0, i);
+        p[i].time_s = (alpha + p[i].size / bw) * (1.0 + noise * rng_uniform());
+        p[i].weight = 1.0;
+    }
+}
+
+static void assert_rel(double got, double want, double tol)
+{
+    double rel = fabs(got - want) / fabs(want);
+    if (!(rel <= tol))
+        fail_msg("got %.9g, want %.9g (rel err %.3g > %.3g)", got, want, rel, tol);
+}
+
+/* slack: relative widening, for exact data where the interval collapses
+ * to a point and rounding decides the rest. */
+static void assert_in_slack(double v, const double ci[2], double slack)
+{
+    if (!(ci[0] <= v * (1 + slack) && v * (1 - slack) <= ci[1]))
+        fail_msg("%.9g not in [%.9g, %.9g]", v, ci[0], ci[1]);
+}
+
+static void assert_in(double v, const double ci[2])
+{
+    assert_in_slack(v, ci, 0.0);
+}
+
+static void test_exact_recovery(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    make_hockney(p, ALPHA, BW, 0.0);
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_true(f.ok);
+    assert_int_equal(f.nseg, 1);
+    assert_int_equal(f.npoints, NPOW);
+    assert_int_equal(f.noutliers, 0);
+    assert_rel(f.alpha_s, ALPHA, 1e-6);
+    assert_rel(f.bandwidth_Bps, BW, 1e-6);
+    assert_rel(f.n_half_bytes, 125e3, 1e-6);
+    assert_rel(f.seg[0].alpha_s, ALPHA, 1e-6);
+    assert_rel(f.seg[0].bandwidth_Bps, BW, 1e-6);
+    assert_true(f.r2 > 0.999999);
+    assert_true(f.size_lo == 1.0 && f.size_hi == ldexp(1.0, NPOW - 1));
+    assert_in_slack(ALPHA, f.alpha_ci, 1e-9);
+    assert_in_slack(BW, f.bandwidth_ci, 1e-9);
+    assert_true(f.alpha_ci[1] - f.alpha_ci[0] < 1e-6 * ALPHA);
+    assert_rel(cf_fit_predict(&f, 1e6), 45e-6, 1e-6);
+}
+
+static void test_input_order_irrelevant(void **state)
+{
+    cf_point_t p[NPOW], q[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    make_hockney(p, ALPHA, BW, 0.0);
+    for (int i = 0; i < NPOW; i++)
+        q[i] = p[(i * 7) % NPOW]; /* 7 is coprime with 27: a permutation */
+    assert_int_equal(cf_fit_hockney(q, NPOW, &f), CF_OK);
+    assert_rel(f.alpha_s, ALPHA, 1e-6);
+    assert_rel(f.bandwidth_Bps, BW, 1e-6);
+}
+
+static void test_noise(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    /* A 95 % interval misses for one seed in twenty; the coverage test
+     * below checks the rate itself. */
+    rng_state = 1;
+    make_hockney(p, ALPHA, BW, 0.05);
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_int_equal(f.nseg, 1);
+    assert_rel(f.alpha_s, ALPHA, 0.10);
+    assert_rel(f.bandwidth_Bps, BW, 0.10);
+    assert_in(ALPHA, f.alpha_ci);
+    assert_in(BW, f.bandwidth_ci);
+    assert_true(f.alpha_ci[0] < f.alpha_s && f.alpha_s < f.alpha_ci[1]);
+    assert_true(f.bandwidth_ci[0] < f.bandwidth_Bps && f.bandwidth_Bps < f.bandwidth_ci[1]);
+}
+
+/* The intervals should be about 95 %: far from always and far from never. */
+static void test_noise_ci_coverage(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    int in_a = 0, in_b = 0, trials = 200;
+    (void)state;
+
+    rng_state = 777;
+    for (int t = 0; t < trials; t++) {
+        make_hockney(p, ALPHA, BW, 0.05);
+        assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+        in_a += f.alpha_ci[0] <= ALPHA && ALPHA <= f.alpha_ci[1];
+        in_b += f.bandwidth_ci[0] <= BW && BW <= f.bandwidth_ci[1];
+    }
+    assert_true(in_a >= 170 && in_a <= 199);
+    assert_true(in_b >= 170 && in_b <= 199);
+}
+
+static void test_outliers(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    rng_state = 4242;
+    make_hockney(p, ALPHA, BW, 0.05);
+    p[3].time_s *= 10;  /* a small size: would wreck alpha */
+    p[22].time_s *= 10; /* a large size: would wreck B */
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_int_equal(f.nseg, 1);
+    assert_int_equal(f.noutliers, 2);
+    assert_int_equal(f.npoints, NPOW - 2);
+    assert_rel(f.alpha_s, ALPHA, 0.10);
+    assert_rel(f.bandwidth_Bps, BW, 0.10);
+}
+
+static void test_outlier_at_edge(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    rng_state = 99;
+    make_hockney(p, ALPHA, BW, 0.05);
+    p[NPOW - 1].time_s *= 10; /* must not buy a three-point segment */
+    p[0].time_s /= 10;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_int_equal(f.nseg, 1);
+    assert_int_equal(f.noutliers, 2);
+    assert_rel(f.alpha_s, ALPHA, 0.10);
+    assert_rel(f.bandwidth_Bps, BW, 0.10);
+}
+
+static void make_switch(cf_point_t *p, double noise)
+{
+    for (int i = 0; i < NPOW; i++) {
+        double m = ldexp(1.0, i);
+        double t = m < 65536 ? 2e-6 + m / 10e9 : 20e-6 + m / 25e9;
+        p[i].size = m;
+        p[i].time_s = t * (1.0 + noise * rng_uniform());
+        p[i].weight = 1.0;
+    }
+}
+
+static void check_switch(const cf_fit_t *f, double tol)
+{
+    assert_int_equal(f->nseg, 2);
+    assert_true(f->seg[0].size_hi >= 16384 && f->seg[0].size_hi <= 65536);
+    assert_true(f->seg[1].size_lo >= 32768 && f->seg[1].size_lo <= 131072);
+    assert_true(f->seg[0].npoints >= 3 && f->seg[1].npoints >= 3);
+    assert_rel(f->seg[0].alpha_s, 2e-6, tol);
+    assert_rel(f->seg[0].bandwidth_Bps, 10e9, tol);
+    assert_rel(f->seg[1].alpha_s, 20e-6, tol);
+    assert_rel(f->seg[1].bandwidth_Bps, 25e9, tol);
+}
+
+static void test_protocol_switch(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    make_switch(p, 0.0);
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    check_switch(&f, 1e-6);
+    assert_true(f.seg[0].size_hi == 32768 && f.seg[1].size_lo == 65536);
+    assert_int_equal(f.noutliers, 0);
+    /* Each size is predicted by its own protocol's line. */
+    assert_rel(cf_fit_predict(&f, 1024), 2e-6 + 1024 / 10e9, 1e-6);
+    assert_rel(cf_fit_predict(&f, 1e6), 20e-6 + 1e6 / 25e9, 1e-6);
+    assert_rel(cf_fit_alpha_at(&f, 100), 2e-6, 1e-6);
+    assert_rel(cf_fit_alpha_at(&f, 1e9), 20e-6, 1e-6);
+    /* Outside the fitted range: the nearest segment. */
+    assert_rel(cf_fit_alpha_at(&f, 0), 2e-6, 1e-6);
+    assert_rel(cf_fit_alpha_at(&f, 1e12), 20e-6, 1e-6);
+}
+
+static void test_protocol_switch_noisy(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    rng_state = 2024;
+    make_switch(p, 0.03);
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    check_switch(&f, 0.10);
+}
+
+/* Three protocols (shared-memory eager, eager, rendezvous). */
+static void test_three_segments(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    for (int i = 0; i < NPOW; i++) {
+        double m = ldexp(1.0, i);
+        p[i].size = m;
+        p[i].time_s = m < 1024 ? 1e-6 + m / 2e9 : m < 262144 ? 4e-6 + m / 8e9 : 30e-6 + m / 25e9;
+        p[i].weight = 1.0;
+    }
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_int_equal(f.nseg, 3);
+    assert_true(f.seg[0].size_hi == 512 && f.seg[1].size_lo == 1024);
+    assert_true(f.seg[1].size_hi == 131072 && f.seg[2].size_lo == 262144);
+    assert_rel(f.seg[1].alpha_s, 4e-6, 1e-6);
+    assert_rel(f.seg[2].bandwidth_Bps, 25e9, 1e-6);
+}
+
+/* Several bins of the same size (e.g. from different communicators). */
+static void test_repeated_sizes(void **state)
+{
+    cf_point_t p[2 * NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    rng_state = 31;
+    make_hockney(p, ALPHA, BW, 0.03);
+    make_hockney(p + NPOW, ALPHA, BW, 0.03);
+    assert_int_equal(cf_fit_hockney(p, 2 * NPOW, &f), CF_OK);
+    assert_int_equal(f.nseg, 1);
+    assert_int_equal(f.npoints + f.noutliers, 2 * NPOW);
+    assert_rel(f.alpha_s, ALPHA, 0.05);
+    assert_rel(f.bandwidth_Bps, BW, 0.05);
+}
+
+static void test_two_sizes_nodata(void **state)
+{
+    cf_point_t p[6];
+    cf_fit_t f;
+    (void)state;
+
+    for (int i = 0; i < 6; i++) {
+        p[i].size = (i % 2) ? 1024 : 8;
+        p[i].time_s = 1e-6 * (1 + i);
+        p[i].weight = 3;
+    }
+    memset(&f, 0xff, sizeof(f));
+    assert_int_equal(cf_fit_hockney(p, 6, &f), CF_ERR_NODATA);
+    assert_int_equal(f.ok, 0);
+    assert_int_equal(f.npoints, 6);
+    assert_true(f.size_lo == 8 && f.size_hi == 1024);
+    assert_int_equal(f.nseg, 0);
+    assert_true(isnan(cf_fit_predict(&f, 100)));
+    assert_true(isnan(cf_fit_startup_share(&f, p, 6)));
+
+    assert_int_equal(cf_fit_hockney(p, 0, &f), CF_ERR_NODATA);
+    assert_int_equal(f.npoints, 0);
+    assert_int_equal(cf_fit_hockney(NULL, 0, &f), CF_ERR_NODATA);
+}
+
+static void test_zero_weight_ignored(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    make_hockney(p, ALPHA, BW, 0.0);
+    for (int i = 3; i < NPOW; i++)
+        p[i].weight = 0;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_int_equal(f.npoints, 3);
+    p[2].time_s = 0; /* an unresolved timing is no measurement */
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_ERR_NODATA);
+    assert_int_equal(f.npoints, 2);
+}
+
+static void test_invalid(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    make_hockney(p, ALPHA, BW, 0.0);
+    memset(&f, 0x5a, sizeof(f));
+    p[4].time_s = NAN;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_ERR_INVALID);
+    p[4].time_s = -1;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_ERR_INVALID);
+    p[4].time_s = 1e-5;
+    p[4].size = -1;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_ERR_INVALID);
+    p[4].size = 16;
+    p[4].weight = INFINITY;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_ERR_INVALID);
+    assert_int_equal(cf_fit_hockney(NULL, 3, &f), CF_ERR_INVALID);
+    assert_int_equal(cf_fit_hockney(p, NPOW, NULL), CF_ERR_INVALID);
+    /* Output untouched on error. */
+    {
+        cf_fit_t g;
+        memset(&g, 0x5a, sizeof(g));
+        assert_memory_equal(&f, &g, sizeof(f));
+    }
+}
+
+static void test_flat_time_infinite_bandwidth(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    make_hockney(p, ALPHA, INFINITY, 0.0);
+    p[NPOW - 1].time_s = 0.999 * ALPHA; /* slope slightly negative */
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_true(isinf(f.bandwidth_Bps) && f.bandwidth_Bps > 0);
+    assert_true(isinf(f.n_half_bytes));
+    assert_true(isinf(f.bandwidth_ci[1]));
+    assert_rel(f.alpha_s, ALPHA, 1e-3);
+    assert_rel(cf_fit_predict(&f, 1e9), f.alpha_s, 1e-12);
+    assert_rel(cf_fit_startup_share(&f, p, NPOW), 1.0, 1e-12);
+}
+
+static void test_zero_alpha_constrained(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    for (int i = 0; i < NPOW; i++) {
+        p[i].size = ldexp(1.0, i + 10);
+        /* pure bandwidth with a slight dip at small sizes: alpha_u < 0 */
+        p[i].time_s = p[i].size / BW * (i < 3 ? 0.98 : 1.0);
+        p[i].weight = 1;
+    }
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_true(f.alpha_s == 0.0);
+    assert_true(f.alpha_ci[0] == 0.0);
+    assert_true(f.n_half_bytes == 0.0);
+    assert_rel(f.bandwidth_Bps, BW, 0.01);
+    assert_in(f.bandwidth_Bps, f.bandwidth_ci);
+}
+
+/* Call counts weight bins, but relative error keeps alpha tied to the
+ * small sizes even when one large bin holds nearly all calls. */
+static void test_heavy_weight(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    rng_state = 5;
+    make_hockney(p, ALPHA, BW, 0.03);
+    p[25].weight = 1e6;
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_rel(f.alpha_s, ALPHA, 0.10);
+    assert_rel(f.bandwidth_Bps, BW, 0.10);
+}
+
+static void test_startup_share_lesson(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_point_t one;
+    cf_fit_t f;
+    (void)state;
+
+    make_hockney(p, ALPHA, BW, 0.0);
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+
+    one = (cf_point_t){1e6, 45e-6, 10};
+    assert_rel(cf_fit_predict(&f, 1e6), 45e-6, 1e-6);
+    assert_rel(cf_fit_startup_share(&f, &one, 1), 5.0 / 45.0, 1e-6);
+    assert_true(fabs(cf_fit_startup_share(&f, &one, 1) - 0.111) < 0.0005);
+    assert_string_equal(cf_verdict(cf_fit_startup_share(&f, &one, 1)), "bandwidth-bound");
+
+    one = (cf_point_t){1e3, 5.04e-6, 10};
+    assert_rel(cf_fit_predict(&f, 1e3), 5.04e-6, 1e-6);
+    assert_rel(cf_fit_startup_share(&f, &one, 1), 5.0 / 5.04, 1e-6);
+    assert_true(fabs(cf_fit_startup_share(&f, &one, 1) - 0.992) < 0.0005);
+    assert_string_equal(cf_verdict(cf_fit_startup_share(&f, &one, 1)), "startup-bound");
+
+    /* Weighted over calls: 1 call of 1 MB and 9 of 1 kB. */
+    {
+        cf_point_t mix[2] = {{1e6, 0, 1}, {1e3, 0, 9}};
+        double want = (10 * 5e-6) / (45e-6 + 9 * 5.04e-6);
+        assert_rel(cf_fit_startup_share(&f, mix, 2), want, 1e-6);
+    }
+}
+
+static void test_verdict(void **state)
+{
+    (void)state;
+    assert_string_equal(cf_verdict(0.51), "startup-bound");
+    assert_string_equal(cf_verdict(0.5), "bandwidth-bound");
+    assert_string_equal(cf_verdict(0.0), "bandwidth-bound");
+    assert_string_equal(cf_verdict(NAN), "undetermined");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_recovery),
+        cmocka_unit_test(test_input_order_irrelevant),
+        cmocka_unit_test(test_noise),
+        cmocka_unit_test(test_noise_ci_coverage),
+        cmocka_unit_test(test_outliers),
+        cmocka_unit_test(test_outlier_at_edge),
+        cmocka_unit_test(test_protocol_switch),
+        cmocka_unit_test(test_protocol_switch_noisy),
+        cmocka_unit_test(test_three_segments),
+        cmocka_unit_test(test_repeated_sizes),
+        cmocka_unit_test(test_two_sizes_nodata),
+        cmocka_unit_test(test_zero_weight_ignored),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_flat_time_infinite_bandwidth),
+        cmocka_unit_test(test_zero_alpha_constrained),
+        cmocka_unit_test(test_heavy_weight),
+        cmocka_unit_test(test_startup_share_lesson),
+        cmocka_unit_test(test_verdict),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

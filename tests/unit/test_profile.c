@@ -1,0 +1,213 @@
+/* Profile writer and reader: round trip, atomic write, and every kind of
+ * bad input a reader meets (truncated, corrupt, wrong version), fuzzed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "cf_profile.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "%s/cf-test-profile-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd);
+}
+
+static void make_profile(cf_profile_t *p)
+{
+    cf_profile_init(p);
+    p->ranks = 4;
+    p->nodes = 2;
+    p->wall_s = 1.5;
+    snprintf(p->mpi_library, sizeof(p->mpi_library), "Open MPI v4.1.4");
+    p->nrank = 2;
+    p->rank = calloc(2, sizeof(*p->rank));
+    p->rank[0] = (cf_rank_info_t){.rank = 0, .node = 0, .host = "a", .wall_s = 1.5, .mpi_s = 0.25};
+    p->rank[1] = (cf_rank_info_t){.rank = 1, .node = 1, .host = "b", .wall_s = 1.4, .mpi_s = 0.5};
+    p->ncomm = 1;
+    p->comm = calloc(1, sizeof(*p->comm));
+    p->comm[0] = (cf_comm_info_t){.id = CF_COMM_ID_WORLD, .size = 4, .nodes = 2, .name = "MPI_COMM_WORLD"};
+    p->nregion = 1;
+    p->region = calloc(1, sizeof(char *));
+    p->region[0] = strdup("step");
+    p->nrec = 2;
+    p->rec = calloc(2, sizeof(*p->rec));
+    p->rec[0] = (cf_record_t){.layer = 0, .op = "MPI_Allreduce", .kind = "collective", .comm = CF_COMM_ID_WORLD,
+                              .path = 2, .size_lo = 8192, .size_hi = 16383, .calls = 28, .bytes = 229376,
+                              .t_sum = 0.028, .t_min = 0.0005, .t_max = 0.003, .t_p50 = 0.001, .t_p99 = 0.0029,
+                              .region = 1};
+    p->rec[1] = (cf_record_t){.layer = 1, .op = "ucp_tag_send_nbx", .kind = "p2p", .parent_op = "MPI_Send",
+                              .path = 1, .size_lo = 1, .size_hi = 1, .calls = 1, .bytes = 1};
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    cf_profile_t p, q;
+    char path[300], err[256];
+    make_profile(&p);
+    snprintf(path, sizeof(path), "%s/rt.json", tmpdir);
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_read(path, &q, err, sizeof(err)), CF_OK);
+    assert_int_equal(q.ranks, 4);
+    assert_int_equal(q.nodes, 2);
+    assert_int_equal(q.nrank, 2);
+    assert_string_equal(q.rank[1].host, "b");
+    assert_int_equal(q.ncomm, 1);
+    assert_int_equal(q.comm[0].size, 4);
+    assert_int_equal(q.nrec, 2);
+    assert_string_equal(q.rec[0].op, "MPI_Allreduce");
+    assert_string_equal(q.rec[0].kind, "collective");
+    assert_int_equal(q.rec[0].calls, 28);
+    assert_int_equal(q.rec[0].bytes, 229376);
+    assert_int_equal(q.rec[0].size_lo, 8192);
+    assert_true(q.rec[0].t_p50 == 0.001);
+    assert_int_equal(q.rec[0].region, 1);
+    assert_string_equal(q.region[0], "step");
+    assert_int_equal(q.rec[1].layer, 1);
+    assert_string_equal(q.rec[1].parent_op, "MPI_Send");
+    assert_int_equal(q.rec[1].path, 1);
+    /* no temporary file is left behind */
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q tmp", tmpdir);
+    assert_int_not_equal(system(cmd), 0);
+    cf_profile_free(&p);
+    cf_profile_free(&q);
+}
+
+static void test_unwritable(void **state)
+{
+    (void)state;
+    cf_profile_t p;
+    char path[300], err[256] = "";
+    make_profile(&p);
+    snprintf(path, sizeof(path), "%s/no/such/dir/p.json", tmpdir);
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_ERR_IO);
+    assert_non_null(strstr(err, "No such file"));
+    cf_profile_free(&p);
+}
+
+static int read_text(const char *text, size_t len, char *err, size_t errlen)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%s/in.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    fwrite(text, 1, len, f);
+    fclose(f);
+    cf_profile_t q;
+    int rc = cf_profile_read(path, &q, err, errlen);
+    if (rc == CF_OK)
+        cf_profile_free(&q);
+    return rc;
+}
+
+static char *profile_text(size_t *len_p)
+{
+    cf_profile_t p;
+    make_profile(&p);
+    json_t *j = cf_profile_to_json(&p);
+    char *s = json_dumps(j, JSON_INDENT(1));
+    json_decref(j);
+    cf_profile_free(&p);
+    *len_p = strlen(s);
+    return s;
+}
+
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    char err[256];
+    assert_int_equal(read_text("", 0, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "truncated"));
+    assert_int_equal(read_text("{\"format\": \"commfit-profile\", \"vers", 35, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "truncated"));
+    assert_int_equal(read_text("[1,2]", 5, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_int_equal(read_text("{\"format\": \"darshan\"}", 21, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "not a commfit profile"));
+    const char *v2 = "{\"format\": \"commfit-profile\", \"version\": 2}";
+    assert_int_equal(read_text(v2, strlen(v2), err, sizeof(err)), CF_ERR_VERSION);
+    assert_non_null(strstr(err, "version 2"));
+    const char *v1s = "{\"format\": \"commfit-profile\", \"version\": \"1\"}";
+    assert_int_equal(read_text(v1s, strlen(v1s), err, sizeof(err)), CF_ERR_FORMAT);
+    /* a record without calls names itself */
+    size_t len;
+    char *s = profile_text(&len);
+    char *calls = strstr(s, "\"calls\"");
+    assert_non_null(calls);
+    memcpy(calls, "\"cells\"", 7);
+    assert_int_equal(read_text(s, len, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "records[0]: 'calls' is missing"));
+    free(s);
+    cf_profile_t q;
+    assert_int_equal(cf_profile_read("/nonexistent/commfit.json", &q, err, sizeof(err)), CF_ERR_IO);
+}
+
+/* Every prefix of a valid profile is an error, never a crash or a success. */
+static void test_truncations(void **state)
+{
+    (void)state;
+    size_t len;
+    char *s = profile_text(&len);
+    char err[256];
+    for (size_t n = 0; n < len - 1; n += 7) {
+        int rc = read_text(s, n, err, sizeof(err));
+        assert_int_not_equal(rc, CF_OK);
+        assert_true(strlen(err) > 0);
+    }
+    assert_int_equal(read_text(s, len, err, sizeof(err)), CF_OK);
+    free(s);
+}
+
+/* Random byte changes: the reader answers OK or a described error. */
+static void test_fuzz(void **state)
+{
+    (void)state;
+    size_t len;
+    char *s = profile_text(&len);
+    char *m = malloc(len);
+    char err[256];
+    unsigned seed = 12345;
+    int ok = 0, bad = 0;
+    for (int i = 0; i < 3000; i++) {
+        memcpy(m, s, len);
+        int edits = 1 + (int)(rand_r(&seed) % 4);
+        for (int e = 0; e < edits; e++)
+            m[rand_r(&seed) % len] = (char)" {}[]\",:0123456789aeEfn-.x"[rand_r(&seed) % 27];
+        err[0] = 0;
+        int rc = read_text(m, len, err, sizeof(err));
+        if (rc == CF_OK)
+            ok++;
+        else {
+            bad++;
+            assert_true(strlen(err) > 0);
+        }
+    }
+    assert_true(bad > 0);
+    print_message("fuzz: %d accepted, %d rejected with a message\n", ok, bad);
+    free(m);
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_unwritable), cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_truncations), cmocka_unit_test(test_fuzz),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
