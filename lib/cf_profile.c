@@ -109,6 +109,9 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         json_object_set_new(o, "time_s", json_pack("{s:f, s:f, s:f, s:f, s:f}", "sum", r->t_sum, "min", r->t_min,
                                                    "max", r->t_max, "p50", r->t_p50, "p99", r->t_p99));
         json_object_set_new(o, "wait_s", json_real(r->wait_s));
+        if (r->xfer_n)
+            json_object_set_new(o, "transfer_s", json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t)r->xfer_n, "sum",
+                                                           r->xfer_sum, "p50", r->xfer_p50, "p99", r->xfer_p99));
         json_array_append_new(recs, o);
     }
     json_object_set_new(root, "records", recs);
@@ -416,6 +419,13 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_num(t, "p99", &r->t_p99, where, err, errlen));
         if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
             r->wait_s = json_number_value(x);
+        if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
+            snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
+            CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));
+            CF_CHECK(cf_get_num(t, "sum", &r->xfer_sum, where, err, errlen));
+            CF_CHECK(cf_get_num(t, "p50", &r->xfer_p50, where, err, errlen));
+            CF_CHECK(cf_get_num(t, "p99", &r->xfer_p99, where, err, errlen));
+        }
     }
 
     /* keep sections this reader does not model, for tools that want them */

@@ -24,7 +24,11 @@ typedef struct {
     uint64_t size_lo, size_hi;
     uint64_t calls, bytes;
     double t_sum, t_min, t_max, t_p50, t_p99; /* seconds */
-    double wait_s;                             /* seconds waiting for other ranks */
+    double wait_s;                             /* seconds waiting for other ranks (sampled calls) */
+    /* transfer time of the sampled calls: duration less the wait for a late
+     * partner (collectives), or one-way time on synchronized clocks (p2p) */
+    uint64_t xfer_n;
+    double xfer_sum, xfer_p50, xfer_p99;
 } cf_record_t;
 
 typedef struct {

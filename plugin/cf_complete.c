@@ -30,7 +30,7 @@ static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Wait);
     if (!t)
         return PMPI_Wait(request, status);
     cf_req_snap_t snap;
@@ -49,7 +49,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Test);
     if (!t)
         return PMPI_Test(request, flag, status);
     cf_req_snap_t snap;
@@ -76,7 +76,7 @@ static uint64_t cf_complete_all(cf_thread_t *t, int n, MPI_Status *sts, uint64_t
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Waitall);
     if (!t)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int copied = cf_copy_requests(t, array_of_requests, count);
@@ -97,7 +97,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Testall);
     if (!t)
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int copied = cf_copy_requests(t, array_of_requests, count);
@@ -125,7 +125,7 @@ static uint64_t cf_complete_any(cf_thread_t *t, int count, int index, MPI_Status
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Waitany);
     if (!t)
         return PMPI_Waitany(count, array_of_requests, index, status);
     int copied = cf_copy_requests(t, array_of_requests, count);
@@ -145,7 +145,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Testany);
     if (!t)
         return PMPI_Testany(count, array_of_requests, index, flag, status);
     int copied = cf_copy_requests(t, array_of_requests, count);
@@ -180,7 +180,7 @@ static uint64_t cf_complete_some(cf_thread_t *t, int incount, int outcount, cons
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[])
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Waitsome);
     if (!t)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int copied = cf_copy_requests(t, array_of_requests, incount);
@@ -200,7 +200,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[])
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Testsome);
     if (!t)
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int copied = cf_copy_requests(t, array_of_requests, incount);
@@ -219,7 +219,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 
 int MPI_Start(MPI_Request *request)
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Start);
     if (!t)
         return PMPI_Start(request);
     uint64_t t0 = cf_ticks();
@@ -234,7 +234,7 @@ int MPI_Start(MPI_Request *request)
 
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Startall);
     if (!t)
         return PMPI_Startall(count, array_of_requests);
     uint64_t t0 = cf_ticks();
@@ -249,7 +249,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 
 int MPI_Request_free(MPI_Request *request)
 {
-    cf_thread_t *t = cf_enter();
+    cf_thread_t *t = cf_enter(CF_OP_MPI_Request_free);
     if (!t)
         return PMPI_Request_free(request);
     MPI_Request h = *request;

@@ -338,9 +338,16 @@ void cf_runtime_finalize(void)
             cf_record_t *r = &p.rec[p.nrec++];
             unsigned op = cf_key_op(s->key);
             r->layer = (int)cf_key_layer(s->key);
-            cf_strlcpy(r->op, op < CF_OP_COUNT ? cf_op_names[op] : "unknown", sizeof(r->op));
-            cf_strlcpy(r->kind, op < CF_OP_COUNT ? cf_op_kinds[op] : "other", sizeof(r->kind));
+            cf_strlcpy(r->op, cf_layer_op_name((unsigned)r->layer, op), sizeof(r->op));
+            cf_strlcpy(r->kind, cf_layer_op_kind((unsigned)r->layer, op), sizeof(r->kind));
             r->comm = cf_key_comm(s->key);
+            if (r->layer == CF_LAYER_UCX) {
+                /* the communicator field of a UCX key holds the MPI operation above it */
+                unsigned parent = (unsigned)r->comm;
+                if (parent)
+                    cf_strlcpy(r->parent_op, cf_layer_op_name(CF_LAYER_MPI, parent), sizeof(r->parent_op));
+                r->comm = CF_COMM_ID_NONE;
+            }
             r->path = (int)cf_key_path(s->key);
             r->size_lo = cf_size_bin_lo(cf_key_bin(s->key));
             r->size_hi = cf_size_bin_hi(cf_key_bin(s->key));

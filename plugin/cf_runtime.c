@@ -30,6 +30,28 @@ const char *const cf_op_kinds[CF_OP_COUNT] = {
 #undef CF_X
 };
 
+const char *cf_layer_op_name(unsigned layer, unsigned op)
+{
+    if (layer == CF_LAYER_MPI)
+        return op < CF_OP_COUNT ? cf_op_names[op] : "unknown";
+#ifdef CF_HAVE_UCX
+    if (layer == CF_LAYER_UCX)
+        return op < cf_ucx_op_count ? cf_ucx_op_names[op] : "unknown";
+#endif
+    return "unknown";
+}
+
+const char *cf_layer_op_kind(unsigned layer, unsigned op)
+{
+    if (layer == CF_LAYER_MPI)
+        return op < CF_OP_COUNT ? cf_op_kinds[op] : "other";
+#ifdef CF_HAVE_UCX
+    if (layer == CF_LAYER_UCX)
+        return op < cf_ucx_op_count ? cf_ucx_op_kinds[op] : "other";
+#endif
+    return "other";
+}
+
 static pthread_mutex_t cf_lock = PTHREAD_MUTEX_INITIALIZER;
 CF_HIDDEN cf_thread_t **cf_threads;
 CF_HIDDEN _Atomic uint32_t cf_nthreads;

@@ -4,6 +4,9 @@
 #ifndef CF_RUNTIME_H
 #define CF_RUNTIME_H
 
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -22,6 +25,15 @@ enum {
 };
 CF_HIDDEN extern const char *const cf_op_names[CF_OP_COUNT];
 CF_HIDDEN extern const char *const cf_op_kinds[CF_OP_COUNT];
+/* Name and profile kind of an operation of a layer (MPI, or UCX beneath it). */
+CF_HIDDEN const char *cf_layer_op_name(unsigned layer, unsigned op);
+CF_HIDDEN const char *cf_layer_op_kind(unsigned layer, unsigned op);
+#ifdef CF_HAVE_UCX
+/* Defined by the UCX layer (cf_ucx.c): index 0 is unused. */
+CF_HIDDEN extern const char *const cf_ucx_op_names[];
+CF_HIDDEN extern const char *const cf_ucx_op_kinds[];
+CF_HIDDEN extern const unsigned cf_ucx_op_count;
+#endif
 
 /* ---- configuration, from COMMFIT_* variables ---- */
 typedef struct {
@@ -73,11 +85,13 @@ typedef struct {
 #define CF_SCRATCH 4096
 typedef struct {
     int in_wrapper;
+    unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
     cf_table_t table;
     uint64_t mpi_ns;   /* time inside intercepted calls */
     uint64_t missed;   /* completions of requests that were not tracked */
     cf_req_snap_t *snaps;
     MPI_Status *status_buf;
+    void *papi; /* counter state (cf_papi.c), NULL when counters are off */
 } cf_thread_t;
 
 typedef struct {
@@ -96,6 +110,7 @@ typedef struct {
     cf_req_t *req_val;
     uint32_t req_mask;
     _Atomic uint64_t req_dropped;
+    int papi_on; /* counters requested and available */
 } cf_global_t;
 
 CF_HIDDEN extern cf_global_t cf_g;
@@ -106,8 +121,12 @@ CF_HIDDEN cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm);
 CF_HIDDEN extern cf_comm_t *cf_comm_world;
 CF_HIDDEN uint64_t cf_type_size_slow(MPI_Datatype t);
 
-/* Thread state if this call is to be recorded, NULL to pass it through. */
-static inline cf_thread_t *cf_enter(void)
+/* Hooks of the optional layers (cf_papi.c; no-ops when not built). */
+CF_HIDDEN void cf_papi_begin(cf_thread_t *t);
+CF_HIDDEN void cf_papi_end(cf_thread_t *t, unsigned op);
+
+/* Thread state if this call of op is to be recorded, NULL to pass it through. */
+static inline cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_self;
     if (__builtin_expect(t == NULL, 0)) {
@@ -120,9 +139,18 @@ static inline cf_thread_t *cf_enter(void)
     if (t->in_wrapper || !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed))
         return NULL;
     t->in_wrapper = 1;
+    t->cur_op = op;
+    if (__builtin_expect(cf_g.papi_on, 0))
+        cf_papi_begin(t);
     return t;
 }
-static inline void cf_leave(cf_thread_t *t) { t->in_wrapper = 0; }
+static inline void cf_leave(cf_thread_t *t)
+{
+    if (__builtin_expect(cf_g.papi_on, 0))
+        cf_papi_end(t, t->cur_op);
+    t->cur_op = 0;
+    t->in_wrapper = 0;
+}
 
 /* ---- communicator lookup: world first, then a lock-free hash on the handle ---- */
 #define CF_COMM_SLOTS 1024

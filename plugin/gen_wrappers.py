@@ -78,7 +78,7 @@ def wrapper(e):
     op = "CF_OP_" + e["name"]
     k = e["kind"]
     out = ["int %s(%s)" % (e["name"], e["params"]), "{",
-           "    cf_thread_t *cf_t = cf_enter();",
+           "    cf_thread_t *cf_t = cf_enter(%s);" % op,
            "    if (!cf_t)",
            "        return %s;" % call(e)]
     repl = {}

@@ -50,7 +50,7 @@ static void make_profile(cf_profile_t *p)
     p->rec[0] = (cf_record_t){.layer = 0, .op = "MPI_Allreduce", .kind = "collective", .comm = CF_COMM_ID_WORLD,
                               .path = 2, .size_lo = 8192, .size_hi = 16383, .calls = 28, .bytes = 229376,
                               .t_sum = 0.028, .t_min = 0.0005, .t_max = 0.003, .t_p50 = 0.001, .t_p99 = 0.0029,
-                              .region = 1};
+                              .region = 1, .xfer_n = 3, .xfer_sum = 0.0021, .xfer_p50 = 0.0007, .xfer_p99 = 0.0008};
     p->rec[1] = (cf_record_t){.layer = 1, .op = "ucp_tag_send_nbx", .kind = "p2p", .parent_op = "MPI_Send",
                               .path = 1, .size_lo = 1, .size_hi = 1, .calls = 1, .bytes = 1};
 }
@@ -78,6 +78,9 @@ static void test_roundtrip(void **state)
     assert_int_equal(q.rec[0].size_lo, 8192);
     assert_true(q.rec[0].t_p50 == 0.001);
     assert_int_equal(q.rec[0].region, 1);
+    assert_int_equal(q.rec[0].xfer_n, 3);
+    assert_true(q.rec[0].xfer_p50 == 0.0007);
+    assert_int_equal(q.rec[1].xfer_n, 0);
     assert_string_equal(q.region[0], "step");
     assert_int_equal(q.rec[1].layer, 1);
     assert_string_equal(q.rec[1].parent_op, "MPI_Send");
