@@ -68,9 +68,10 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     json_t *ranks = json_array();
     for (size_t i = 0; i < p->nrank; i++) {
         const cf_rank_info_t *r = &p->rank[i];
-        json_array_append_new(ranks, json_pack("{s:i, s:i, s:s, s:f, s:f, s:I}", "rank", r->rank, "node",
-                                               r->node, "host", r->host, "wall_s", r->wall_s, "mpi_s",
-                                               r->mpi_s, "dropped", (json_int_t)r->dropped));
+        json_array_append_new(ranks, json_pack("{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:I}", "rank", r->rank, "node",
+                                               r->node, "host", r->host, "wall_s", r->wall_s, "mpi_s", r->mpi_s,
+                                               "wait_s", r->wait_s, "transfer_s", r->xfer_s, "dropped",
+                                               (json_int_t)r->dropped));
     }
     json_object_set_new(root, "ranks", ranks);
 
@@ -314,6 +315,10 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_str(o, "host", r->host, sizeof(r->host), where, err, errlen));
         CF_CHECK(cf_get_num(o, "wall_s", &r->wall_s, where, err, errlen));
         CF_CHECK(cf_get_num(o, "mpi_s", &r->mpi_s, where, err, errlen));
+        if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
+            r->wait_s = json_number_value(x);
+        if ((x = json_object_get(o, "transfer_s")) && json_is_number(x))
+            r->xfer_s = json_number_value(x);
         if ((x = json_object_get(o, "dropped")) && json_is_integer(x))
             r->dropped = (uint64_t)json_integer_value(x);
     }

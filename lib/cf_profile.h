@@ -35,7 +35,8 @@ typedef struct {
     int rank, node;
     char host[64];
     double wall_s, mpi_s;
-    uint64_t dropped; /* records this rank could not keep */
+    double wait_s, xfer_s; /* over the sampled calls: waiting for others, moving data */
+    uint64_t dropped;      /* records this rank could not keep */
 } cf_rank_info_t;
 
 typedef struct {

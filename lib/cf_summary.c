@@ -1,68 +1,87 @@
-#include <stdlib.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "cf_analysis.h"
 #include "cf_summary.h"
+#include "cf_units.h"
 
-typedef struct {
-    const char *op;
-    uint32_t comm;
-    uint64_t calls, bytes;
-    double time;
-} cf_sum_row_t;
+#define CF_SUMMARY_ROWS 8
 
-static int cf_row_cmp(const void *a, const void *b)
+static void cf_summary_header(const cf_profile_t *p, const cf_an_ranks_t *rk, FILE *out)
 {
-    double x = ((const cf_sum_row_t *)a)->time, y = ((const cf_sum_row_t *)b)->time;
-    return x < y ? 1 : x > y ? -1 : 0;
+    char frac[32] = "";
+
+    if (rk != NULL && isfinite(rk->mpi_fraction))
+        snprintf(frac, sizeof(frac), ", %.1f %% of rank time in MPI", 100.0 * rk->mpi_fraction);
+    fprintf(out, "commfit: %d rank%s on %d node%s, %.3g s wall%s%s\n", p->ranks,
+            p->ranks == 1 ? "" : "s", p->nodes, p->nodes == 1 ? "" : "s",
+            isfinite(p->wall_s) ? p->wall_s : 0.0, frac,
+            p->partial ? " (partial profile: some calls were not recorded)" : "");
 }
 
-static void cf_fmt_secs(double s, char *buf, size_t len)
+/* "startup-bound 87%", "no payload", "few sizes", "-" */
+static const char *cf_summary_verdict(const cf_an_fit_t *f, char *buf, size_t len)
 {
-    if (s >= 1)
-        snprintf(buf, len, "%.3g s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    else if (s >= 1e-6)
-        snprintf(buf, len, "%.3g us", s * 1e6);
+    if (f == NULL)
+        snprintf(buf, len, "-");
+    else if (f->basis != NULL && strcmp(f->basis, "no payload") == 0)
+        snprintf(buf, len, "no payload");
+    else if (f->basis == NULL)
+        snprintf(buf, len, "few sizes");
     else
-        snprintf(buf, len, "%.3g ns", s * 1e9);
+        snprintf(buf, len, "%s %.0f%%%s", f->verdict, 100.0 * f->startup_share,
+                 strcmp(f->basis, "model") == 0 ? "*" : "");
+    return buf;
 }
 
 void cf_summary_print(const cf_profile_t *p, FILE *out)
 {
-    cf_sum_row_t *rows = calloc(p->nrec ? p->nrec : 1, sizeof(*rows));
-    size_t n = 0;
-    double total = 0, mpi = 0;
-    if (!rows)
+    cf_analysis_t *a = NULL;
+    size_t nops;
+    int model_used = 0;
+
+    if (p == NULL || out == NULL)
         return;
-    for (size_t i = 0; i < p->nrec; i++) {
-        const cf_record_t *r = &p->rec[i];
-        if (r->layer != 0)
-            continue;
-        size_t j;
-        for (j = 0; j < n; j++)
-            if (rows[j].comm == r->comm && strcmp(rows[j].op, r->op) == 0)
-                break;
-        if (j == n)
-            rows[n++] = (cf_sum_row_t){.op = r->op, .comm = r->comm};
-        rows[j].calls += r->calls;
-        rows[j].bytes += r->bytes;
-        rows[j].time += r->t_sum;
-        total += r->t_sum;
+    if (cf_analysis_run(p, NULL, &a) != CF_OK) {
+        cf_summary_header(p, NULL, out);
+        fprintf(out, "commfit: no analysis (%s)\n", cf_status_str(CF_ERR_NOMEM));
+        return;
     }
-    for (size_t i = 0; i < p->nrank; i++)
-        mpi += p->rank[i].mpi_s;
-    qsort(rows, n, sizeof(*rows), cf_row_cmp);
-    fprintf(out, "commfit: %d ranks on %d node%s, %.3g s wall, %.1f %% of rank time in MPI%s\n", p->ranks, p->nodes,
-            p->nodes == 1 ? "" : "s", p->wall_s,
-            p->wall_s > 0 && p->nrank ? 100.0 * mpi / (p->wall_s * (double)p->nrank) : 0.0,
-            p->partial ? " (partial profile)" : "");
-    fprintf(out, "commfit: %-24s %-10s %12s %14s %12s %7s\n", "operation", "comm", "calls", "bytes", "time", "share");
-    for (size_t i = 0; i < n && i < 10; i++) {
-        char t[32], label[24];
-        cf_fmt_secs(rows[i].time, t, sizeof(t));
-        fprintf(out, "commfit: %-24s %-10s %12llu %14llu %12s %6.1f%%\n", rows[i].op,
-                cf_comm_label(rows[i].comm, label, sizeof(label)), (unsigned long long)rows[i].calls,
-                (unsigned long long)rows[i].bytes, t, total > 0 ? 100.0 * rows[i].time / total : 0.0);
+    cf_summary_header(p, cf_analysis_ranks(a), out);
+    nops = cf_analysis_nops(a);
+    if (nops == 0) {
+        fprintf(out, "commfit: no MPI communication was recorded\n");
+        cf_analysis_free(a);
+        return;
     }
-    free(rows);
+    fprintf(out, "commfit: %-22s %-9s %10s %9s %10s %6s  %-21s %9s %10s\n", "operation", "comm",
+            "calls", "bytes", "time/rank", "share", "verdict (startup)", "alpha", "B");
+    for (size_t i = 0; i < nops && i < CF_SUMMARY_ROWS; i++) {
+        const cf_an_op_t *o = cf_analysis_op(a, i);
+        const cf_an_fit_t *f = o->fit;
+        char label[24], bytes[CF_FMT_LEN], t[CF_FMT_LEN], al[CF_FMT_LEN], bw[CF_FMT_LEN], v[40];
+        int fitted = f != NULL && f->fit.ok;
+
+        if (f != NULL && f->basis != NULL && strcmp(f->basis, "model") == 0)
+            model_used = 1;
+        fprintf(out, "commfit: %-22s %-9s %10llu %9s %10s %5.1f%%  %-21s %9s %10s\n", o->op,
+                cf_comm_label(o->comm, label, sizeof(label)), (unsigned long long)o->calls,
+                cf_fmt_size((double)o->bytes, bytes, sizeof(bytes)),
+                cf_fmt_time(p->ranks > 0 ? o->time_s / p->ranks : o->time_s, t, sizeof(t)),
+                isfinite(o->share) ? 100.0 * o->share : 0.0, cf_summary_verdict(f, v, sizeof(v)),
+                fitted ? cf_fmt_time(f->fit.alpha_s, al, sizeof(al)) : "-",
+                fitted ? cf_fmt_rate(f->fit.bandwidth_Bps, bw, sizeof(bw)) : "-");
+    }
+    if (nops > CF_SUMMARY_ROWS)
+        fprintf(out, "commfit: ... %zu more operations\n", nops - CF_SUMMARY_ROWS);
+    {
+        const cf_an_op_t *top = cf_analysis_op(a, 0);
+        char label[24], advice[256];
+        fprintf(out, "commfit: %s on %s: %s\n", top->op, cf_comm_label(top->comm, label, sizeof(label)),
+                cf_analysis_advice(top, advice, sizeof(advice)));
+    }
+    fprintf(out, "commfit: time/rank is summed over ranks / %d; share is of all recorded MPI time%s\n",
+            p->ranks > 0 ? p->ranks : 1, model_used ? "; * from the point-to-point link, not a fit" : "");
+    cf_analysis_free(a);
 }

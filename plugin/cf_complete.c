@@ -4,6 +4,7 @@
  * and the payload it completed.  Our entries for the requests are copied
  * before the call: MPI frees the handles inside it (cf_runtime.h). */
 #include "cf_runtime.h"
+#include "cf_sample.h"
 
 /* Statuses to use: the caller's, or ours when it passed MPI_STATUSES_IGNORE
  * (NULL when there are too many: receive sizes then fall back to the posted count). */
@@ -226,7 +227,7 @@ int MPI_Start(MPI_Request *request)
     int rc = PMPI_Start(request);
     uint64_t t1 = cf_ticks();
     if (rc == MPI_SUCCESS)
-        cf_req_start(*request, t0);
+        cf_req_start(t, *request, t0);
     cf_record_call(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_leave(t);
     return rc;
@@ -241,7 +242,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     int rc = PMPI_Startall(count, array_of_requests);
     uint64_t t1 = cf_ticks();
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
-        cf_req_start(array_of_requests[i], t0);
+        cf_req_start(t, array_of_requests[i], t0);
     cf_record_call(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_leave(t);
     return rc;

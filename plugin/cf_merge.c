@@ -10,8 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "cf_profile.h"
+#include "cf_merge.h"
 #include "cf_runtime.h"
+#include "cf_sample.h"
 #include "cf_summary.h"
+#include "cf_sync.h"
 
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
@@ -64,7 +67,7 @@ static int cf_cmp_u64(const void *x, const void *y)
 
 /* Sorts and dedups keys[0..n), then replaces them with the union over all ranks.
  * Returns the union's size; *overflow_p is set when it did not fit cap. */
-static uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
+uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
 {
     uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
     if (!buf)
@@ -81,7 +84,7 @@ static uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n
     PMPI_Type_contiguous((int)cap + 1, MPI_UINT64_T, &t);
     PMPI_Type_commit(&t);
     PMPI_Op_create(cf_union_op, 1, &op);
-    PMPI_Allreduce(MPI_IN_PLACE, buf, 1, t, op, MPI_COMM_WORLD);
+    PMPI_Allreduce(MPI_IN_PLACE, buf, 1, t, op, cf_g.tool_comm);
     PMPI_Op_free(&op);
     PMPI_Type_free(&t);
     *n_p = buf[0] & ~CF_OVERFLOW;
@@ -130,19 +133,50 @@ static int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *
         int cnt = (int)(n - off < chunk ? n - off : chunk);
         char *p = (char *)buf + off * elem;
         if (cf_g.world_rank == root)
-            rc = PMPI_Reduce(MPI_IN_PLACE, p, cnt, t, op, root, MPI_COMM_WORLD);
+            rc = PMPI_Reduce(MPI_IN_PLACE, p, cnt, t, op, root, cf_g.tool_comm);
         else
-            rc = PMPI_Reduce(p, NULL, cnt, t, op, root, MPI_COMM_WORLD);
+            rc = PMPI_Reduce(p, NULL, cnt, t, op, root, cf_g.tool_comm);
     }
     PMPI_Op_free(&op);
     PMPI_Type_free(&t);
     return rc;
 }
 
+cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p)
+{
+    uint64_t *keys = malloc(((size_t)mine->used + 1) * sizeof(uint64_t));
+    size_t nkeys = 0, nu = 0;
+    for (uint32_t s = 0; keys && s < mine->cap; s++)
+        if (mine->slots[s].key)
+            keys[nkeys++] = mine->slots[s].key;
+    /* every rank must take part even when it has no memory left */
+    uint64_t none = 0;
+    uint64_t *ukeys = cf_union_keys(keys ? keys : &none, keys ? nkeys : 0, cap, &nu, overflow_p);
+    free(keys);
+    cf_stat_t *stats = calloc(nu ? nu : 1, sizeof(cf_stat_t));
+    if (!stats || !ukeys)
+        *overflow_p = 1;
+    for (size_t i = 0; stats && ukeys && i < nu; i++) {
+        cf_stat_t *s = cf_table_get(mine, ukeys[i]);
+        if (s)
+            stats[i] = *s;
+        stats[i].key = ukeys[i];
+    }
+    free(ukeys);
+    if (stats)
+        cf_reduce_bytes(stats, nu, sizeof(cf_stat_t), cf_stat_op, 0);
+    if (cf_g.world_rank != 0) {
+        free(stats);
+        stats = NULL;
+    }
+    *n_p = nu;
+    return stats;
+}
+
 typedef struct {
     int rank, node;
     char host[64];
-    double wall_s, mpi_s;
+    double wall_s, mpi_s, wait_s, xfer_s;
     uint64_t dropped;
 } cf_rank_wire_t;
 
@@ -197,6 +231,43 @@ static void cf_write_profile(const cf_profile_t *p)
 
 static double cf_ns_to_s(double ns) { return ns * 1e-9; }
 
+/* The clock, sampling and last-arrival sections (rank 0). */
+static void cf_profile_add_sections(cf_profile_t *p, cf_sample_result_t *sres)
+{
+    if (!p->extra)
+        p->extra = json_object();
+    if (sres->clock)
+        json_object_set_new(p->extra, "clock", sres->clock);
+    json_object_set_new(p->extra, "sampling",
+                        json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I}", "first", CF_SAMPLE_FIRST, "every",
+                                  (int)cf_g.cfg.sample_every, "collective_calls", (json_int_t)sres->coll_used,
+                                  "collective_calls_incomplete", (json_int_t)sres->coll_incomplete, "messages_matched",
+                                  (json_int_t)sres->p2p_matched, "messages_unmatched",
+                                  (json_int_t)sres->p2p_unmatched, "not_sampled_buffer_full", (json_int_t)sres->lost));
+    if (sres->late) {
+        /* {comm id: {rank: times last}} -> [{comm, instances, last: [{rank, count}]}] */
+        json_t *arr = json_array();
+        const char *cid;
+        json_t *ranks;
+        json_object_foreach(sres->late, cid, ranks) {
+            json_t *last = json_array();
+            const char *rk;
+            json_t *cnt;
+            json_int_t total = 0;
+            json_object_foreach(ranks, rk, cnt) {
+                json_array_append_new(last, json_pack("{s:i, s:I}", "rank", atoi(rk), "count", json_integer_value(cnt)));
+                total += json_integer_value(cnt);
+            }
+            json_array_append_new(arr, json_pack("{s:I, s:I, s:o}", "comm", (json_int_t)strtoul(cid, NULL, 10),
+                                                 "instances", total, "last", last));
+        }
+        json_object_set_new(p->extra, "late_arrivals", arr);
+        json_decref(sres->late);
+    }
+    if (sres->trace)
+        json_object_set_new(p->extra, "samples", sres->trace);
+}
+
 void cf_runtime_finalize(void)
 {
     if (atomic_load(&cf_g.state) != 1)
@@ -235,28 +306,20 @@ void cf_runtime_finalize(void)
                cf_g.world_rank, nthreads, (unsigned long long)dropped, (unsigned long long)missed,
                (unsigned long long)atomic_load(&cf_g.req_dropped));
 
-    /* 2. union of keys over ranks */
-    uint64_t *keys = malloc(((size_t)mine.used + 1) * sizeof(uint64_t));
-    size_t nkeys = 0;
-    for (uint32_t s = 0; keys && s < mine.cap; s++)
-        if (mine.slots[s].key)
-            keys[nkeys++] = mine.slots[s].key;
-    int overflow = 0;
-    size_t nu = 0;
-    uint64_t *ukeys = keys ? cf_union_keys(keys, nkeys, cf_g.cfg.merge_max, &nu, &overflow) : NULL;
-    free(keys);
+    /* 2. samples: wait at collectives, one-way message times, clocks */
+    cf_sample_result_t sres;
+    int have_samples = cf_samples_finalize(&sres) == CF_OK;
 
-    /* 3. stats aligned to the union, reduced to rank 0 */
-    cf_stat_t *stats = ukeys ? calloc(nu ? nu : 1, sizeof(cf_stat_t)) : NULL;
-    for (size_t i = 0; stats && i < nu; i++) {
-        cf_stat_t *s = cf_table_get(&mine, ukeys[i]);
-        if (s)
-            stats[i] = *s;
-        stats[i].key = ukeys[i];
-    }
+    /* 3. stats, and transfer stats, summed over ranks */
+    int overflow = 0, xoverflow = 0;
+    size_t nu = 0, nx = 0;
+    cf_stat_t *stats = cf_merge_table(&mine, cf_g.cfg.merge_max, &nu, &overflow);
     cf_table_fini(&mine);
-    if (stats)
-        cf_reduce_bytes(stats, nu, sizeof(cf_stat_t), cf_stat_op, 0);
+    cf_stat_t *xstats = NULL;
+    if (have_samples) {
+        xstats = cf_merge_table(&sres.xfer, cf_g.cfg.merge_max, &nx, &xoverflow);
+        cf_table_fini(&sres.xfer);
+    }
 
     /* 4. communicators: union of ids, then their descriptions */
     uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t));
@@ -286,11 +349,15 @@ void cf_runtime_finalize(void)
     me.wall_s = cf_ns_to_s((double)(end_mono - cf_g.init_mono_ns));
     me.mpi_s = cf_ns_to_s((double)mpi_ns);
     me.dropped = dropped;
+    if (have_samples) {
+        me.wait_s = cf_ns_to_s(sres.wait_ns);
+        me.xfer_s = cf_ns_to_s(sres.xfer_ns);
+    }
     cf_rank_wire_t *all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size, sizeof(*all)) : NULL;
-    PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, 0, MPI_COMM_WORLD);
-    int lost = !stats || !cw || overflow || coverflow;
+    PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, 0, cf_g.tool_comm);
+    int lost = (cf_g.world_rank == 0 && !stats) || !cw || overflow || coverflow;
     int any_lost = lost;
-    PMPI_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    PMPI_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
 
     if (cf_g.world_rank == 0) {
         cf_profile_t p;
@@ -317,6 +384,8 @@ void cf_runtime_finalize(void)
             r->wall_s = all[i].wall_s;
             r->mpi_s = all[i].mpi_s;
             r->dropped = all[i].dropped;
+            r->wait_s = all[i].wait_s;
+            r->xfer_s = all[i].xfer_s;
             if (r->wall_s > p.wall_s)
                 p.wall_s = r->wall_s;
             if (r->dropped)
@@ -331,6 +400,7 @@ void cf_runtime_finalize(void)
             cf_strlcpy(c->name, cw[i].name, sizeof(c->name));
         }
         p.rec = calloc(nu ? nu : 1, sizeof(*p.rec));
+        size_t xi = 0;
         for (size_t i = 0; p.rec && stats && i < nu; i++) {
             const cf_stat_t *s = &stats[i];
             if (!s->calls)
@@ -358,8 +428,20 @@ void cf_runtime_finalize(void)
             r->t_max = cf_ns_to_s((double)s->t_max);
             r->t_p50 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.5, (double)s->t_min, (double)s->t_max));
             r->t_p99 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max));
-            r->wait_s = cf_ns_to_s((double)s->t_wait);
+            /* transfer stats of the same key, both arrays sorted by key */
+            while (xstats && xi < nx && xstats[xi].key < s->key)
+                xi++;
+            if (xstats && xi < nx && xstats[xi].key == s->key && xstats[xi].calls) {
+                const cf_stat_t *x = &xstats[xi];
+                r->wait_s = cf_ns_to_s((double)x->t_wait);
+                r->xfer_n = x->calls;
+                r->xfer_sum = cf_ns_to_s((double)x->t_sum);
+                r->xfer_p50 = cf_ns_to_s(cf_hist_quantile(x->hist, 0.5, (double)x->t_min, (double)x->t_max));
+                r->xfer_p99 = cf_ns_to_s(cf_hist_quantile(x->hist, 0.99, (double)x->t_min, (double)x->t_max));
+            }
         }
+        if (have_samples)
+            cf_profile_add_sections(&p, &sres);
         if (p.partial)
             cf_log("the profile is partial: some calls were not recorded (raise COMMFIT_TABLE_SIZE, "
                    "COMMFIT_MAX_REQUESTS or COMMFIT_MERGE_MAX)");
@@ -370,7 +452,7 @@ void cf_runtime_finalize(void)
     }
     free(all);
     free(stats);
-    free(ukeys);
+    free(xstats);
     free(cw);
     free(ucids);
     atomic_store(&cf_g.state, 2);

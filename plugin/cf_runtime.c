@@ -1,5 +1,6 @@
 /* Runtime state of the plugin: configuration, threads, communicators and
  * requests.  Locks are taken only to register a thread or a communicator. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cf_runtime.h"
+#include "cf_sample.h"
+#include "cf_sync.h"
 
 cf_global_t cf_g;
 __thread cf_thread_t *cf_self;
@@ -118,6 +121,14 @@ static void cf_config_read(cf_config_t *c, int complain)
     cf_env_uint("COMMFIT_MERGE_MAX", 64, 1u << 20, 16384, &c->merge_max, complain);
     cf_env_uint("COMMFIT_MAX_THREADS", 1, 4096, 64, &v, complain);
     c->max_threads = v;
+    cf_env_uint("COMMFIT_SAMPLES", 0, 1u << 22, 16384, &c->samples, complain);
+    if (cf_env_uint("COMMFIT_SAMPLE_EVERY", 1, 1u << 16, 16, &c->sample_every, complain) == 0 &&
+        (c->sample_every & (c->sample_every - 1))) {
+        if (complain)
+            cf_log("COMMFIT_SAMPLE_EVERY=%u is not a power of two; using 16", c->sample_every);
+        c->sample_every = 16;
+    }
+    cf_env_uint("COMMFIT_TRACE", 0, 1u << 20, 256, &c->trace, complain);
     const char *out = getenv("COMMFIT_OUTPUT");
     if (out && *out) {
         if (strlen(out) >= sizeof(c->output)) {
@@ -130,7 +141,7 @@ static void cf_config_read(cf_config_t *c, int complain)
     static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
                                         "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
                                         "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
-                                        "COMMFIT_SAMPLE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
+                                        "COMMFIT_SAMPLES", "COMMFIT_SAMPLE_EVERY", "COMMFIT_TRACE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
                                         "COMMFIT_UCX"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
@@ -161,7 +172,12 @@ cf_thread_t *cf_thread_register(void)
         goto out;
     t->snaps = malloc(CF_SCRATCH * sizeof(*t->snaps));
     t->status_buf = malloc(CF_SCRATCH * sizeof(*t->status_buf));
-    if (!t->snaps || !t->status_buf || cf_table_init(&t->table, cf_g.cfg.table_size) != CF_OK) {
+    t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
+    t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
+    if (!t->snaps || !t->status_buf || !t->chan_key || !t->chan_seq ||
+        cf_table_init(&t->table, cf_g.cfg.table_size) != CF_OK) {
+        free(t->chan_key);
+        free(t->chan_seq);
         free(t->snaps);
         free(t->status_buf);
         free(t);
@@ -430,11 +446,21 @@ static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
 }
 
 void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
-                 unsigned flags, uint64_t t_post)
+                 unsigned flags, uint64_t t_post, int peer, int tag)
 {
-    (void)t;
     if (req == MPI_REQUEST_NULL || !cf_g.req_key)
         return;
+    if (req == cf_g.req_done_shared) {
+        /* complete already, and the handle is shared: record it now */
+        unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+        uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
+        cf_stat_t *st = cf_table_get(&t->table, key);
+        if (st)
+            cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
+        if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT)))
+            cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, t_post);
+        return;
+    }
     uintptr_t k = cf_req_handle_bits(req), w;
     uint32_t s = cf_req_find(req, &w);
     if (s != UINT32_MAX) {
@@ -464,22 +490,32 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     r->path = (uint8_t)path;
     r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
     r->flags = (uint8_t)(flags & CF_REQ_PERSISTENT ? flags : flags | CF_REQ_ACTIVE);
+    r->comm = c;
+    r->peer = cf_world_of(c, peer);
+    r->tag = tag;
+    if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT)))
+        cf_p2p_sent(t, r->comm_id, r->peer, tag, cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region,
+                                                             cf_size_bin(bytes)), t_post);
 }
 
-void cf_req_start(MPI_Request req, uint64_t t_post)
+void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
 {
     uintptr_t w;
     uint32_t s = cf_req_find(req, &w);
     if (s == UINT32_MAX)
         return;
-    cf_g.req_val[s].t_post = t_post;
-    cf_g.req_val[s].flags |= CF_REQ_ACTIVE;
+    cf_req_t *r = &cf_g.req_val[s];
+    r->t_post = t_post;
+    r->flags |= CF_REQ_ACTIVE;
+    if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL)))
+        cf_p2p_sent(t, r->comm_id, r->peer, r->tag,
+                    cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), t_post);
 }
 
 void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
 {
     snap->slot = CF_SNAP_NULL;
-    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+    if (req == MPI_REQUEST_NULL || req == cf_g.req_done_shared || !cf_g.req_key)
         return;
     uint32_t s = cf_req_find(req, &snap->word);
     snap->slot = CF_SNAP_UNTRACKED;
@@ -513,6 +549,8 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     cf_stat_t *stat = cf_table_get(&t->table, key);
     if (stat)
         cf_stat_add(stat, bytes, ns);
+    if ((r->flags & CF_REQ_RECV) && st)
+        cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, r->t_post, t_done);
     if (r->flags & CF_REQ_PERSISTENT) {
         /* the handle stays valid and ours until MPI_Request_free */
         cf_g.req_val[snap->slot].flags &= (uint8_t)~CF_REQ_ACTIVE;
@@ -597,10 +635,20 @@ void cf_runtime_init(int provided)
     if (!cf_g.req_key || !cf_g.req_val || !cf_threads)
         goto err_nomem;
     cf_g.req_mask = nreq - 1;
+    cf_g.req_done_shared = MPI_REQUEST_NULL;
+    void *shared = dlsym(RTLD_DEFAULT, "ompi_request_empty");
+    if (shared)
+        cf_g.req_done_shared = (MPI_Request)shared;
 
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm) != MPI_SUCCESS)
+        goto err_nomem;
+    if (cf_samples_init() != CF_OK && rank == 0)
+        cf_log("no memory for %u samples; waits and one-way times are not measured", cf_g.cfg.samples);
+    cf_sync_test_offset(rank == 0);
     cf_clock_init();
     cf_g.init_ticks = cf_ticks();
     cf_g.init_mono_ns = cf_clock_mono_ns();
+    cf_sync_measure(&cf_sync.init);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     cf_g.init_wall = (double)now.tv_sec + now.tv_nsec * 1e-9;

@@ -44,6 +44,9 @@ typedef struct {
     uint32_t max_requests; /* in-flight requests tracked */
     uint32_t merge_max;    /* distinct keys in the merged profile */
     uint32_t max_threads;
+    uint32_t samples;      /* sample buffer entries (collectives, sends, receives each) */
+    uint32_t sample_every; /* after the first ones, 1 in this many (a power of two) */
+    uint32_t trace;        /* sampled collective instances per rank kept for commfit trace */
     char output[4096];     /* "" = default name */
 } cf_config_t;
 
@@ -56,7 +59,7 @@ typedef struct {
     uint8_t path;         /* class of the communicator as a whole */
     uint8_t *peer_path;   /* path to each rank of the (remote) group */
     int *world;           /* world rank of each rank of the (remote) group */
-    _Atomic uint64_t seq; /* collective sequence number */
+    _Atomic uint64_t seq; /* collective sequence number (cf_sample.h) */
     char name[48];
 } cf_comm_t;
 
@@ -65,6 +68,8 @@ enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 
 typedef struct {
     uint64_t t_post; /* ticks */
     uint64_t bytes;  /* posted payload; receives: upper bound until the status says */
+    const cf_comm_t *comm; /* descriptions live until the end of the run */
+    int32_t peer, tag;     /* world rank and tag of a send, for message matching */
     uint32_t comm_id;
     uint16_t op;
     uint8_t path;
@@ -92,7 +97,11 @@ typedef struct {
     cf_req_snap_t *snaps;
     MPI_Status *status_buf;
     void *papi; /* counter state (cf_papi.c), NULL when counters are off */
+    uint64_t *chan_key, *chan_seq; /* message count per channel (cf_sample.c) */
+    uint64_t chan_last_key[2];
+    uint32_t chan_last_slot[2];
 } cf_thread_t;
+#define CF_CHANNELS 4096
 
 typedef struct {
     _Atomic int state; /* 0 before init, 1 recording, 2 finalized */
@@ -103,6 +112,7 @@ typedef struct {
     int node, nnodes;
     int *world_node; /* node index of each world rank */
     MPI_Comm world_handle;
+    MPI_Comm tool_comm; /* our own duplicate of world, for our messages */
     uint64_t init_ticks, init_mono_ns;
     double init_wall;
     /* request table: keys (handles) and values, lock-free */
@@ -111,6 +121,9 @@ typedef struct {
     uint32_t req_mask;
     _Atomic uint64_t req_dropped;
     int papi_on; /* counters requested and available */
+    /* a shared, already complete request some libraries hand out for
+     * operations that finished inside the call (Open MPI: ompi_request_empty) */
+    MPI_Request req_done_shared;
 } cf_global_t;
 
 CF_HIDDEN extern cf_global_t cf_g;
@@ -229,23 +242,23 @@ static inline uint64_t cf_sum_counts(const int *counts, int n, MPI_Datatype t)
 CF_HIDDEN uint64_t cf_status_bytes(const MPI_Status *st);
 
 /* ---- recording ---- */
-static inline void cf_record(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
-                             uint64_t ns)
+static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes)
 {
-    uint64_t key = cf_key_make(CF_LAYER_MPI, op, comm_id, path,
-                               atomic_load_explicit(&cf_g.region, memory_order_relaxed), cf_size_bin(bytes));
+    return cf_key_make(CF_LAYER_MPI, op, comm_id, path, atomic_load_explicit(&cf_g.region, memory_order_relaxed),
+                       cf_size_bin(bytes));
+}
+
+/* A call that returned: its time counts as time in MPI.  Returns its key. */
+static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                                      uint64_t t0, uint64_t t1)
+{
+    uint64_t ns = cf_ticks_to_ns(t1 - t0);
+    uint64_t key = cf_key_of(op, comm_id, path, bytes);
+    t->mpi_ns += ns;
     cf_stat_t *s = cf_table_get(&t->table, key);
     if (s)
         cf_stat_add(s, bytes, ns);
-}
-
-/* A call that returned: its time counts as time in MPI. */
-static inline void cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
-                                  uint64_t t0, uint64_t t1)
-{
-    uint64_t ns = cf_ticks_to_ns(t1 - t0);
-    t->mpi_ns += ns;
-    cf_record(t, op, comm_id, path, bytes, ns);
+    return key;
 }
 
 /* ---- requests ----
@@ -254,8 +267,8 @@ static inline void cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id,
  * So the entry is copied before the call (cf_req_snap), and released after
  * it only if its key word, which carries a generation count, is unchanged. */
 CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
-                           uint64_t bytes, unsigned flags, uint64_t t_post);
-CF_HIDDEN void cf_req_start(MPI_Request req, uint64_t t_post);
+                           uint64_t bytes, unsigned flags, uint64_t t_post, int peer, int tag);
+CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
 CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 /* Records the completion of a snapshotted request; returns its payload, or 0
  * if it was not tracked. *path_p gets its path class. */

@@ -5,6 +5,10 @@ usage: check_profile.py CHECK PROFILE [ARGS...]
   known_calls PROFILE NP     the calls of tests/mpi/known_calls.c
   corner_cases PROFILE NP    the calls of tests/mpi/corner_cases.c
   threads PROFILE NP T K     T threads per rank, K exchanges each
+  wait_skew PROFILE NP D_US  tests/mpi/wait_skew.c: rank r late by r*D before allreduce
+  matching PROFILE NP        tests/mpi/matching.c: every message paired
+  clock PROFILE RANK SECONDS the offset injected on RANK was measured
+  pingpong PROFILE CSV       one-way times against examples/pingpong's half round trips
 """
 import json
 import sys
@@ -71,7 +75,9 @@ def known_calls(prof, p):
     check_calls(t, "MPI_Probe", "world", 1, 256)
     check_calls(t, "MPI_Isend", "world", 10, 10 * 4096)
     check_calls(t, "MPI_Irecv", "world", 10, 10 * 4096)
-    check_calls(t, "MPI_Waitall", "-", 10, 20 * 4096)
+    got = t.get(("MPI_Waitall", "-"), [0, 0])
+    expect("MPI_Waitall calls", got[0], 10)
+    check("MPI_Waitall bytes: the receives, and the sends still in flight", 10 * 4096 <= got[1] <= 20 * 4096, str(got[1]))
     check_calls(t, "MPI_Send_init", "world", 4, 4 * 512)
     check_calls(t, "MPI_Recv_init", "world", 4, 4 * 512)
     check_calls(t, "MPI_Start", "-", 8, 0)
@@ -128,15 +134,105 @@ def threads(prof, p, nt, k):
     expect("job.partial", prof["job"]["partial"], False)
     check_calls(t, "MPI_Isend", "world", p * nt * k, p * nt * k * 64)
     check_calls(t, "MPI_Irecv", "world", p * nt * k, p * nt * k * 64)
-    check_calls(t, "MPI_Waitall", "-", p * nt * k, p * nt * k * 128)
+    # a send that completes inside MPI_Isend is recorded there (Open MPI then
+    # returns a shared complete request), so Waitall completes 64 or 128 bytes
+    got = t.get(("MPI_Waitall", "-"), [0, 0])
+    expect("MPI_Waitall calls", got[0], p * nt * k)
+    check("MPI_Waitall bytes between the receives' and all", p * nt * k * 64 <= got[1] <= p * nt * k * 128, str(got[1]))
+
+
+def check(what, ok, detail=""):
+    global failures, checks
+    checks += 1
+    if not ok:
+        failures += 1
+    print("%s %s%s" % ("ok  " if ok else "FAIL", what, (": " + detail) if detail else ""))
+
+
+def wait_skew(prof, p, d_us):
+    d = d_us * 1e-6
+    world = [c["id"] for c in prof["communicators"] if c["label"] == "world"][0]
+    ar = [r for r in prof["records"] if r["op"] == "MPI_Allreduce" and r["comm"] == world]
+    total = sum(r["time_s"]["sum"] for r in ar)
+    wait = sum(r["wait_s"] for r in ar)
+    n = sum(r.get("transfer_s", {}).get("n", 0) for r in ar)
+    expect("allreduce instances sampled on every rank", n, sum(r["calls"] for r in ar))
+    # rank r waits (p-1-r) D: the mean wait per call is D (p-1)/2
+    mean_wait = wait / max(1, n)
+    check("wait share of allreduce > 0.6", total > 0 and wait / total > 0.6, "%.3f" % (wait / total))
+    # a busy machine can only make the late rank later, never earlier
+    check("mean wait per call between 0.7 and 2 times D(p-1)/2 = %.0f us" % (d * (p - 1) / 2 * 1e6),
+          0.7 * d * (p - 1) / 2 < mean_wait < 2 * d * (p - 1) / 2, "%.0f us" % (mean_wait * 1e6))
+    xfer = max(r["transfer_s"]["p50"] for r in ar)
+    dur = max(r["time_s"]["p50"] for r in ar)
+    check("transfer p50 well below D (wait not counted as transfer)", xfer < 0.25 * d,
+          "transfer p50 %.1f us, duration p50 %.1f us, D %.0f us" % (xfer * 1e6, dur * 1e6, d * 1e6))
+    late = [l for l in prof["late_arrivals"] if l["comm"] == world][0]
+    last = max(late["last"], key=lambda x: x["count"])
+    # the bcasts, a fifth of the instances, have the root (rank 0) last
+    check("rank %d arrives last most often" % (p - 1), last["rank"] == p - 1 and last["count"] >= 0.7 * late["instances"],
+          str(late["last"]))
+    # bcast: rank 0 (the root) is late by D, everyone else waits for it
+    bc = [r for r in prof["records"] if r["op"] == "MPI_Bcast" and r["comm"] == world]
+    bwait = sum(r["wait_s"] for r in bc)
+    bn = sum(r["calls"] for r in bc)
+    check("bcast non-roots wait for the late root", bwait > 0.6 * d * (p - 1) / p * bn,
+          "mean wait %.0f us per call" % (bwait / max(1, bn) * 1e6))
+    ranks = sorted(prof["ranks"], key=lambda r: r["rank"])
+    check("rank 0 waits more than rank %d" % (p - 1), ranks[0]["wait_s"] > ranks[-1]["wait_s"],
+          ", ".join("%d: %.2f ms" % (r["rank"], r["wait_s"] * 1e3) for r in ranks))
+
+
+def matching(prof, p):
+    s = prof["sampling"]
+    # 6 + 2 + 3 messages from 0 to 1, and p in the ring
+    expect("messages matched", s["messages_matched"], 11 + p)
+    expect("messages unmatched", s["messages_unmatched"], 0)
+    recv = [r for r in prof["records"] if r["op"] in ("MPI_Recv", "MPI_Irecv")]
+    expect("receive records with one-way times", sum(r.get("transfer_s", {}).get("n", 0) for r in recv), 11)
+
+
+def clock(prof, rank, seconds):
+    c = prof["clock"]
+    r = [x for x in c["ranks"] if x["rank"] == rank][0]
+    err = c["est_error_s"]
+    check("offset of rank %d recovered: %g s injected" % (rank, seconds),
+          abs(r["offset_init_s"] + seconds) <= err + 1e-6 and abs(r["offset_final_s"] + seconds) <= err + 1e-6,
+          "measured %g / %g s, stated error %g s" % (r["offset_init_s"], r["offset_final_s"], err))
+    check("stated error far below the offset", err < seconds / 10, "%g s" % err)
+
+
+def pingpong(prof, csv_path):
+    """Each size's one-way p50 within 25 % of the half round trip, or within
+    the clock synchronization's stated error (what dominates below 1 us)."""
+    import csv
+    rows = list(csv.DictReader(open(csv_path)))
+    recs = [r for r in prof["records"] if r["op"] == "MPI_Recv" and r.get("transfer_s")]
+    tol_abs = prof["clock"]["est_error_s"]
+    good = 0
+    for row in rows:
+        size, half = int(row["bytes"]), float(row["half_rtt_us"]) * 1e-6
+        rec = [r for r in recs if r["size_lo"] <= size <= r["size_hi"]]
+        if not rec:
+            print("     %9d B: no one-way time" % size)
+            continue
+        one_way = rec[0]["transfer_s"]["p50"]
+        ok = abs(one_way - half) <= 0.25 * half + tol_abs
+        good += ok
+        print("     %9d B: half round trip %9.2f us, one-way p50 %9.2f us %s" %
+              (size, half * 1e6, one_way * 1e6, "" if ok else "(off)"))
+    check("one-way p50 matches the half round trip for >= 80 %% of the sizes (25 %% + clock error %.2g us)"
+          % (tol_abs * 1e6), good >= 0.8 * len(rows), "%d of %d" % (good, len(rows)))
 
 
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    check, prof = sys.argv[1], load(sys.argv[2])
-    args = [int(x) for x in sys.argv[3:]]
-    {"known_calls": known_calls, "corner_cases": corner_cases, "threads": threads}[check](prof, *args)
+    name, prof = sys.argv[1], load(sys.argv[2])
+    args = sys.argv[3:] if name == "pingpong" else [float(x) if "." in x else int(x) for x in sys.argv[3:]]
+    fn = {"known_calls": known_calls, "corner_cases": corner_cases, "threads": threads, "wait_skew": wait_skew,
+          "matching": matching, "clock": clock, "pingpong": pingpong}[name]
+    fn(prof, *args)
     print("%d passed, %d failed" % (checks - failures, failures))
     sys.exit(1 if failures else 0)
 

@@ -1,0 +1,180 @@
+/* Analysis of a profile: the Hockney fit T = alpha + M/B per operation,
+ * communicator and path, the startup-or-bandwidth verdict, and collectives
+ * held against their ideal models.  One analysis serves the end-of-run
+ * summary (rank 0, inside the plugin) and `commfit report`.
+ *
+ * What is fitted
+ * - Only records of the MPI layer (the UCX layer runs beneath them and its
+ *   time is already inside theirs).  Regions are merged.
+ * - Point to point ("p2p"): every operation of kind p2p on one path is
+ *   fitted together (op "p2p", comm CF_COMM_ID_NONE): blocking sends,
+ *   receives and sendrecv, and nonblocking ones timed from post to
+ *   completion.  Blocking sends of eager messages return after a local
+ *   copy and receives include waiting for a late sender, so the joint fit
+ *   sits between the two; that is the estimate of the link the collectives
+ *   are held against.  Each operation is also fitted alone per
+ *   (op, comm, path), so MPI_Send and MPI_Recv can be compared.
+ * - Collectives: one fit per (op, comm); the path is the communicator's.
+ * - Completion (Wait/Test), probe and other records are not fitted; they
+ *   appear in the cost ranking.
+ *
+ * Points: one per size bin.  size = bytes / calls of the bin, time = its
+ * median, weight = calls.  When several records fall into one bin (regions,
+ * communicators, operations of a joint fit), their medians are combined
+ * weighted by calls: an approximation of the median of the union, exact
+ * when they agree.  A record with sampled transfer times (xfer_n > 0)
+ * contributes its transfer median instead of the duration median, so the
+ * fit sees the cost of moving the data, not the wait for a late partner.
+ * Zero-byte bins cannot inform B: they stay out of the fit, are reported
+ * as bins, and count as pure startup in the startup share.
+ *
+ * Verdict: startup share = sum over calls of alpha(M) / sum of T(M) under
+ * the fit (per bin: alpha(M) / T(M)); "startup-bound" above 0.5, else
+ * "bandwidth-bound".  With fewer than 3 distinct sizes there is no fit
+ * ("not enough size range"); the verdict then comes from the reference
+ * link under the operation's model when there is one (basis "model").
+ *
+ * Reference link of a path, for ideal times: the link given in the options
+ * (--link), else the joint p2p fit of that path.  The ideal time of a
+ * collective of n bytes on p ranks under the default algorithm (ring for
+ * allreduce) with cost A alpha + C n/B is A x T_p2p(C n / A): A messages of
+ * the per-hop size C n / A, each costed by the segment of the p2p fit that
+ * covers that size.  efficiency = ideal / measured median. */
+#ifndef CF_ANALYSIS_H
+#define CF_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "cf_common.h"
+#include "cf_fit.h"
+#include "cf_models.h"
+#include "cf_profile.h"
+
+typedef enum { CF_AN_P2P = 0, CF_AN_COLLECTIVE = 1 } cf_an_kind_t;
+
+/* Where the bin times of a fit come from. */
+#define CF_AN_TIME_DURATION 1 /* call duration (t_p50) */
+#define CF_AN_TIME_TRANSFER 2 /* sampled transfer time (xfer_p50) */
+
+typedef struct {
+    /* A link to hold collectives against instead of the p2p fits: both
+     * set (alpha >= 0, B > 0) or both NaN. */
+    double link_alpha_s, link_Bps;
+} cf_analysis_opts_t;
+
+CF_HIDDEN void cf_analysis_opts_init(cf_analysis_opts_t *opts);
+
+/* One message-size bin of a fit. */
+typedef struct {
+    uint64_t size_lo, size_hi; /* bin edges, inclusive */
+    double size;               /* mean payload, bytes / calls */
+    uint64_t calls, bytes;
+    double time_s;             /* summed over calls and ranks */
+    double p50_s;              /* median time the fit sees (transfer where sampled) */
+    double duration_p50_s;     /* median call duration, wait included */
+    double p99_s;              /* largest p99 of the merged records */
+    int in_fit;                /* 1: a point of the fit (size > 0) */
+    double predicted_s;        /* fit at size; NaN without a fit */
+    double startup_share;      /* alpha(size) / T(size); NaN when unknown */
+    const char *verdict;
+    /* collectives only, NaN otherwise */
+    double algbw_Bps, busbw_Bps;
+    double ideal_s, efficiency; /* ideal model time and ideal / p50 */
+} cf_an_bin_t;
+
+typedef struct {
+    cf_an_kind_t kind;
+    char op[40];        /* MPI name; "p2p" for the joint fit of a path */
+    int joint;          /* 1: every point-to-point operation of the path */
+    uint32_t comm;      /* CF_COMM_ID_NONE for a joint fit */
+    int comm_size;      /* ranks of comm (largest one for a joint fit); 0: unknown */
+    int path;           /* cf_path_t */
+    cf_coll_t coll;     /* model; CF_COLL_P2P for point to point */
+    uint64_t calls, bytes;
+    double time_s;      /* summed over calls and ranks */
+    double wait_s;
+    double wait_share;  /* wait / duration of the sampled calls; NaN: not measured */
+    int time_source;    /* CF_AN_TIME_* bits */
+    cf_fit_t fit;       /* fit.ok: numbers valid */
+    const char *note;   /* NULL, "not enough size range", "no payload" */
+    int nsizes;         /* distinct nonzero sizes */
+    double startup_share;
+    const char *verdict;
+    const char *basis;  /* "fit", "model" (reference link), "no payload", NULL */
+    double n_half_bytes; /* of the fit, or of the reference model (basis "model") */
+    double below_n_half; /* share of calls smaller than n_half; NaN when unknown */
+    double zero_p50_s;   /* median duration of zero-byte calls; NaN: none */
+    /* collectives: the fit inverted under the ring model (default
+     * algorithm where there is no ring); NaN when it cannot be */
+    const char *hop_algo;
+    double hop_alpha_s, hop_Bps;
+    double efficiency;  /* collectives: ideal / measured over all calls; NaN: no reference */
+    cf_an_bin_t *bin;   /* ascending sizes */
+    size_t nbin;
+} cf_an_fit_t;
+
+/* One line of the cost ranking: every MPI operation per (op, comm, path). */
+typedef struct {
+    char op[40];
+    char kind[16];
+    uint32_t comm;
+    int comm_size;
+    int path;
+    int nonblocking;    /* time is post to completion and may overlap */
+    uint64_t calls, bytes;
+    double time_s;      /* summed over ranks */
+    double share;       /* of the summed time of all ranked operations */
+    const cf_an_fit_t *fit; /* its own fit; NULL when not fitted */
+} cf_an_op_t;
+
+typedef struct {
+    size_t n;                  /* ranks listed in the profile */
+    double mpi_total_s, mpi_mean_s, mpi_min_s, mpi_max_s;
+    int min_rank, max_rank;
+    double wall_mean_s;
+    double mpi_fraction;       /* mean MPI time / mean wall time; NaN: unknown */
+    double imbalance;          /* max / mean - 1; NaN: unknown */
+} cf_an_ranks_t;
+
+/* The link collectives are held against on one path. */
+typedef struct {
+    const char *source;        /* "link", "p2p fit" or NULL (none) */
+    double alpha_s, bandwidth_Bps; /* link, or the overall line of the fit */
+    const cf_fit_t *fit;       /* the joint p2p fit when source is "p2p fit" */
+} cf_an_ref_t;
+
+typedef struct cf_analysis cf_analysis_t;
+
+/* Analyses p, which must outlive the analysis.  opts NULL: defaults.
+ * CF_OK; CF_ERR_INVALID (NULL arguments, a half-given link);
+ * CF_ERR_NOMEM.  Any content of p is accepted. */
+CF_HIDDEN int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts,
+                              cf_analysis_t **a_p);
+CF_HIDDEN void cf_analysis_free(cf_analysis_t *a);
+
+CF_HIDDEN const cf_profile_t *cf_analysis_profile(const cf_analysis_t *a);
+/* Fits: joint p2p fits first (by path), then the others by time, largest first. */
+CF_HIDDEN size_t cf_analysis_nfits(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_fit_t *cf_analysis_fit(const cf_analysis_t *a, size_t i);
+/* op "p2p" with CF_COMM_ID_NONE finds the joint fit of a path; NULL: none. */
+CF_HIDDEN const cf_an_fit_t *cf_analysis_find(const cf_analysis_t *a, const char *op,
+                                              uint32_t comm, int path);
+/* Cost ranking, largest time first. */
+CF_HIDDEN size_t cf_analysis_nops(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_op_t *cf_analysis_op(const cf_analysis_t *a, size_t i);
+CF_HIDDEN double cf_analysis_total_s(const cf_analysis_t *a); /* sum over the ranking */
+CF_HIDDEN const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path);
+
+/* One sentence on what to do about an operation, from its verdict. */
+CF_HIDDEN char *cf_analysis_advice(const cf_an_op_t *op, char *buf, size_t len);
+/* Label for reports: "world", "self", "c1a2b3c4", "all" for a joint fit. */
+CF_HIDDEN const char *cf_an_comm_label(uint32_t comm, char *buf, size_t len);
+
+/* The report as JSON (format "commfit-report", version 1); NULL when out
+ * of memory.  Non-finite numbers are null. */
+CF_HIDDEN json_t *cf_analysis_to_json(const cf_analysis_t *a);
+
+#endif

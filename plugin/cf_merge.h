@@ -1,0 +1,15 @@
+/* Merging across ranks: reductions over fixed-size arrays (cf_merge.c). */
+#ifndef CF_MERGE_H
+#define CF_MERGE_H
+
+#include "cf_runtime.h"
+
+/* Sorts and dedups keys[0..n) (in place), then returns the sorted union over
+ * all ranks (malloc'ed, *n_p entries); *overflow_p when it exceeded cap. */
+CF_HIDDEN uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p);
+
+/* The stats of every rank's table, summed key by key: on rank 0 an array
+ * sorted by key (*n_p entries); elsewhere NULL after taking part. */
+CF_HIDDEN cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p);
+
+#endif

@@ -1,0 +1,450 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cf_merge.h"
+#include "cf_sample.h"
+#include "cf_sync.h"
+
+cf_samples_t cf_samples;
+
+int cf_samples_init(void)
+{
+    uint32_t cap = cf_g.cfg.samples;
+    cf_samples.mask = cf_g.cfg.sample_every - 1;
+    cf_samples.cap = cap;
+    if (cap == 0)
+        return CF_OK;
+    cf_samples.coll = calloc(cap, sizeof(cf_csample_t));
+    cf_samples.sent = calloc(cap, sizeof(cf_psample_t));
+    cf_samples.recvd = calloc(cap, sizeof(cf_psample_t));
+    if (!cf_samples.coll || !cf_samples.sent || !cf_samples.recvd) {
+        free(cf_samples.coll);
+        free(cf_samples.sent);
+        free(cf_samples.recvd);
+        memset(&cf_samples, 0, sizeof(cf_samples));
+        return CF_ERR_NOMEM;
+    }
+    return CF_OK;
+}
+
+void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1)
+{
+    uint32_t i = atomic_fetch_add_explicit(&cf_samples.ncoll, 1, memory_order_relaxed);
+    if (i >= cf_samples.cap) {
+        atomic_fetch_add_explicit(&cf_samples.lost, 1, memory_order_relaxed);
+        return;
+    }
+    cf_csample_t *s = &cf_samples.coll[i];
+    s->key = key;
+    s->enter = t0;
+    s->leave = t1;
+    s->comm_id = c->id;
+    s->seq = (uint32_t)seq;
+    s->root_world = root >= 0 ? cf_world_of(c, root) : -1;
+    s->comm_size = c->size;
+}
+
+uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir)
+{
+    uint64_t k = ((uint64_t)comm_id << 32) ^ ((uint64_t)(uint32_t)peer_world << 1) ^
+                 ((uint64_t)(uint32_t)tag * 0x9E3779B97F4A7C15ull) ^ (uint64_t)dir;
+    k |= UINT64_C(1) << 63; /* never 0, the empty marker */
+    /* most codes talk to the same partner again and again: remember the last
+     * channel of each direction */
+    if (t->chan_last_key[dir] == k)
+        return t->chan_seq[t->chan_last_slot[dir]]++;
+    uint32_t mask = CF_CHANNELS - 1;
+    uint32_t i = (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & mask;
+    for (unsigned n = 0; n < 32; n++, i = (i + 1) & mask) {
+        if (t->chan_key[i] == 0)
+            t->chan_key[i] = k;
+        if (t->chan_key[i] == k) {
+            t->chan_last_key[dir] = k;
+            t->chan_last_slot[dir] = i;
+            return t->chan_seq[i]++;
+        }
+    }
+    return UINT64_MAX; /* no room: this channel is not sampled on this side */
+}
+
+void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, uint64_t seq, uint64_t post,
+                   uint64_t done)
+{
+    _Atomic uint32_t *n = dir ? &cf_samples.nrecvd : &cf_samples.nsent;
+    uint32_t i = atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+    if (i >= cf_samples.cap) {
+        atomic_fetch_add_explicit(&cf_samples.lost, 1, memory_order_relaxed);
+        return;
+    }
+    cf_psample_t *s = dir ? &cf_samples.recvd[i] : &cf_samples.sent[i];
+    s->key = key;
+    s->post = post;
+    s->done = done;
+    s->comm_id = comm_id;
+    s->seq = (uint32_t)seq;
+    s->src = src;
+    s->dst = dst;
+    s->tag = tag;
+}
+
+/* ---- at finalize ---- */
+
+typedef enum { CF_SYNC_NXN, CF_SYNC_ROOT_FIRST, CF_SYNC_ROOT_LAST } cf_sync_kind_t;
+
+/* Who waits for whom: bcast and scatter wait for a late root; reduce and
+ * gather make the root wait for the last leaf; the rest wait for the last. */
+static cf_sync_kind_t cf_sync_kind(uint64_t key)
+{
+    const char *n = cf_layer_op_name(CF_LAYER_MPI, cf_key_op(key));
+    if (strstr(n, "Bcast") || strstr(n, "Scatter"))
+        return CF_SYNC_ROOT_FIRST;
+    if ((strstr(n, "Reduce") && !strstr(n, "Allreduce") && !strstr(n, "Reduce_scatter")) ||
+        (strstr(n, "Gather") && !strstr(n, "Allgather")))
+        return CF_SYNC_ROOT_LAST;
+    return CF_SYNC_NXN;
+}
+
+static void cf_xfer_add(cf_table_t *x, uint64_t key, double xfer_ns, double wait_ns)
+{
+    cf_stat_t *s = cf_table_get(x, key);
+    if (!s)
+        return;
+    cf_stat_add(s, 0, (uint64_t)(xfer_ns > 0 ? xfer_ns + 0.5 : 0));
+    s->t_wait += (uint64_t)(wait_ns > 0 ? wait_ns + 0.5 : 0);
+}
+
+typedef struct {
+    double v;
+    int rank;
+} cf_double_int_t;
+
+static int cf_find_u64(const uint64_t *a, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && a[lo] == x ? (int)lo : -1;
+}
+
+static void cf_collectives(cf_sample_result_t *res, double origin_ns)
+{
+    uint32_t n = atomic_load(&cf_samples.ncoll);
+    if (n > cf_samples.cap)
+        n = cf_samples.cap;
+    uint64_t *ids = malloc(((size_t)n + 1) * sizeof(uint64_t));
+    if (!ids)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        ids[i] = (uint64_t)cf_samples.coll[i].comm_id << 32 | cf_samples.coll[i].seq;
+    size_t nu = 0;
+    int overflow = 0;
+    uint64_t *u = cf_union_keys(ids, n, cf_samples.cap, &nu, &overflow);
+    free(ids);
+    if (!u)
+        return;
+    double *latest = malloc((nu + 1) * sizeof(double));
+    double *root_enter = malloc((nu + 1) * sizeof(double));
+    int *count = calloc(nu + 1, sizeof(int));
+    cf_double_int_t *last = malloc((nu + 1) * sizeof(*last));
+    double *g_enter = malloc(((size_t)n + 1) * sizeof(double));
+    if (!latest || !root_enter || !count || !last || !g_enter)
+        goto out;
+    for (size_t i = 0; i < nu; i++) {
+        latest[i] = root_enter[i] = -1e300;
+        last[i].v = -1e300;
+        last[i].rank = -1;
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        const cf_csample_t *s = &cf_samples.coll[j];
+        int i = cf_find_u64(u, nu, (uint64_t)s->comm_id << 32 | s->seq);
+        g_enter[j] = cf_global_ns(cf_local_ns(s->enter));
+        if (i < 0)
+            continue;
+        if (g_enter[j] > latest[i])
+            latest[i] = g_enter[j];
+        if (s->root_world == cf_g.world_rank)
+            root_enter[i] = g_enter[j];
+        count[i]++;
+        if (g_enter[j] > last[i].v) {
+            last[i].v = g_enter[j];
+            last[i].rank = cf_g.world_rank;
+        }
+    }
+    MPI_Comm w = cf_g.tool_comm;
+    PMPI_Allreduce(MPI_IN_PLACE, latest, (int)nu, MPI_DOUBLE, MPI_MAX, w);
+    PMPI_Allreduce(MPI_IN_PLACE, root_enter, (int)nu, MPI_DOUBLE, MPI_MAX, w);
+    PMPI_Allreduce(MPI_IN_PLACE, count, (int)nu, MPI_INT, MPI_SUM, w);
+    PMPI_Allreduce(MPI_IN_PLACE, last, (int)nu, MPI_DOUBLE_INT, MPI_MAXLOC, w);
+
+    /* the per-rank trace: the first sampled instances, global times */
+    uint32_t ntrace = n < cf_g.cfg.trace ? n : cf_g.cfg.trace;
+    double *tr = calloc((size_t)ntrace * 6 + 1, sizeof(double));
+    uint32_t kept = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        const cf_csample_t *s = &cf_samples.coll[j];
+        int i = cf_find_u64(u, nu, (uint64_t)s->comm_id << 32 | s->seq);
+        if (i < 0 || count[i] != s->comm_size) {
+            res->coll_incomplete++;
+            continue;
+        }
+        double enter = g_enter[j];
+        double leave = cf_global_ns(cf_local_ns(s->leave));
+        double late;
+        switch (cf_sync_kind(s->key)) {
+        case CF_SYNC_ROOT_FIRST: late = s->root_world == cf_g.world_rank ? enter : root_enter[i]; break;
+        case CF_SYNC_ROOT_LAST: late = s->root_world == cf_g.world_rank ? latest[i] : enter; break;
+        default: late = latest[i]; break;
+        }
+        double start = late > enter ? late : enter;
+        if (start > leave)
+            start = leave;
+        double wait = start - enter, xfer = leave - start;
+        cf_xfer_add(&res->xfer, s->key, xfer, wait);
+        res->wait_ns += wait;
+        res->xfer_ns += xfer;
+        res->coll_used++;
+        if (tr && kept < ntrace) {
+            double *e = &tr[(size_t)kept++ * 6];
+            e[0] = (double)s->comm_id;
+            e[1] = (double)s->seq;
+            e[2] = (double)cf_key_op(s->key);
+            e[3] = (enter - origin_ns) * 1e-9;
+            e[4] = (leave - origin_ns) * 1e-9;
+            e[5] = wait * 1e-9;
+        }
+    }
+
+    /* the trace goes to rank 0: a gather, bounded by COMMFIT_TRACE per rank */
+    int p = cf_g.world_size, mine = (int)kept * 6;
+    int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
+    int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
+    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, w);
+    double *all = NULL;
+    if (cf_g.world_rank == 0 && counts && displs) {
+        size_t tot = 0;
+        for (int r = 0; r < p; r++) {
+            displs[r] = (int)tot;
+            tot += (size_t)counts[r];
+        }
+        all = malloc((tot + 1) * sizeof(double));
+    }
+    PMPI_Gatherv(tr ? tr : latest, tr ? mine : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, w);
+    if (cf_g.world_rank == 0 && all) {
+        json_t *inst = json_array();
+        for (int r = 0; r < p; r++)
+            for (int k = 0; k < counts[r]; k += 6) {
+                const double *e = &all[displs[r] + k];
+                json_array_append_new(inst, json_pack("[i, I, I, s, f, f, f]", r, (json_int_t)e[0], (json_int_t)e[1],
+                                                      cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[2]), e[3], e[4],
+                                                      e[5]));
+            }
+        res->trace = json_pack("{s:s, s:[s,s,s,s,s,s,s], s:o}", "time_origin",
+                               "seconds since rank 0 entered MPI_Init, on rank 0's clock", "columns", "rank", "comm",
+                               "seq", "op", "enter_s", "leave_s", "wait_s", "collectives", inst);
+
+        /* who arrives last, per communicator */
+        json_t *late = json_object();
+        for (size_t i = 0; i < nu; i++) {
+            if (last[i].rank < 0)
+                continue;
+            char id[16], r[16];
+            snprintf(id, sizeof(id), "%u", (unsigned)(u[i] >> 32));
+            snprintf(r, sizeof(r), "%d", last[i].rank);
+            json_t *c = json_object_get(late, id);
+            if (!c)
+                json_object_set_new(late, id, c = json_object());
+            json_t *v = json_object_get(c, r);
+            json_object_set_new(c, r, json_integer(v ? json_integer_value(v) + 1 : 1));
+        }
+        res->late = late;
+    }
+    free(all);
+    free(counts);
+    free(displs);
+    free(tr);
+out:
+    free(u);
+    free(latest);
+    free(root_enter);
+    free(count);
+    free(last);
+    free(g_enter);
+}
+
+/* messages: sends travel to their receiver, which pairs them by channel and
+ * sequence number and computes receive completion - max(send post, receive post) */
+typedef struct {
+    uint64_t key;
+    double post; /* global ns */
+    uint32_t comm_id, seq;
+    int32_t src, tag;
+} cf_wire_send_t;
+
+/* order of channels, then of messages on a channel */
+static int cf_cmp_msg(uint32_t comm_a, int src_a, int tag_a, uint32_t seq_a, uint32_t comm_b, int src_b, int tag_b,
+                      uint32_t seq_b)
+{
+    if (comm_a != comm_b)
+        return comm_a < comm_b ? -1 : 1;
+    if (src_a != src_b)
+        return src_a < src_b ? -1 : 1;
+    if (tag_a != tag_b)
+        return tag_a < tag_b ? -1 : 1;
+    return seq_a < seq_b ? -1 : seq_a > seq_b;
+}
+
+static int cf_cmp_send(const void *a, const void *b)
+{
+    const cf_wire_send_t *x = a, *y = b;
+    return cf_cmp_msg(x->comm_id, x->src, x->tag, x->seq, y->comm_id, y->src, y->tag, y->seq);
+}
+
+static int cf_cmp_recv(const void *a, const void *b)
+{
+    const cf_psample_t *x = a, *y = b;
+    return cf_cmp_msg(x->comm_id, x->src, x->tag, x->seq, y->comm_id, y->src, y->tag, y->seq);
+}
+
+static int cf_cmp_dst(const void *a, const void *b)
+{
+    const cf_psample_t *x = a, *y = b;
+    return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+static void cf_messages(cf_sample_result_t *res)
+{
+    int p = cf_g.world_size;
+    uint32_t ns = atomic_load(&cf_samples.nsent), nr = atomic_load(&cf_samples.nrecvd);
+    if (ns > cf_samples.cap)
+        ns = cf_samples.cap;
+    if (nr > cf_samples.cap)
+        nr = cf_samples.cap;
+    int *scount = calloc((size_t)p, sizeof(int)), *rcount = calloc((size_t)p, sizeof(int));
+    int *sdisp = calloc((size_t)p, sizeof(int)), *rdisp = calloc((size_t)p, sizeof(int));
+    cf_wire_send_t *out = malloc(((size_t)ns + 1) * sizeof(*out)), *in = NULL;
+    if (!scount || !rcount || !sdisp || !rdisp || !out)
+        goto out;
+    qsort(cf_samples.sent, ns, sizeof(cf_psample_t), cf_cmp_dst);
+    for (uint32_t i = 0; i < ns; i++) {
+        const cf_psample_t *s = &cf_samples.sent[i];
+        out[i] = (cf_wire_send_t){.key = s->key, .post = cf_global_ns(cf_local_ns(s->post)), .comm_id = s->comm_id,
+                                  .seq = s->seq, .src = s->src, .tag = s->tag};
+        if (s->dst >= 0 && s->dst < p)
+            scount[s->dst] += (int)sizeof(cf_wire_send_t);
+    }
+    PMPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, cf_g.tool_comm);
+    size_t tot = 0;
+    for (int r = 0; r < p; r++) {
+        sdisp[r] = r ? sdisp[r - 1] + scount[r - 1] : 0;
+        rdisp[r] = (int)tot;
+        tot += (size_t)rcount[r];
+    }
+    in = malloc(tot + sizeof(cf_wire_send_t));
+    if (!in) {
+        /* every rank must still take part in the exchange */
+        memset(rcount, 0, (size_t)p * sizeof(int));
+        tot = 0;
+    }
+    PMPI_Alltoallv(out, scount, sdisp, MPI_BYTE, in ? (void *)in : (void *)out, rcount, rdisp, MPI_BYTE,
+                   cf_g.tool_comm);
+    if (!in)
+        goto out;
+    size_t nin = tot / sizeof(cf_wire_send_t);
+    qsort(in, nin, sizeof(*in), cf_cmp_send);
+    qsort(cf_samples.recvd, nr, sizeof(cf_psample_t), cf_cmp_recv);
+    size_t i = 0, j = 0;
+    while (i < nin && j < nr) {
+        const cf_psample_t *r = &cf_samples.recvd[j];
+        int c = cf_cmp_msg(in[i].comm_id, in[i].src, in[i].tag, in[i].seq, r->comm_id, r->src, r->tag, r->seq);
+        if (c < 0) {
+            i++;
+            res->p2p_unmatched++;
+        } else if (c > 0) {
+            j++;
+            res->p2p_unmatched++;
+        } else {
+            double rpost = cf_global_ns(cf_local_ns(r->post)), done = cf_global_ns(cf_local_ns(r->done));
+            double start = in[i].post > rpost ? in[i].post : rpost;
+            double one_way = done - start;
+            /* the receiver waited for a late sender as long as the send came after its post */
+            double wait = in[i].post > rpost ? in[i].post - rpost : 0;
+            if (one_way < 0)
+                one_way = 0;
+            cf_xfer_add(&res->xfer, r->key, one_way, wait);
+            /* the sender's record gets the time too, unless it is the same
+             * record (MPI_Sendrecv on both sides) */
+            if (in[i].key != r->key)
+                cf_xfer_add(&res->xfer, in[i].key, one_way, 0);
+            res->p2p_matched++;
+            i++;
+            j++;
+        }
+    }
+    res->p2p_unmatched += (nin - i) + (nr - j);
+out:
+    free(scount);
+    free(rcount);
+    free(sdisp);
+    free(rdisp);
+    free(out);
+    free(in);
+}
+
+int cf_samples_finalize(cf_sample_result_t *res)
+{
+    memset(res, 0, sizeof(*res));
+    if (cf_table_init(&res->xfer, cf_g.cfg.table_size * 2) != CF_OK)
+        return CF_ERR_NOMEM;
+    cf_sync_measure(&cf_sync.fin);
+    /* time origin: rank 0's local time at init, on its own (reference) clock */
+    double origin = cf_sync.init.local_ns;
+    PMPI_Bcast(&origin, 1, MPI_DOUBLE, 0, cf_g.tool_comm);
+    if (cf_samples.coll) {
+        cf_collectives(res, origin);
+        cf_messages(res);
+    }
+    res->lost = atomic_load(&cf_samples.lost);
+    uint64_t counts[5] = {res->coll_used, res->coll_incomplete, res->p2p_matched, res->p2p_unmatched, res->lost};
+    uint64_t sums[5] = {0};
+    PMPI_Reduce(counts, sums, 5, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    if (cf_g.world_rank == 0) {
+        res->coll_used = sums[0];
+        res->coll_incomplete = sums[1];
+        res->p2p_matched = sums[2];
+        res->p2p_unmatched = sums[3];
+        res->lost = sums[4];
+    }
+
+    /* clocks: every rank's offsets at both ends go to rank 0 */
+    double mine[4] = {cf_sync.init.offset_ns, cf_sync.fin.offset_ns, cf_sync.init.err_ns > cf_sync.fin.err_ns
+                                                                          ? cf_sync.init.err_ns
+                                                                          : cf_sync.fin.err_ns,
+                      cf_sync.fin.local_ns - cf_sync.init.local_ns};
+    double *all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size * 4, sizeof(double)) : NULL;
+    PMPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, cf_g.tool_comm);
+    if (all) {
+        double max_off = 0, max_drift = 0, max_err = 0;
+        json_t *per = json_array();
+        for (int r = 0; r < cf_g.world_size; r++) {
+            double *a = &all[r * 4];
+            double drift = a[3] > 0 ? (a[1] - a[0]) / a[3] : 0;
+            max_off = fmax(max_off, fmax(fabs(a[0]), fabs(a[1])));
+            max_drift = fmax(max_drift, fabs(drift));
+            max_err = fmax(max_err, a[2]);
+            json_array_append_new(per, json_pack("{s:i, s:f, s:f, s:f, s:f}", "rank", r, "offset_init_s", a[0] * 1e-9,
+                                                 "offset_final_s", a[1] * 1e-9, "drift", drift, "error_s",
+                                                 a[2] * 1e-9));
+        }
+        res->clock = json_pack("{s:s, s:f, s:f, s:f, s:o}", "method",
+                               "min-RTT ping-pong down a binomial tree at init and finalize, linear interpolation",
+                               "max_abs_offset_s", max_off * 1e-9, "max_drift", max_drift, "est_error_s",
+                               max_err * 1e-9, "ranks", per);
+        free(all);
+    }
+    return CF_OK;
+}

@@ -1,0 +1,108 @@
+/* Deterministic sampling of collective instances and point-to-point
+ * messages, for the wait/transfer split and one-way message times.
+ *
+ * Every rank samples the same instances without talking: a collective by
+ * its sequence number on the communicator, a message by its sequence number
+ * on its channel (communicator, sender, receiver, tag), which MPI's
+ * non-overtaking rule makes identical on both sides.  Samples go to fixed
+ * buffers; when one is full the rest is not sampled (and the profile says). */
+#ifndef CF_SAMPLE_H
+#define CF_SAMPLE_H
+
+#include <jansson.h>
+#include "cf_runtime.h"
+
+#define CF_SAMPLE_FIRST 64 /* the first instances of every stream are all sampled */
+
+typedef struct {
+    uint64_t key;          /* the stats key of the call */
+    uint64_t enter, leave; /* ticks */
+    uint32_t comm_id, seq;
+    int32_t root_world; /* -1 for collectives without a root */
+    int32_t comm_size;
+} cf_csample_t;
+
+typedef struct {
+    uint64_t key;
+    uint64_t post, done; /* ticks; done is 0 on the sending side */
+    uint32_t comm_id, seq;
+    int32_t src, dst, tag; /* world ranks */
+    uint32_t pad;
+} cf_psample_t;
+
+typedef struct {
+    cf_csample_t *coll;
+    cf_psample_t *sent, *recvd;
+    uint32_t cap;
+    _Atomic uint32_t ncoll, nsent, nrecvd;
+    _Atomic uint64_t lost; /* sampled but no room */
+    uint64_t mask;         /* sample 1 in mask + 1 after the first ones */
+} cf_samples_t;
+
+CF_HIDDEN extern cf_samples_t cf_samples;
+
+static inline int cf_sampled(uint64_t seq)
+{
+    return seq < CF_SAMPLE_FIRST || (seq & cf_samples.mask) == 0;
+}
+
+CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);
+CF_HIDDEN uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir);
+CF_HIDDEN void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, uint64_t seq,
+                             uint64_t post, uint64_t done);
+
+/* A blocking collective returned. */
+static inline void cf_coll_sample(cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
+{
+    if (!c || !cf_samples.coll)
+        return;
+    /* collectives on one communicator are issued in one order (MPI rule), so
+     * the sequence number needs no atomic increment */
+    uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+    atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
+    if (cf_sampled(seq))
+        cf_coll_sample_slow(c, key, root, seq, t0, t1);
+}
+
+static inline int cf_world_of(const cf_comm_t *c, int rank)
+{
+    return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
+}
+
+/* A message was sent to world rank peer (posted at t_post). */
+static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uint64_t key, uint64_t t_post)
+{
+    if (peer < 0 || !cf_samples.sent)
+        return;
+    uint64_t seq = cf_chan_next(t, comm_id, peer, tag, 0);
+    if (seq != UINT64_MAX && cf_sampled(seq))
+        cf_p2p_sample(0, key, comm_id, cf_g.world_rank, peer, tag, seq, t_post, 0);
+}
+
+/* A message from world rank src completed a receive posted at t_post. */
+static inline void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, int tag, uint64_t key,
+                                   uint64_t t_post, uint64_t t_done)
+{
+    if (src < 0 || !cf_samples.recvd)
+        return;
+    uint64_t seq = cf_chan_next(t, comm_id, src, tag, 1);
+    if (seq != UINT64_MAX && cf_sampled(seq))
+        cf_p2p_sample(1, key, comm_id, src, cf_g.world_rank, tag, seq, t_post, t_done);
+}
+
+CF_HIDDEN int cf_samples_init(void);
+
+/* Results of the analysis at finalize, for the profile (rank 0). */
+typedef struct {
+    cf_table_t xfer;    /* per key: calls = samples, t_sum/hist = transfer, t_wait = wait (ns) */
+    double wait_ns, xfer_ns; /* this rank's totals over sampled calls */
+    uint64_t coll_used, coll_incomplete, p2p_matched, p2p_unmatched, lost;
+    json_t *late;     /* rank 0: last arrivals per communicator */
+    json_t *trace;    /* rank 0: sampled instances with times, for commfit trace */
+    json_t *clock;    /* rank 0: the clock section */
+} cf_sample_result_t;
+
+/* Collective over world: clocks at finalize, instances, messages. */
+CF_HIDDEN int cf_samples_finalize(cf_sample_result_t *res);
+
+#endif

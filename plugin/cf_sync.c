@@ -1,0 +1,82 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cf_sync.h"
+
+cf_sync_t cf_sync;
+
+#define CF_SYNC_ROUNDS 16
+#define CF_SYNC_TAG 4242
+
+static double cf_now_local(void) { return cf_local_ns(cf_ticks()); }
+
+void cf_sync_measure(cf_sync_pt_t *pt)
+{
+    int rank = cf_g.world_rank, p = cf_g.world_size;
+    MPI_Comm comm = cf_g.tool_comm;
+    double offset = 0, err = 0;
+    /* round k: ranks below 2^k serve rank + 2^k, which learns its offset */
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if (rank < mask && rank + mask < p) {
+            int child = rank + mask;
+            for (int i = 0; i < CF_SYNC_ROUNDS; i++) {
+                double reply[3];
+                PMPI_Recv(NULL, 0, MPI_BYTE, child, CF_SYNC_TAG, comm, MPI_STATUS_IGNORE);
+                reply[0] = cf_now_local();
+                reply[1] = offset;
+                reply[2] = err;
+                PMPI_Send(reply, 3, MPI_DOUBLE, child, CF_SYNC_TAG, comm);
+            }
+        } else if (rank >= mask && rank < 2 * mask) {
+            int parent = rank - mask;
+            double best_rtt = 1e300;
+            for (int i = 0; i < CF_SYNC_ROUNDS; i++) {
+                double reply[3];
+                double t0 = cf_now_local();
+                PMPI_Send(NULL, 0, MPI_BYTE, parent, CF_SYNC_TAG, comm);
+                PMPI_Recv(reply, 3, MPI_DOUBLE, parent, CF_SYNC_TAG, comm, MPI_STATUS_IGNORE);
+                double t1 = cf_now_local();
+                if (t1 - t0 < best_rtt) {
+                    best_rtt = t1 - t0;
+                    /* the parent read its clock half way through the round trip */
+                    offset = reply[0] + reply[1] - (t0 + t1) / 2;
+                    err = reply[2] + best_rtt / 2;
+                }
+            }
+        }
+    }
+    pt->local_ns = cf_now_local();
+    pt->offset_ns = offset;
+    pt->err_ns = err;
+}
+
+void cf_sync_test_offset(int complain)
+{
+    const char *s = getenv("COMMFIT_TEST_CLOCK_OFFSET");
+    cf_sync.test_offset_ns = 0;
+    if (!s || !*s)
+        return;
+    const char *q = s;
+    while (*q) {
+        char *end;
+        long r = strtol(q, &end, 10);
+        if (end == q || *end != ':')
+            goto bad;
+        q = end + 1;
+        double sec = strtod(q, &end);
+        if (end == q)
+            goto bad;
+        if (r == cf_g.world_rank)
+            cf_sync.test_offset_ns = sec * 1e9;
+        q = end;
+        if (*q == ',')
+            q++;
+        else if (*q)
+            goto bad;
+    }
+    return;
+bad:
+    cf_sync.test_offset_ns = 0;
+    if (complain)
+        cf_log("COMMFIT_TEST_CLOCK_OFFSET='%s' is not RANK:SECONDS[,RANK:SECONDS...]; ignored", s);
+}

@@ -1,0 +1,42 @@
+/* Clocks comparable across ranks: each rank's offset to rank 0's clock is
+ * measured at init and at finalize with min-RTT ping-pongs down a binomial
+ * tree (log2 p rounds, pairs in parallel), and interpolated linearly in
+ * between (the Score-P method).  Local time is CLOCK_MONOTONIC continued by
+ * the tick counter, in ns. */
+#ifndef CF_SYNC_H
+#define CF_SYNC_H
+
+#include "cf_runtime.h"
+
+typedef struct {
+    double local_ns; /* local time of the measurement */
+    double offset_ns; /* rank 0's clock minus ours */
+    double err_ns;    /* bound: half the best round trip, summed along the tree */
+} cf_sync_pt_t;
+
+typedef struct {
+    cf_sync_pt_t init, fin;
+    double test_offset_ns; /* COMMFIT_TEST_CLOCK_OFFSET for this rank */
+} cf_sync_t;
+
+CF_HIDDEN extern cf_sync_t cf_sync;
+
+static inline double cf_local_ns(uint64_t ticks)
+{
+    return (double)cf_g.init_mono_ns + (double)cf_ticks_to_ns(ticks - cf_g.init_ticks) + cf_sync.test_offset_ns;
+}
+
+/* Local time to rank 0's time, both ns. */
+static inline double cf_global_ns(double local)
+{
+    double span = cf_sync.fin.local_ns - cf_sync.init.local_ns;
+    double drift = span > 0 ? (cf_sync.fin.offset_ns - cf_sync.init.offset_ns) / span : 0;
+    return local + cf_sync.init.offset_ns + drift * (local - cf_sync.init.local_ns);
+}
+
+/* Collective over world (through cf_g.tool_comm). */
+CF_HIDDEN void cf_sync_measure(cf_sync_pt_t *pt);
+/* Reads COMMFIT_TEST_CLOCK_OFFSET ("RANK:SECONDS[,RANK:SECONDS...]"). */
+CF_HIDDEN void cf_sync_test_offset(int complain);
+
+#endif

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Two emulated nodes (network namespaces) joined by a link shaped to
+# 200 Mbit/s: ranks on different nodes are classed inter-node, and the
+# bandwidth fitted from one-way message times is the link's payload rate.
+# Skipped (77) where namespaces cannot be made (not root, no ip netns).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+cluster=$here/cluster.sh
+export CFN_PREFIX=cfc$$
+"$cluster" available --shaping || exit 77
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/commfit-cluster.XXXXXX")
+trap '"$cluster" down > /dev/null 2>&1; rm -rf "$tmp"' EXIT
+"$cluster" up 2 --rate 200mbit || exit 1
+COMMFIT_OUTPUT=$tmp/cluster.json COMMFIT_SUMMARY=0 "$cluster" run -- -np 2 \
+    -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY \
+    "$CF_BUILDDIR/examples/pingpong" --min 1 --max 1MiB --iters 30 --csv > "$tmp/pp.csv" || { echo "FAIL: job"; exit 1; }
+cat "$tmp/pp.csv"
+"$CF_PYTHON" - "$tmp/cluster.json" 25e6 <<'PY'
+import json, sys
+prof = json.load(open(sys.argv[1]))
+rate = float(sys.argv[2])
+fails = 0
+def check(what, ok, detail=""):
+    global fails
+    fails += not ok
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+check("two nodes", prof["job"]["nodes"] == 2, str(prof["job"]["nodes"]))
+hosts = sorted(r["host"] for r in prof["ranks"])
+check("two host names", len(set(hosts)) == 2, str(hosts))
+paths = {r["path"] for r in prof["records"] if r["op"] in ("MPI_Send", "MPI_Recv")}
+check("messages between the nodes are inter-node", paths == {"inter-node"}, str(paths))
+pts = sorted((r["bytes"] / r["calls"], r["transfer_s"]["p50"]) for r in prof["records"]
+             if r["op"] == "MPI_Recv" and r.get("transfer_s") and r["size_lo"] >= 262144)
+# least-squares slope of one-way time over the large sizes, where the shaper sets the pace
+mm = sum(m for m, _ in pts) / len(pts)
+mt = sum(t for _, t in pts) / len(pts)
+slope = sum((m - mm) * (t - mt) for m, t in pts) / sum((m - mm) ** 2 for m, _ in pts)
+bw = 1 / slope if slope > 0 else float("inf")
+check("inter-node bandwidth from one-way times within 25 %% of the shaped %.0f MB/s" % (rate / 1e6),
+      abs(bw - rate) < 0.25 * rate, "%.1f MB/s from %d sizes" % (bw / 1e6, len(pts)))
+blocking = [r for r in prof["records"] if r["op"] == "MPI_Recv" and r["size_lo"] == 1048576][0]
+print("     1 MiB receive: duration p50 %.2f ms, one-way p50 %.2f ms" %
+      (blocking["time_s"]["p50"] * 1e3, blocking["transfer_s"]["p50"] * 1e3))
+print("%d passed, %d failed" % (4 - fails, fails))
+sys.exit(1 if fails else 0)
+PY

@@ -1,0 +1,7 @@
+#!/bin/sh
+# One-way message times on synchronized clocks: in a ping-pong sweep the
+# median one-way time of each size is its half round trip.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+COMMFIT_OUTPUT="$cf_tmp/pp.json" COMMFIT_SUMMARY=0 \
+    cf_mpirun 2 -- "$CF_BUILDDIR/examples/pingpong" --min 1 --max 1MiB --csv > "$cf_tmp/pp.csv" || cf_fail "job failed"
+cf_check pingpong "$cf_tmp/pp.json" "$cf_tmp/pp.csv"

@@ -1,0 +1,134 @@
+#!/bin/sh
+# commfit report on input it cannot use: a missing, truncated, corrupt,
+# wrong-version or foreign file gives one line naming the file and the
+# problem and exit status 2, never a crash; bad options give a message and
+# the usage.  A valid profile gives the report with its verdict first.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+commfit="$CF_BUILDDIR/tools/commfit"
+good="$cf_tmp/good.json"
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+COMMFIT_OUTPUT="$good" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/examples/coll_sweep" \
+    --op allreduce --min 8 --max 64KiB --iters 20 > /dev/null || cf_fail "could not make a profile"
+[ -s "$good" ] || cf_fail "no profile written"
+size=$(wc -c < "$good")
+
+# expect_error WHAT FILE [PATTERN]: exit 2, nothing on stdout, one line
+# "commfit report: FILE: ..." on stderr (matching PATTERN when given)
+expect_error() {
+    what=$1 file=$2 pattern=${3:-}
+    "$commfit" report "$file" > "$cf_tmp/out" 2> "$cf_tmp/err"
+    rc=$?
+    lines=$(wc -l < "$cf_tmp/err")
+    first=$(head -n 1 "$cf_tmp/err")
+    if [ $rc -ne 2 ]; then
+        bad "$what: exit status $rc, want 2"; cat "$cf_tmp/err"
+    elif [ "$lines" -ne 1 ] || [ -s "$cf_tmp/out" ]; then
+        bad "$what: want exactly one line on stderr and nothing on stdout"; cat "$cf_tmp/err"
+    else
+        case $first in
+        "commfit report: $file: "?*)
+            if [ -n "$pattern" ] && ! printf '%s\n' "$first" | grep -q -- "$pattern"; then
+                bad "$what: '$first' does not say '$pattern'"
+            else
+                ok "$what: $first"
+            fi ;;
+        *) bad "$what: '$first' does not name the file" ;;
+        esac
+    fi
+}
+
+expect_error "missing file" "$cf_tmp/nope.json" "cannot open"
+expect_error "directory" "$cf_tmp" "is a directory"
+: > "$cf_tmp/empty.json"
+expect_error "empty file" "$cf_tmp/empty.json" "truncated or empty"
+for cut in 1 16 $((size / 10)) $((size / 3)) $((size / 2)) $((size * 9 / 10)) $((size - 3)); do
+    head -c "$cut" "$good" > "$cf_tmp/cut$cut.json"
+    expect_error "truncated at $cut of $size bytes" "$cf_tmp/cut$cut.json" "truncated"
+done
+sed 's/"version": 1/"version": 99/' "$good" > "$cf_tmp/v99.json"
+expect_error "wrong version" "$cf_tmp/v99.json" "version 99 is not supported"
+sed 's/"version": 1/"version": "1"/' "$good" > "$cf_tmp/vstr.json"
+expect_error "version not an integer" "$cf_tmp/vstr.json" "version"
+sed 's/"calls"/"kalls"/' "$good" > "$cf_tmp/nocalls.json"
+expect_error "a record without calls" "$cf_tmp/nocalls.json" "'calls' is missing"
+sed 's/"p50": [0-9.e-]*/"p50": "fast"/' "$good" > "$cf_tmp/p50str.json"
+expect_error "a median that is not a number" "$cf_tmp/p50str.json" "not a number"
+sed 's/"records"/"recs"/' "$good" > "$cf_tmp/norecords.json"
+expect_error "no records" "$cf_tmp/norecords.json" "'records'"
+# bytes flipped in the middle of the file
+head -c $((size / 2)) "$good" > "$cf_tmp/garbage.json"
+printf '\001\377{]]"\\' >> "$cf_tmp/garbage.json"
+tail -c +$((size / 2 + 7)) "$good" >> "$cf_tmp/garbage.json"
+expect_error "corrupt bytes" "$cf_tmp/garbage.json" "not valid JSON"
+printf '{"hello": "world"}\n' > "$cf_tmp/foreign.json"
+expect_error "JSON that is not a profile" "$cf_tmp/foreign.json" "not a commfit profile"
+printf '[1, 2, 3]\n' > "$cf_tmp/array.json"
+expect_error "a JSON array" "$cf_tmp/array.json" "not a JSON object"
+head -c 4096 /dev/urandom > "$cf_tmp/random.bin" 2>/dev/null || printf '\000\001\002' > "$cf_tmp/random.bin"
+expect_error "random bytes" "$cf_tmp/random.bin"
+# every cut of the first 2 kB and a sample of the rest: exit 2, never a crash
+crashes=0
+cut=0
+while [ $cut -lt "$size" ]; do
+    head -c "$cut" "$good" > "$cf_tmp/c.json"
+    "$commfit" report "$cf_tmp/c.json" > /dev/null 2>&1
+    rc=$?
+    [ $rc -eq 2 ] || { crashes=$((crashes + 1)); echo "     cut at $cut: exit status $rc"; }
+    if [ $cut -lt 2048 ]; then cut=$((cut + 7)); else cut=$((cut + 97)); fi
+done
+[ $crashes -eq 0 ] && ok "truncations at every 7th/97th byte: exit status 2" || bad "$crashes truncations did not exit with 2"
+
+# usage errors: a message and the usage, exit 2
+expect_usage() {
+    what=$1; shift
+    "$commfit" report "$@" > "$cf_tmp/out" 2> "$cf_tmp/err"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "^commfit report: " "$cf_tmp/err" && grep -q "^Usage: commfit report" "$cf_tmp/err"; then
+        ok "$what: $(head -n 1 "$cf_tmp/err")"
+    else
+        bad "$what: exit status $rc"; cat "$cf_tmp/err"
+    fi
+}
+expect_usage "no profile"
+expect_usage "unknown option" --frobnicate "$good"
+expect_usage "bad --link unit" --link 400Gx/s,5us "$good"
+expect_usage "--link without a time" --link 400Gb/s "$good"
+expect_usage "bad --format" --format xml "$good"
+expect_usage "two profiles" "$good" "$good"
+"$commfit" report --help > "$cf_tmp/out" 2>&1 && grep -q "^Usage: commfit report" "$cf_tmp/out" \
+    && ok "--help: exit status 0" || bad "--help"
+"$commfit" 2>&1 | grep -q "report" && ok "commfit lists the report command" || bad "report is not listed"
+
+# the valid profile: exit 0, the verdict first, then the tables
+if "$commfit" report "$good" > "$cf_tmp/report.txt" 2> "$cf_tmp/err"; then
+    if [ "$(sed -n 5p "$cf_tmp/report.txt")" = "VERDICT" ] || [ "$(sed -n 6p "$cf_tmp/report.txt")" = "VERDICT" ]; then
+        ok "valid profile: the report opens with its verdict"
+    else
+        bad "valid profile: no verdict at the top"; head "$cf_tmp/report.txt"
+    fi
+    for section in OPERATIONS FITS "SIZE BINS" COLLECTIVES RANKS; do
+        grep -q "^$section" "$cf_tmp/report.txt" || bad "valid profile: no $section table"
+    done
+    grep -q "MPI_Allreduce on world: .* of MPI time, .*-bound" "$cf_tmp/report.txt" \
+        && ok "valid profile: MPI_Allreduce has a verdict" || bad "valid profile: no verdict for MPI_Allreduce"
+else
+    bad "valid profile: exit status $?"; cat "$cf_tmp/err"
+fi
+"$commfit" report --format json "$good" > "$cf_tmp/r.json" \
+    && "$CF_PYTHON" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["format"]=="commfit-report" and r["fits"] and r["collectives"]' "$cf_tmp/r.json" \
+    && ok "valid profile: --format json parses" || bad "valid profile: --format json"
+"$commfit" report --format csv --link 400Gb/s,5us "$good" > "$cf_tmp/r.csv" \
+    && "$CF_PYTHON" -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and {r["row"] for r in rows} == {"fit", "bin"}, rows[:2]
+assert all(len(r) == len(rows[0]) for r in rows)
+assert any(r["efficiency"] for r in rows if r["row"] == "bin")' "$cf_tmp/r.csv" \
+    && ok "valid profile: --format csv has fit and bin rows" || bad "valid profile: --format csv"
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,721 @@
+/* The analysis of a profile on synthetic records with known answers:
+ * alpha = 5 us and B = 25 GB/s for point to point, a ring all-reduce on
+ * 4 ranks over the same link. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cf_analysis.h"
+#include "cf_bins.h"
+#include "cf_summary.h"
+
+#define ALPHA 5e-6
+#define BW 25e9
+#define P 4
+#define WORLD CF_COMM_ID_WORLD
+#define INTER CF_PATH_INTER
+
+static uint64_t rng_state;
+
+static double rng_uniform(void) /* [-1, 1) */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static void assert_rel(double got, double want, double tol)
+{
+    double rel = fabs(got - want) / fabs(want);
+    if (!(rel <= tol))
+        fail_msg("got %.9g, want %.9g (rel err %.3g > %.3g)", got, want, rel, tol);
+}
+
+static double hockney(double m)
+{
+    return ALPHA + m / BW;
+}
+
+static double ring(double n)
+{
+    return 2.0 * (P - 1) * ALPHA + 2.0 * (P - 1) / P * n / BW;
+}
+
+static void profile_new(cf_profile_t *p)
+{
+    cf_profile_init(p);
+    p->ranks = P;
+    p->nodes = 2;
+    p->wall_s = 10;
+    snprintf(p->mpi_library, sizeof(p->mpi_library), "Open MPI v4.1.4");
+    p->nrank = P;
+    p->rank = calloc(P, sizeof(*p->rank));
+    for (int r = 0; r < P; r++)
+        p->rank[r] = (cf_rank_info_t){.rank = r, .node = r / 2, .host = "h", .wall_s = 10,
+                                      .mpi_s = 1.0 + r};
+    p->ncomm = 1;
+    p->comm = calloc(1, sizeof(*p->comm));
+    p->comm[0] = (cf_comm_info_t){.id = WORLD, .size = P, .nodes = 2, .name = "MPI_COMM_WORLD"};
+}
+
+/* A record of calls of size bytes each, every one taking t seconds. */
+static cf_record_t *add(cf_profile_t *p, const char *op, const char *kind, uint32_t comm, int path,
+                        uint64_t size, uint64_t calls, double t)
+{
+    cf_record_t *r;
+    unsigned bin = cf_size_bin(size);
+
+    p->rec = realloc(p->rec, (p->nrec + 1) * sizeof(*p->rec));
+    assert_non_null(p->rec);
+    r = &p->rec[p->nrec++];
+    memset(r, 0, sizeof(*r));
+    cf_strlcpy(r->op, op, sizeof(r->op));
+    cf_strlcpy(r->kind, kind, sizeof(r->kind));
+    r->comm = comm;
+    r->path = path;
+    r->size_lo = cf_size_bin_lo(bin);
+    r->size_hi = cf_size_bin_hi(bin);
+    r->calls = calls;
+    r->bytes = calls * size;
+    r->t_sum = (double)calls * t;
+    r->t_min = r->t_max = r->t_p50 = r->t_p99 = t;
+    return r;
+}
+
+/* MPI_Send and MPI_Recv at 1 B .. 64 MiB, exactly on the line. */
+static void add_p2p(cf_profile_t *p)
+{
+    for (int i = 0; i <= 26; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        add(p, "MPI_Send", "p2p", WORLD, INTER, m, 10, hockney((double)m));
+        add(p, "MPI_Recv", "p2p", WORLD, INTER, m, 10, hockney((double)m));
+    }
+}
+
+static void add_allreduce(cf_profile_t *p, int lo, int hi)
+{
+    for (int i = lo; i <= hi; i++) {
+        uint64_t n = (uint64_t)1 << i;
+        add(p, "MPI_Allreduce", "collective", WORLD, INTER, n, 20, ring((double)n));
+    }
+}
+
+static cf_analysis_t *analyse(const cf_profile_t *p, const cf_analysis_opts_t *o)
+{
+    cf_analysis_t *a = NULL;
+    assert_int_equal(cf_analysis_run(p, o, &a), CF_OK);
+    assert_non_null(a);
+    return a;
+}
+
+static const cf_an_bin_t *bin_of(const cf_an_fit_t *f, double size)
+{
+    for (size_t k = 0; k < f->nbin; k++)
+        if (f->bin[k].size == size)
+            return &f->bin[k];
+    fail_msg("no bin of size %g", size);
+    return NULL;
+}
+
+static void test_p2p_recovery(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f, *send;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "p2p", CF_COMM_ID_NONE, INTER);
+    assert_non_null(f);
+    assert_true(f->joint);
+    assert_int_equal(f->kind, CF_AN_P2P);
+    assert_ptr_equal(cf_analysis_fit(a, 0), f); /* joint fits come first */
+    assert_true(f->fit.ok);
+    assert_int_equal(f->fit.nseg, 1);
+    assert_int_equal(f->nsizes, 27);
+    assert_int_equal(f->calls, 540);
+    assert_rel(f->fit.alpha_s, ALPHA, 1e-6);
+    assert_rel(f->fit.bandwidth_Bps, BW, 1e-6);
+    assert_rel(f->fit.n_half_bytes, 125e3, 1e-6);
+    assert_true(f->fit.r2 > 0.999999);
+    assert_true(f->fit.alpha_ci[0] <= ALPHA * (1 + 1e-9) && ALPHA * (1 - 1e-9) <= f->fit.alpha_ci[1]);
+    assert_string_equal(f->basis, "fit");
+    assert_true(isnan(f->wait_share)); /* nothing sampled */
+
+    send = cf_analysis_find(a, "MPI_Send", WORLD, INTER);
+    assert_non_null(send);
+    assert_false(send->joint);
+    assert_int_equal(send->comm_size, P);
+    assert_rel(send->fit.alpha_s, ALPHA, 1e-6);
+    assert_rel(send->fit.bandwidth_Bps, BW, 1e-6);
+    assert_non_null(cf_analysis_find(a, "MPI_Recv", WORLD, INTER));
+    assert_null(cf_analysis_find(a, "MPI_Recv", WORLD, CF_PATH_INTRA));
+
+    /* The path's reference link is its joint fit. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p fit");
+    assert_ptr_equal(cf_analysis_ref(a, INTER)->fit, &f->fit);
+    assert_null(cf_analysis_ref(a, CF_PATH_INTRA)->source);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* models.md: 1 MB -> 45 us (startup 11 %), 1 kB -> 5.04 us (startup 99 %). */
+static void test_seed_example(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    const cf_an_bin_t *kb, *mb;
+    double num = 0, den = 0;
+    (void)state;
+
+    profile_new(&p);
+    for (uint64_t m = 1; m <= 100000000; m *= 10)
+        add(&p, "MPI_Send", "p2p", WORLD, INTER, m, 7, hockney((double)m));
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Send", WORLD, INTER);
+    assert_non_null(f);
+    assert_true(f->fit.ok);
+    kb = bin_of(f, 1e3);
+    mb = bin_of(f, 1e6);
+    assert_rel(kb->predicted_s, 5.04e-6, 1e-6);
+    assert_rel(kb->startup_share, 5.0 / 5.04, 1e-6);
+    assert_string_equal(kb->verdict, "startup-bound");
+    assert_rel(mb->predicted_s, 45e-6, 1e-6);
+    assert_rel(mb->startup_share, 1.0 / 9.0, 1e-6);
+    assert_string_equal(mb->verdict, "bandwidth-bound");
+    /* The operation's share is over its calls: sum alpha / sum T. */
+    for (uint64_t m = 1; m <= 100000000; m *= 10) {
+        num += ALPHA;
+        den += hockney((double)m);
+    }
+    assert_rel(f->startup_share, num / den, 1e-6);
+    assert_string_equal(f->verdict, num / den > 0.5 ? "startup-bound" : "bandwidth-bound");
+    /* 6 of the 9 sizes (1 B .. 100 kB) are below n_half = 125 kB. */
+    assert_rel(f->below_n_half, 6.0 / 9.0, 1e-9);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void test_collective_ideal_ring(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    add_allreduce(&p, 3, 26);
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_non_null(f);
+    assert_int_equal(f->kind, CF_AN_COLLECTIVE);
+    assert_int_equal(f->coll, CF_COLL_ALLREDUCE);
+    assert_int_equal(f->comm_size, P);
+    assert_true(f->fit.ok);
+    /* The collective's own line: 2(p-1) alpha and B / (2(p-1)/p). */
+    assert_rel(f->fit.alpha_s, 6 * ALPHA, 1e-6);
+    assert_rel(f->fit.bandwidth_Bps, BW / 1.5, 1e-6);
+    /* Inverted under the ring: the link again. */
+    assert_string_equal(f->hop_algo, "ring");
+    assert_rel(f->hop_alpha_s, ALPHA, 1e-6);
+    assert_rel(f->hop_Bps, BW, 1e-6);
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        assert_rel(b->algbw_Bps, b->size / b->p50_s, 1e-12);
+        assert_rel(b->busbw_Bps, b->algbw_Bps * 1.5, 1e-12);
+        assert_rel(b->ideal_s, ring(b->size), 1e-6);
+        assert_rel(b->efficiency, 1.0, 1e-6);
+    }
+    assert_rel(f->efficiency, 1.0, 1e-6);
+    /* Large vectors run at the link's bandwidth on the bus. */
+    assert_rel(bin_of(f, 67108864.0)->busbw_Bps, BW, 0.01);
+    assert_string_equal(bin_of(f, 1024.0)->verdict, "startup-bound");
+    assert_string_equal(bin_of(f, 1048576.0)->verdict, "bandwidth-bound");
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void test_link_option(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    cf_analysis_opts_t o;
+    const cf_an_fit_t *f;
+    (void)state;
+
+    profile_new(&p);
+    add_allreduce(&p, 3, 26);
+    /* No point-to-point traffic and no link: no ideal. */
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_null(cf_analysis_ref(a, INTER)->source);
+    assert_true(isnan(f->efficiency) && isnan(f->bin[0].ideal_s));
+    cf_analysis_free(a);
+
+    cf_analysis_opts_init(&o);
+    o.link_alpha_s = ALPHA;
+    o.link_Bps = BW;
+    a = analyse(&p, &o);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "link");
+    assert_rel(f->efficiency, 1.0, 1e-9);
+    for (size_t k = 0; k < f->nbin; k++)
+        assert_rel(f->bin[k].ideal_s, ring(f->bin[k].size), 1e-9);
+    cf_analysis_free(a);
+
+    /* Half a link is a caller's error. */
+    o.link_Bps = NAN;
+    assert_int_equal(cf_analysis_run(&p, &o, &a), CF_ERR_INVALID);
+    cf_profile_free(&p);
+}
+
+static void test_not_enough_sizes(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    cf_analysis_opts_t o;
+    const cf_an_fit_t *f;
+    json_t *j, *fj = NULL;
+    size_t i;
+    (void)state;
+
+    profile_new(&p);
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 1000, 50, ring(1000));
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 4000, 50, ring(4000));
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_false(f->fit.ok);
+    assert_string_equal(f->note, "not enough size range");
+    assert_int_equal(f->nsizes, 2);
+    assert_null(f->basis);
+    assert_string_equal(f->verdict, "undetermined");
+    j = cf_analysis_to_json(a);
+    json_array_foreach(json_object_get(j, "fits"), i, fj)
+        if (strcmp(json_string_value(json_object_get(fj, "op")), "MPI_Allreduce") == 0)
+            break;
+    assert_non_null(fj);
+    assert_true(json_is_false(json_object_get(fj, "fit_ok")));
+    assert_string_equal(json_string_value(json_object_get(fj, "note")), "not enough size range");
+    assert_true(json_is_null(json_object_get(fj, "alpha_s")));
+    assert_true(json_is_null(json_object_get(fj, "bandwidth_Bps")));
+    assert_true(json_is_null(json_array_get(json_object_get(json_object_get(fj, "ci"), "alpha_s"), 0)));
+    json_decref(j);
+    cf_analysis_free(a);
+
+    /* With a link, the verdict comes from the ring model on that link. */
+    cf_analysis_opts_init(&o);
+    o.link_alpha_s = ALPHA;
+    o.link_Bps = BW;
+    a = analyse(&p, &o);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_false(f->fit.ok);
+    assert_string_equal(f->basis, "model");
+    assert_string_equal(f->verdict, "startup-bound");
+    assert_rel(bin_of(f, 1000)->startup_share, 6 * ALPHA / ring(1000), 1e-9);
+    assert_rel(f->n_half_bytes, P * ALPHA * BW, 1e-9); /* n_half of the ring: p alpha B */
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Noise, an outlier bin and an eager -> rendezvous switch at 64 KiB. */
+static void test_noise_outlier_switch(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    (void)state;
+
+    rng_state = 2024;
+    profile_new(&p);
+    for (int i = 0; i <= 26; i++) {
+        double m = ldexp(1.0, i);
+        double t = m < 65536 ? 2e-6 + m / 10e9 : 20e-6 + m / 25e9;
+        t *= 1.0 + 0.03 * rng_uniform();
+        if (i == 5)
+            t *= 4; /* a preempted bin */
+        add(&p, "MPI_Isend", "p2p", WORLD, INTER, (uint64_t)m, 100, t);
+    }
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Isend", WORLD, INTER);
+    assert_true(f->fit.ok);
+    assert_int_equal(f->fit.nseg, 2);
+    assert_true(f->fit.noutliers >= 1);
+    assert_true(f->fit.seg[0].size_hi >= 16384 && f->fit.seg[0].size_hi <= 65536);
+    assert_rel(f->fit.seg[0].alpha_s, 2e-6, 0.10);
+    assert_rel(f->fit.seg[0].bandwidth_Bps, 10e9, 0.10);
+    assert_rel(f->fit.seg[1].alpha_s, 20e-6, 0.10);
+    assert_rel(f->fit.seg[1].bandwidth_Bps, 25e9, 0.10);
+    /* Per bin the verdict follows the segment of the size. */
+    assert_string_equal(bin_of(f, 1024)->verdict, "startup-bound");
+    assert_string_equal(bin_of(f, 67108864)->verdict, "bandwidth-bound");
+    assert_true(cf_analysis_op(a, 0)->nonblocking);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Sampled transfer times are fitted; the wait is reported apart. */
+static void test_transfer_and_wait(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    (void)state;
+
+    profile_new(&p);
+    for (int i = 3; i <= 24; i++) {
+        uint64_t n = (uint64_t)1 << i;
+        double t = ring((double)n);
+        cf_record_t *r = add(&p, "MPI_Allreduce", "collective", WORLD, INTER, n, 100, 1.5 * t);
+        r->xfer_n = 40;
+        r->xfer_p50 = t;
+        r->xfer_p99 = t;
+        r->xfer_sum = 40 * t;
+        r->wait_s = 40 * 0.5 * t;
+    }
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_int_equal(f->time_source, CF_AN_TIME_TRANSFER);
+    assert_rel(f->fit.alpha_s, 6 * ALPHA, 1e-6);
+    assert_rel(f->fit.bandwidth_Bps, BW / 1.5, 1e-6);
+    /* wait / (wait + transfer) over the sampled calls */
+    assert_rel(f->wait_share, 1.0 / 3.0, 1e-9);
+    assert_rel(bin_of(f, 1024)->p50_s, ring(1024), 1e-12);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void test_zero_byte_bins(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    char buf[256];
+    (void)state;
+
+    profile_new(&p);
+    add(&p, "MPI_Barrier", "collective", WORLD, INTER, 0, 30, 12e-6);
+    add(&p, "MPI_Bcast", "collective", WORLD, INTER, 0, 5, 1e-3); /* count 0: must not pull the line */
+    for (int i = 4; i <= 20; i += 2) {
+        uint64_t n = (uint64_t)1 << i;
+        add(&p, "MPI_Bcast", "collective", WORLD, INTER, n, 10, 10e-6 + (double)n / 5e9);
+    }
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Barrier", WORLD, INTER);
+    assert_false(f->fit.ok);
+    assert_string_equal(f->note, "no payload");
+    assert_rel(f->zero_p50_s, 12e-6, 1e-12);
+    assert_string_equal(f->verdict, "startup-bound");
+    f = cf_analysis_find(a, "MPI_Bcast", WORLD, INTER);
+    assert_true(f->fit.ok);
+    assert_rel(f->fit.alpha_s, 10e-6, 1e-6);
+    assert_rel(f->fit.bandwidth_Bps, 5e9, 1e-6);
+    assert_false(f->bin[0].in_fit);
+    assert_true(f->bin[1].in_fit);
+    assert_rel(f->zero_p50_s, 1e-3, 1e-12);
+    assert_rel(f->bin[0].startup_share, 1.0, 0);
+    for (size_t k = 0; k < cf_analysis_nops(a); k++)
+        if (strcmp(cf_analysis_op(a, k)->op, "MPI_Barrier") == 0)
+            assert_non_null(strstr(cf_analysis_advice(cf_analysis_op(a, k), buf, sizeof(buf)),
+                                   "no payload"));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Records of one bin (regions, here) merge: calls add, medians combine
+ * weighted by calls. */
+static void test_merge_bins(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    (void)state;
+
+    profile_new(&p);
+    add(&p, "MPI_Send", "p2p", WORLD, INTER, 1024, 10, 1e-6)->region = 1;
+    add(&p, "MPI_Send", "p2p", WORLD, INTER, 1024, 30, 2e-6)->region = 2;
+    add(&p, "MPI_Recv", "p2p", CF_COMM_ID_SELF, INTER, 1024, 60, 3e-6);
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Send", WORLD, INTER);
+    assert_int_equal(f->nbin, 1);
+    assert_int_equal(f->bin[0].calls, 40);
+    assert_rel(f->bin[0].p50_s, (10 * 1e-6 + 30 * 2e-6) / 40, 1e-12);
+    f = cf_analysis_find(a, "p2p", CF_COMM_ID_NONE, INTER);
+    assert_int_equal(f->nbin, 1);
+    assert_int_equal(f->bin[0].calls, 100);
+    assert_rel(f->bin[0].p50_s, (10 * 1e-6 + 30 * 2e-6 + 60 * 3e-6) / 100, 1e-12);
+    assert_int_equal(f->comm_size, P); /* the largest communicator */
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void test_ranking(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    double sum = 0;
+    int seen_wait = 0;
+    char buf[256];
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    add_allreduce(&p, 3, 26);
+    add(&p, "MPI_Waitall", "completion", CF_COMM_ID_NONE, INTER, 0, 1000, 0.5);
+    add(&p, "ucp_tag_send_nbx", "p2p", CF_COMM_ID_NONE, INTER, 8, 1000, 100.0)->layer = CF_LAYER_UCX;
+    a = analyse(&p, NULL);
+    assert_int_equal(cf_analysis_nops(a), 4); /* Send, Recv, Allreduce, Waitall; UCX left out */
+    for (size_t k = 0; k < cf_analysis_nops(a); k++) {
+        const cf_an_op_t *o = cf_analysis_op(a, k);
+        sum += o->share;
+        if (k > 0)
+            assert_true(cf_analysis_op(a, k - 1)->time_s >= o->time_s);
+        if (strcmp(o->op, "MPI_Waitall") == 0) {
+            seen_wait = 1;
+            assert_null(o->fit);
+            assert_int_equal(k, 0); /* 500 s: the largest */
+            assert_non_null(strstr(cf_analysis_advice(o, buf, sizeof(buf)), "nonblocking"));
+        } else {
+            assert_non_null(o->fit);
+            assert_string_equal(o->fit->op, o->op);
+        }
+    }
+    assert_true(seen_wait);
+    assert_rel(sum, 1.0, 1e-12);
+    assert_rel(cf_analysis_ranks(a)->mpi_mean_s, 2.5, 1e-12);
+    assert_int_equal(cf_analysis_ranks(a)->max_rank, 3);
+    assert_rel(cf_analysis_ranks(a)->imbalance, 4.0 / 2.5 - 1.0, 1e-12);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void expect_type(json_t *o, const char *key, json_type type)
+{
+    json_t *v = json_object_get(o, key);
+    if (v == NULL)
+        fail_msg("missing '%s'", key);
+    if (json_typeof(v) != type && !(type == JSON_REAL && json_is_number(v)) &&
+        !(type == JSON_TRUE && json_is_boolean(v)))
+        fail_msg("'%s' has type %d, want %d", key, (int)json_typeof(v), type);
+}
+
+static void test_json_contract(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    json_t *j, *fits, *colls, *f, *b, *s, *ci;
+    size_t i, nbins = 0, nseg = 0;
+    char *text;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    add_allreduce(&p, 3, 26);
+    a = analyse(&p, NULL);
+    j = cf_analysis_to_json(a);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "format")), "commfit-report");
+    fits = json_object_get(j, "fits");
+    colls = json_object_get(j, "collectives");
+    assert_true(json_is_array(fits) && json_array_size(fits) == 4); /* joint, Send, Recv, Allreduce */
+    assert_true(json_is_array(colls) && json_array_size(colls) == 24);
+    json_array_foreach(fits, i, f) {
+        const char *kind = json_string_value(json_object_get(f, "kind"));
+        assert_true(strcmp(kind, "p2p") == 0 || strcmp(kind, "collective") == 0);
+        expect_type(f, "op", JSON_STRING);
+        expect_type(f, "comm", JSON_STRING);
+        expect_type(f, "comm_size", JSON_INTEGER);
+        expect_type(f, "path", JSON_STRING);
+        expect_type(f, "alpha_s", JSON_REAL);
+        expect_type(f, "bandwidth_Bps", JSON_REAL);
+        expect_type(f, "n_half_bytes", JSON_REAL);
+        expect_type(f, "r2", JSON_REAL);
+        expect_type(f, "startup_share", JSON_REAL);
+        expect_type(f, "verdict", JSON_STRING);
+        expect_type(f, "ci", JSON_OBJECT);
+        ci = json_object_get(f, "ci");
+        assert_int_equal(json_array_size(json_object_get(ci, "alpha_s")), 2);
+        assert_int_equal(json_array_size(json_object_get(ci, "bandwidth_Bps")), 2);
+        assert_true(json_is_number(json_array_get(json_object_get(ci, "alpha_s"), 0)));
+        expect_type(f, "segments", JSON_ARRAY);
+        json_array_foreach(json_object_get(f, "segments"), nseg, s) {
+            expect_type(s, "size_lo", JSON_REAL);
+            expect_type(s, "size_hi", JSON_REAL);
+            expect_type(s, "alpha_s", JSON_REAL);
+            expect_type(s, "bandwidth_Bps", JSON_REAL);
+        }
+        assert_true(nseg >= 1);
+        expect_type(f, "bins", JSON_ARRAY);
+        json_array_foreach(json_object_get(f, "bins"), nbins, b) {
+            expect_type(b, "size_lo", JSON_INTEGER);
+            expect_type(b, "size_hi", JSON_INTEGER);
+            expect_type(b, "calls", JSON_INTEGER);
+            expect_type(b, "p50_s", JSON_REAL);
+            expect_type(b, "verdict", JSON_STRING);
+        }
+        assert_true(nbins >= 24);
+    }
+    json_array_foreach(colls, i, b) {
+        assert_string_equal(json_string_value(json_object_get(b, "op")), "MPI_Allreduce");
+        assert_int_equal(json_integer_value(json_object_get(b, "comm_size")), P);
+        expect_type(b, "size_lo", JSON_INTEGER);
+        expect_type(b, "size_hi", JSON_INTEGER);
+        expect_type(b, "algbw_Bps", JSON_REAL);
+        expect_type(b, "busbw_Bps", JSON_REAL);
+        expect_type(b, "ideal_ring_s", JSON_REAL);
+        expect_type(b, "efficiency", JSON_REAL);
+        assert_rel(json_number_value(json_object_get(b, "efficiency")), 1.0, 1e-6);
+    }
+    /* Serializable: no NaN or infinity slipped through. */
+    text = json_dumps(j, 0);
+    assert_non_null(text);
+    free(text);
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void check_survives(const cf_profile_t *p)
+{
+    cf_analysis_t *a = NULL;
+    json_t *j;
+    char *text, *buf = NULL, advice[256];
+    size_t len = 0;
+    FILE *out;
+
+    assert_int_equal(cf_analysis_run(p, NULL, &a), CF_OK);
+    j = cf_analysis_to_json(a);
+    assert_non_null(j);
+    text = json_dumps(j, 0);
+    assert_non_null(text);
+    free(text);
+    json_decref(j);
+    for (size_t k = 0; k < cf_analysis_nops(a); k++)
+        cf_analysis_advice(cf_analysis_op(a, k), advice, sizeof(advice));
+    cf_analysis_free(a);
+    out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    cf_summary_print(p, out);
+    fclose(out);
+    /* Every line of the summary carries the prefix. */
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        assert_int_equal(strncmp(line, "commfit: ", 9), 0);
+    free(buf);
+}
+
+static void test_any_profile(void **state)
+{
+    static const char *const kinds[] = {"p2p", "collective", "completion", "probe", "other", ""};
+    static const char *const ops[] = {"MPI_Send", "MPI_Allreduce", "MPI_Barrier", "MPI_Wait",
+                                      "MPI_Neighbor_allgather", "MPI_Bcast", "x"};
+    cf_profile_t p;
+    (void)state;
+
+    /* Empty: no ranks, no communicators, no records. */
+    cf_profile_init(&p);
+    check_survives(&p);
+
+    /* Odd values a reader would let through, and some it would not. */
+    profile_new(&p);
+    add(&p, "MPI_Send", "p2p", WORLD, 7, 100, 0, 1e-6);                /* no calls, bad path */
+    add(&p, "MPI_Send", "p2p", 12345, 2, 100, 5, -1.0);                 /* unknown comm, negative */
+    add(&p, "MPI_Allreduce", "collective", WORLD, 2, 100, 5, NAN);
+    add(&p, "MPI_Allreduce", "collective", WORLD, 2, 1000, 5, INFINITY);
+    add(&p, "MPI_Allreduce", "collective", WORLD, 2, 10000, 5, 0.0);
+    add(&p, "MPI_Alltoall", "collective", CF_COMM_ID_SELF, 2, 100, 5, 1e-6);
+    add(&p, "MPI_Alltoall", "collective", CF_COMM_ID_SELF, 2, 1000, 5, 1e-6);
+    add(&p, "MPI_Alltoall", "collective", CF_COMM_ID_SELF, 2, 10000, 5, 1e-6);
+    p.rec[1].xfer_n = 3; /* transfer fields with nothing in them */
+    p.rank[0].mpi_s = NAN;
+    p.rank[1].wall_s = -1;
+    check_survives(&p);
+    cf_profile_free(&p);
+
+    /* Random profiles. */
+    rng_state = 99;
+    for (int round = 0; round < 300; round++) {
+        int n = (int)((rng_uniform() + 1) * 40);
+        profile_new(&p);
+        p.ranks = round % 5;
+        for (int i = 0; i < n; i++) {
+            double u = rng_uniform();
+            uint64_t size = round % 7 == 0 ? 0 : (uint64_t)ldexp(1.0, (int)((u + 1) * 15));
+            cf_record_t *r =
+                add(&p, ops[(size_t)((rng_uniform() + 1) * 3.5) % 7], kinds[(size_t)((rng_uniform() + 1) * 3) % 6],
+                    (uint32_t)((rng_uniform() + 1) * 2), (int)((rng_uniform() + 1) * 1.5),
+                    size, (uint64_t)((rng_uniform() + 1) * 3), fabs(rng_uniform()) * 1e-3);
+            if (rng_uniform() > 0.5) {
+                r->xfer_n = (uint64_t)((rng_uniform() + 1) * 2);
+                r->xfer_p50 = rng_uniform() * 1e-4;
+                r->xfer_sum = rng_uniform();
+                r->wait_s = rng_uniform();
+            }
+            if (rng_uniform() > 0.9)
+                r->layer = CF_LAYER_UCX;
+        }
+        if (round % 3 == 0) {
+            p.comm[0].size = (int)(rng_uniform() * 3); /* 0, negative or tiny */
+            p.nrank = 0;
+        }
+        check_survives(&p);
+        cf_profile_free(&p);
+    }
+}
+
+static void test_summary(void **state)
+{
+    cf_profile_t p;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    add_allreduce(&p, 3, 26);
+    p.partial = 1;
+    out = open_memstream(&buf, &len);
+    cf_summary_print(&p, out);
+    fclose(out);
+    assert_non_null(strstr(buf, "commfit: 4 ranks on 2 nodes"));
+    assert_non_null(strstr(buf, "partial profile"));
+    assert_non_null(strstr(buf, "time/rank"));
+    assert_non_null(strstr(buf, "MPI_Allreduce"));
+    assert_non_null(strstr(buf, "bandwidth-bound"));
+    assert_non_null(strstr(buf, "25.0 GB/s")); /* the p2p link in the B column */
+    free(buf);
+    cf_profile_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_p2p_recovery),
+        cmocka_unit_test(test_seed_example),
+        cmocka_unit_test(test_collective_ideal_ring),
+        cmocka_unit_test(test_link_option),
+        cmocka_unit_test(test_not_enough_sizes),
+        cmocka_unit_test(test_noise_outlier_switch),
+        cmocka_unit_test(test_transfer_and_wait),
+        cmocka_unit_test(test_zero_byte_bins),
+        cmocka_unit_test(test_merge_bins),
+        cmocka_unit_test(test_ranking),
+        cmocka_unit_test(test_json_contract),
+        cmocka_unit_test(test_any_profile),
+        cmocka_unit_test(test_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,632 @@
+/* commfit report: fits, verdicts and collective efficiency of a profile.
+ *
+ *   commfit report train.json
+ *   commfit report --format json --link 400Gb/s,5us train.json
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "cf_analysis.h"
+#include "cf_common.h"
+#include "cf_profile.h"
+#include "cf_units.h"
+#include "commfit.h"
+
+#define TEXT_TOP_OPS 5
+#define TEXT_RANKS_ALL 16
+#define TEXT_RANKS_EDGE 5
+
+typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV } report_fmt_t;
+
+typedef struct {
+    report_fmt_t fmt;
+    cf_analysis_opts_t an;
+    const char *path;
+} report_opts_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: commfit report [options] PROFILE\n"
+            "Fits T = alpha + M/B to every operation of a profile, says whether startup or\n"
+            "bandwidth dominates, and holds collectives against their ideal models.\n"
+            "\n"
+            "  -f, --format FMT        text (default), json or csv\n"
+            "  -l, --link RATE,TIME    hold collectives against this link, e.g. 400Gb/s,5us,\n"
+            "                          instead of the point-to-point fit of their path\n"
+            "  -h, --help              this text\n"
+            "\n"
+            "text: the verdict first, then tables of operations, fits, size bins,\n"
+            "collectives (nccl-tests' algbw and busbw) and MPI time per rank.\n"
+            "json: the same numbers (fields: README.md, \"Reading the report\").\n"
+            "csv: one row per fit and per size bin (column 'row': fit or bin).\n"
+            "Exit status: 0 done, 2 bad usage or a profile that cannot be read.\n");
+}
+
+/* "commfit report: WHAT 'ARG'WHY", then the usage. */
+static int usage_error(const char *what, const char *arg, const char *why)
+{
+    if (arg != NULL)
+        fprintf(stderr, "commfit report: %s '%s'%s\n", what, arg, why);
+    else
+        fprintf(stderr, "commfit report: %s\n", what);
+    usage(stderr);
+    return CF_EXIT_USAGE;
+}
+
+/* 0, CF_EXIT_USAGE, or -1 when --help was printed. */
+static int parse_args(int argc, char **argv, report_opts_t *o)
+{
+    static const struct option longopts[] = {{"format", required_argument, NULL, 'f'},
+                                              {"link", required_argument, NULL, 'l'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    int opt;
+
+    memset(o, 0, sizeof(*o));
+    cf_analysis_opts_init(&o->an);
+#ifdef __GLIBC__
+    optind = 0;
+#else
+    optind = 1;
+#endif
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":f:l:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'f':
+            if (strcmp(optarg, "text") == 0)
+                o->fmt = FMT_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                o->fmt = FMT_JSON;
+            else if (strcmp(optarg, "csv") == 0)
+                o->fmt = FMT_CSV;
+            else
+                return usage_error("invalid --format", optarg, ": text, json or csv");
+            break;
+        case 'l':
+            if (cf_parse_link(optarg, &o->an.link_Bps, &o->an.link_alpha_s) != CF_OK) {
+                fprintf(stderr, "commfit report: invalid --link '%s'\n  accepted: %s\n", optarg,
+                        cf_units_link_forms);
+                usage(stderr);
+                return CF_EXIT_USAGE;
+            }
+            break;
+        case 'h': usage(stdout); return -1;
+        case ':': return usage_error("option", argv[optind - 1], " needs a value");
+        default: return usage_error("unknown option", argv[optind - 1], "");
+        }
+    }
+    if (optind == argc)
+        return usage_error("need a PROFILE", NULL, NULL);
+    if (optind + 1 < argc)
+        return usage_error("one PROFILE only: extra argument", argv[optind + 1], "");
+    o->path = argv[optind];
+    return 0;
+}
+
+/* ---- text ---- */
+
+static const char *fmt_t(double v, char *buf)
+{
+    return cf_fmt_time(v, buf, CF_FMT_LEN);
+}
+
+static const char *fmt_s(double v, char *buf)
+{
+    return cf_fmt_size(v, buf, CF_FMT_LEN);
+}
+
+static const char *fmt_r(double v, char *buf)
+{
+    return cf_fmt_rate(v, buf, CF_FMT_LEN);
+}
+
+static const char *fmt_pct(double v, char *buf)
+{
+    if (isfinite(v))
+        snprintf(buf, CF_FMT_LEN, "%.1f%%", 100.0 * v);
+    else
+        snprintf(buf, CF_FMT_LEN, "-");
+    return buf;
+}
+
+static int op_width(const cf_analysis_t *a)
+{
+    int w = 9;
+    for (size_t i = 0; i < cf_analysis_nops(a); i++) {
+        int n = (int)strlen(cf_analysis_op(a, i)->op) + 1;
+        w = n > w ? n : w;
+    }
+    return w;
+}
+
+static const char *verdict_text(const cf_an_fit_t *f, char *buf, size_t len)
+{
+    if (f == NULL)
+        snprintf(buf, len, "not fitted");
+    else if (f->basis != NULL && strcmp(f->basis, "no payload") == 0)
+        snprintf(buf, len, "no payload");
+    else if (f->basis == NULL)
+        snprintf(buf, len, "%s", f->note ? f->note : "undetermined");
+    else
+        snprintf(buf, len, "%s%s", f->verdict, strcmp(f->basis, "model") == 0 ? " (link model)" : "");
+    return buf;
+}
+
+static void text_header(const cf_analysis_t *a, const char *path)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    const cf_an_ranks_t *rk = cf_analysis_ranks(a);
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+
+    printf("commfit report: %s\n", path);
+    printf("job   %d rank%s on %d node%s, %s wall, %s%s%s\n", p->ranks, p->ranks == 1 ? "" : "s",
+           p->nodes, p->nodes == 1 ? "" : "s", fmt_t(p->wall_s, b1),
+           p->mpi_library[0] ? p->mpi_library : "MPI library unknown",
+           p->start_time[0] ? ", started " : "", p->start_time);
+    if (rk->n > 0)
+        printf("MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
+               "(rank %d)\n",
+               fmt_pct(rk->mpi_fraction, b1), fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_min_s, b3),
+               rk->min_rank, fmt_t(rk->mpi_max_s, b4), rk->max_rank);
+    if (p->partial)
+        printf("WARNING: partial profile: some calls were not recorded (budgets exceeded); "
+               "the numbers below undercount\n");
+}
+
+static void text_verdict(const cf_analysis_t *a)
+{
+    size_t nops = cf_analysis_nops(a);
+    char label[24], pct[CF_FMT_LEN], advice[256], v[64];
+
+    printf("\nVERDICT\n");
+    if (nops == 0) {
+        printf("  No MPI communication was recorded.\n");
+        return;
+    }
+    for (size_t i = 0; i < nops && i < TEXT_TOP_OPS; i++) {
+        const cf_an_op_t *o = cf_analysis_op(a, i);
+        const cf_an_fit_t *f = o->fit;
+        /* Past the third, only what still matters. */
+        if (i >= 3 && !(o->share >= 0.01))
+            break;
+        printf("  %zu. %s on %s%s: %s of MPI time", i + 1, o->op,
+               cf_comm_label(o->comm, label, sizeof(label)), o->nonblocking ? " (nonblocking)" : "",
+               fmt_pct(o->share, pct));
+        if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") != 0)
+            printf(", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
+                   strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
+        else if (f != NULL)
+            printf(", %s", verdict_text(f, v, sizeof(v)));
+        printf(".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
+    }
+}
+
+static void text_ops(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    int w = op_width(a), nb = 0;
+    char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], b5[CF_FMT_LEN];
+    char v[64];
+
+    if (cf_analysis_nops(a) == 0)
+        return;
+    printf("\nOPERATIONS  time summed over ranks (/rank: divided by %d); share of all recorded MPI "
+           "time\n",
+           p->ranks > 0 ? p->ranks : 1);
+    printf("  %-*s %-9s %-10s %10s %9s %9s %9s %6s  %-22s %7s\n", w, "operation", "comm", "path",
+           "calls", "bytes", "time", "/rank", "share", "verdict", "startup");
+    for (size_t i = 0; i < cf_analysis_nops(a); i++) {
+        const cf_an_op_t *o = cf_analysis_op(a, i);
+        char name[48];
+        snprintf(name, sizeof(name), "%s%s", o->op, o->nonblocking ? "*" : "");
+        nb |= o->nonblocking;
+        printf("  %-*s %-9s %-10s %10llu %9s %9s %9s %6s  %-22s %7s\n", w, name,
+               cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path),
+               (unsigned long long)o->calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
+               fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), fmt_pct(o->share, b4),
+               verdict_text(o->fit, v, sizeof(v)),
+               o->fit && o->fit->basis ? fmt_pct(o->fit->startup_share, b5) : "-");
+    }
+    if (nb)
+        printf("  * nonblocking: time from post to completion, which overlaps other work\n");
+}
+
+/* Name of a fit in tables: the joint p2p fit of a path reads "p2p (all)". */
+static const char *fit_name(const cf_an_fit_t *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", f->op, f->joint ? " (all)" : "");
+    return buf;
+}
+
+static int fit_width(const cf_analysis_t *a)
+{
+    int w = 9;
+    char name[64];
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        int n = (int)strlen(fit_name(cf_analysis_fit(a, i), name, sizeof(name))) + 1;
+        w = n > w ? n : w;
+    }
+    return w;
+}
+
+/* Per-bin tables list the joint fits and the fits of operations that take
+ * at least TEXT_DETAIL_SHARE of the time; CSV and JSON list them all. */
+#define TEXT_DETAIL_SHARE 0.01
+
+static int fit_detailed(const cf_analysis_t *a, const cf_an_fit_t *f)
+{
+    double total = cf_analysis_total_s(a);
+    return f->joint || !(total > 0) || f->time_s >= TEXT_DETAIL_SHARE * total;
+}
+
+static void text_left_out(const cf_analysis_t *a, int collectives_only)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        if ((!collectives_only || f->kind == CF_AN_COLLECTIVE) && !fit_detailed(a, f))
+            n++;
+    }
+    if (n > 0)
+        printf("  (%zu fit%s under %.0f%% of MPI time left out: --format csv lists every bin)\n", n,
+               n == 1 ? "" : "s", 100.0 * TEXT_DETAIL_SHARE);
+}
+
+static void text_fits(const cf_analysis_t *a)
+{
+    int w = fit_width(a);
+    char label[24], b[8][CF_FMT_LEN], range[80], name[64], kept[24];
+
+    if (cf_analysis_nfits(a) == 0)
+        return;
+    printf("\nFITS  T = alpha + M/B on per-bin medians, weighted by calls, in relative error; "
+           "[95%% confidence interval]; sizes: kept / distinct\n");
+    printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %5s %7s  %s\n", w, "op", "comm", "path",
+           "sizes", "size range", "alpha", "B", "n_half", "R^2", "startup", "verdict");
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        const cf_fit_t *ft = &f->fit;
+        char ci_a[80], ci_b[80];
+
+        fit_name(f, name, sizeof(name));
+        cf_an_comm_label(f->comm, label, sizeof(label));
+        if (!ft->ok) {
+            printf("  %-*s %-6s %-10s %7d  %s", w, name, label, cf_path_name((unsigned)f->path), f->nsizes,
+                   f->note ? f->note : "no fit");
+            if (isfinite(f->zero_p50_s))
+                printf(": %s per call (median)", fmt_t(f->zero_p50_s, b[0]));
+            if (f->basis != NULL && strcmp(f->basis, "model") == 0)
+                printf("; under the link model: startup %s, %s", fmt_pct(f->startup_share, b[1]),
+                       f->verdict);
+            putchar('\n');
+        } else {
+            snprintf(kept, sizeof(kept), "%d/%d", ft->npoints, f->nsizes);
+            snprintf(range, sizeof(range), "%s .. %s", fmt_s(ft->size_lo, b[0]), fmt_s(ft->size_hi, b[1]));
+            snprintf(ci_a, sizeof(ci_a), "%s [%s, %s]", fmt_t(ft->alpha_s, b[2]),
+                     fmt_t(ft->alpha_ci[0], b[3]), fmt_t(ft->alpha_ci[1], b[4]));
+            snprintf(ci_b, sizeof(ci_b), "%s [%s, %s]", fmt_r(ft->bandwidth_Bps, b[2]),
+                     fmt_r(ft->bandwidth_ci[0], b[3]), fmt_r(ft->bandwidth_ci[1], b[4]));
+            printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %5.3f %7s  %s\n", w, name, label,
+                   cf_path_name((unsigned)f->path), kept, range, ci_a, ci_b,
+                   fmt_s(ft->n_half_bytes, b[5]), ft->r2, fmt_pct(f->startup_share, b[6]), f->verdict);
+        }
+        for (int k = 0; ft->ok && ft->nseg > 1 && k < ft->nseg; k++) {
+            const cf_segment_t *g = &ft->seg[k];
+            char head[32];
+            snprintf(head, sizeof(head), "segment %d", k + 1);
+            snprintf(range, sizeof(range), "%s .. %s", fmt_s(g->size_lo, b[0]), fmt_s(g->size_hi, b[1]));
+            printf("  %-*s %-17s %7d  %-19s %-28s %-32s %8s\n", w, "", head, g->npoints, range,
+                   fmt_t(g->alpha_s, b[2]), fmt_r(g->bandwidth_Bps, b[3]),
+                   fmt_s(isinf(g->bandwidth_Bps) ? INFINITY : g->alpha_s * g->bandwidth_Bps, b[4]));
+        }
+        if (isfinite(f->wait_share))
+            printf("  %-*s %-17s wait for late partners: %s of the sampled time%s\n", w, "", "",
+                   fmt_pct(f->wait_share, b[0]),
+                   ft->ok && (f->time_source & CF_AN_TIME_TRANSFER) ? "; fitted on transfer time" : "");
+    }
+}
+
+static void text_bins(const cf_analysis_t *a)
+{
+    int w = fit_width(a);
+    char label[24], b[6][CF_FMT_LEN], name[64];
+
+    if (cf_analysis_nfits(a) == 0)
+        return;
+    printf("\nSIZE BINS  per call: median time (p50) and the fit's prediction; startup = alpha / T\n");
+    printf("  %-*s %-6s %-10s %9s %10s %9s %9s %9s %7s  %s\n", w, "op", "comm", "path", "size", "calls",
+           "p50", "p99", "predicted", "startup", "verdict");
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        if (!fit_detailed(a, f))
+            continue;
+        fit_name(f, name, sizeof(name));
+        for (size_t k = 0; k < f->nbin; k++) {
+            const cf_an_bin_t *bn = &f->bin[k];
+            printf("  %-*s %-6s %-10s %9s %10llu %9s %9s %9s %7s  %s\n", w, k == 0 ? name : "",
+                   k == 0 ? cf_an_comm_label(f->comm, label, sizeof(label)) : "",
+                   k == 0 ? cf_path_name((unsigned)f->path) : "", fmt_s(bn->size, b[0]),
+                   (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]), fmt_t(bn->p99_s, b[2]),
+                   fmt_t(bn->predicted_s, b[3]), fmt_pct(bn->startup_share, b[4]), bn->verdict);
+        }
+    }
+    text_left_out(a, 0);
+}
+
+static void text_collectives(const cf_analysis_t *a)
+{
+    int w = op_width(a), any = 0;
+    char label[24], b[8][CF_FMT_LEN];
+
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++)
+        any |= cf_analysis_fit(a, i)->kind == CF_AN_COLLECTIVE;
+    if (!any)
+        return;
+    printf("\nCOLLECTIVES  nccl-tests convention: algbw = size / time, busbw = algbw x factor; "
+           "ideal: default algorithm (ring for allreduce)\n");
+    for (int path = 0; path < 3; path++) {
+        const cf_an_ref_t *ref = cf_analysis_ref(a, path);
+        int used = 0;
+        for (size_t i = 0; i < cf_analysis_nfits(a); i++)
+            used |= cf_analysis_fit(a, i)->kind == CF_AN_COLLECTIVE && cf_analysis_fit(a, i)->path == path;
+        if (!used)
+            continue;
+        if (ref->source != NULL)
+            printf("  ideal on %s from the %s: alpha %s, B %s\n", cf_path_name((unsigned)path),
+                   ref->source, fmt_t(ref->alpha_s, b[0]), fmt_r(ref->bandwidth_Bps, b[1]));
+        else
+            printf("  ideal on %s: none, no point-to-point fit on this path (give --link RATE,TIME)\n",
+                   cf_path_name((unsigned)path));
+    }
+    printf("  %-*s %-6s %5s %9s %10s %9s %11s %11s %9s %6s\n", w, "op", "comm", "p", "size", "calls",
+           "time", "algbw", "busbw", "ideal", "eff");
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        if (f->kind != CF_AN_COLLECTIVE || !fit_detailed(a, f))
+            continue;
+        for (size_t k = 0; k < f->nbin; k++) {
+            const cf_an_bin_t *bn = &f->bin[k];
+            printf("  %-*s %-6s %5d %9s %10llu %9s %11s %11s %9s %6s\n", w, k == 0 ? f->op : "",
+                   k == 0 ? cf_comm_label(f->comm, label, sizeof(label)) : "", f->comm_size,
+                   fmt_s(bn->size, b[0]), (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]),
+                   bn->size > 0 ? fmt_r(bn->algbw_Bps, b[2]) : "-",
+                   bn->size > 0 ? fmt_r(bn->busbw_Bps, b[3]) : "-", fmt_t(bn->ideal_s, b[4]),
+                   fmt_pct(bn->efficiency, b[5]));
+        }
+        if (f->fit.ok && f->hop_algo != NULL)
+            printf("  %-*s per hop under %s: alpha %s, B %s (fit of the collective: alpha %s, B %s); "
+                   "efficiency over all calls %s\n",
+                   w, "", f->hop_algo, fmt_t(f->hop_alpha_s, b[0]), fmt_r(f->hop_Bps, b[1]),
+                   fmt_t(f->fit.alpha_s, b[2]), fmt_r(f->fit.bandwidth_Bps, b[3]),
+                   fmt_pct(f->efficiency, b[4]));
+    }
+    text_left_out(a, 1);
+}
+
+static void text_rank_row(const cf_rank_info_t *r)
+{
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
+    printf("  %6d %5d %-16.16s %9s %9s %7s\n", r->rank, r->node, r->host, fmt_t(r->wall_s, b1),
+           fmt_t(r->mpi_s, b2), fmt_pct(r->wall_s > 0 ? r->mpi_s / r->wall_s : NAN, b3));
+}
+
+static int cmp_rank_mpi(const void *pa, const void *pb)
+{
+    const cf_rank_info_t *a = *(const cf_rank_info_t *const *)pa, *b = *(const cf_rank_info_t *const *)pb;
+    return (a->mpi_s < b->mpi_s) - (a->mpi_s > b->mpi_s);
+}
+
+static int text_ranks(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    const cf_an_ranks_t *rk = cf_analysis_ranks(a);
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+
+    if (rk->n == 0)
+        return 0;
+    printf("\nRANKS  time inside MPI calls per rank\n");
+    printf("  %6s %5s %-16s %9s %9s %7s\n", "rank", "node", "host", "wall", "MPI", "MPI %");
+    if (p->nrank <= TEXT_RANKS_ALL) {
+        for (size_t i = 0; i < p->nrank; i++)
+            text_rank_row(&p->rank[i]);
+    } else {
+        const cf_rank_info_t **order = malloc(p->nrank * sizeof(*order));
+        if (order == NULL)
+            return CF_ERR_NOMEM;
+        for (size_t i = 0; i < p->nrank; i++)
+            order[i] = &p->rank[i];
+        qsort(order, p->nrank, sizeof(*order), cmp_rank_mpi);
+        printf("  (the %d ranks with the most and the least MPI time of %zu)\n", TEXT_RANKS_EDGE, p->nrank);
+        for (size_t i = 0; i < TEXT_RANKS_EDGE; i++)
+            text_rank_row(order[i]);
+        printf("  %6s\n", "...");
+        for (size_t i = p->nrank - TEXT_RANKS_EDGE; i < p->nrank; i++)
+            text_rank_row(order[i]);
+        free(order);
+    }
+    printf("  MPI time: min %s (rank %d), mean %s, max %s (rank %d); imbalance max/mean - 1 = %s\n",
+           fmt_t(rk->mpi_min_s, b1), rk->min_rank, fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_max_s, b3),
+           rk->max_rank, fmt_pct(rk->imbalance, b4));
+    return 0;
+}
+
+static int print_text(const cf_analysis_t *a, const char *path)
+{
+    text_header(a, path);
+    text_verdict(a);
+    text_ops(a);
+    text_fits(a);
+    text_bins(a);
+    text_collectives(a);
+    return text_ranks(a);
+}
+
+/* ---- CSV ---- */
+
+static void csv_num(double v)
+{
+    if (isfinite(v))
+        printf(",%.9g", v);
+    else
+        fputs(",", stdout);
+}
+
+static void csv_str(const char *s)
+{
+    putchar(',');
+    if (s == NULL)
+        return;
+    if (strpbrk(s, ",\"\n") == NULL) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static void csv_key(const char *row, const cf_an_fit_t *f)
+{
+    char label[24];
+    fputs(row, stdout);
+    csv_str(f->kind == CF_AN_P2P ? "p2p" : "collective");
+    csv_str(f->op);
+    csv_str(cf_an_comm_label(f->comm, label, sizeof(label)));
+    printf(",%d", f->comm_size);
+    csv_str(cf_path_name((unsigned)f->path));
+}
+
+static void print_csv(const cf_analysis_t *a)
+{
+    printf("row,kind,op,comm,comm_size,path,size_lo,size_hi,size,calls,bytes,time_s,p50_s,"
+           "predicted_s,alpha_s,bandwidth_Bps,n_half_bytes,r2,alpha_ci_lo,alpha_ci_hi,"
+           "bandwidth_ci_lo,bandwidth_ci_hi,startup_share,verdict,verdict_basis,wait_share,note,"
+           "algbw_Bps,busbw_Bps,ideal_s,efficiency\n");
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        const cf_fit_t *ft = &f->fit;
+        int ok = ft->ok;
+
+        csv_key("fit", f);
+        csv_num(ok ? ft->size_lo : NAN);
+        csv_num(ok ? ft->size_hi : NAN);
+        csv_num(NAN);
+        printf(",%llu,%llu", (unsigned long long)f->calls, (unsigned long long)f->bytes);
+        csv_num(f->time_s);
+        csv_num(NAN);
+        csv_num(NAN);
+        csv_num(ok ? ft->alpha_s : NAN);
+        csv_num(ok ? ft->bandwidth_Bps : NAN);
+        csv_num(ok ? ft->n_half_bytes : NAN);
+        csv_num(ok ? ft->r2 : NAN);
+        csv_num(ok ? ft->alpha_ci[0] : NAN);
+        csv_num(ok ? ft->alpha_ci[1] : NAN);
+        csv_num(ok ? ft->bandwidth_ci[0] : NAN);
+        csv_num(ok ? ft->bandwidth_ci[1] : NAN);
+        csv_num(f->startup_share);
+        csv_str(f->verdict);
+        csv_str(f->basis);
+        csv_num(f->wait_share);
+        csv_str(f->note);
+        csv_num(NAN);
+        csv_num(NAN);
+        csv_num(NAN);
+        csv_num(f->efficiency);
+        putchar('\n');
+        for (size_t k = 0; k < f->nbin; k++) {
+            const cf_an_bin_t *b = &f->bin[k];
+            csv_key("bin", f);
+            printf(",%llu,%llu", (unsigned long long)b->size_lo, (unsigned long long)b->size_hi);
+            csv_num(b->size);
+            printf(",%llu,%llu", (unsigned long long)b->calls, (unsigned long long)b->bytes);
+            csv_num(b->time_s);
+            csv_num(b->p50_s);
+            csv_num(b->predicted_s);
+            for (int j = 0; j < 8; j++)
+                csv_num(NAN);
+            csv_num(b->startup_share);
+            csv_str(b->verdict);
+            csv_str(f->basis);
+            csv_num(NAN);
+            csv_str(b->in_fit ? NULL : "not in fit");
+            csv_num(b->algbw_Bps);
+            csv_num(b->busbw_Bps);
+            csv_num(b->ideal_s);
+            csv_num(b->efficiency);
+            putchar('\n');
+        }
+    }
+}
+
+static int print_json(const cf_analysis_t *a)
+{
+    json_t *root = cf_analysis_to_json(a);
+    char *text;
+
+    if (root == NULL)
+        return CF_ERR_NOMEM;
+    text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+    json_decref(root);
+    if (text == NULL)
+        return CF_ERR_NOMEM;
+    puts(text);
+    free(text);
+    return CF_OK;
+}
+
+int cf_cmd_report(int argc, char **argv)
+{
+    report_opts_t o;
+    struct stat st;
+    cf_profile_t p;
+    cf_analysis_t *a = NULL;
+    char err[512];
+    int rc;
+
+    rc = parse_args(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    err[0] = '\0';
+    if (stat(o.path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "commfit report: %s: is a directory, not a profile\n", o.path);
+        return CF_EXIT_USAGE;
+    }
+    rc = cf_profile_read(o.path, &p, err, sizeof(err));
+    if (rc != CF_OK) {
+        /* One printable line: the reader's message may quote the input. */
+        for (unsigned char *s = (unsigned char *)err; *s; s++)
+            if (*s < 0x20 || *s >= 0x7f)
+                *s = '?';
+        fprintf(stderr, "commfit report: %s: %s\n", o.path, err[0] ? err : cf_status_str(rc));
+        return CF_EXIT_USAGE;
+    }
+    rc = cf_analysis_run(&p, &o.an, &a);
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit report: %s: %s\n", o.path, cf_status_str(rc));
+        cf_profile_free(&p);
+        return 1;
+    }
+    switch (o.fmt) {
+    case FMT_TEXT: rc = print_text(a, o.path); break;
+    case FMT_JSON: rc = print_json(a); break;
+    case FMT_CSV: print_csv(a); rc = CF_OK; break;
+    }
+    if (rc == CF_OK && fflush(stdout) != 0)
+        rc = CF_ERR_IO;
+    if (rc != CF_OK)
+        fprintf(stderr, "commfit report: %s\n", cf_status_str(rc));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+    return rc == CF_OK ? 0 : 1;
+}
