@@ -20,6 +20,8 @@
 
 #include <mpi.h>
 
+#include "ex_common.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -69,57 +71,6 @@ static void usage(FILE *out, const char *prog)
         "of 1024) or kB, KB, MB, GB (powers of 1000).  Sizes double from --min to\n"
         "--max.  Time is half the median round trip; bandwidth is in MB/s (1e6 B/s).\n",
         prog, AUTO_MIN_ITERS, AUTO_MAX_ITERS, AUTO_SIZE_SECONDS);
-}
-
-/* Parse "123", "4KiB", "25MB", ... into bytes.  Returns 0 on success. */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno != 0 || s[0] == '-')
-        return -1;
-    unsigned long long mult = 1;
-    if (*end != '\0') {
-        static const struct { const char *suffix; unsigned long long mult; } units[] = {
-            { "B", 1ULL },
-            { "K", 1ULL << 10 }, { "k", 1ULL << 10 }, { "KiB", 1ULL << 10 },
-            { "M", 1ULL << 20 }, { "MiB", 1ULL << 20 },
-            { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
-            { "kB", 1000ULL }, { "KB", 1000ULL },
-            { "MB", 1000000ULL }, { "GB", 1000000000ULL },
-        };
-        size_t i;
-        for (i = 0; i < sizeof units / sizeof units[0]; i++)
-            if (strcmp(end, units[i].suffix) == 0)
-                break;
-        if (i == sizeof units / sizeof units[0])
-            return -1;
-        mult = units[i].mult;
-    }
-    if (v > SIZE_MAX / mult)
-        return -1;
-    *out = (size_t)(v * mult);
-    return 0;
-}
-
-static int parse_long(const char *s, long lo, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno != 0 || v < lo)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static const char *long_name(const struct option *opts, int c)
-{
-    for (; opts->name != NULL; opts++)
-        if (opts->val == c)
-            return opts->name;
-    return "?";
 }
 
 /* Returns 0 to run, 1 to exit successfully (help), -1 on a usage error. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cf_advice.h"
 #include "cf_bins.h"
 #include "cf_units.h"
 
@@ -20,6 +21,13 @@ struct cf_analysis {
     double total_s;
     cf_an_ranks_t ranks;
     cf_an_ref_t ref[NPATH];
+    cf_an_breakdown_t split;
+    cf_an_region_t *region;
+    size_t nregion;
+    cf_an_late_t *late;
+    size_t nlate;
+    cf_advice_t *fusion;
+    size_t nfusion;
 };
 
 void cf_analysis_opts_init(cf_analysis_opts_t *opts)
@@ -181,7 +189,7 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
         b->duration_p50_s += (double)r->calls * finite_or0(r->t_p50);
         b->p99_s = fmax(b->p99_s, finite_or0(r->xfer_n > 0 ? r->xfer_p99 : r->t_p99));
 
-        if (joint) {
+        if (joint && (i == 0 || r->comm != e[i - 1]->comm)) {
             int cs = comm_size_of(p, r->comm);
             f->comm_size = cs > f->comm_size ? cs : f->comm_size;
         }
@@ -473,6 +481,173 @@ static void rank_figures(const cf_profile_t *p, cf_an_ranks_t *rk)
         rk->imbalance = rk->mpi_max_s / rk->mpi_mean_s - 1.0;
 }
 
+static void breakdown(cf_analysis_t *a)
+{
+    cf_an_breakdown_t *b = &a->split;
+
+    memset(b, 0, sizeof(*b));
+    for (size_t k = 0; k < a->nop; k++) {
+        const cf_an_op_t *o = &a->op[k];
+        const cf_an_fit_t *f = o->fit;
+        if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
+            b->no_payload += o->time_s;
+        else if (f != NULL && f->basis != NULL && isfinite(f->startup_share)) {
+            b->startup += o->time_s * f->startup_share;
+            b->payload += o->time_s * (1.0 - f->startup_share);
+        } else
+            b->unexplained += o->time_s;
+    }
+    if (a->total_s > 0) {
+        b->startup /= a->total_s;
+        b->payload /= a->total_s;
+        b->no_payload /= a->total_s;
+        b->unexplained /= a->total_s;
+    } else {
+        b->startup = b->payload = b->no_payload = b->unexplained = NAN;
+    }
+}
+
+/* ---- regions ---- */
+
+static int cmp_region_op(const void *pa, const void *pb)
+{
+    const cf_an_region_op_t *a = pa, *b = pb;
+    if (a->time_s != b->time_s)
+        return a->time_s < b->time_s ? 1 : -1;
+    return strcmp(a->op, b->op);
+}
+
+/* Adds record r to region g, one row per (op, comm, path). */
+static int region_add(const cf_profile_t *p, cf_an_region_t *g, const cf_record_t *r)
+{
+    cf_an_region_op_t *o = NULL, *grown;
+    for (size_t k = 0; k < g->nop; k++)
+        if (strcmp(g->op[k].op, r->op) == 0 && g->op[k].comm == r->comm && g->op[k].path == r->path)
+            o = &g->op[k];
+    if (o == NULL) {
+        if ((grown = realloc(g->op, (g->nop + 1) * sizeof(*g->op))) == NULL)
+            return CF_ERR_NOMEM;
+        g->op = grown;
+        o = &g->op[g->nop++];
+        memset(o, 0, sizeof(*o));
+        cf_strlcpy(o->op, r->op, sizeof(o->op));
+        cf_strlcpy(o->kind, r->kind, sizeof(o->kind));
+        o->comm = r->comm;
+        o->comm_size = comm_size_of(p, r->comm);
+        o->path = r->path;
+    }
+    o->calls += r->calls;
+    o->bytes += r->bytes;
+    o->time_s += finite_or0(r->t_sum);
+    g->time_s += finite_or0(r->t_sum);
+    return CF_OK;
+}
+
+static int regions_build(cf_analysis_t *a)
+{
+    const cf_profile_t *p = a->p;
+    json_t *entries = p->extra != NULL ? json_object_get(p->extra, "region_entries") : NULL;
+    size_t n = p->nregion + 1;
+
+    if (p->nregion == 0 || p->region == NULL)
+        return CF_OK;
+    if ((a->region = calloc(n, sizeof(*a->region))) == NULL)
+        return CF_ERR_NOMEM;
+    a->nregion = n;
+    for (size_t i = 0; i < n; i++) {
+        cf_an_region_t *g = &a->region[i];
+        json_t *e;
+        g->name = i < p->nregion ? p->region[i] : NULL;
+        e = g->name != NULL && json_is_object(entries) ? json_object_get(entries, g->name) : NULL;
+        g->entries = json_is_integer(e) ? (long long)json_integer_value(e) : -1;
+    }
+    for (size_t i = 0; i < p->nrec; i++) {
+        const cf_record_t *r = &p->rec[i];
+        size_t k = r->region >= 1 && r->region <= p->nregion ? r->region - 1 : p->nregion;
+        if (!rec_usable(r))
+            continue;
+        if (region_add(p, &a->region[k], r) != CF_OK)
+            return CF_ERR_NOMEM;
+    }
+    /* The outside row only when something ran outside. */
+    if (a->region[p->nregion].nop == 0)
+        a->nregion--;
+    for (size_t i = 0; i < a->nregion; i++) {
+        cf_an_region_t *g = &a->region[i];
+        size_t len = g->name ? strlen(g->name) : 0;
+        for (size_t j = 0; j < a->nregion; j++) {
+            const cf_an_region_t *h = &a->region[j];
+            if (g->name == NULL ? h->name == NULL
+                                : h->name != NULL && strncmp(h->name, g->name, len) == 0 &&
+                                      (h->name[len] == '\0' || h->name[len] == '/'))
+                g->inclusive_s += h->time_s;
+        }
+        g->share = a->total_s > 0 ? g->time_s / a->total_s : NAN;
+        for (size_t k = 0; k < g->nop; k++)
+            g->op[k].share = g->time_s > 0 ? g->op[k].time_s / g->time_s : NAN;
+        if (g->nop > 1)
+            qsort(g->op, g->nop, sizeof(*g->op), cmp_region_op);
+    }
+    return CF_OK;
+}
+
+/* ---- late arrivals ---- */
+
+static int cmp_last(const void *pa, const void *pb)
+{
+    const cf_an_last_t *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count < b->count ? 1 : -1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+static int json_count(json_t *o, const char *k, unsigned long long *v_p)
+{
+    json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return 0;
+    *v_p = (unsigned long long)json_integer_value(v);
+    return 1;
+}
+
+/* The profile's late_arrivals; entries it cannot read are left out. */
+static int late_build(cf_analysis_t *a)
+{
+    json_t *arr = a->p->extra != NULL ? json_object_get(a->p->extra, "late_arrivals") : NULL, *e;
+    size_t i;
+
+    if (!json_is_array(arr) || json_array_size(arr) == 0)
+        return CF_OK;
+    if ((a->late = calloc(json_array_size(arr), sizeof(*a->late))) == NULL)
+        return CF_ERR_NOMEM;
+    json_array_foreach(arr, i, e) {
+        cf_an_late_t *l = &a->late[a->nlate];
+        json_t *last = json_object_get(e, "last"), *x;
+        unsigned long long comm, inst;
+        size_t k;
+        if (!json_is_object(e) || !json_count(e, "comm", &comm) || comm > UINT32_MAX ||
+            !json_count(e, "instances", &inst) || !json_is_array(last))
+            continue;
+        l->comm = (uint32_t)comm;
+        l->comm_size = comm_size_of(a->p, l->comm);
+        l->instances = inst;
+        l->last = calloc(json_array_size(last) + 1, sizeof(*l->last));
+        if (l->last == NULL)
+            return CF_ERR_NOMEM;
+        a->nlate++;
+        json_array_foreach(last, k, x) {
+            unsigned long long rank, count;
+            if (!json_is_object(x) || !json_count(x, "rank", &rank) || rank > INT32_MAX ||
+                !json_count(x, "count", &count))
+                continue;
+            l->last[l->nlast].rank = (int)rank;
+            l->last[l->nlast++].count = count;
+        }
+        qsort(l->last, l->nlast, sizeof(*l->last), cmp_last);
+    }
+    return CF_OK;
+}
+
 static void fits_free(cf_an_fit_t *fit, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -602,6 +777,10 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     qsort(a->op, a->nop, sizeof(*a->op), cmp_op);
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fit = cf_analysis_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
+    breakdown(a);
+    if ((rc = regions_build(a)) != CF_OK || (rc = late_build(a)) != CF_OK ||
+        (rc = cf_advice_run(a, &a->fusion, &a->nfusion)) != CF_OK)
+        goto err;
 
     free(joint);
     free(sep);
@@ -621,6 +800,13 @@ void cf_analysis_free(cf_analysis_t *a)
         return;
     fits_free(a->fit, a->nfit);
     free(a->op);
+    for (size_t i = 0; a->region != NULL && i < a->p->nregion + 1; i++)
+        free(a->region[i].op);
+    free(a->region);
+    for (size_t i = 0; i < a->nlate; i++)
+        free(a->late[i].last);
+    free(a->late);
+    cf_advice_free(a->fusion);
     free(a);
 }
 
@@ -671,10 +857,73 @@ const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a)
     return &a->ranks;
 }
 
+const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a)
+{
+    return &a->split;
+}
+
 const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path)
 {
     static const cf_an_ref_t none = {NULL, NAN, NAN, NULL};
     return path >= 0 && path < NPATH ? &a->ref[path] : &none;
+}
+
+double cf_analysis_call_time(const cf_analysis_t *a, const cf_an_fit_t *f, double n,
+                             double *startup_p)
+{
+    double s = NAN, t;
+
+    if (f->fit.ok) {
+        s = cf_fit_alpha_at(&f->fit, n);
+        t = cf_fit_predict(&f->fit, n);
+    } else if (f->kind == CF_AN_COLLECTIVE) {
+        t = ref_model(ref_of(a, f->path), f->coll, NULL, f->comm_size, n, &s);
+    } else {
+        t = ref_hop(ref_of(a, f->path), n, &s);
+    }
+    if (startup_p != NULL)
+        *startup_p = s;
+    return t;
+}
+
+size_t cf_analysis_nregions(const cf_analysis_t *a)
+{
+    return a->nregion;
+}
+
+const cf_an_region_t *cf_analysis_region(const cf_analysis_t *a, size_t i)
+{
+    return i < a->nregion ? &a->region[i] : NULL;
+}
+
+size_t cf_analysis_nlate(const cf_analysis_t *a)
+{
+    return a->nlate;
+}
+
+const cf_an_late_t *cf_analysis_late(const cf_analysis_t *a, size_t i)
+{
+    return i < a->nlate ? &a->late[i] : NULL;
+}
+
+size_t cf_analysis_nfusion(const cf_analysis_t *a)
+{
+    return a->nfusion;
+}
+
+const struct cf_advice *cf_analysis_fusion(const cf_analysis_t *a, size_t i)
+{
+    return i < a->nfusion ? &a->fusion[i] : NULL;
+}
+
+const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const char *op,
+                                                uint32_t comm, int path)
+{
+    for (size_t i = 0; i < a->nfusion; i++)
+        if (a->fusion[i].comm == comm && a->fusion[i].path == path &&
+            strcmp(a->fusion[i].op, op) == 0)
+            return &a->fusion[i];
+    return NULL;
 }
 
 /* ---- advice ---- */
@@ -713,7 +962,7 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
     cf_fmt_size(f->n_half_bytes, nh, sizeof(nh));
     if (f->startup_share > 0.5) {
         if (isfinite(f->below_n_half) && isfinite(f->n_half_bytes))
-            snprintf(buf, len, "%.0f %% of the calls are below n_half = %s: %s", 100.0 * f->below_n_half,
+            snprintf(buf, len, "%.0f%% of the calls are below n_half = %s: %s", 100.0 * f->below_n_half,
                      nh,
                      coll ? "fuse them into fewer, larger calls (buckets)"
                           : "aggregate messages into fewer, larger ones");
@@ -723,8 +972,13 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
                           : "aggregate messages into fewer, larger ones");
         return buf;
     }
-    if (coll && isfinite(f->efficiency) && f->efficiency < 0.5)
-        snprintf(buf, len, "payload dominates and it runs at %.0f %% of the ideal %s: check the "
+    if (isfinite(f->below_n_half) && f->below_n_half >= 0.5 && isfinite(f->n_half_bytes))
+        snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
+                           "n_half = %s: move fewer bytes or use faster links, and %s",
+                 100.0 * f->below_n_half, nh,
+                 coll ? "fuse the small calls into buckets" : "aggregate the small messages");
+    else if (coll && isfinite(f->efficiency) && f->efficiency < 0.5)
+        snprintf(buf, len, "payload dominates and it runs at %.0f%% of the ideal %s: check the "
                            "algorithm the MPI library picks, then move fewer bytes",
                  100.0 * f->efficiency, f->coll == CF_COLL_ALLREDUCE ? "ring" : "model");
     else
@@ -890,6 +1144,68 @@ static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
     return arr;
 }
 
+static json_t *regions_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *arr = json_array();
+    double ranks = a->p->ranks > 0 ? a->p->ranks : NAN;
+    char label[24];
+
+    for (size_t i = 0; i < a->nregion; i++) {
+        const cf_an_region_t *g = &a->region[i];
+        json_t *j = json_object(), *ops = json_array();
+        jset(c, j, "region", jstr(g->name));
+        jset(c, j, "entries", g->entries >= 0 ? json_integer(g->entries) : json_null());
+        jset(c, j, "time_s", jnum(g->time_s));
+        jset(c, j, "time_per_rank_s", jnum(g->time_s / ranks));
+        jset(c, j, "inclusive_s", jnum(g->inclusive_s));
+        jset(c, j, "inclusive_per_rank_s", jnum(g->inclusive_s / ranks));
+        jset(c, j, "share", jnum(g->share));
+        for (size_t k = 0; k < g->nop; k++) {
+            const cf_an_region_op_t *o = &g->op[k];
+            json_t *r = json_object();
+            jset(c, r, "op", json_string(o->op));
+            jset(c, r, "kind", json_string(o->kind));
+            jset(c, r, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+            jset(c, r, "comm_size", json_integer(o->comm_size));
+            jset(c, r, "path", json_string(cf_path_name((unsigned)o->path)));
+            jset(c, r, "calls", json_integer((json_int_t)o->calls));
+            jset(c, r, "bytes", json_integer((json_int_t)o->bytes));
+            jset(c, r, "time_s", jnum(o->time_s));
+            jset(c, r, "time_per_rank_s", jnum(o->time_s / ranks));
+            jset(c, r, "share", jnum(o->share));
+            jpush(c, ops, r);
+        }
+        jset(c, j, "operations", ops);
+        jpush(c, arr, j);
+    }
+    return arr;
+}
+
+static json_t *late_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *arr = json_array();
+    char label[24];
+
+    for (size_t i = 0; i < a->nlate; i++) {
+        const cf_an_late_t *l = &a->late[i];
+        json_t *j = json_object(), *last = json_array();
+        jset(c, j, "comm", json_string(cf_comm_label(l->comm, label, sizeof(label))));
+        jset(c, j, "comm_size", json_integer(l->comm_size));
+        jset(c, j, "instances", json_integer((json_int_t)l->instances));
+        for (size_t k = 0; k < l->nlast; k++) {
+            json_t *r = json_object();
+            jset(c, r, "rank", json_integer(l->last[k].rank));
+            jset(c, r, "count", json_integer((json_int_t)l->last[k].count));
+            jset(c, r, "share",
+                 jnum(l->instances > 0 ? (double)l->last[k].count / (double)l->instances : NAN));
+            jpush(c, last, r);
+        }
+        jset(c, j, "last", last);
+        jpush(c, arr, j);
+    }
+    return arr;
+}
+
 json_t *cf_analysis_to_json(const cf_analysis_t *a)
 {
     const cf_profile_t *p = a->p;
@@ -920,6 +1236,14 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     jset(&c, mt, "fraction_of_wall", jnum(rk->mpi_fraction));
     jset(&c, mt, "imbalance", jnum(rk->imbalance));
     jset(&c, root, "mpi_time", mt);
+    {
+        json_t *bd = json_object();
+        jset(&c, bd, "startup", jnum(a->split.startup));
+        jset(&c, bd, "payload", jnum(a->split.payload));
+        jset(&c, bd, "no_payload", jnum(a->split.no_payload));
+        jset(&c, bd, "unexplained", jnum(a->split.unexplained));
+        jset(&c, root, "breakdown", bd);
+    }
     for (size_t i = 0; i < p->nrank; i++) {
         const cf_rank_info_t *r = &p->rank[i];
         json_t *j = json_object();
@@ -928,6 +1252,8 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "host", json_string(r->host));
         jset(&c, j, "wall_s", jnum(r->wall_s));
         jset(&c, j, "mpi_s", jnum(r->mpi_s));
+        jset(&c, j, "wait_s", jnum(r->wait_s));
+        jset(&c, j, "transfer_s", jnum(r->xfer_s));
         jpush(&c, ranks, j);
     }
     jset(&c, root, "ranks", ranks);
@@ -962,6 +1288,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "share", jnum(o->share));
         jset(&c, j, "startup_share", jnum(o->fit ? o->fit->startup_share : NAN));
         jset(&c, j, "verdict", jstr(o->fit ? o->fit->verdict : NULL));
+        jset(&c, j, "wait_share", jnum(o->fit ? o->fit->wait_share : NAN));
         jset(&c, j, "advice", json_string(cf_analysis_advice(o, advice, sizeof(advice))));
         jpush(&c, ops, j);
     }
@@ -971,6 +1298,15 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jpush(&c, fits, fit_json(&c, &a->fit[i]));
     jset(&c, root, "fits", fits);
     jset(&c, root, "collectives", collectives_json(&c, a));
+    {
+        json_t *adv = cf_advice_to_json(a->fusion, a->nfusion);
+        if (adv == NULL)
+            c.bad = 1;
+        else
+            jset(&c, root, "advice", adv);
+    }
+    jset(&c, root, "regions", regions_json(&c, a));
+    jset(&c, root, "late_arrivals", late_json(&c, a));
 
     if (c.bad || root == NULL) {
         json_decref(root);

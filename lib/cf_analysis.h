@@ -145,6 +145,13 @@ typedef struct {
     const cf_fit_t *fit;       /* the joint p2p fit when source is "p2p fit" */
 } cf_an_ref_t;
 
+/* Where the recorded MPI time goes: each operation's time split by its
+ * startup share; operations without payload and those not fitted (wait,
+ * probe, too few sizes without a link) apart.  Shares of the total. */
+typedef struct {
+    double startup, payload, no_payload, unexplained;
+} cf_an_breakdown_t;
+
 typedef struct cf_analysis cf_analysis_t;
 
 /* Analyses p, which must outlive the analysis.  opts NULL: defaults.
@@ -167,6 +174,69 @@ CF_HIDDEN const cf_an_op_t *cf_analysis_op(const cf_analysis_t *a, size_t i);
 CF_HIDDEN double cf_analysis_total_s(const cf_analysis_t *a); /* sum over the ranking */
 CF_HIDDEN const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a);
 CF_HIDDEN const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path);
+CF_HIDDEN const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a);
+
+/* Time of one call of n bytes of a fit's operation: its own fit where it
+ * has one, else the reference link of its path under the operation's model
+ * (default algorithm: ring for all-reduce); NaN when there is neither.
+ * startup_p (may be NULL) receives the startup part. */
+CF_HIDDEN double cf_analysis_call_time(const cf_analysis_t *a, const cf_an_fit_t *f, double n,
+                                       double *startup_p);
+
+/* MPI time by region (MPI_Pcontrol): records carry their innermost open
+ * region, so a region's own time leaves out the regions nested in it;
+ * inclusive_s adds them. */
+typedef struct {
+    char op[40];
+    char kind[16];
+    uint32_t comm;
+    int comm_size, path;
+    uint64_t calls, bytes;
+    double time_s;  /* summed over ranks */
+    double share;   /* of the region's own time */
+} cf_an_region_op_t;
+
+typedef struct {
+    const char *name;    /* region path ("step/allreduce"); NULL: outside every region */
+    long long entries;   /* times entered (maximum over ranks); -1: unknown */
+    double time_s;       /* summed over ranks, calls whose innermost region this is */
+    double inclusive_s;  /* with the regions nested inside */
+    double share;        /* time_s of all recorded MPI time */
+    cf_an_region_op_t *op; /* largest time first */
+    size_t nop;
+} cf_an_region_t;
+
+/* Regions in the profile's (sorted) order, then the time outside regions
+ * when there is any; none when the profile has no regions. */
+CF_HIDDEN size_t cf_analysis_nregions(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_region_t *cf_analysis_region(const cf_analysis_t *a, size_t i);
+
+/* Which ranks arrived last at the sampled instances of a communicator's
+ * collectives (the profile's late_arrivals). */
+typedef struct {
+    int rank;
+    unsigned long long count;
+} cf_an_last_t;
+
+typedef struct {
+    uint32_t comm;
+    int comm_size;              /* 0: unknown */
+    unsigned long long instances; /* sampled instances */
+    cf_an_last_t *last;         /* most often last first */
+    size_t nlast;
+} cf_an_late_t;
+
+CF_HIDDEN size_t cf_analysis_nlate(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_late_t *cf_analysis_late(const cf_analysis_t *a, size_t i);
+
+/* Fusion advice (cf_advice.h) for every collective stream with payload,
+ * largest measured time first. */
+struct cf_advice;
+CF_HIDDEN size_t cf_analysis_nfusion(const cf_analysis_t *a);
+CF_HIDDEN const struct cf_advice *cf_analysis_fusion(const cf_analysis_t *a, size_t i);
+/* The advice of one stream; NULL: none. */
+CF_HIDDEN const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const char *op,
+                                                          uint32_t comm, int path);
 
 /* One sentence on what to do about an operation, from its verdict. */
 CF_HIDDEN char *cf_analysis_advice(const cf_an_op_t *op, char *buf, size_t len);

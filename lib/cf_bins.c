@@ -63,6 +63,25 @@ void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src)
     }
 }
 
+size_t cf_keys_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out, size_t cap,
+                     int *overflow_p)
+{
+    size_t i = 0, j = 0, n = 0;
+    while ((i < na || j < nb) && n < cap) {
+        if (j >= nb || (i < na && a[i] < b[j]))
+            out[n++] = a[i++];
+        else if (i >= na || b[j] < a[i])
+            out[n++] = b[j++];
+        else {
+            out[n++] = a[i++];
+            j++;
+        }
+    }
+    if (i < na || j < nb)
+        *overflow_p = 1;
+    return n;
+}
+
 static const char *const cf_path_names[] = {"self", "intra-node", "inter-node"};
 
 const char *cf_path_name(unsigned path)

@@ -106,6 +106,12 @@ static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
 /* dst += src; both describe the same key. */
 void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src);
 
+/* Union of two sorted, duplicate-free key lists into out (cap entries at
+ * most): the step of the cross-rank merge.  Returns the count; sets
+ * *overflow_p when keys did not fit (it never clears it). */
+size_t cf_keys_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out, size_t cap,
+                     int *overflow_p);
+
 /* ---- fixed-capacity table of stats, open addressing ---- */
 typedef struct {
     uint32_t cap;     /* power of two */

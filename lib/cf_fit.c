@@ -11,15 +11,30 @@
 /* Timings never agree better than a few percent, so a point this close to
  * the line is never an outlier, even when the rest fit exactly. */
 #define OUTLIER_FLOOR 0.05
-/* Netgauge restarts its fit where the error doubles. */
-#define SPLIT_RATIO 2.0
 /* Below this rms relative misfit a single line is good enough. */
 #define SPLIT_FLOOR 0.02
 #define MIN_DISTINCT 3
+/* Parameters a segment adds: startup, slope and the break before it. */
+#define SEG_PARAMS 3.0
+/* Price of a parameter in units of ln n (the Bayesian information
+ * criterion has 1).  A break is not a fixed parameter but the best of
+ * about n positions, and at BIC's price sweeps of pure noise split in
+ * several per cent of cases; at 1.5 fewer than 1 % do, with 9 to 54 sizes
+ * and 5 to 10 % Gaussian or uniform noise, while a switch that doubles the
+ * time is still found. */
+#define SPLIT_PENALTY 1.5
+/* Calls at which a bin's median is as uncertain as the model itself, see
+ * decision_weight. */
+#define CALLS_HALF 50.0
+
+/* Which weight a fit uses: the call counts (the parameters) or the
+ * bounded per-bin weights that decide the segmentation. */
+typedef enum { W_CALLS, W_DECIDE } wkind_t;
 
 typedef struct {
     double x, y, c; /* size, time, call count */
-    double w0;      /* weight before any line exists, see set_start_scale */
+    double u;       /* bounded weight of the bin, see decision_weight */
+    double s0;      /* 1 / T^2 before any line exists, see set_start_scale */
 } obs_t;
 
 /* Weighted line with its uncertainty.  b is 1/B in s/byte, 0 when the
@@ -100,21 +115,22 @@ static double log_resid(double y, double pred)
     return log(y / pred);
 }
 
-static double weight(const obs_t *o, size_t i, const line_t *ref)
+static double weight(const obs_t *o, size_t i, const line_t *ref, wkind_t wk)
 {
-    double t;
+    double base = wk == W_DECIDE ? o[i].u : o[i].c, t;
     if (ref == NULL)
-        return o[i].w0;
+        return base * o[i].s0;
     t = line_at(ref, o[i].x);
     if (!(t > 0))
-        return o[i].w0;
-    return o[i].c / (t * t);
+        return base * o[i].s0;
+    return base / (t * t);
 }
 
-/* Least squares of y = a + b x in relative error: weights c / t^2 with t
- * the reference line's time, or the start scale without one. */
+/* Least squares of y = a + b x in relative error: weights c / t^2 (or
+ * u / t^2) with t the reference line's time, or the start scale without
+ * one. */
 static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi,
-                    const line_t *ref, line_t *L)
+                    const line_t *ref, wkind_t wk, line_t *L)
 {
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, xm, ym;
     double au, bu, sse_u = 0, s2u, se_au, se_bu;
@@ -123,7 +139,7 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
     for (size_t i = lo; i < hi; i++) {
         if (!keep[i])
             continue;
-        double w = weight(o, i, ref);
+        double w = weight(o, i, ref, wk);
         sw += w;
         sx += w * o[i].x;
         sy += w * o[i].y;
@@ -137,7 +153,7 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
     for (size_t i = lo; i < hi; i++) {
         if (!keep[i])
             continue;
-        double w = weight(o, i, ref), dx = o[i].x - xm, dy = o[i].y - ym;
+        double w = weight(o, i, ref, wk), dx = o[i].x - xm, dy = o[i].y - ym;
         sxx += w * dx * dx;
         sxy += w * dx * dy;
         syy += w * dy * dy;
@@ -149,7 +165,7 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
     for (size_t i = lo; i < hi; i++) {
         if (!keep[i])
             continue;
-        double w = weight(o, i, ref), r = o[i].y - au - bu * o[i].x;
+        double w = weight(o, i, ref, wk), r = o[i].y - au - bu * o[i].x;
         sse_u += w * r * r;
     }
     s2u = sse_u / (double)(nk - 2);
@@ -172,7 +188,7 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
         for (size_t i = lo; i < hi; i++) {
             if (!keep[i])
                 continue;
-            double w = weight(o, i, ref);
+            double w = weight(o, i, ref, wk);
             s0xx += w * o[i].x * o[i].x;
             s0xy += w * o[i].x * o[i].y;
         }
@@ -180,7 +196,7 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
         for (size_t i = lo; i < hi; i++) {
             if (!keep[i])
                 continue;
-            double w = weight(o, i, ref), r = o[i].y - b0 * o[i].x;
+            double w = weight(o, i, ref, wk), r = o[i].y - b0 * o[i].x;
             sse0 += w * r * r;
         }
         L->a = 0;
@@ -206,7 +222,7 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
         for (size_t i = lo; i < hi; i++) {
             if (!keep[i])
                 continue;
-            double w = weight(o, i, ref), r = o[i].y - line_at(L, o[i].x);
+            double w = weight(o, i, ref, wk), r = o[i].y - line_at(L, o[i].x);
             sse += w * r * r;
         }
         L->r2 = syy > 0 ? 1.0 - sse / syy : 1.0;
@@ -217,14 +233,15 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
 /* Weights from measured times favour the points that happened to come out
  * fast and bias B upwards by about the noise variance; reweighting with the
  * fitted times (iteratively reweighted least squares) removes that. */
-static int wls(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi, line_t *L)
+static int wls(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi, wkind_t wk,
+               line_t *L)
 {
     line_t ref;
-    if (wls_once(o, keep, lo, hi, NULL, L) != 0)
+    if (wls_once(o, keep, lo, hi, NULL, wk, L) != 0)
         return -1;
     for (int it = 0; it < 3; it++) {
         ref = *L;
-        if (wls_once(o, keep, lo, hi, &ref, L) != 0)
+        if (wls_once(o, keep, lo, hi, &ref, wk, L) != 0)
             return -1;
     }
     return 0;
@@ -287,24 +304,25 @@ static double noise_threshold(const obs_t *o, const unsigned char *keep, const s
     return fmax(OUTLIER_K * MAD_TO_SIGMA * median_inplace(scratch, m), OUTLIER_FLOOR);
 }
 
-/* Truncated squared log error: a point the model cannot explain costs the
- * same whichever model misses it, so one wild bin cannot buy a segment. */
-static double truncated_cost(const obs_t *o, const line_t *L, size_t lo, size_t hi, double thr)
+typedef struct {
+    size_t nseg;
+    seg_t seg[CF_FIT_MAX_SEG];
+} model_t;
+
+/* Log residual of every point under the model (its segments cover all). */
+static void model_resid(const obs_t *o, const model_t *mod, double *r)
 {
-    double cost = 0;
-    for (size_t i = lo; i < hi; i++) {
-        double r = log_resid(o[i].y, line_at(L, o[i].x));
-        cost += o[i].c * fmin(r * r, thr * thr);
-    }
-    return cost;
+    for (size_t s = 0; s < mod->nseg; s++)
+        for (size_t i = mod->seg[s].lo; i < mod->seg[s].hi; i++)
+            r[i] = log_resid(o[i].y, line_at(&mod->seg[s].line, o[i].x));
 }
 
 /* Fit [lo, hi), dropping the worst point while it is beyond the threshold;
  * writes keep[lo..hi).  Trimming starts with the outlier-resistant start
  * weights (set_start_scale); once nothing stands out, it goes on with the
  * unbiased weights from the fitted times. */
-static int fit_robust(const obs_t *o, size_t lo, size_t hi, unsigned char *keep, double *scratch,
-                      seg_t *seg)
+static int fit_robust(const obs_t *o, size_t lo, size_t hi, wkind_t wk, unsigned char *keep,
+                      double *scratch, seg_t *seg)
 {
     size_t maxdrop = (hi - lo) / 4, ndrop = 0;
     int reweighted = 0;
@@ -315,8 +333,8 @@ static int fit_robust(const obs_t *o, size_t lo, size_t hi, unsigned char *keep,
     for (;;) {
         size_t worst = hi;
         double rworst = -1;
-        int rc = reweighted ? wls(o, keep, lo, hi, &seg->line)
-                            : wls_once(o, keep, lo, hi, NULL, &seg->line);
+        int rc = reweighted ? wls(o, keep, lo, hi, wk, &seg->line)
+                            : wls_once(o, keep, lo, hi, NULL, wk, &seg->line);
 
         if (rc != 0)
             return -1;
@@ -344,11 +362,6 @@ static int fit_robust(const obs_t *o, size_t lo, size_t hi, unsigned char *keep,
 }
 
 typedef struct {
-    size_t nseg;
-    seg_t seg[CF_FIT_MAX_SEG];
-} model_t;
-
-typedef struct {
     const obs_t *o;
     size_t m, d;          /* points, distinct sizes */
     size_t *grp;          /* grp[u]: first point of the u-th distinct size; grp[d] = m */
@@ -357,17 +370,23 @@ typedef struct {
     size_t *arg;          /* where the last of those segments starts */
     unsigned char *tkeep; /* scratch flags */
     double *scratch;
+    double *res;          /* 2 m: log residuals of two models */
 } work_t;
 
 /* Cost of one segment over the distinct sizes [u, v) for the break search,
- * which looks at O(d^2) segments: start weights and two rounds of clipping
- * at the robust threshold (at most a quarter of the points), O(length)
- * instead of the one-by-one trimming of fit_robust. */
+ * which looks at O(d^2) segments: bounded start weights and two rounds of
+ * clipping at the robust threshold (at most a quarter of the points),
+ * O(length) instead of the one-by-one trimming of fit_robust.  The sizes
+ * next to a break (the first unless u = 0, the last unless v = d) are
+ * never clipped and cost in full: otherwise a segment that fits its own
+ * points closely could take the first bin of the next protocol as a cheap
+ * outlier and put the break one size off; now the bin goes to the side
+ * whose line explains it. */
 static double seg_cost(work_t *w, size_t u, size_t v)
 {
     double *c = &w->cost[u * (w->d + 1) + v];
     const obs_t *o = w->o;
-    size_t lo, hi, len;
+    size_t lo, hi, len, pin_lo, pin_hi;
     line_t L;
     double thr = OUTLIER_FLOOR, cost = 0;
 
@@ -380,10 +399,12 @@ static double seg_cost(work_t *w, size_t u, size_t v)
     lo = w->grp[u];
     hi = w->grp[v];
     len = hi - lo;
+    pin_lo = u > 0 ? w->grp[u + 1] : lo; /* [lo, pin_lo) and [pin_hi, hi) */
+    pin_hi = v < w->d ? w->grp[v - 1] : hi;
     memset(w->tkeep + lo, 1, len);
     for (int round = 0; round < 2; round++) {
         double cut;
-        if (wls_once(o, w->tkeep, lo, hi, NULL, &L) != 0) {
+        if (wls_once(o, w->tkeep, lo, hi, NULL, W_DECIDE, &L) != 0) {
             *c = INFINITY;
             return *c;
         }
@@ -394,13 +415,14 @@ static double seg_cost(work_t *w, size_t u, size_t v)
             break;
         cut = fmax(thr, select_kth(w->scratch, len, len - 1 - len / 4));
         for (size_t i = lo; i < hi; i++)
-            w->tkeep[i] = fabs(log_resid(o[i].y, line_at(&L, o[i].x))) <= cut;
+            w->tkeep[i] = i < pin_lo || i >= pin_hi ||
+                          fabs(log_resid(o[i].y, line_at(&L, o[i].x))) <= cut;
         if (count_distinct(o, w->tkeep, lo, hi, (size_t)-1) < MIN_DISTINCT)
             memset(w->tkeep + lo, 1, len);
     }
     for (size_t i = lo; i < hi; i++) {
         double r = log_resid(o[i].y, line_at(&L, o[i].x));
-        cost += o[i].c * fmin(r * r, thr * thr);
+        cost += o[i].u * (i < pin_lo || i >= pin_hi ? r * r : fmin(r * r, thr * thr));
     }
     *c = cost;
     return *c;
@@ -437,8 +459,9 @@ static void segment_all(work_t *w, size_t kmax)
     }
 }
 
-/* Refits the optimal (k+1)-segment model; writes keep[0..m). */
-static int build_model(work_t *w, size_t k, model_t *mod, unsigned char *keep)
+/* Refits the optimal (k+1)-segment model with the weights wk; writes
+ * keep[0..m). */
+static int build_model(work_t *w, size_t k, wkind_t wk, model_t *mod, unsigned char *keep)
 {
     size_t v = w->d;
 
@@ -447,7 +470,7 @@ static int build_model(work_t *w, size_t k, model_t *mod, unsigned char *keep)
     mod->nseg = k + 1;
     for (size_t s = k + 1; s-- > 0;) {
         size_t u = w->arg[s * (w->d + 1) + v];
-        if (fit_robust(w->o, w->grp[u], w->grp[v], keep, w->scratch, &mod->seg[s]) != 0)
+        if (fit_robust(w->o, w->grp[u], w->grp[v], wk, keep, w->scratch, &mod->seg[s]) != 0)
             return -1;
         v = u;
     }
@@ -455,30 +478,51 @@ static int build_model(work_t *w, size_t k, model_t *mod, unsigned char *keep)
 }
 
 /* Whether the finer model fine explains the data significantly better
- * than coarse.  Both are judged on every point with one threshold, taken
- * from the finer model's noise: a point neither explains costs both the
- * same, so one wild bin cannot buy a segment. */
+ * than coarse, both fitted with the bounded weights u.
+ *
+ * Cost: sum of u x (log residual)^2 over every bin.  A bin that both
+ * models miss by more than the finer model's outlier threshold costs both
+ * the threshold: it says nothing about which is better, and one wild bin
+ * cannot buy a segment.  A bin that only one of them misses counts in
+ * full, however far off: a protocol switch that the coarser model can only
+ * absorb by trimming a run of bins as outliers weighs what it is off.
+ *
+ * Test: likelihood ratio of Gaussian log residuals with unknown variance,
+ * (n - p) ln(cost_coarse / cost_fine) with n the effective number of bins,
+ * (sum u)^2 / sum u^2, and p the finer model's parameters (a startup and a
+ * slope per segment, a position per break): n - p, the residual degrees of
+ * freedom, keeps the test as strict with 10 sizes as with 50.  Each added
+ * segment must pay SPLIT_PENALTY x ln n per parameter; see there. */
 static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine,
                       const unsigned char *fine_keep)
 {
     const obs_t *o = w->o;
     double thr = noise_threshold(o, fine_keep, fine->seg, fine->nseg, w->scratch);
-    double c_coarse = 0, c_fine = 0, sum_c = 0, n = (double)w->m, need, extra;
+    double *rc = w->res, *rf = w->res + w->m;
+    double cc = 0, cf = 0, su = 0, su2 = 0, n, dof, extra;
 
-    for (size_t s = 0; s < coarse->nseg; s++)
-        c_coarse += truncated_cost(o, &coarse->seg[s].line, coarse->seg[s].lo, coarse->seg[s].hi,
-                                   thr);
-    for (size_t s = 0; s < fine->nseg; s++)
-        c_fine += truncated_cost(o, &fine->seg[s].line, fine->seg[s].lo, fine->seg[s].hi, thr);
-    for (size_t i = 0; i < w->m; i++)
-        sum_c += o[i].c;
-    if (sqrt(c_coarse / sum_c) <= SPLIT_FLOOR)
+    model_resid(o, coarse, rc);
+    model_resid(o, fine, rf);
+    for (size_t i = 0; i < w->m; i++) {
+        double ec = rc[i] * rc[i], ef = rf[i] * rf[i];
+        if (ec > thr * thr && ef > thr * thr)
+            ec = ef = thr * thr;
+        cc += o[i].u * ec;
+        cf += o[i].u * ef;
+        su += o[i].u;
+        su2 += o[i].u * o[i].u;
+    }
+    /* Below SPLIT_FLOOR rms misfit one line is good enough. */
+    if (!(su > 0) || !(sqrt(cc / su) > SPLIT_FLOOR))
         return 0;
-    /* A halving per added segment; with few points BIC asks for more, as
-     * each segment adds a slope, an intercept and a break. */
+    n = su * su / su2;
+    dof = n - (SEG_PARAMS * (double)fine->nseg - 1.0);
+    if (!(dof > 0))
+        return 0;
+    if (!(cf > 0))
+        return 1;
     extra = (double)(fine->nseg - coarse->nseg);
-    need = fmax(pow(SPLIT_RATIO, extra), exp(3.0 * extra * log(n) / n));
-    return c_coarse >= need * c_fine;
+    return dof * log(cc / cf) > SPLIT_PENALTY * SEG_PARAMS * extra * log(n);
 }
 
 static double median3(double a, double b, double c)
@@ -503,8 +547,21 @@ static void set_start_scale(obs_t *o, size_t m)
         else
             med = median3(o[i - 1].y, o[i].y, o[i + 1].y);
         med = fmax(o[i].y, med);
-        o[i].w0 = o[i].c / (med * med);
+        o[i].s0 = 1.0 / (med * med);
     }
+}
+
+/* The log of a bin's median time scatters by about s / sqrt(calls) from
+ * the jitter s of single calls, on top of the few per cent by which real
+ * timings depart from any straight line whatever the number of calls.  The
+ * inverse of that variance, c / (c + CALLS_HALF) up to a constant, is the
+ * weight of a bin in the segmentation: it grows with the calls but is
+ * bounded, so the small sizes, which sweeps repeat 10 to 100 times more
+ * often, do not decide alone where the protocol switches; a bin of a few
+ * calls still counts less.  Equal calls give equal weights, as before. */
+static double decision_weight(double calls)
+{
+    return calls / (calls + CALLS_HALF);
 }
 
 static int validate(const cf_point_t *pts, size_t n)
@@ -532,7 +589,7 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
     unsigned char *keep[2] = {NULL, NULL};
     size_t m = 0, nseg, nkept = 0, kmax;
     line_t all;
-    double t;
+    double t, umax = 0;
     int rc;
 
     if (pts == NULL && n > 0)
@@ -552,9 +609,14 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
             o[m].x = pts[i].size;
             o[m].y = pts[i].time_s;
             o[m].c = pts[i].weight;
+            o[m].u = decision_weight(pts[i].weight);
+            umax = fmax(umax, o[m].u);
             m++;
         }
     }
+    /* Relative to the best measured bin, which has the noise sigma. */
+    for (size_t i = 0; i < m; i++)
+        o[i].u /= umax;
     if (m > 0)
         qsort(o, m, sizeof(*o), cmp_obs);
     set_start_scale(o, m);
@@ -579,10 +641,11 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
     w.arg = malloc(kmax * (w.d + 1) * sizeof(*w.arg));
     w.tkeep = malloc(m);
     w.scratch = malloc(m * sizeof(*w.scratch));
+    w.res = malloc(2 * m * sizeof(*w.res));
     keep[0] = malloc(m);
     keep[1] = malloc(m);
     if (w.grp == NULL || w.cost == NULL || w.best == NULL || w.arg == NULL || w.tkeep == NULL ||
-        w.scratch == NULL || keep[0] == NULL || keep[1] == NULL) {
+        w.scratch == NULL || w.res == NULL || keep[0] == NULL || keep[1] == NULL) {
         rc = CF_ERR_NOMEM;
         goto out;
     }
@@ -593,22 +656,27 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
     for (size_t i = 0; i < (w.d + 1) * (w.d + 1); i++)
         w.cost[i] = NAN;
 
+    /* The segmentation: breaks and their number, on the bounded weights. */
     segment_all(&w, kmax);
-    if (build_model(&w, 0, &cur, keep[0]) != 0)
+    if (build_model(&w, 0, W_DECIDE, &cur, keep[0]) != 0)
         goto nodata;
     /* Fewest segments that no finer model beats significantly. */
     for (size_t k = 1; k < kmax; k++) {
-        if (build_model(&w, k, &cand, keep[1]) == 0 && finer_pays(&w, &cur, &cand, keep[1])) {
+        if (build_model(&w, k, W_DECIDE, &cand, keep[1]) == 0 &&
+            finer_pays(&w, &cur, &cand, keep[1])) {
             unsigned char *swap = keep[0];
             cur = cand;
             keep[0] = keep[1];
             keep[1] = swap;
         }
     }
+    /* The parameters of those segments: weighted by calls. */
+    if (build_model(&w, cur.nseg - 1, W_CALLS, &cur, keep[0]) != 0)
+        goto nodata;
     nseg = cur.nseg;
     segs = cur.seg;
 
-    if (wls(o, keep[0], 0, m, &all) != 0)
+    if (wls(o, keep[0], 0, m, W_CALLS, &all) != 0)
         goto nodata;
     t = t975(all.dof_a);
     fit.alpha_s = all.a;
@@ -659,6 +727,7 @@ nodata:
 out:
     free(keep[1]);
     free(keep[0]);
+    free(w.res);
     free(w.scratch);
     free(w.tkeep);
     free(w.arg);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cf_bins.h"
 #include "cf_profile.h"
@@ -453,16 +454,27 @@ err:
 int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen)
 {
     json_error_t jerr;
+    struct stat st;
     FILE *f = fopen(path, "r");
     if (!f) {
         cf_errf(err, errlen, "cannot open: %s", strerror(errno));
         return CF_ERR_IO;
     }
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        cf_errf(err, errlen, "is a directory, not a profile");
+        return CF_ERR_IO;
+    }
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
     fclose(f);
     if (!root) {
-        if (jerr.position == 0 || strstr(jerr.text, "end of") || strstr(jerr.text, "premature"))
-            cf_errf(err, errlen, "truncated or empty (JSON error at line %d: %s)", jerr.line, jerr.text);
+        /* an error at the very end of the file means the file was cut short */
+        if (st.st_size == 0)
+            cf_errf(err, errlen, "truncated or empty: the file has 0 bytes");
+        else if (jerr.position + 2 >= st.st_size || strstr(jerr.text, "end of file") ||
+                 strstr(jerr.text, "premature end"))
+            cf_errf(err, errlen, "truncated after %lld bytes (JSON error at line %d: %s)", (long long)st.st_size,
+                    jerr.line, jerr.text);
         else
             cf_errf(err, errlen, "not valid JSON (line %d: %s)", jerr.line, jerr.text);
         return CF_ERR_FORMAT;

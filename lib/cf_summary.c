@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cf_advice.h"
 #include "cf_analysis.h"
 #include "cf_summary.h"
 #include "cf_units.h"
@@ -80,6 +81,16 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         char label[24], advice[256];
         fprintf(out, "commfit: %s on %s: %s\n", top->op, cf_comm_label(top->comm, label, sizeof(label)),
                 cf_analysis_advice(top, advice, sizeof(advice)));
+    }
+    /* Fusion advice for the collective that costs the most. */
+    for (size_t i = 0; i < nops; i++) {
+        const cf_an_op_t *o = cf_analysis_op(a, i);
+        const cf_advice_t *ad = cf_analysis_fusion_find(a, o->op, o->comm, o->path);
+        char line[512];
+        if (ad == NULL)
+            continue;
+        fprintf(out, "commfit: fusion: %s\n", cf_advice_line(ad, line, sizeof(line)));
+        break;
     }
     fprintf(out, "commfit: time/rank is summed over ranks / %d; share is of all recorded MPI time%s\n",
             p->ranks > 0 ? p->ranks : 1, model_used ? "; * from the point-to-point link, not a fit" : "");

@@ -11,10 +11,13 @@
 #include <unistd.h>
 #include "cf_profile.h"
 #include "cf_merge.h"
+#include "cf_region.h"
+#include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
 #include "cf_summary.h"
 #include "cf_sync.h"
+#include "cf_ucx.h"
 
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
@@ -33,28 +36,14 @@ static void cf_union_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     uint64_t *tmp = malloc((cf_union_cap + 1) * sizeof(uint64_t));
     for (int l = 0; l < *len; l++, a += cf_union_cap + 1, b += cf_union_cap + 1) {
         uint64_t na = a[0] & ~CF_OVERFLOW, nb = b[0] & ~CF_OVERFLOW;
-        uint64_t over = (a[0] | b[0]) & CF_OVERFLOW;
-        uint64_t i = 0, j = 0, n = 0;
+        int over = ((a[0] | b[0]) & CF_OVERFLOW) != 0;
         if (!tmp) {
             b[0] |= CF_OVERFLOW;
             continue;
         }
-        while ((i < na || j < nb) && n < cf_union_cap) {
-            uint64_t x;
-            if (j >= nb || (i < na && a[1 + i] < b[1 + j]))
-                x = a[1 + i++];
-            else if (i >= na || b[1 + j] < a[1 + i])
-                x = b[1 + j++];
-            else {
-                x = a[1 + i++];
-                j++;
-            }
-            tmp[1 + n++] = x;
-        }
-        if (i < na || j < nb)
-            over = CF_OVERFLOW;
-        memcpy(b + 1, tmp + 1, n * sizeof(uint64_t));
-        b[0] = n | over;
+        size_t n = cf_keys_union(a + 1, na, b + 1, nb, tmp, cf_union_cap, &over);
+        memcpy(b + 1, tmp, n * sizeof(uint64_t));
+        b[0] = n | (over ? CF_OVERFLOW : 0);
     }
     free(tmp);
 }
@@ -119,7 +108,7 @@ static void cf_comm_op(void *in, void *inout, int *len, MPI_Datatype *dt)
             b[i] = a[i];
 }
 
-static int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
+int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
 {
     MPI_Datatype t;
     MPI_Op op;
@@ -230,6 +219,30 @@ static void cf_write_profile(const cf_profile_t *p)
 }
 
 static double cf_ns_to_s(double ns) { return ns * 1e-9; }
+
+/* Copy bandwidth of this node, for the cost of packing fusion buckets:
+ * the best of a few 16 MB copies (about 10 ms, on rank 0 at the end). */
+static double cf_memcpy_bandwidth(void)
+{
+    size_t n = 16u << 20;
+    char *a = malloc(n), *b = malloc(n);
+    double best = 0;
+    if (a && b) {
+        memset(a, 1, n);
+        memset(b, 2, n);
+        for (int i = 0; i < 4; i++) {
+            uint64_t t0 = cf_clock_mono_ns();
+            memcpy(b, a, n);
+            uint64_t t1 = cf_clock_mono_ns();
+            if (t1 > t0 && (double)n * 1e9 / (double)(t1 - t0) > best)
+                best = (double)n * 1e9 / (double)(t1 - t0);
+            a[i] = b[n - 1 - (size_t)i]; /* keep the copies observable */
+        }
+    }
+    free(a);
+    free(b);
+    return best;
+}
 
 /* The clock, sampling and last-arrival sections (rank 0). */
 static void cf_profile_add_sections(cf_profile_t *p, cf_sample_result_t *sres)
@@ -355,14 +368,20 @@ void cf_runtime_finalize(void)
     }
     cf_rank_wire_t *all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size, sizeof(*all)) : NULL;
     PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, 0, cf_g.tool_comm);
-    int lost = (cf_g.world_rank == 0 && !stats) || !cw || overflow || coverflow;
+    /* 6. region names */
+    cf_profile_t p;
+    cf_profile_init(&p);
+    unsigned *rids = NULL;
+    int rlost = cf_regions_merge(cf_g.world_rank == 0 ? &p : NULL, &rids) != CF_OK;
+
+    int lost = (cf_g.world_rank == 0 && !stats) || !cw || overflow || coverflow || rlost;
     int any_lost = lost;
     PMPI_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
+    json_t *papi_section = cf_papi_section(), *ucx_section = cf_ucx_section(); /* collective */
 
     if (cf_g.world_rank == 0) {
-        cf_profile_t p;
-        cf_profile_init(&p);
         p.ranks = cf_g.world_size;
+        p.memcpy_Bps = cf_memcpy_bandwidth();
         p.nodes = cf_g.nnodes;
         p.clock_hz = cf_clock.hz;
         p.partial = any_lost;
@@ -419,6 +438,10 @@ void cf_runtime_finalize(void)
                 r->comm = CF_COMM_ID_NONE;
             }
             r->path = (int)cf_key_path(s->key);
+            unsigned rid = cf_key_region(s->key);
+            for (size_t k = 0; rid && rids && k < p.nregion; k++)
+                if (rids[k] == rid)
+                    r->region = (unsigned)k + 1;
             r->size_lo = cf_size_bin_lo(cf_key_bin(s->key));
             r->size_hi = cf_size_bin_hi(cf_key_bin(s->key));
             r->calls = s->calls;
@@ -445,6 +468,8 @@ void cf_runtime_finalize(void)
         if (p.partial)
             cf_log("the profile is partial: some calls were not recorded (raise COMMFIT_TABLE_SIZE, "
                    "COMMFIT_MAX_REQUESTS or COMMFIT_MERGE_MAX)");
+        cf_extra_put(&p.extra, "papi", papi_section);
+        cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);
@@ -453,18 +478,8 @@ void cf_runtime_finalize(void)
     free(all);
     free(stats);
     free(xstats);
+    free(rids);
     free(cw);
     free(ucids);
     atomic_store(&cf_g.state, 2);
-}
-
-void cf_pcontrol(int level, const char *name)
-{
-    (void)name;
-    if (atomic_load(&cf_g.state) != 1)
-        return;
-    if (level == 0)
-        atomic_store(&cf_g.enabled, 0);
-    else if (level == 1)
-        atomic_store(&cf_g.enabled, 1);
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_ucx.h"
 #include "cf_sync.h"
 
 cf_global_t cf_g;
@@ -573,7 +575,6 @@ void cf_req_forget(MPI_Request req)
 
 /* ---- init ---- */
 
-CF_HIDDEN double cf_memcpy_bandwidth(void);
 
 void cf_runtime_init(int provided)
 {
@@ -657,6 +658,8 @@ void cf_runtime_init(int provided)
     atomic_store(&cf_g.enabled, 1);
     cf_comm_register(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     cf_comm_register(MPI_COMM_SELF, "MPI_COMM_SELF");
+    cf_ucx_init();
+    cf_papi_init();
     return;
 
 err_nomem:

@@ -1,6 +1,1598 @@
-/* The UCX layer: UCP calls beneath MPI.  Placeholder: no call wrapped yet. */
+/* The UCX layer: the UCP calls Open MPI's UCX components make beneath an
+ * MPI call, each recorded with the MPI operation active on the calling
+ * thread (the key's communicator field holds it).
+ *
+ * Interposition: libcommfit.so exports the ucp_* entry points listed in
+ * cf_ucx_calls.h; the library is preloaded, so the MPI components bind to
+ * them, and each forwards to the next definition (dlsym RTLD_NEXT, or the
+ * already loaded libucp when the components were opened privately).  We
+ * never link libucp: a job that does not use UCX does not load it.
+ *
+ * Timing: an operation that returns a request is timed from post to its
+ * completion callback.  The caller's parameters are copied with our
+ * callback and a pooled context as user data; the context keeps the
+ * caller's callback and user data, which are called after our bookkeeping.
+ * The old _nb/_nbr forms are posted through the _nbx form with the
+ * parameters UCX itself builds for them.  Operations that complete in place
+ * are recorded at return; a request the caller frees before it completes
+ * (UCX then calls no callback) is found by its address and its context
+ * returned.  Operations without a completion callback (put/get_nbi,
+ * atomic_post, atomic_fetch_nb, am_send_nb) are timed over the call.
+ *
+ * Peer path: every UCX worker has a unique id in its address.  Each rank's
+ * workers are known when MPI_Init returns (we wrap ucp_worker_create); one
+ * allgather maps ids to world ranks, and an endpoint's path class follows
+ * from the id in the remote address it was created with (ucp_ep_create)
+ * and the node map.  Endpoints to workers created after MPI_Init (one-
+ * sided windows) are classified by their transports.  A tag receive is
+ * posted on a worker, not an endpoint: it gets the class of the world.
+ *
+ * Hot path: no lock, no allocation (contexts come from a pool sized by
+ * COMMFIT_MAX_REQUESTS, claimed with one CAS; a returned request's address
+ * is kept in a lock-free map), no MPI call. */
+#define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+/* the UCP entry points we define are exported, as mpi.h does for MPI's */
+#pragma GCC visibility push(default)
+#include <ucp/api/ucp.h>
+#pragma GCC visibility pop
 #include "cf_runtime.h"
+#include "cf_ucx.h"
+#include "cf_ucx_calls.h"
 
-const char *const cf_ucx_op_names[] = {"none"};
-const char *const cf_ucx_op_kinds[] = {"other"};
-const unsigned cf_ucx_op_count = 1;
+/* ---- operation names and kinds (cf_runtime.h) ---- */
+enum {
+    CF_UCX_OP_NONE = 0,
+#define CF_X(name, kind) CF_UCX_OP_##name,
+    CF_UCX_OPS(CF_X)
+#undef CF_X
+    CF_UCX_OP_COUNT
+};
+const char *const cf_ucx_op_names[] = {
+    "none",
+#define CF_X(name, kind) #name,
+    CF_UCX_OPS(CF_X)
+#undef CF_X
+};
+const char *const cf_ucx_op_kinds[] = {
+    "other",
+#define CF_X(name, kind) kind,
+    CF_UCX_OPS(CF_X)
+#undef CF_X
+};
+const unsigned cf_ucx_op_count = CF_UCX_OP_COUNT;
+_Static_assert(CF_UCX_OP_COUNT <= 128, "the record key holds 7 bits of operation");
+
+/* ---- the functions we forward to, resolved once ---- */
+enum {
+#define CF_X(name, kind) CF_UCX_FN_##name,
+    CF_UCX_OPS(CF_X)
+#undef CF_X
+#define CF_X(name) CF_UCX_FN_##name,
+    CF_UCX_HELPERS(CF_X)
+#undef CF_X
+    CF_UCX_FN_COUNT
+};
+static const char *const cf_ucx_fn_names[CF_UCX_FN_COUNT] = {
+#define CF_X(name, kind) #name,
+    CF_UCX_OPS(CF_X)
+#undef CF_X
+#define CF_X(name) #name,
+    CF_UCX_HELPERS(CF_X)
+#undef CF_X
+};
+static void *_Atomic cf_ucx_fn[CF_UCX_FN_COUNT];
+
+static void *cf_ucx_resolve(unsigned i)
+{
+    void *f = atomic_load_explicit(&cf_ucx_fn[i], memory_order_acquire);
+    if (__builtin_expect(f != NULL, 1))
+        return f;
+    f = dlsym(RTLD_NEXT, cf_ucx_fn_names[i]);
+    if (!f) {
+        /* components opened with RTLD_LOCAL: their libucp is not in our scope */
+        void *h = dlopen("libucp.so.0", RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            f = dlsym(h, cf_ucx_fn_names[i]);
+            dlclose(h);
+        }
+    }
+    if (f)
+        atomic_store_explicit(&cf_ucx_fn[i], f, memory_order_release);
+    return f;
+}
+/* The next definition of a UCP function, typed as the header declares it. */
+#define CF_UCX_REAL(name) ((__typeof__(&name))cf_ucx_resolve(CF_UCX_FN_##name))
+
+static _Atomic int cf_ucx_missing_said;
+static ucs_status_t cf_ucx_missing(const char *name)
+{
+    if (!atomic_exchange(&cf_ucx_missing_said, 1))
+        cf_log("%s: no UCP library defines it in this process; the call fails with UCS_ERR_UNSUPPORTED", name);
+    return UCS_ERR_UNSUPPORTED;
+}
+
+/* ---- layer state ---- */
+#define CF_UCX_PATH_UNKNOWN 0xffu
+#define CF_UCX_WORKERS 4    /* workers per process whose ids are exchanged */
+#define CF_UCX_EP_SLOTS 8192 /* endpoints whose path is known; more fall back to the world class */
+#define CF_UCX_EP_PROBE 64
+#define CF_UCX_EP_DEAD ((uintptr_t)1)
+#define CF_UCX_REQ_PROBE 16
+#define CF_UCX_TL_MAX 16
+#define CF_UCX_TL_LEN 32
+#define CF_UCX_PRINT_PER_PATH 32 /* endpoints per path whose transports are read at finalize */
+
+/* rare events, counted per process */
+enum {
+    CF_UCX_N_WORKERS,
+    CF_UCX_N_EPS,
+    CF_UCX_N_EPS_BY_ID,
+    CF_UCX_N_EPS_BY_TRANSPORT,
+    CF_UCX_N_AT_POST,     /* no context left: timed over the call */
+    CF_UCX_N_FREED_EARLY, /* freed by the caller before completion */
+    CF_UCX_N_FAILED,      /* completed with an error or cancelled */
+    CF_UCX_N_UNTRACKED,   /* request address not kept: an early free would leak its context */
+    CF_UCX_N_LOST,        /* completion on a thread that could not be registered */
+    CF_UCX_N_COUNT
+};
+static const char *const cf_ucx_n_names[CF_UCX_N_COUNT] = {
+    "workers", "endpoints", "endpoints_by_worker_id", "endpoints_by_transport", "timed_over_call",
+    "freed_before_completion", "failed_or_cancelled", "untracked", "lost"};
+
+typedef struct {
+    _Atomic uintptr_t ep; /* 0 empty, CF_UCX_EP_DEAD closed */
+    uint64_t uid;         /* remote worker id, 0 unknown */
+    _Atomic uint8_t path;
+} cf_ucx_ep_t;
+
+typedef struct {
+    _Atomic uint32_t refs;  /* 0 free; the poster and the completion hold one each */
+    _Atomic uint32_t state; /* generation << 1 | completed */
+    _Atomic(void *) req;    /* request returned by UCX, for an early free */
+    __typeof__(((ucp_request_param_t *)0)->cb) cb;
+    void (*old_cb)(void); /* the callback of an _nb form (cast back before the call) */
+    void *user_data;
+    uint64_t t_post, bytes;
+    uint32_t parent;
+    uint16_t region;
+    uint8_t op, path, has_cb, recv;
+} cf_ucx_ctx_t;
+
+static struct {
+    _Atomic int on;        /* recording (after init, COMMFIT_UCX) */
+    int wanted;            /* COMMFIT_UCX */
+    uint8_t recv_path;     /* class of the world: receives and unknown peers */
+    pthread_mutex_t lock;  /* endpoint and worker bookkeeping */
+    uint64_t local_uid[CF_UCX_WORKERS];
+    unsigned nlocal;
+    struct cf_ucx_peer {
+        uint64_t uid;
+        int rank;
+    } *peer; /* sorted by uid */
+    size_t npeer;
+    cf_ucx_ep_t ep[CF_UCX_EP_SLOTS];
+    cf_ucx_ctx_t *pool;
+    uint32_t pool_mask;
+    _Atomic uint64_t *reqmap; /* (generation << 32 | context index + 1) */
+    uint32_t reqmap_mask;
+    _Atomic uint64_t n[CF_UCX_N_COUNT];
+} cf_ucx = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* set while this thread is inside a UCP call we forwarded: UCP's own calls
+ * to its public functions pass straight through */
+static __thread int cf_ucx_busy __attribute__((tls_model("initial-exec")));
+static __thread uint32_t cf_ucx_cursor __attribute__((tls_model("initial-exec")));
+
+static inline void cf_ucx_count(unsigned what)
+{
+    atomic_fetch_add_explicit(&cf_ucx.n[what], 1, memory_order_relaxed);
+}
+
+static inline uint32_t cf_ucx_hash(uintptr_t p)
+{
+    return (uint32_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* Thread state when this call is to be recorded, NULL to pass it through. */
+static inline cf_thread_t *cf_ucx_enter(void)
+{
+    if (!atomic_load_explicit(&cf_ucx.on, memory_order_relaxed) || cf_ucx_busy ||
+        !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) ||
+        atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
+        return NULL;
+    cf_thread_t *t = cf_self;
+    if (__builtin_expect(t == NULL, 0))
+        t = cf_thread_register();
+    return t;
+}
+
+static inline void cf_ucx_record(cf_thread_t *t, unsigned op, unsigned parent, unsigned path, unsigned region,
+                                 uint64_t bytes, uint64_t ticks)
+{
+    uint64_t key = cf_key_make(CF_LAYER_UCX, op, parent, path, region, cf_size_bin(bytes));
+    cf_stat_t *s = cf_table_get(&t->table, key);
+    if (s)
+        cf_stat_add(s, bytes, cf_ticks_to_ns(ticks));
+}
+
+/* ---- payload ---- */
+/* Generic datatypes (Open MPI's non-contiguous MPI types) are packed by the
+ * caller's callbacks; their size comes from the same callbacks, so their
+ * operations are kept from ucp_dt_create_generic to ucp_dt_destroy. */
+#define CF_UCX_GENERIC_SLOTS 1024
+#define CF_UCX_GENERIC_PROBE 32
+static struct {
+    _Atomic uintptr_t dt; /* 0 empty, 1 destroyed */
+    ucp_generic_dt_ops_t ops;
+    void *context;
+} cf_ucx_generic[CF_UCX_GENERIC_SLOTS];
+static pthread_mutex_t cf_ucx_generic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t cf_ucx_generic_bytes(ucp_datatype_t dt, const void *buffer, size_t count)
+{
+    uint32_t h = (uint32_t)(((uint64_t)dt * 0x9E3779B97F4A7C15ull) >> 32);
+    for (unsigned n = 0; n < CF_UCX_GENERIC_PROBE; n++) {
+        __typeof__(cf_ucx_generic[0]) *g = &cf_ucx_generic[(h + n) & (CF_UCX_GENERIC_SLOTS - 1)];
+        uintptr_t v = atomic_load_explicit(&g->dt, memory_order_acquire);
+        if (v == 0)
+            break;
+        if (v != dt || !g->ops.start_pack || !g->ops.packed_size || !g->ops.finish)
+            continue;
+        void *state = g->ops.start_pack(g->context, buffer, count);
+        if (!state)
+            return 0;
+        uint64_t size = g->ops.packed_size(state);
+        g->ops.finish(state);
+        return size;
+    }
+    return 0; /* a generic type we did not see made */
+}
+
+/* Bytes of count elements of dt at buffer; a generic type's only for sends. */
+static inline uint64_t cf_ucx_dt_bytes(ucp_datatype_t dt, const void *buffer, size_t count, int send)
+{
+    switch (dt & UCP_DATATYPE_CLASS_MASK) {
+    case UCP_DATATYPE_CONTIG:
+        return (uint64_t)count * (dt >> UCP_DATATYPE_SHIFT);
+    case UCP_DATATYPE_IOV: {
+        const ucp_dt_iov_t *iov = buffer;
+        uint64_t s = 0;
+        for (size_t i = 0; iov && i < count; i++)
+            s += iov[i].length;
+        return s;
+    }
+    case UCP_DATATYPE_GENERIC:
+        return send ? cf_ucx_generic_bytes(dt, buffer, count) : 0;
+    default:
+        return 0;
+    }
+}
+static inline ucp_datatype_t cf_ucx_param_dt(const ucp_request_param_t *p)
+{
+    return p && (p->op_attr_mask & UCP_OP_ATTR_FIELD_DATATYPE) ? p->datatype : ucp_dt_make_contig(1);
+}
+
+/* ---- endpoints ---- */
+static cf_ucx_ep_t *cf_ucx_ep_find(uintptr_t k)
+{
+    uint32_t i = cf_ucx_hash(k);
+    for (unsigned n = 0; n < CF_UCX_EP_PROBE; n++) {
+        cf_ucx_ep_t *e = &cf_ucx.ep[(i + n) & (CF_UCX_EP_SLOTS - 1)];
+        uintptr_t v = atomic_load_explicit(&e->ep, memory_order_acquire);
+        if (v == k)
+            return e;
+        if (v == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+static inline unsigned cf_ucx_ep_path(ucp_ep_h ep)
+{
+    cf_ucx_ep_t *e = cf_ucx_ep_find((uintptr_t)ep);
+    unsigned p = e ? atomic_load_explicit(&e->path, memory_order_relaxed) : CF_UCX_PATH_UNKNOWN;
+    return p != CF_UCX_PATH_UNKNOWN ? p : cf_ucx.recv_path;
+}
+
+/* Lanes of an endpoint as "tl/device" names (ucp_ep_print_info). */
+static unsigned cf_ucx_ep_lanes(ucp_ep_h ep, char names[][CF_UCX_TL_LEN], unsigned max)
+{
+    __typeof__(&ucp_ep_print_info) print = CF_UCX_REAL(ucp_ep_print_info);
+    static char buf[16384]; /* under cf_ucx.lock */
+    unsigned n = 0;
+    if (!print)
+        return 0;
+    memset(buf, 0, sizeof(buf));
+    FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+    if (!f)
+        return 0;
+    cf_ucx_busy++;
+    print(ep, f);
+    cf_ucx_busy--;
+    fclose(f);
+    /* "#   lane[0]:  3:sysv/memory.0 md[2]  -> md[2]/sysv/sysdev[255] am am_bw#0" */
+    for (char *line = buf; line && *line && n < max; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        char *p = strstr(line, "lane[");
+        char *end = strchr(line, '\n');
+        if (!p || (end && p > end) || !(p = strchr(p, ':')))
+            continue;
+        p++;
+        while (*p == ' ')
+            p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (*p++ != ':')
+            continue;
+        size_t len = strcspn(p, " \t\n");
+        char name[CF_UCX_TL_LEN];
+        if (len == 0 || len >= sizeof(name))
+            continue;
+        memcpy(name, p, len);
+        name[len] = 0;
+        char *dot = strrchr(name, '.'); /* ".0": the path index on the device */
+        if (dot && dot[1] >= '0' && dot[1] <= '9' && strspn(dot + 1, "0123456789") == strlen(dot + 1))
+            *dot = 0;
+        unsigned j;
+        for (j = 0; j < n && strcmp(names[j], name); j++)
+            ;
+        if (j == n)
+            cf_strlcpy(names[n++], name, CF_UCX_TL_LEN);
+    }
+    return n;
+}
+
+static int cf_ucx_tl_is(const char *name, const char *const *tls)
+{
+    size_t len = strcspn(name, "/");
+    for (; *tls; tls++)
+        if (strlen(*tls) == len && strncmp(name, *tls, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Path class from the transports alone: UCX's "self" transport reaches only
+ * the same worker; shared memory only this node. */
+static unsigned cf_ucx_path_by_lanes(ucp_ep_h ep)
+{
+    static const char *const self_tls[] = {"self", NULL};
+    static const char *const shm_tls[] = {"posix", "sysv", "xpmem", "cma", "knem", NULL};
+    char names[CF_UCX_TL_MAX][CF_UCX_TL_LEN];
+    unsigned n = cf_ucx_ep_lanes(ep, names, CF_UCX_TL_MAX), self = 0, shm = 0;
+    for (unsigned i = 0; i < n; i++) {
+        self += cf_ucx_tl_is(names[i], self_tls);
+        shm += cf_ucx_tl_is(names[i], shm_tls);
+    }
+    if (self)
+        return CF_PATH_SELF;
+    if (shm || cf_g.nnodes <= 1)
+        return CF_PATH_INTRA;
+    return n ? CF_PATH_INTER : CF_UCX_PATH_UNKNOWN;
+}
+
+static int cf_ucx_peer_rank(uint64_t uid)
+{
+    size_t lo = 0, hi = cf_ucx.npeer;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cf_ucx.peer[mid].uid < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < cf_ucx.npeer && cf_ucx.peer[lo].uid == uid ? cf_ucx.peer[lo].rank : -1;
+}
+
+/* Path of an endpoint once the worker ids are known; under cf_ucx.lock. */
+static void cf_ucx_ep_resolve(cf_ucx_ep_t *e)
+{
+    int r = e->uid ? cf_ucx_peer_rank(e->uid) : -1;
+    unsigned path;
+    if (r >= 0 && r < cf_g.world_size && cf_g.world_node) {
+        path = r == cf_g.world_rank ? CF_PATH_SELF
+               : cf_g.world_node[r] == cf_g.node ? CF_PATH_INTRA : CF_PATH_INTER;
+        cf_ucx_count(CF_UCX_N_EPS_BY_ID);
+    } else {
+        path = cf_ucx_path_by_lanes((ucp_ep_h)atomic_load(&e->ep));
+        cf_ucx_count(CF_UCX_N_EPS_BY_TRANSPORT);
+    }
+    atomic_store_explicit(&e->path, (uint8_t)path, memory_order_relaxed);
+}
+
+static uint64_t cf_ucx_address_uid(const ucp_address_t *addr)
+{
+    __typeof__(&ucp_worker_address_query) query = CF_UCX_REAL(ucp_worker_address_query);
+    ucp_worker_address_attr_t a = {.field_mask = UCP_WORKER_ADDRESS_ATTR_FIELD_UID};
+    if (!query || !addr || query((ucp_address_t *)addr, &a) != UCS_OK)
+        return 0;
+    return a.worker_uid;
+}
+
+static void cf_ucx_ep_note(ucp_ep_h ep, const ucp_ep_params_t *params)
+{
+    uint64_t uid = 0;
+    if (params && (params->field_mask & UCP_EP_PARAM_FIELD_REMOTE_ADDRESS))
+        uid = cf_ucx_address_uid(params->address);
+    uintptr_t k = (uintptr_t)ep;
+    pthread_mutex_lock(&cf_ucx.lock);
+    cf_ucx_ep_t *e = cf_ucx_ep_find(k), *slot = e;
+    uint32_t i = cf_ucx_hash(k);
+    for (unsigned n = 0; !slot && n < CF_UCX_EP_PROBE; n++) {
+        cf_ucx_ep_t *c = &cf_ucx.ep[(i + n) & (CF_UCX_EP_SLOTS - 1)];
+        uintptr_t v = atomic_load(&c->ep);
+        if (v == 0 || v == CF_UCX_EP_DEAD)
+            slot = c;
+    }
+    if (slot) {
+        slot->uid = uid;
+        atomic_store(&slot->path, (uint8_t)CF_UCX_PATH_UNKNOWN);
+        atomic_store_explicit(&slot->ep, k, memory_order_release);
+        if (!e)
+            cf_ucx_count(CF_UCX_N_EPS);
+        if (cf_ucx.peer || atomic_load(&cf_g.state) == 1)
+            cf_ucx_ep_resolve(slot);
+    }
+    pthread_mutex_unlock(&cf_ucx.lock);
+}
+
+static void cf_ucx_ep_forget(ucp_ep_h ep)
+{
+    pthread_mutex_lock(&cf_ucx.lock);
+    cf_ucx_ep_t *e = cf_ucx_ep_find((uintptr_t)ep);
+    if (e)
+        atomic_store_explicit(&e->ep, CF_UCX_EP_DEAD, memory_order_release);
+    pthread_mutex_unlock(&cf_ucx.lock);
+}
+
+/* ---- contexts of operations in flight ---- */
+static cf_ucx_ctx_t *cf_ucx_ctx_get(cf_thread_t *t)
+{
+    cf_ucx_ctx_t *pool = cf_ucx.pool;
+    if (!pool)
+        return NULL;
+    if (__builtin_expect(cf_ucx_cursor == 0, 0))
+        cf_ucx_cursor = cf_ucx_hash((uintptr_t)t) | 1;
+    for (unsigned n = 0; n < 64; n++) {
+        cf_ucx_ctx_t *c = &pool[cf_ucx_cursor++ & cf_ucx.pool_mask];
+        uint32_t zero = 0;
+        if (atomic_load_explicit(&c->refs, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&c->refs, &zero, 2)) {
+            uint32_t gen = (atomic_load(&c->state) >> 1) + 1;
+            atomic_store(&c->state, gen << 1);
+            atomic_store_explicit(&c->req, NULL, memory_order_relaxed);
+            return c;
+        }
+    }
+    return NULL;
+}
+
+static inline void cf_ucx_ctx_put(cf_ucx_ctx_t *c)
+{
+    atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel);
+}
+
+/* An entry of the request map is stale once its context moved on. */
+static inline int cf_ucx_word_live(uint64_t w, cf_ucx_ctx_t **c_p)
+{
+    if (!w)
+        return 0;
+    cf_ucx_ctx_t *c = &cf_ucx.pool[(uint32_t)w - 1];
+    *c_p = c;
+    return atomic_load(&c->state) == (uint32_t)(w >> 32) << 1;
+}
+
+/* The operation is over (completion callback, completion in place, or an
+ * early free): record it if this caller is the first to say so, and give
+ * back the completion's reference. */
+static void cf_ucx_complete(cf_ucx_ctx_t *c, ucs_status_t status, uint64_t bytes, int early)
+{
+    if (atomic_fetch_or(&c->state, 1u) & 1u)
+        return;
+    uint64_t now = cf_ticks();
+    if (status != UCS_OK) {
+        cf_ucx_count(CF_UCX_N_FAILED);
+    } else if (atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) &&
+               atomic_load_explicit(&cf_g.state, memory_order_acquire) == 1) {
+        cf_thread_t *t = cf_self;
+        if (!t)
+            t = cf_thread_register();
+        if (t)
+            cf_ucx_record(t, c->op, c->parent, c->path, c->region, bytes, now - c->t_post);
+        else
+            cf_ucx_count(CF_UCX_N_LOST);
+        if (early)
+            cf_ucx_count(CF_UCX_N_FREED_EARLY);
+    }
+    cf_ucx_ctx_put(c);
+}
+
+/* Keeps the request's address so that an early free finds the context. */
+static void cf_ucx_track(cf_ucx_ctx_t *c, void *req)
+{
+    atomic_store_explicit(&c->req, req, memory_order_relaxed);
+    uint32_t st = atomic_load(&c->state);
+    if (st & 1u)
+        return; /* completed inside the call */
+    uint64_t word = (uint64_t)(st >> 1) << 32 | (uint64_t)(c - cf_ucx.pool + 1);
+    uint32_t h = cf_ucx_hash((uintptr_t)req);
+    for (unsigned n = 0; n < CF_UCX_REQ_PROBE; n++) {
+        _Atomic uint64_t *slot = &cf_ucx.reqmap[(h + n) & cf_ucx.reqmap_mask];
+        uint64_t v = atomic_load(slot);
+        cf_ucx_ctx_t *o;
+        if ((v == 0 || !cf_ucx_word_live(v, &o)) && atomic_compare_exchange_strong(slot, &v, word)) {
+            if (atomic_load(&c->state) & 1u) /* completed meanwhile on another thread */
+                atomic_compare_exchange_strong(slot, &word, 0);
+            return;
+        }
+    }
+    cf_ucx_count(CF_UCX_N_UNTRACKED);
+}
+
+/* ---- posting ---- */
+/* A caller's callback of an old (_nb) form, kept untyped and cast back to
+ * its own type before the call. */
+typedef void (*cf_ucx_oldcb_t)(void);
+
+enum { CF_UCX_PASS, CF_UCX_TIMED, CF_UCX_UNTIMED };
+enum { CF_UCX_SEND, CF_UCX_TAG_RECV, CF_UCX_STREAM_RECV };
+
+/* One call being recorded. */
+typedef struct {
+    cf_thread_t *t;
+    cf_ucx_ctx_t *c;      /* NULL: timed over the call */
+    uint64_t t0, bytes;
+    uint32_t caller_mask; /* the caller's op_attr_mask */
+    unsigned op, path;
+} cf_ucx_post_t;
+
+static void cf_ucx_send_done(void *request, ucs_status_t status, void *user_data);
+static void cf_ucx_tag_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                                 void *user_data);
+static void cf_ucx_stream_recv_done(void *request, ucs_status_t status, size_t length, void *user_data);
+
+/* How to post: CF_UCX_PASS (not recording), CF_UCX_TIMED (post with *out:
+ * the caller's parameters with our callback and a context), or
+ * CF_UCX_UNTIMED (post as the caller asked, timed over the call).  ep NULL:
+ * a receive on a worker.  The size is extra plus count elements of dt at
+ * buffer.  old_cb: the callback of an _nb form, whose parameters in carry
+ * none. */
+static int cf_ucx_begin(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_datatype_t dt,
+                        const void *buffer, size_t count, uint64_t extra, const ucp_request_param_t *in,
+                        ucp_request_param_t *out, cf_ucx_oldcb_t old_cb, int can_time)
+{
+    ps->t = cf_ucx_enter();
+    if (!ps->t)
+        return CF_UCX_PASS;
+    uint64_t bytes = extra + cf_ucx_dt_bytes(dt, buffer, count, flavor == CF_UCX_SEND);
+    ps->op = op;
+    ps->path = ep ? cf_ucx_ep_path(ep) : cf_ucx.recv_path;
+    ps->bytes = bytes;
+    ps->caller_mask = in ? in->op_attr_mask : 0;
+    ps->c = can_time ? cf_ucx_ctx_get(ps->t) : NULL;
+    if (!ps->c) {
+        if (can_time)
+            cf_ucx_count(CF_UCX_N_AT_POST);
+        ps->t0 = cf_ticks();
+        return CF_UCX_UNTIMED;
+    }
+    cf_ucx_ctx_t *c = ps->c;
+    if (in)
+        *out = *in;
+    else
+        memset(out, 0, sizeof(*out));
+    c->has_cb = (out->op_attr_mask & UCP_OP_ATTR_FIELD_CALLBACK) != 0;
+    c->cb = out->cb;
+    c->old_cb = old_cb;
+    c->user_data = (out->op_attr_mask & UCP_OP_ATTR_FIELD_USER_DATA) ? out->user_data : NULL;
+    c->bytes = bytes;
+    c->op = (uint8_t)op;
+    c->recv = flavor != CF_UCX_SEND;
+    c->path = (uint8_t)ps->path;
+    c->parent = ps->t->cur_op;
+    c->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    out->op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    out->user_data = c;
+    if (flavor == CF_UCX_SEND)
+        out->cb.send = cf_ucx_send_done;
+    else if (flavor == CF_UCX_TAG_RECV)
+        out->cb.recv = cf_ucx_tag_recv_done;
+    else
+        out->cb.recv_stream = cf_ucx_stream_recv_done;
+    ps->t0 = c->t_post = cf_ticks();
+    return CF_UCX_TIMED;
+}
+
+/* After the call: completed in place (bytes: its size), failed, or in flight. */
+static ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret, uint64_t bytes)
+{
+    cf_ucx_ctx_t *c = ps->c;
+    if (!c) {
+        if (UCS_PTR_IS_ERR(ret)) {
+            cf_ucx_count(CF_UCX_N_FAILED);
+        } else {
+            cf_ucx_record(ps->t, ps->op, ps->t->cur_op, ps->path,
+                          (unsigned)atomic_load_explicit(&cf_g.region, memory_order_relaxed), bytes,
+                          cf_ticks() - ps->t0);
+        }
+        return ret;
+    }
+    if (ret == NULL)
+        cf_ucx_complete(c, UCS_OK, bytes, 0);
+    else if (UCS_PTR_IS_ERR(ret))
+        cf_ucx_complete(c, UCS_PTR_STATUS(ret), 0, 0);
+    else if (!(ps->caller_mask & UCP_OP_ATTR_FIELD_REQUEST)) /* the caller's own memory is never freed */
+        cf_ucx_track(c, ret);
+    cf_ucx_ctx_put(c);
+    return ret;
+}
+
+static inline ucs_status_ptr_t cf_ucx_status_ptr(ucs_status_t st)
+{
+    return st == UCS_OK || st == UCS_INPROGRESS ? NULL : UCS_STATUS_PTR(st);
+}
+
+/* ---- completion callbacks: our bookkeeping, then the caller's ---- */
+static void cf_ucx_send_done(void *request, ucs_status_t status, void *user_data)
+{
+    cf_ucx_ctx_t *c = user_data;
+    ucp_send_nbx_callback_t cb = c->has_cb ? c->cb.send : NULL;
+    ucp_send_callback_t old = (ucp_send_callback_t)c->old_cb;
+    void *ud = c->user_data;
+    cf_ucx_complete(c, status, c->bytes, 0);
+    if (old)
+        old(request, status);
+    else if (cb)
+        cb(request, status, ud);
+}
+
+static void cf_ucx_tag_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                                 void *user_data)
+{
+    cf_ucx_ctx_t *c = user_data;
+    ucp_tag_recv_nbx_callback_t cb = c->has_cb ? c->cb.recv : NULL;
+    ucp_tag_recv_callback_t old = (ucp_tag_recv_callback_t)c->old_cb;
+    void *ud = c->user_data;
+    cf_ucx_complete(c, status, info ? info->length : 0, 0);
+    if (old) /* the old form's info is not const; UCX passes its own */
+        old(request, status, (ucp_tag_recv_info_t *)info);
+    else if (cb)
+        cb(request, status, info, ud);
+}
+
+static void cf_ucx_stream_recv_done(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    cf_ucx_ctx_t *c = user_data;
+    ucp_stream_recv_nbx_callback_t cb = c->has_cb ? c->cb.recv_stream : NULL;
+    ucp_stream_recv_callback_t old = (ucp_stream_recv_callback_t)c->old_cb;
+    void *ud = c->user_data;
+    cf_ucx_complete(c, status, length, 0);
+    if (old)
+        old(request, status, length);
+    else if (cb)
+        cb(request, status, length, ud);
+}
+
+/* ---- tag matching ---- */
+ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag,
+                                  const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_tag_send_nbx) real = CF_UCX_REAL(ucp_tag_send_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_send_nbx, CF_UCX_SEND, ep, cf_ucx_param_dt(param), buffer, count, 0,
+                           param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, buffer, count, tag, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, buffer, count, tag, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_tag_send_sync_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag,
+                                       const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_tag_send_sync_nbx) real = CF_UCX_REAL(ucp_tag_send_sync_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_send_sync_nbx, CF_UCX_SEND, ep,
+                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, buffer, count, tag, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, buffer, count, tag, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+/* The _nb and _nbr forms are timed through _nbx, with the parameters UCX
+ * itself builds for them; when not recording they go where they were sent. */
+static ucs_status_ptr_t cf_ucx_tag_send_old(unsigned op, int sync, ucp_ep_h ep, const void *buffer, size_t count,
+                                            ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+{
+    __typeof__(&ucp_tag_send_nbx) nbx = sync ? CF_UCX_REAL(ucp_tag_send_sync_nbx) : CF_UCX_REAL(ucp_tag_send_nbx);
+    __typeof__(&ucp_tag_send_nb) nb = sync ? CF_UCX_REAL(ucp_tag_send_sync_nb) : CF_UCX_REAL(ucp_tag_send_nb);
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = datatype};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(sync ? "ucp_tag_send_sync_nb" : "ucp_tag_send_nb"));
+    int how = cf_ucx_begin(&ps, op, CF_UCX_SEND, ep, datatype, buffer, count, 0, &param, &p,
+                           (cf_ucx_oldcb_t)cb, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(ep, buffer, count, datatype, tag, cb);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r =
+        how == CF_UCX_TIMED ? nbx(ep, buffer, count, tag, &p) : nb(ep, buffer, count, datatype, tag, cb);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
+                                 ucp_tag_t tag, ucp_send_callback_t cb)
+{
+    return cf_ucx_tag_send_old(CF_UCX_OP_ucp_tag_send_nb, 0, ep, buffer, count, datatype, tag, cb);
+}
+
+ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
+                                      ucp_tag_t tag, ucp_send_callback_t cb)
+{
+    return cf_ucx_tag_send_old(CF_UCX_OP_ucp_tag_send_sync_nb, 1, ep, buffer, count, datatype, tag, cb);
+}
+
+ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
+                              ucp_tag_t tag, void *req)
+{
+    __typeof__(&ucp_tag_send_nbx) nbx = CF_UCX_REAL(ucp_tag_send_nbx);
+    __typeof__(&ucp_tag_send_nbr) nbr = CF_UCX_REAL(ucp_tag_send_nbr);
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REQUEST |
+                                                       UCP_OP_ATTR_FLAG_FAST_CMPL,
+                                       .datatype = datatype,
+                                       .request = req};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nbr)
+        return cf_ucx_missing(__func__);
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_send_nbr, CF_UCX_SEND, ep, datatype, buffer, count, 0,
+                           &param, &p, NULL, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nbr(ep, buffer, count, datatype, tag, req);
+    if (how == CF_UCX_UNTIMED) {
+        cf_ucx_busy++;
+        ucs_status_t st = nbr(ep, buffer, count, datatype, tag, req);
+        cf_ucx_busy--;
+        cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
+        return st;
+    }
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = nbx(ep, buffer, count, tag, &p);
+    cf_ucx_busy--;
+    r = cf_ucx_end(&ps, r, ps.bytes);
+    if (r == NULL)
+        return UCS_OK;
+    return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_INPROGRESS;
+}
+
+#define CF_UCX_LEN_UNSET SIZE_MAX
+
+/* Our own place for the size of a message that is there already; returns the caller's. */
+static inline ucp_tag_recv_info_t *cf_ucx_recv_info(ucp_request_param_t *p, ucp_tag_recv_info_t *mine)
+{
+    ucp_tag_recv_info_t *caller = (p->op_attr_mask & UCP_OP_ATTR_FIELD_RECV_INFO) ? p->recv_info.tag_info : NULL;
+    mine->length = CF_UCX_LEN_UNSET;
+    p->op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
+    p->recv_info.tag_info = mine;
+    return caller;
+}
+
+/* Size of a receive that completed in place.  Some UCX versions (1.13) do
+ * not fill recv_info then; a request in the caller's memory still holds it,
+ * otherwise the buffer's size is the bound we know. */
+static uint64_t cf_ucx_recv_length(const ucp_request_param_t *caller_param, ucp_tag_recv_info_t *info,
+                                   ucp_tag_recv_info_t *caller_info, uint64_t capacity)
+{
+    if (info->length != CF_UCX_LEN_UNSET) {
+        if (caller_info)
+            *caller_info = *info;
+        return info->length;
+    }
+    if (caller_param && (caller_param->op_attr_mask & UCP_OP_ATTR_FIELD_REQUEST)) {
+        __typeof__(&ucp_tag_recv_request_test) test = CF_UCX_REAL(ucp_tag_recv_request_test);
+        ucp_tag_recv_info_t held;
+        if (test && test(caller_param->request, &held) != UCS_INPROGRESS)
+            return held.length;
+    }
+    return capacity;
+}
+
+/* Tag receives are posted on a worker: their path is the world's class. */
+ucs_status_ptr_t ucp_tag_recv_nbx(ucp_worker_h worker, void *buffer, size_t count, ucp_tag_t tag,
+                                  ucp_tag_t tag_mask, const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_tag_recv_nbx) real = CF_UCX_REAL(ucp_tag_recv_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    ucp_tag_recv_info_t info = {0}, *caller = NULL;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_recv_nbx, CF_UCX_TAG_RECV, NULL,
+                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(worker, buffer, count, tag, tag_mask, param);
+    if (how == CF_UCX_TIMED)
+        caller = cf_ucx_recv_info(&p, &info);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(worker, buffer, count, tag, tag_mask, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    uint64_t len = r == NULL && how == CF_UCX_TIMED ? cf_ucx_recv_length(param, &info, caller, ps.bytes) : ps.bytes;
+    return cf_ucx_end(&ps, r, len);
+}
+
+ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void *buffer, size_t count, ucp_datatype_t datatype,
+                                 ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
+{
+    __typeof__(&ucp_tag_recv_nbx) nbx = CF_UCX_REAL(ucp_tag_recv_nbx);
+    __typeof__(&ucp_tag_recv_nb) nb = CF_UCX_REAL(ucp_tag_recv_nb);
+    /* the old form never completes in place: it always returns a request */
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                                       .datatype = datatype};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_recv_nb, CF_UCX_TAG_RECV, NULL,
+                           datatype, buffer, count, 0, &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(worker, buffer, count, datatype, tag, tag_mask, cb);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(worker, buffer, count, tag, tag_mask, &p)
+                                             : nb(worker, buffer, count, datatype, tag, tag_mask, cb);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void *buffer, size_t count, ucp_datatype_t datatype,
+                              ucp_tag_t tag, ucp_tag_t tag_mask, void *req)
+{
+    __typeof__(&ucp_tag_recv_nbx) nbx = CF_UCX_REAL(ucp_tag_recv_nbx);
+    __typeof__(&ucp_tag_recv_nbr) nbr = CF_UCX_REAL(ucp_tag_recv_nbr);
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REQUEST |
+                                                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                                       .request = req,
+                                       .datatype = datatype};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nbr)
+        return cf_ucx_missing(__func__);
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_recv_nbr, CF_UCX_TAG_RECV, NULL,
+                           datatype, buffer, count, 0, &param, &p, NULL, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nbr(worker, buffer, count, datatype, tag, tag_mask, req);
+    if (how == CF_UCX_UNTIMED) {
+        cf_ucx_busy++;
+        ucs_status_t st = nbr(worker, buffer, count, datatype, tag, tag_mask, req);
+        cf_ucx_busy--;
+        cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
+        return st;
+    }
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = nbx(worker, buffer, count, tag, tag_mask, &p);
+    cf_ucx_busy--;
+    r = cf_ucx_end(&ps, r, 0);
+    return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
+}
+
+ucs_status_ptr_t ucp_tag_msg_recv_nbx(ucp_worker_h worker, void *buffer, size_t count, ucp_tag_message_h message,
+                                      const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_tag_msg_recv_nbx) real = CF_UCX_REAL(ucp_tag_msg_recv_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    ucp_tag_recv_info_t info = {0}, *caller = NULL;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_msg_recv_nbx, CF_UCX_TAG_RECV, NULL,
+                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(worker, buffer, count, message, param);
+    if (how == CF_UCX_TIMED)
+        caller = cf_ucx_recv_info(&p, &info);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(worker, buffer, count, message, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    uint64_t len = r == NULL && how == CF_UCX_TIMED ? cf_ucx_recv_length(param, &info, caller, ps.bytes) : ps.bytes;
+    return cf_ucx_end(&ps, r, len);
+}
+
+ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void *buffer, size_t count, ucp_datatype_t datatype,
+                                     ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
+{
+    __typeof__(&ucp_tag_msg_recv_nbx) nbx = CF_UCX_REAL(ucp_tag_msg_recv_nbx);
+    __typeof__(&ucp_tag_msg_recv_nb) nb = CF_UCX_REAL(ucp_tag_msg_recv_nb);
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                                       .datatype = datatype};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_msg_recv_nb, CF_UCX_TAG_RECV, NULL,
+                           datatype, buffer, count, 0, &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(worker, buffer, count, datatype, message, cb);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(worker, buffer, count, message, &p)
+                                             : nb(worker, buffer, count, datatype, message, cb);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+/* ---- streams ---- */
+ucs_status_ptr_t ucp_stream_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_stream_send_nbx) real = CF_UCX_REAL(ucp_stream_send_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_send_nbx, CF_UCX_SEND, ep,
+                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, buffer, count, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, buffer, count, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
+                                    ucp_send_callback_t cb, unsigned flags)
+{
+    __typeof__(&ucp_stream_send_nbx) nbx = CF_UCX_REAL(ucp_stream_send_nbx);
+    __typeof__(&ucp_stream_send_nb) nb = CF_UCX_REAL(ucp_stream_send_nb);
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS,
+                                       .flags = flags,
+                                       .datatype = datatype};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_send_nb, CF_UCX_SEND, ep, datatype, buffer, count, 0,
+                           &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(ep, buffer, count, datatype, cb, flags);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r =
+        how == CF_UCX_TIMED ? nbx(ep, buffer, count, &p) : nb(ep, buffer, count, datatype, cb, flags);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_stream_recv_nbx(ucp_ep_h ep, void *buffer, size_t count, size_t *length,
+                                     const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_stream_recv_nbx) real = CF_UCX_REAL(ucp_stream_recv_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_recv_nbx, CF_UCX_STREAM_RECV, ep,
+                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, buffer, count, length, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, buffer, count, length, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, r == NULL && length ? *length : ps.bytes);
+}
+
+ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void *buffer, size_t count, ucp_datatype_t datatype,
+                                    ucp_stream_recv_callback_t cb, size_t *length, unsigned flags)
+{
+    __typeof__(&ucp_stream_recv_nbx) nbx = CF_UCX_REAL(ucp_stream_recv_nbx);
+    __typeof__(&ucp_stream_recv_nb) nb = CF_UCX_REAL(ucp_stream_recv_nb);
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS,
+                                       .flags = flags,
+                                       .datatype = datatype};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_recv_nb, CF_UCX_STREAM_RECV, ep,
+                           datatype, buffer, count, 0, &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(ep, buffer, count, datatype, cb, length, flags);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(ep, buffer, count, length, &p)
+                                             : nb(ep, buffer, count, datatype, cb, length, flags);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, r == NULL && length ? *length : ps.bytes);
+}
+
+/* ---- active messages ---- */
+ucs_status_ptr_t ucp_am_send_nbx(ucp_ep_h ep, unsigned id, const void *header, size_t header_length,
+                                 const void *buffer, size_t count, const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_am_send_nbx) real = CF_UCX_REAL(ucp_am_send_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_am_send_nbx, CF_UCX_SEND, ep,
+                           cf_ucx_param_dt(param), buffer, count, header_length, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, id, header, header_length, buffer, count, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, id, header, header_length, buffer, count, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+/* The old form's protocol is not _nbx's: forwarded as it is, timed over the call. */
+ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void *buffer, size_t count, ucp_datatype_t datatype,
+                                ucp_send_callback_t cb, unsigned flags)
+{
+    __typeof__(&ucp_am_send_nb) real = CF_UCX_REAL(ucp_am_send_nb);
+    cf_ucx_post_t ps;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_am_send_nb, CF_UCX_SEND, ep, datatype, buffer, count, 0, NULL,
+                     NULL, NULL, 0) == CF_UCX_PASS)
+        return real(ep, id, buffer, count, datatype, cb, flags);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, id, buffer, count, datatype, cb, flags);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+/* ---- one-sided ---- */
+ucs_status_ptr_t ucp_put_nbx(ucp_ep_h ep, const void *buffer, size_t count, uint64_t remote_addr, ucp_rkey_h rkey,
+                             const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_put_nbx) real = CF_UCX_REAL(ucp_put_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nbx, CF_UCX_SEND, ep, cf_ucx_param_dt(param), buffer, count, 0,
+                           param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, buffer, count, remote_addr, rkey, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, buffer, count, remote_addr, rkey, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_get_nbx(ucp_ep_h ep, void *buffer, size_t count, uint64_t remote_addr, ucp_rkey_h rkey,
+                             const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_get_nbx) real = CF_UCX_REAL(ucp_get_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nbx, CF_UCX_SEND, ep, cf_ucx_param_dt(param), buffer, count, 0,
+                           param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, buffer, count, remote_addr, rkey, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, buffer, count, remote_addr, rkey, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey,
+                            ucp_send_callback_t cb)
+{
+    __typeof__(&ucp_put_nbx) nbx = CF_UCX_REAL(ucp_put_nbx);
+    __typeof__(&ucp_put_nb) nb = CF_UCX_REAL(ucp_put_nb);
+    const ucp_request_param_t param = {.op_attr_mask = 0};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, &param, &p, (cf_ucx_oldcb_t)cb,
+                           nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(ep, buffer, length, remote_addr, rkey, cb);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(ep, buffer, length, remote_addr, rkey, &p)
+                                             : nb(ep, buffer, length, remote_addr, rkey, cb);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey,
+                            ucp_send_callback_t cb)
+{
+    __typeof__(&ucp_get_nbx) nbx = CF_UCX_REAL(ucp_get_nbx);
+    __typeof__(&ucp_get_nb) nb = CF_UCX_REAL(ucp_get_nb);
+    const ucp_request_param_t param = {.op_attr_mask = 0};
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!nb)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, &param, &p, (cf_ucx_oldcb_t)cb,
+                           nbx != NULL);
+    if (how == CF_UCX_PASS)
+        return nb(ep, buffer, length, remote_addr, rkey, cb);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(ep, buffer, length, remote_addr, rkey, &p)
+                                             : nb(ep, buffer, length, remote_addr, rkey, cb);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+/* Implicit completion (a later flush): timed over the call. */
+ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+{
+    __typeof__(&ucp_put_nbi) real = CF_UCX_REAL(ucp_put_nbi);
+    cf_ucx_post_t ps;
+    if (!real)
+        return cf_ucx_missing(__func__);
+    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nbi, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, NULL, NULL,
+                     NULL, 0) == CF_UCX_PASS)
+        return real(ep, buffer, length, remote_addr, rkey);
+    cf_ucx_busy++;
+    ucs_status_t st = real(ep, buffer, length, remote_addr, rkey);
+    cf_ucx_busy--;
+    cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
+    return st;
+}
+
+ucs_status_t ucp_get_nbi(ucp_ep_h ep, void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+{
+    __typeof__(&ucp_get_nbi) real = CF_UCX_REAL(ucp_get_nbi);
+    cf_ucx_post_t ps;
+    if (!real)
+        return cf_ucx_missing(__func__);
+    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nbi, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, NULL, NULL,
+                     NULL, 0) == CF_UCX_PASS)
+        return real(ep, buffer, length, remote_addr, rkey);
+    cf_ucx_busy++;
+    ucs_status_t st = real(ep, buffer, length, remote_addr, rkey);
+    cf_ucx_busy--;
+    cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
+    return st;
+}
+
+/* ---- atomics ---- */
+ucs_status_ptr_t ucp_atomic_op_nbx(ucp_ep_h ep, ucp_atomic_op_t opcode, const void *buffer, size_t count,
+                                   uint64_t remote_addr, ucp_rkey_h rkey, const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_atomic_op_nbx) real = CF_UCX_REAL(ucp_atomic_op_nbx);
+    cf_ucx_post_t ps;
+    ucp_request_param_t p;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_atomic_op_nbx, CF_UCX_SEND, ep,
+                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
+    if (how == CF_UCX_PASS)
+        return real(ep, opcode, buffer, count, remote_addr, rkey, param);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, opcode, buffer, count, remote_addr, rkey, how == CF_UCX_TIMED ? &p : param);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size,
+                             uint64_t remote_addr, ucp_rkey_h rkey)
+{
+    __typeof__(&ucp_atomic_post) real = CF_UCX_REAL(ucp_atomic_post);
+    cf_ucx_post_t ps;
+    if (!real)
+        return cf_ucx_missing(__func__);
+    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_atomic_post, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, op_size, 0, NULL,
+                     NULL, NULL, 0) == CF_UCX_PASS)
+        return real(ep, opcode, value, op_size, remote_addr, rkey);
+    cf_ucx_busy++;
+    ucs_status_t st = real(ep, opcode, value, op_size, remote_addr, rkey);
+    cf_ucx_busy--;
+    cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
+    return st;
+}
+
+/* Its reply lands in result, which _nbx handles differently: timed over the call. */
+ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void *result,
+                                     size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+{
+    __typeof__(&ucp_atomic_fetch_nb) real = CF_UCX_REAL(ucp_atomic_fetch_nb);
+    cf_ucx_post_t ps;
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_atomic_fetch_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, op_size, 0, NULL,
+                     NULL, NULL, 0) ==
+        CF_UCX_PASS)
+        return real(ep, opcode, value, result, op_size, remote_addr, rkey, cb);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, opcode, value, result, op_size, remote_addr, rkey, cb);
+    cf_ucx_busy--;
+    return cf_ucx_end(&ps, r, ps.bytes);
+}
+
+/* ---- requests the caller releases ---- */
+static void cf_ucx_release(void *request, void (*real)(void *))
+{
+    uint64_t w = 0;
+    _Atomic uint64_t *slot = NULL;
+    cf_ucx_ctx_t *c = NULL;
+    if (cf_ucx.reqmap && !cf_ucx_busy && request) {
+        uint32_t h = cf_ucx_hash((uintptr_t)request);
+        for (unsigned n = 0; n < CF_UCX_REQ_PROBE && !slot; n++) {
+            _Atomic uint64_t *s = &cf_ucx.reqmap[(h + n) & cf_ucx.reqmap_mask];
+            uint64_t v = atomic_load(s);
+            if (cf_ucx_word_live(v, &c) && atomic_load_explicit(&c->req, memory_order_relaxed) == request) {
+                slot = s;
+                w = v;
+            }
+        }
+    }
+    cf_ucx_busy++;
+    real(request);
+    cf_ucx_busy--;
+    if (!slot)
+        return;
+    /* UCX calls no callback after the release: unless it completed before,
+     * the operation is over for us now */
+    uint32_t live = (uint32_t)(w >> 32) << 1;
+    if (atomic_load(&c->state) == live) {
+        /* a receive freed early never says how much arrived: not counted */
+        if (c->recv) {
+            if (atomic_compare_exchange_strong(&c->state, &live, live | 1u)) {
+                cf_ucx_count(CF_UCX_N_FREED_EARLY);
+                cf_ucx_ctx_put(c);
+            }
+        } else {
+            cf_ucx_complete(c, UCS_OK, c->bytes, 1);
+        }
+    }
+    atomic_compare_exchange_strong(slot, &w, 0);
+}
+
+void ucp_request_free(void *request)
+{
+    __typeof__(&ucp_request_free) real = CF_UCX_REAL(ucp_request_free);
+    if (real)
+        cf_ucx_release(request, real);
+}
+
+void ucp_request_release(void *request)
+{
+    __typeof__(&ucp_request_release) real = CF_UCX_REAL(ucp_request_release);
+    if (real)
+        cf_ucx_release(request, real);
+}
+
+/* ---- generic datatypes ---- */
+ucs_status_t ucp_dt_create_generic(const ucp_generic_dt_ops_t *ops, void *context, ucp_datatype_t *datatype_p)
+{
+    __typeof__(&ucp_dt_create_generic) real = CF_UCX_REAL(ucp_dt_create_generic);
+    if (!real)
+        return cf_ucx_missing(__func__);
+    cf_ucx_busy++;
+    ucs_status_t st = real(ops, context, datatype_p);
+    cf_ucx_busy--;
+    if (st != UCS_OK || !ops || !datatype_p)
+        return st;
+    uintptr_t dt = *datatype_p;
+    uint32_t h = (uint32_t)(((uint64_t)dt * 0x9E3779B97F4A7C15ull) >> 32);
+    pthread_mutex_lock(&cf_ucx_generic_lock);
+    for (unsigned n = 0; n < CF_UCX_GENERIC_PROBE; n++) {
+        __typeof__(cf_ucx_generic[0]) *g = &cf_ucx_generic[(h + n) & (CF_UCX_GENERIC_SLOTS - 1)];
+        uintptr_t v = atomic_load(&g->dt);
+        if (v == 0 || v == 1 || v == dt) {
+            /* readers skip the slot while it is rewritten */
+            atomic_store(&g->dt, (uintptr_t)1);
+            g->ops = *ops;
+            g->context = context;
+            atomic_store_explicit(&g->dt, dt, memory_order_release);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cf_ucx_generic_lock);
+    return st;
+}
+
+void ucp_dt_destroy(ucp_datatype_t datatype)
+{
+    __typeof__(&ucp_dt_destroy) real = CF_UCX_REAL(ucp_dt_destroy);
+    uint32_t h = (uint32_t)(((uint64_t)datatype * 0x9E3779B97F4A7C15ull) >> 32);
+    pthread_mutex_lock(&cf_ucx_generic_lock);
+    for (unsigned n = 0; n < CF_UCX_GENERIC_PROBE; n++) {
+        __typeof__(cf_ucx_generic[0]) *g = &cf_ucx_generic[(h + n) & (CF_UCX_GENERIC_SLOTS - 1)];
+        uintptr_t v = atomic_load(&g->dt);
+        if (v == 0)
+            break;
+        if (v == datatype)
+            atomic_store(&g->dt, (uintptr_t)1);
+    }
+    pthread_mutex_unlock(&cf_ucx_generic_lock);
+    if (real) {
+        cf_ucx_busy++;
+        real(datatype);
+        cf_ucx_busy--;
+    }
+}
+
+/* ---- workers and endpoints ---- */
+ucs_status_t ucp_worker_create(ucp_context_h context, const ucp_worker_params_t *params, ucp_worker_h *worker_p)
+{
+    __typeof__(&ucp_worker_create) real = CF_UCX_REAL(ucp_worker_create);
+    if (!real)
+        return cf_ucx_missing(__func__);
+    cf_ucx_busy++;
+    ucs_status_t st = real(context, params, worker_p);
+    cf_ucx_busy--;
+    __typeof__(&ucp_worker_query) query = CF_UCX_REAL(ucp_worker_query);
+    __typeof__(&ucp_worker_release_address) rel = CF_UCX_REAL(ucp_worker_release_address);
+    if (st != UCS_OK || !query || !rel)
+        return st;
+    ucp_worker_attr_t attr = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS};
+    if (query(*worker_p, &attr) != UCS_OK)
+        return st;
+    uint64_t uid = cf_ucx_address_uid(attr.address);
+    rel(*worker_p, attr.address);
+    cf_ucx_count(CF_UCX_N_WORKERS);
+    pthread_mutex_lock(&cf_ucx.lock);
+    if (uid && cf_ucx.nlocal < CF_UCX_WORKERS)
+        cf_ucx.local_uid[cf_ucx.nlocal++] = uid;
+    pthread_mutex_unlock(&cf_ucx.lock);
+    return st;
+}
+
+ucs_status_t ucp_ep_create(ucp_worker_h worker, const ucp_ep_params_t *params, ucp_ep_h *ep_p)
+{
+    __typeof__(&ucp_ep_create) real = CF_UCX_REAL(ucp_ep_create);
+    if (!real)
+        return cf_ucx_missing(__func__);
+    int nested = cf_ucx_busy++;
+    ucs_status_t st = real(worker, params, ep_p);
+    cf_ucx_busy--;
+    if (st == UCS_OK && ep_p && *ep_p && !nested)
+        cf_ucx_ep_note(*ep_p, params);
+    return st;
+}
+
+void ucp_ep_destroy(ucp_ep_h ep)
+{
+    __typeof__(&ucp_ep_destroy) real = CF_UCX_REAL(ucp_ep_destroy);
+    cf_ucx_ep_forget(ep);
+    if (real) {
+        cf_ucx_busy++;
+        real(ep);
+        cf_ucx_busy--;
+    }
+}
+
+ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned mode)
+{
+    __typeof__(&ucp_ep_close_nb) real = CF_UCX_REAL(ucp_ep_close_nb);
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    cf_ucx_ep_forget(ep);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, mode);
+    cf_ucx_busy--;
+    return r;
+}
+
+ucs_status_ptr_t ucp_ep_close_nbx(ucp_ep_h ep, const ucp_request_param_t *param)
+{
+    __typeof__(&ucp_ep_close_nbx) real = CF_UCX_REAL(ucp_ep_close_nbx);
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    cf_ucx_ep_forget(ep);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep, param);
+    cf_ucx_busy--;
+    return r;
+}
+
+ucs_status_ptr_t ucp_disconnect_nb(ucp_ep_h ep)
+{
+    __typeof__(&ucp_disconnect_nb) real = CF_UCX_REAL(ucp_disconnect_nb);
+    if (!real)
+        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
+    cf_ucx_ep_forget(ep);
+    cf_ucx_busy++;
+    ucs_status_ptr_t r = real(ep);
+    cf_ucx_busy--;
+    return r;
+}
+
+/* ---- start and end of the run ---- */
+static int cf_ucx_cmp_peer(const void *a, const void *b)
+{
+    const struct cf_ucx_peer *x = a, *y = b;
+    return x->uid < y->uid ? -1 : x->uid > y->uid;
+}
+
+static int cf_ucx_env_on(int complain)
+{
+    const char *s = getenv("COMMFIT_UCX");
+    if (!s || !*s)
+        return 1;
+    if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on"))
+        return 1;
+    if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
+        return 0;
+    if (complain)
+        cf_log("COMMFIT_UCX='%s' is not a boolean (1/0, yes/no, true/false, on/off); using 1", s);
+    return 1;
+}
+
+void cf_ucx_init(void)
+{
+    int size = cf_g.world_size > 0 ? cf_g.world_size : 1;
+    cf_ucx.wanted = cf_ucx_env_on(cf_g.world_rank == 0);
+    cf_ucx.recv_path = size <= 1 ? CF_PATH_SELF : cf_g.nnodes > 1 ? CF_PATH_INTER : CF_PATH_INTRA;
+
+    /* which world rank owns each worker: every rank takes part */
+    uint64_t mine[CF_UCX_WORKERS] = {0};
+    pthread_mutex_lock(&cf_ucx.lock);
+    memcpy(mine, cf_ucx.local_uid, sizeof(mine));
+    pthread_mutex_unlock(&cf_ucx.lock);
+    uint64_t *all = calloc((size_t)size * CF_UCX_WORKERS, sizeof(uint64_t));
+    struct cf_ucx_peer *peer = calloc((size_t)size * CF_UCX_WORKERS, sizeof(*peer));
+    uint64_t *zero = calloc((size_t)size * CF_UCX_WORKERS, sizeof(uint64_t));
+    /* a rank without memory still sends its ids so the others are not held up */
+    PMPI_Allgather(mine, CF_UCX_WORKERS, MPI_UINT64_T, all ? all : zero, all ? CF_UCX_WORKERS : 0, MPI_UINT64_T,
+                   MPI_COMM_WORLD);
+    free(zero);
+    size_t np = 0;
+    for (size_t i = 0; all && peer && i < (size_t)size * CF_UCX_WORKERS; i++)
+        if (all[i]) {
+            peer[np].uid = all[i];
+            peer[np++].rank = (int)(i / CF_UCX_WORKERS);
+        }
+    free(all);
+    if (peer)
+        qsort(peer, np, sizeof(*peer), cf_ucx_cmp_peer);
+
+    pthread_mutex_lock(&cf_ucx.lock);
+    cf_ucx.peer = peer;
+    cf_ucx.npeer = peer ? np : 0;
+    for (unsigned i = 0; i < CF_UCX_EP_SLOTS; i++) {
+        uintptr_t v = atomic_load(&cf_ucx.ep[i].ep);
+        if (v && v != CF_UCX_EP_DEAD)
+            cf_ucx_ep_resolve(&cf_ucx.ep[i]);
+    }
+    pthread_mutex_unlock(&cf_ucx.lock);
+
+    if (!cf_ucx.wanted)
+        return;
+    uint32_t cap = 64;
+    while (cap < cf_g.cfg.max_requests)
+        cap <<= 1;
+    cf_ucx.pool = calloc(cap, sizeof(*cf_ucx.pool));
+    cf_ucx.reqmap = calloc((size_t)cap * 2, sizeof(*cf_ucx.reqmap));
+    if (!cf_ucx.pool || !cf_ucx.reqmap) {
+        free(cf_ucx.pool);
+        free((void *)cf_ucx.reqmap);
+        cf_ucx.pool = NULL;
+        cf_ucx.reqmap = NULL;
+        if (cf_g.world_rank == 0)
+            cf_log("no memory for %u UCX operations in flight; the UCX layer is off", cap);
+        return;
+    }
+    cf_ucx.pool_mask = cap - 1;
+    cf_ucx.reqmap_mask = cap * 2 - 1;
+    atomic_store(&cf_ucx.on, 1);
+}
+
+/* Transports of the live endpoints, per path, and the counters: one
+ * reduction to rank 0 with an operator that merges the name sets. */
+typedef struct {
+    char tl[3][CF_UCX_TL_MAX][CF_UCX_TL_LEN];
+    uint64_t n[CF_UCX_N_COUNT];
+    uint64_t eps_path[3];
+} cf_ucx_wire_t;
+
+static void cf_ucx_wire_add(cf_ucx_wire_t *w, unsigned path, const char *name)
+{
+    unsigned j;
+    for (j = 0; j < CF_UCX_TL_MAX && w->tl[path][j][0]; j++)
+        if (!strncmp(w->tl[path][j], name, CF_UCX_TL_LEN))
+            return;
+    if (j < CF_UCX_TL_MAX)
+        cf_strlcpy(w->tl[path][j], name, CF_UCX_TL_LEN);
+}
+
+static void cf_ucx_wire_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    cf_ucx_wire_t *a = in, *b = inout;
+    for (int l = 0; l < *len; l++, a++, b++) {
+        for (unsigned p = 0; p < 3; p++) {
+            for (unsigned j = 0; j < CF_UCX_TL_MAX && a->tl[p][j][0]; j++) {
+                char name[CF_UCX_TL_LEN];
+                memcpy(name, a->tl[p][j], CF_UCX_TL_LEN);
+                name[CF_UCX_TL_LEN - 1] = 0;
+                cf_ucx_wire_add(b, p, name);
+            }
+            b->eps_path[p] += a->eps_path[p];
+        }
+        for (unsigned i = 0; i < CF_UCX_N_COUNT; i++)
+            b->n[i] += a->n[i];
+    }
+}
+
+json_t *cf_ucx_section(void)
+{
+    /* without memory a rank still takes part, with nothing to add */
+    static cf_ucx_wire_t empty, sum_fallback;
+    cf_ucx_wire_t *w = calloc(1, sizeof(*w));
+    cf_ucx_wire_t *mine = w ? w : &empty;
+    cf_ucx_wire_t *sum = NULL;
+    if (cf_g.world_rank == 0) {
+        sum = calloc(1, sizeof(*sum));
+        if (!sum)
+            memset(sum = &sum_fallback, 0, sizeof(sum_fallback));
+    }
+    if (w) {
+        unsigned printed[3] = {0, 0, 0};
+        pthread_mutex_lock(&cf_ucx.lock);
+        for (unsigned i = 0; i < CF_UCX_EP_SLOTS; i++) {
+            uintptr_t v = atomic_load(&cf_ucx.ep[i].ep);
+            unsigned path = atomic_load(&cf_ucx.ep[i].path);
+            if (!v || v == CF_UCX_EP_DEAD || path > CF_PATH_INTER)
+                continue;
+            w->eps_path[path]++;
+            if (printed[path]++ >= CF_UCX_PRINT_PER_PATH)
+                continue;
+            char names[CF_UCX_TL_MAX][CF_UCX_TL_LEN];
+            unsigned n = cf_ucx_ep_lanes((ucp_ep_h)v, names, CF_UCX_TL_MAX);
+            for (unsigned j = 0; j < n; j++)
+                cf_ucx_wire_add(w, path, names[j]);
+        }
+        pthread_mutex_unlock(&cf_ucx.lock);
+        for (unsigned i = 0; i < CF_UCX_N_COUNT; i++)
+            w->n[i] = atomic_load(&cf_ucx.n[i]);
+    }
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous((int)sizeof(cf_ucx_wire_t), MPI_BYTE, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(cf_ucx_wire_op, 1, &op);
+    PMPI_Reduce(mine, sum, 1, t, op, 0, MPI_COMM_WORLD);
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
+    free(w);
+    if (!sum)
+        return NULL;
+
+    json_t *s = json_object();
+    json_object_set_new(s, "enabled", json_boolean(cf_ucx.wanted && cf_ucx.pool));
+    json_t *tls = json_object(), *eps = json_object();
+    for (unsigned p = 0; p < 3; p++) {
+        json_t *arr = json_array();
+        for (unsigned j = 0; j < CF_UCX_TL_MAX && sum->tl[p][j][0]; j++)
+            json_array_append_new(arr, json_stringn(sum->tl[p][j], strnlen(sum->tl[p][j], CF_UCX_TL_LEN)));
+        if (json_array_size(arr))
+            json_object_set_new(tls, cf_path_name(p), arr);
+        else
+            json_decref(arr);
+        if (sum->eps_path[p])
+            json_object_set_new(eps, cf_path_name(p), json_integer((json_int_t)sum->eps_path[p]));
+    }
+    json_object_set_new(s, "transports", tls);
+    json_object_set_new(s, "endpoints_by_path", eps);
+    for (unsigned i = 0; i < CF_UCX_N_COUNT; i++)
+        json_object_set_new(s, cf_ucx_n_names[i], json_integer((json_int_t)sum->n[i]));
+    json_object_set_new(s, "receive_path", json_string("class of the world (a receive is posted on a worker, not an endpoint)"));
+    if (sum != &sum_fallback)
+        free(sum);
+    return s;
+}

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "cf_advice.h"
 #include "cf_analysis.h"
 #include "cf_common.h"
 #include "cf_profile.h"
@@ -27,6 +28,7 @@ typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV } report_fmt_t;
 typedef struct {
     report_fmt_t fmt;
     cf_analysis_opts_t an;
+    int by_region;
     const char *path;
 } report_opts_t;
 
@@ -40,10 +42,13 @@ static void usage(FILE *f)
             "  -f, --format FMT        text (default), json or csv\n"
             "  -l, --link RATE,TIME    hold collectives against this link, e.g. 400Gb/s,5us,\n"
             "                          instead of the point-to-point fit of their path\n"
+            "  -r, --by-region         text: MPI time by MPI_Pcontrol region and operation\n"
+            "                          (json always has 'regions')\n"
             "  -h, --help              this text\n"
             "\n"
-            "text: the verdict first, then tables of operations, fits, size bins,\n"
-            "collectives (nccl-tests' algbw and busbw) and MPI time per rank.\n"
+            "text: the verdict and the fusion advice first, then tables of operations,\n"
+            "fits, size bins, collectives (nccl-tests' algbw and busbw), late arrivals\n"
+            "and MPI time, wait and transfer per rank.\n"
             "json: the same numbers (fields: README.md, \"Reading the report\").\n"
             "csv: one row per fit and per size bin (column 'row': fit or bin).\n"
             "Exit status: 0 done, 2 bad usage or a profile that cannot be read.\n");
@@ -65,6 +70,7 @@ static int parse_args(int argc, char **argv, report_opts_t *o)
 {
     static const struct option longopts[] = {{"format", required_argument, NULL, 'f'},
                                               {"link", required_argument, NULL, 'l'},
+                                              {"by-region", no_argument, NULL, 'r'},
                                               {"help", no_argument, NULL, 'h'},
                                               {NULL, 0, NULL, 0}};
     int opt;
@@ -77,7 +83,7 @@ static int parse_args(int argc, char **argv, report_opts_t *o)
     optind = 1;
 #endif
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":f:l:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":f:l:rh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f':
             if (strcmp(optarg, "text") == 0)
@@ -97,6 +103,7 @@ static int parse_args(int argc, char **argv, report_opts_t *o)
                 return CF_EXIT_USAGE;
             }
             break;
+        case 'r': o->by_region = 1; break;
         case 'h': usage(stdout); return -1;
         case ':': return usage_error("option", argv[optind - 1], " needs a value");
         default: return usage_error("unknown option", argv[optind - 1], "");
@@ -190,6 +197,19 @@ static void text_verdict(const cf_analysis_t *a)
         printf("  No MPI communication was recorded.\n");
         return;
     }
+    {
+        const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
+        char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+        if (bd->startup > bd->payload)
+            printf("  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
+                   fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
+        else
+            printf("  Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup;\n",
+                   fmt_pct(bd->payload, b2), fmt_pct(bd->startup, b1));
+        printf("  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
+               "too few sizes).\n",
+               fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4));
+    }
     for (size_t i = 0; i < nops && i < TEXT_TOP_OPS; i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
         const cf_an_fit_t *f = o->fit;
@@ -213,29 +233,31 @@ static void text_ops(const cf_analysis_t *a)
     const cf_profile_t *p = cf_analysis_profile(a);
     int w = op_width(a), nb = 0;
     char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], b5[CF_FMT_LEN];
-    char v[64];
+    char b6[CF_FMT_LEN], v[64];
 
     if (cf_analysis_nops(a) == 0)
         return;
     printf("\nOPERATIONS  time summed over ranks (/rank: divided by %d); share of all recorded MPI "
            "time\n",
            p->ranks > 0 ? p->ranks : 1);
-    printf("  %-*s %-9s %-10s %10s %9s %9s %9s %6s  %-22s %7s\n", w, "operation", "comm", "path",
-           "calls", "bytes", "time", "/rank", "share", "verdict", "startup");
+    printf("  %-*s %-9s %-10s %10s %9s %9s %9s %6s  %-22s %7s %6s\n", w, "operation", "comm", "path",
+           "calls", "bytes", "time", "/rank", "share", "verdict", "startup", "wait");
     for (size_t i = 0; i < cf_analysis_nops(a); i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
         char name[48];
         snprintf(name, sizeof(name), "%s%s", o->op, o->nonblocking ? "*" : "");
         nb |= o->nonblocking;
-        printf("  %-*s %-9s %-10s %10llu %9s %9s %9s %6s  %-22s %7s\n", w, name,
+        printf("  %-*s %-9s %-10s %10llu %9s %9s %9s %6s  %-22s %7s %6s\n", w, name,
                cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path),
                (unsigned long long)o->calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
                fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), fmt_pct(o->share, b4),
                verdict_text(o->fit, v, sizeof(v)),
-               o->fit && o->fit->basis ? fmt_pct(o->fit->startup_share, b5) : "-");
+               o->fit && o->fit->basis ? fmt_pct(o->fit->startup_share, b5) : "-",
+               fmt_pct(o->fit ? o->fit->wait_share : NAN, b6));
     }
     if (nb)
         printf("  * nonblocking: time from post to completion, which overlaps other work\n");
+    printf("  wait: share of the sampled calls' time spent waiting for late ranks (- : not sampled)\n");
 }
 
 /* Name of a fit in tables: the joint p2p fit of a path reads "p2p (all)". */
@@ -340,7 +362,8 @@ static void text_bins(const cf_analysis_t *a)
 
     if (cf_analysis_nfits(a) == 0)
         return;
-    printf("\nSIZE BINS  per call: median time (p50) and the fit's prediction; startup = alpha / T\n");
+    printf("\nSIZE BINS  per call: median time (p50; transfer time where sampled), the fit's prediction; "
+           "startup = alpha / T\n");
     printf("  %-*s %-6s %-10s %9s %10s %9s %9s %9s %7s  %s\n", w, "op", "comm", "path", "size", "calls",
            "p50", "p99", "predicted", "startup", "verdict");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
@@ -412,9 +435,13 @@ static void text_collectives(const cf_analysis_t *a)
 
 static void text_rank_row(const cf_rank_info_t *r)
 {
-    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
-    printf("  %6d %5d %-16.16s %9s %9s %7s\n", r->rank, r->node, r->host, fmt_t(r->wall_s, b1),
-           fmt_t(r->mpi_s, b2), fmt_pct(r->wall_s > 0 ? r->mpi_s / r->wall_s : NAN, b3));
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], b5[CF_FMT_LEN],
+        b6[CF_FMT_LEN];
+    double sampled = r->wait_s + r->xfer_s;
+    printf("  %6d %5d %-16.16s %9s %9s %7s %9s %9s %7s\n", r->rank, r->node, r->host,
+           fmt_t(r->wall_s, b1), fmt_t(r->mpi_s, b2),
+           fmt_pct(r->wall_s > 0 ? r->mpi_s / r->wall_s : NAN, b3), fmt_t(r->wait_s, b4),
+           fmt_t(r->xfer_s, b5), fmt_pct(sampled > 0 ? r->wait_s / sampled : NAN, b6));
 }
 
 static int cmp_rank_mpi(const void *pa, const void *pb)
@@ -431,8 +458,9 @@ static int text_ranks(const cf_analysis_t *a)
 
     if (rk->n == 0)
         return 0;
-    printf("\nRANKS  time inside MPI calls per rank\n");
-    printf("  %6s %5s %-16s %9s %9s %7s\n", "rank", "node", "host", "wall", "MPI", "MPI %");
+    printf("\nRANKS  time inside MPI calls per rank; wait and transfer over its sampled collective calls\n");
+    printf("  %6s %5s %-16s %9s %9s %7s %9s %9s %7s\n", "rank", "node", "host", "wall", "MPI", "MPI %",
+           "wait", "transfer", "wait %");
     if (p->nrank <= TEXT_RANKS_ALL) {
         for (size_t i = 0; i < p->nrank; i++)
             text_rank_row(&p->rank[i]);
@@ -457,14 +485,138 @@ static int text_ranks(const cf_analysis_t *a)
     return 0;
 }
 
-static int print_text(const cf_analysis_t *a, const char *path)
+/* Streams of at least this share of the MPI time get fusion advice in text. */
+#define TEXT_FUSION_SHARE 0.01
+#define TEXT_FUSION_MAX 5
+
+static void text_fusion(const cf_analysis_t *a)
+{
+    size_t shown = 0;
+    char label[24], b[8][CF_FMT_LEN];
+
+    for (size_t i = 0; i < cf_analysis_nfusion(a) && shown < TEXT_FUSION_MAX; i++) {
+        const cf_advice_t *ad = cf_analysis_fusion(a, i);
+        const cf_an_op_t *o = NULL;
+        for (size_t k = 0; k < cf_analysis_nops(a); k++) {
+            const cf_an_op_t *x = cf_analysis_op(a, k);
+            if (x->comm == ad->comm && x->path == ad->path && strcmp(x->op, ad->op) == 0)
+                o = x;
+        }
+        if (o == NULL || !(o->share >= TEXT_FUSION_SHARE))
+            continue;
+        if (shown++ == 0)
+            printf("\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
+                   "(alpha + bytes/B) + 2 x fused bytes / copy bandwidth\n");
+        cf_comm_label(ad->comm, label, sizeof(label));
+        printf("  %s on %s (%d rank%s): %.1f calls/step, %s/step; %llu steps (%s%s%s)\n", ad->op, label,
+               ad->comm_size, ad->comm_size == 1 ? "" : "s", ad->calls_per_step,
+               fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps,
+               strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
+               ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "");
+        if (ad->model_source[0] == '\0') {
+            printf("    no advice: %s\n", ad->reason);
+            continue;
+        }
+        printf("    model: %s, alpha %s, B %s; startup %s of the time; packing copies at %s\n",
+               ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
+               fmt_pct(ad->startup_share, b[2]),
+               isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
+        printf("    now: %s over the run on the slowest rank (%s time), %s/step; the model gives %s/step\n",
+               fmt_t(ad->current_s, b[0]), ad->current_source,
+               fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]));
+        if (strcmp(ad->verdict, "fuse") == 0) {
+            printf("    fuse: buckets of %s (%.0f B): %.0f calls/step, %s/step modelled; saves %s of %s (%s)%s\n",
+                   fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
+                   fmt_t(ad->model_s, b[1]), fmt_t(ad->predicted_saving_s, b[2]),
+                   fmt_t(ad->current_s, b[3]),
+                   fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]),
+                   ad->nonblocking ? " at most (nonblocking: overlapped)" : "");
+            printf("          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
+                   ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
+        } else {
+            printf("    no gain: %s (best bucket size saves %s)\n", ad->reason,
+                   fmt_pct(ad->best_saving_share, b[0]));
+        }
+        for (size_t c = 0; c < ad->ncand; c++) {
+            const cf_adv_cand_t *cd = &ad->cand[c];
+            if (cd->name == NULL || !(ad->model_current_s > 0))
+                continue;
+            printf("    %s: %.0f call%s/step, saves %s\n", cd->name, cd->buckets,
+                   cd->buckets == 1 ? "" : "s",
+                   fmt_pct((ad->model_current_s - cd->model_s) / ad->model_current_s, b[1]));
+        }
+    }
+}
+
+static void text_regions(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    double ranks = p->ranks > 0 ? p->ranks : 1;
+    int w = op_width(a);
+    char label[24], b[4][CF_FMT_LEN], entries[24];
+
+    printf("\nREGIONS  MPI time by MPI_Pcontrol region: own (calls whose innermost open region it is) "
+           "and inclusive, per rank (summed over ranks / %d); share of all recorded MPI time\n",
+           p->ranks > 0 ? p->ranks : 1);
+    if (cf_analysis_nregions(a) == 0) {
+        printf("  No regions: the program opened none with MPI_Pcontrol(1, \"name\").\n");
+        return;
+    }
+    printf("  %-32s %8s %10s %10s %6s\n", "region", "entries", "own/rank", "incl/rank", "share");
+    for (size_t i = 0; i < cf_analysis_nregions(a); i++) {
+        const cf_an_region_t *g = cf_analysis_region(a, i);
+        if (g->entries >= 0)
+            snprintf(entries, sizeof(entries), "%lld", g->entries);
+        else
+            snprintf(entries, sizeof(entries), "-");
+        printf("  %-32s %8s %10s %10s %6s\n", g->name ? g->name : "(outside regions)", entries,
+               fmt_t(g->time_s / ranks, b[0]), fmt_t(g->inclusive_s / ranks, b[1]),
+               fmt_pct(g->share, b[2]));
+        for (size_t k = 0; k < g->nop; k++) {
+            const cf_an_region_op_t *o = &g->op[k];
+            printf("    %-*s %-9s %10llu calls %10s %6s of the region\n", w, o->op,
+                   cf_comm_label(o->comm, label, sizeof(label)), (unsigned long long)o->calls,
+                   fmt_t(o->time_s / ranks, b[0]), fmt_pct(o->share, b[1]));
+        }
+    }
+}
+
+#define TEXT_LATE_TOP 5
+
+static void text_late(const cf_analysis_t *a)
+{
+    char label[24], b1[CF_FMT_LEN];
+
+    if (cf_analysis_nlate(a) == 0)
+        return;
+    printf("\nLATE ARRIVALS  which rank entered last at the sampled collective instances, per communicator\n");
+    for (size_t i = 0; i < cf_analysis_nlate(a); i++) {
+        const cf_an_late_t *l = cf_analysis_late(a, i);
+        printf("  %s", cf_comm_label(l->comm, label, sizeof(label)));
+        if (l->comm_size > 0)
+            printf(" (%d ranks; evenly spread, each would be last in %s)", l->comm_size,
+                   fmt_pct(1.0 / l->comm_size, b1));
+        printf(": %llu instances\n", l->instances);
+        for (size_t k = 0; k < l->nlast && k < TEXT_LATE_TOP; k++)
+            printf("    rank %6d  last %8llu times  %6s\n", l->last[k].rank, l->last[k].count,
+                   fmt_pct(l->instances > 0 ? (double)l->last[k].count / (double)l->instances : NAN, b1));
+        if (l->nlast > TEXT_LATE_TOP)
+            printf("    ... %zu more ranks\n", l->nlast - TEXT_LATE_TOP);
+    }
+}
+
+static int print_text(const cf_analysis_t *a, const char *path, int by_region)
 {
     text_header(a, path);
     text_verdict(a);
+    text_fusion(a);
     text_ops(a);
+    if (by_region)
+        text_regions(a);
     text_fits(a);
     text_bins(a);
     text_collectives(a);
+    text_late(a);
     return text_ranks(a);
 }
 
@@ -618,7 +770,7 @@ int cf_cmd_report(int argc, char **argv)
         return 1;
     }
     switch (o.fmt) {
-    case FMT_TEXT: rc = print_text(a, o.path); break;
+    case FMT_TEXT: rc = print_text(a, o.path, o.by_region); break;
     case FMT_JSON: rc = print_json(a); break;
     case FMT_CSV: print_csv(a); rc = CF_OK; break;
     }

@@ -14,6 +14,7 @@ static const cf_command_t cf_commands[] = {
     {"model", cf_cmd_model, "time of a message or collective under the alpha + M/B model"},
     {"report", cf_cmd_report, "fits, verdicts and collective efficiency of a profile"},
     {"trace", cf_cmd_trace, "sampled collective instances as a Chrome/Perfetto trace"},
+    {"diff", cf_cmd_diff, "compare two profiles: time, calls, fits, realised fusion saving"},
 };
 
 static void cf_usage(FILE *out)

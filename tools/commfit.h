@@ -9,5 +9,6 @@ int cf_cmd_run(int argc, char **argv);
 int cf_cmd_model(int argc, char **argv);
 int cf_cmd_report(int argc, char **argv);
 int cf_cmd_trace(int argc, char **argv);
+int cf_cmd_diff(int argc, char **argv);
 
 #endif

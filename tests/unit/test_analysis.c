@@ -498,6 +498,14 @@ static void test_ranking(void **state)
     assert_rel(cf_analysis_ranks(a)->mpi_mean_s, 2.5, 1e-12);
     assert_int_equal(cf_analysis_ranks(a)->max_rank, 3);
     assert_rel(cf_analysis_ranks(a)->imbalance, 4.0 / 2.5 - 1.0, 1e-12);
+    {
+        /* The waits are not explained; the rest splits by startup share. */
+        const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
+        const cf_an_op_t *w = cf_analysis_op(a, 0);
+        assert_rel(bd->unexplained, w->share, 1e-12);
+        assert_rel(bd->startup + bd->payload + bd->no_payload + bd->unexplained, 1.0, 1e-12);
+        assert_true(bd->startup > 0 && bd->payload > 0 && bd->no_payload == 0);
+    }
     cf_analysis_free(a);
     cf_profile_free(&p);
 }
@@ -700,6 +708,99 @@ static void test_summary(void **state)
     cf_profile_free(&p);
 }
 
+/* Regions: own and inclusive time per region and operation; late arrivals
+ * from the profile, most often last first; wait and transfer in the JSON. */
+static void test_regions_and_late(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_region_t *g;
+    const cf_an_late_t *l;
+    json_t *j, *arr, *e;
+    (void)state;
+
+    profile_new(&p);
+    p.nregion = 2;
+    p.region = calloc(2, sizeof(*p.region));
+    p.region[0] = strdup("step");
+    p.region[1] = strdup("step/allreduce");
+    p.extra = json_pack("{s:{s:i, s:i}, s:[{s:i, s:i, s:[{s:i, s:i}, {s:i, s:i}, {s:i, s:i}]}]}",
+                        "region_entries", "step", 10, "step/allreduce", 10, "late_arrivals", "comm",
+                        (int)WORLD, "instances", 40, "last", "rank", 0, "count", 5, "rank", 3, "count",
+                        30, "rank", 1, "count", 5);
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 1024, 40, 1e-3)->region = 2;
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 4096, 40, 2e-3)->region = 2;
+    add(&p, "MPI_Bcast", "collective", WORLD, INTER, 64, 10, 1e-3)->region = 1;
+    add(&p, "MPI_Barrier", "collective", WORLD, INTER, 0, 10, 2e-3);
+    p.rank[1].wait_s = 0.25;
+    p.rank[1].xfer_s = 0.75;
+    a = analyse(&p, NULL);
+
+    assert_int_equal(cf_analysis_nregions(a), 3);
+    g = cf_analysis_region(a, 0);
+    assert_string_equal(g->name, "step");
+    assert_int_equal(g->entries, 10);
+    assert_rel(g->time_s, 0.01, 1e-12);
+    assert_rel(g->inclusive_s, 0.01 + 0.04 + 0.08, 1e-12);
+    assert_rel(g->share, 0.01 / 0.15, 1e-12);
+    g = cf_analysis_region(a, 1);
+    assert_string_equal(g->name, "step/allreduce");
+    assert_int_equal(g->nop, 1); /* both bins in one row */
+    assert_int_equal(g->op[0].calls, 80);
+    assert_rel(g->op[0].share, 1.0, 1e-12);
+    assert_rel(g->inclusive_s, g->time_s, 1e-12);
+    g = cf_analysis_region(a, 2);
+    assert_null(g->name); /* outside */
+    assert_int_equal(g->entries, -1);
+    assert_string_equal(g->op[0].op, "MPI_Barrier");
+    assert_null(cf_analysis_region(a, 3));
+
+    assert_int_equal(cf_analysis_nlate(a), 1);
+    l = cf_analysis_late(a, 0);
+    assert_int_equal(l->comm, WORLD);
+    assert_int_equal(l->comm_size, P);
+    assert_int_equal(l->instances, 40);
+    assert_int_equal(l->nlast, 3);
+    assert_int_equal(l->last[0].rank, 3);
+    assert_int_equal(l->last[0].count, 30);
+    assert_int_equal(l->last[1].rank, 0); /* ties by rank */
+
+    j = cf_analysis_to_json(a);
+    arr = json_object_get(j, "regions");
+    assert_int_equal(json_array_size(arr), 3);
+    e = json_array_get(arr, 2);
+    assert_true(json_is_null(json_object_get(e, "region")));
+    assert_true(json_is_null(json_object_get(e, "entries")));
+    e = json_array_get(arr, 1);
+    assert_rel(json_number_value(json_object_get(e, "time_per_rank_s")), 0.12 / P, 1e-12);
+    assert_int_equal(json_array_size(json_object_get(e, "operations")), 1);
+    arr = json_object_get(j, "late_arrivals");
+    e = json_array_get(arr, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "comm")), "world");
+    assert_rel(json_number_value(json_object_get(json_array_get(json_object_get(e, "last"), 0), "share")),
+               0.75, 1e-12);
+    e = json_array_get(json_object_get(j, "ranks"), 1);
+    assert_rel(json_number_value(json_object_get(e, "wait_s")), 0.25, 0);
+    assert_rel(json_number_value(json_object_get(e, "transfer_s")), 0.75, 0);
+    e = json_array_get(json_object_get(j, "operations"), 0);
+    assert_non_null(json_object_get(e, "wait_share"));
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+
+    /* No regions, malformed late arrivals: nothing listed, nothing breaks. */
+    profile_new(&p);
+    p.extra = json_pack("{s:[i, {s:s}, {s:i, s:i, s:[i, {s:i}]}]}", "late_arrivals", 3, "comm", "x",
+                        "comm", 1, "instances", 2, "last", 7, "rank", 1);
+    add_allreduce(&p, 3, 8);
+    a = analyse(&p, NULL);
+    assert_int_equal(cf_analysis_nregions(a), 0);
+    assert_int_equal(cf_analysis_nlate(a), 1);
+    assert_int_equal(cf_analysis_late(a, 0)->nlast, 0);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_json_contract),
         cmocka_unit_test(test_any_profile),
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_regions_and_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

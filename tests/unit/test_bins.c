@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 #include "cf_bins.h"
 
@@ -127,12 +128,90 @@ static void test_table_fixed_budget(void **state)
     cf_table_fini(&t);
 }
 
+static void test_keys_union(void **state)
+{
+    (void)state;
+    uint64_t a[] = {1, 4, 9, 12}, b[] = {2, 4, 10, 12, 20}, out[16];
+    int over = 0;
+    size_t n = cf_keys_union(a, 4, b, 5, out, 16, &over);
+    uint64_t want[] = {1, 2, 4, 9, 10, 12, 20};
+    assert_int_equal(n, 7);
+    assert_memory_equal(out, want, sizeof(want));
+    assert_int_equal(over, 0);
+    /* an empty side, and a cap that cuts the union: the flag says so */
+    assert_int_equal(cf_keys_union(a, 4, b, 0, out, 16, &over), 4);
+    assert_int_equal(over, 0);
+    assert_int_equal(cf_keys_union(a, 4, b, 5, out, 5, &over), 5);
+    assert_int_equal(over, 1);
+    assert_int_equal(out[4], 10);
+}
+
+/* The cross-rank merge: union of every rank's keys, then stats summed key by
+ * key, gives what one table holding every call would have held. */
+static void test_merge_ranks(void **state)
+{
+    (void)state;
+    enum { RANKS = 3, KEYS = 40 };
+    cf_table_t rank[RANKS], all;
+    assert_int_equal(cf_table_init(&all, 256), CF_OK);
+    unsigned seed = 7;
+    for (int r = 0; r < RANKS; r++) {
+        assert_int_equal(cf_table_init(&rank[r], 256), CF_OK);
+        for (int i = 0; i < 500; i++) {
+            uint64_t key = cf_key_make(0, 1 + (unsigned)(rand_r(&seed) % 5), CF_COMM_ID_WORLD, 1, 0,
+                                       (unsigned)(rand_r(&seed) % 8)) + (uint64_t)r * (i % 2);
+            uint64_t bytes = (uint64_t)(rand_r(&seed) % 1000), t = 100 + (uint64_t)(rand_r(&seed) % 5000);
+            cf_stat_add(cf_table_get(&rank[r], key), bytes, t);
+            cf_stat_add(cf_table_get(&all, key), bytes, t);
+        }
+    }
+    /* the union, as the reduction tree builds it: rank by rank */
+    uint64_t u[KEYS * RANKS * 4], tmp[KEYS * RANKS * 4], mine[256];
+    size_t nu = 0;
+    int over = 0;
+    for (int r = 0; r < RANKS; r++) {
+        size_t m = 0;
+        for (uint32_t s = 0; s < rank[r].cap; s++)
+            if (rank[r].slots[s].key)
+                mine[m++] = rank[r].slots[s].key;
+        for (size_t x = 1; x < m; x++) /* insertion sort: small lists */
+            for (size_t y = x; y > 0 && mine[y - 1] > mine[y]; y--) {
+                uint64_t k = mine[y];
+                mine[y] = mine[y - 1];
+                mine[y - 1] = k;
+            }
+        nu = cf_keys_union(u, nu, mine, m, tmp, CF_ARRAY_LEN(tmp), &over);
+        memcpy(u, tmp, nu * sizeof(uint64_t));
+    }
+    assert_int_equal(over, 0);
+    assert_int_equal(nu, all.used);
+    for (size_t i = 0; i < nu; i++) {
+        cf_stat_t sum = {.key = u[i]};
+        for (int r = 0; r < RANKS; r++) {
+            cf_stat_t *s = cf_table_get(&rank[r], u[i]);
+            if (s->calls)
+                cf_stat_merge(&sum, s);
+        }
+        cf_stat_t *want = cf_table_get(&all, u[i]);
+        assert_int_equal(sum.calls, want->calls);
+        assert_int_equal(sum.bytes, want->bytes);
+        assert_int_equal(sum.t_sum, want->t_sum);
+        assert_int_equal(sum.t_min, want->t_min);
+        assert_int_equal(sum.t_max, want->t_max);
+        assert_memory_equal(sum.hist, want->hist, sizeof(sum.hist));
+    }
+    for (int r = 0; r < RANKS; r++)
+        cf_table_fini(&rank[r]);
+    cf_table_fini(&all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_bins),   cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_quantiles),   cmocka_unit_test(test_key_roundtrip),
         cmocka_unit_test(test_stats_merge), cmocka_unit_test(test_table_fixed_budget),
+        cmocka_unit_test(test_keys_union),  cmocka_unit_test(test_merge_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,593 @@
+#include "cf_advice.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cf_bins.h"
+#include "cf_units.h"
+
+/* More calls per step than this are not packed one by one. */
+#define MAX_TENSORS ((size_t)1 << 22)
+
+/* ---- packing ---- */
+
+typedef double (*call_time_fn)(const void *ctx, double n);
+
+/* T(S) per step for tensors in order; see cf_advice.h. */
+static double pack(const double *sizes, size_t n, double S, call_time_fn t, const void *ctx,
+                   double memcpy_Bps, double *buckets_p, double *fused_p, double *copy_p)
+{
+    double total = 0, fused = 0, cur = 0, nb = 0;
+    size_t in_bucket = 0;
+    int copy = isfinite(memcpy_Bps) && memcpy_Bps > 0;
+
+    for (size_t i = 0; i <= n; i++) {
+        /* Close the open bucket before a tensor that does not fit, and at the end. */
+        if (in_bucket > 0 && (i == n || !(S > 0) || cur + sizes[i] > S)) {
+            total += t(ctx, cur);
+            nb++;
+            if (in_bucket > 1)
+                fused += cur;
+            cur = 0;
+            in_bucket = 0;
+        }
+        if (i == n)
+            break;
+        cur += sizes[i];
+        in_bucket++;
+        if (S > 0 && cur >= S) {
+            total += t(ctx, cur);
+            nb++;
+            if (in_bucket > 1)
+                fused += cur;
+            cur = 0;
+            in_bucket = 0;
+        }
+    }
+    if (buckets_p != NULL)
+        *buckets_p = nb;
+    if (fused_p != NULL)
+        *fused_p = fused;
+    if (copy_p != NULL)
+        *copy_p = copy ? 2.0 * fused / memcpy_Bps : 0.0;
+    return total + (copy ? 2.0 * fused / memcpy_Bps : 0.0);
+}
+
+typedef struct {
+    double alpha_s, Bps;
+} line_t;
+
+static double line_time(const void *ctx, double n)
+{
+    const line_t *l = ctx;
+    return l->alpha_s + (isinf(l->Bps) ? 0.0 : n / l->Bps);
+}
+
+double cf_advice_step_time(const double *sizes, size_t n, double S, double alpha_s, double Bps,
+                           double memcpy_Bps, double *buckets_p, double *fused_p, double *copy_p)
+{
+    line_t l = {alpha_s, Bps};
+
+    if ((n > 0 && sizes == NULL) || !(alpha_s >= 0) || !(Bps > 0) || isnan(S))
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        if (!(sizes[i] >= 0) || !isfinite(sizes[i]))
+            return NAN;
+    return pack(sizes, n, S, line_time, &l, memcpy_Bps, buckets_p, fused_p, copy_p);
+}
+
+typedef struct {
+    const cf_analysis_t *a;
+    const cf_an_fit_t *f;
+} model_ctx_t;
+
+static double model_time(const void *ctx, double n)
+{
+    const model_ctx_t *m = ctx;
+    return cf_analysis_call_time(m->a, m->f, n, NULL);
+}
+
+/* Largest, smallest, second largest, second smallest, ... */
+static int cmp_desc(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a < b) - (a > b);
+}
+
+static void spread(double *sizes, double *tmp, size_t n)
+{
+    size_t lo = 0, hi = n;
+    memcpy(tmp, sizes, n * sizeof(*tmp));
+    qsort(tmp, n, sizeof(*tmp), cmp_desc);
+    for (size_t i = 0; i < n; i++)
+        sizes[i] = i % 2 == 0 ? tmp[lo++] : tmp[--hi];
+}
+
+/* ---- steps ---- */
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int named_like_step(const char *name, size_t len)
+{
+    static const char *const words[] = {"step", "iter"};
+    for (size_t w = 0; w < CF_ARRAY_LEN(words); w++) {
+        size_t k = strlen(words[w]);
+        for (size_t i = 0; i + k <= len; i++)
+            if (strncasecmp(name + i, words[w], k) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+static json_int_t region_entries(const cf_profile_t *p, const char *path)
+{
+    json_t *e = p->extra != NULL ? json_object_get(p->extra, "region_entries") : NULL;
+    json_t *v = json_is_object(e) ? json_object_get(e, path) : NULL;
+    return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+/* Steps from the regions enclosing every call of the stream; 0: none. */
+static uint64_t steps_from_regions(const cf_profile_t *p, const cf_an_fit_t *f, char *path,
+                                   size_t len)
+{
+    const char *common = NULL;
+    size_t clen = 0;
+
+    for (size_t i = 0; i < p->nrec; i++) {
+        const cf_record_t *r = &p->rec[i];
+        const char *name;
+        size_t k;
+        if (r->layer != CF_LAYER_MPI || r->calls == 0 || r->comm != f->comm ||
+            r->path != f->path || strcmp(r->op, f->op) != 0)
+            continue;
+        if (r->region == 0 || r->region > p->nregion || p->region[r->region - 1] == NULL)
+            return 0; /* calls outside regions */
+        name = p->region[r->region - 1];
+        if (common == NULL) {
+            common = name;
+            clen = strlen(name);
+            continue;
+        }
+        /* Common prefix of whole components. */
+        for (k = 0; k < clen && name[k] == common[k]; k++)
+            ;
+        if (!(k == clen && (name[k] == '\0' || name[k] == '/'))) {
+            while (k > 0 && common[k] != '/')
+                k--;
+            clen = k;
+        }
+        if (clen == 0)
+            return 0;
+    }
+    if (common == NULL || clen == 0)
+        return 0;
+    /* Outermost component named like a step, else the outermost entered more than once. */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t end = 0, start = 0;
+        while (end < clen) {
+            json_int_t n;
+            start = end;
+            while (end < clen && common[end] != '/')
+                end++;
+            if (end >= len)
+                return 0;
+            memcpy(path, common, end);
+            path[end] = '\0';
+            n = region_entries(p, path);
+            if (n > 0 && (pass == 0 ? named_like_step(common + start, end - start) : n > 1))
+                return (uint64_t)n;
+            end++; /* past '/' */
+        }
+    }
+    path[0] = '\0';
+    return 0;
+}
+
+/* Steps from the repeating pattern: gcd of the per-rank counts of the bins. */
+static uint64_t steps_from_pattern(const cf_an_fit_t *f)
+{
+    uint64_t g = 0;
+    for (size_t k = 0; k < f->nbin; k++) {
+        uint64_t c = (uint64_t)llround((double)f->bin[k].calls / (double)f->comm_size);
+        if (c > 0)
+            g = gcd_u64(c, g);
+    }
+    return g > 0 ? g : 1;
+}
+
+/* ---- one stream ---- */
+
+static const char *join_source(int s)
+{
+    return s == (CF_AN_TIME_DURATION | CF_AN_TIME_TRANSFER) ? "mixed"
+           : s == CF_AN_TIME_TRANSFER                       ? "transfer"
+                                                            : "duration";
+}
+
+/* Measured time per rank on the slowest rank: transfer where sampled. */
+static void measured(const cf_profile_t *p, const cf_an_fit_t *f, cf_advice_t *ad)
+{
+    double sum = 0;
+    int source = 0;
+    for (size_t i = 0; i < p->nrec; i++) {
+        const cf_record_t *r = &p->rec[i];
+        if (r->layer != CF_LAYER_MPI || r->calls == 0 || r->comm != f->comm ||
+            r->path != f->path || strcmp(r->op, f->op) != 0)
+            continue;
+        double t = isfinite(r->t_sum) && r->t_sum > 0 ? r->t_sum : 0.0;
+        double w = isfinite(r->wait_s) && r->wait_s > 0 ? r->wait_s : 0.0;
+        if (r->xfer_n > 0 && isfinite(r->xfer_sum) && r->xfer_sum >= 0 && r->xfer_sum + w > 0) {
+            /* The transfer share of the sampled calls, applied to every call:
+             * the samples (first calls of a stream, then 1 in N) are not a
+             * uniform draw, and a share suffers less from that than a mean. */
+            sum += t * r->xfer_sum / (r->xfer_sum + w);
+            source |= CF_AN_TIME_TRANSFER;
+        } else {
+            sum += t;
+            source |= CF_AN_TIME_DURATION;
+        }
+    }
+    ad->current_s = sum / (double)f->comm_size;
+    ad->current_source = join_source(source ? source : CF_AN_TIME_DURATION);
+}
+
+static void model_line(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
+{
+    const cf_an_ref_t *ref;
+    double A, C, G;
+
+    if (f->fit.ok) {
+        cf_strlcpy(ad->model_source, "collective fit", sizeof(ad->model_source));
+        ad->alpha_s = f->fit.alpha_s;
+        ad->bandwidth_Bps = f->fit.bandwidth_Bps;
+        return;
+    }
+    ref = cf_analysis_ref(a, f->path);
+    if (ref->source == NULL || f->coll == CF_COLL_NONE ||
+        cf_model_coeffs(f->coll, NULL, f->comm_size, &A, &C, &G) != CF_OK || !(A > 0))
+        return;
+    snprintf(ad->model_source, sizeof(ad->model_source), "%s, %s model",
+             strcmp(ref->source, "link") == 0 ? "link" : "p2p fit", cf_model_default_algo(f->coll));
+    ad->alpha_s = A * ref->alpha_s;
+    ad->bandwidth_Bps = C > 0 ? ref->bandwidth_Bps / C : INFINITY;
+}
+
+static void advice_init(cf_advice_t *ad)
+{
+    memset(ad, 0, sizeof(*ad));
+    ad->calls_per_step = ad->bytes_per_step = NAN;
+    ad->alpha_s = ad->bandwidth_Bps = ad->startup_share = ad->memcpy_Bps = NAN;
+    ad->current_s = ad->model_current_s = NAN;
+    ad->bucket_bytes = ad->buckets_per_step = ad->model_s = NAN;
+    ad->predicted_s = ad->predicted_saving_s = ad->best_saving_share = NAN;
+    ad->ddp_bucket_cap_mb = ad->horovod_fusion_threshold = NAN;
+}
+
+static void candidates(cf_advice_t *ad)
+{
+    size_t n = 0;
+    int ddp_done = 0;
+    for (int e = 16; e <= 30; e++) {
+        double S = ldexp(1.0, e);
+        if (!ddp_done && CF_ADV_DDP_BYTES < S) {
+            ad->cand[n].bucket_bytes = CF_ADV_DDP_BYTES;
+            ad->cand[n++].name = "DDP default (25 MiB)";
+            ddp_done = 1;
+        }
+        ad->cand[n].bucket_bytes = S;
+        ad->cand[n++].name = S == CF_ADV_HOROVOD_BYTES ? "Horovod default (128 MiB)" : NULL;
+    }
+    ad->ncand = n;
+}
+
+static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    model_ctx_t ctx = {a, f};
+    double *sizes = NULL, *tmp = NULL, now, s_now = 0, best;
+    size_t nt = 0, rec = 0;
+
+    advice_init(ad);
+    cf_strlcpy(ad->op, f->op, sizeof(ad->op));
+    ad->comm = f->comm;
+    ad->comm_size = f->comm_size;
+    ad->path = f->path;
+    ad->coll = f->coll;
+    ad->nonblocking = (strncmp(f->op, "MPI_I", 5) == 0 && islower((unsigned char)f->op[5])) ||
+                      strstr(f->op, "_init") != NULL;
+    ad->calls = f->calls;
+    ad->bytes = f->bytes;
+    ad->memcpy_Bps = isfinite(p->memcpy_Bps) && p->memcpy_Bps > 0 ? p->memcpy_Bps : NAN;
+    candidates(ad);
+
+    ad->steps = steps_from_regions(p, f, ad->steps_region, sizeof(ad->steps_region));
+    if (ad->steps > 0) {
+        ad->steps_source = "region";
+    } else {
+        ad->steps = steps_from_pattern(f);
+        ad->steps_source = "pattern";
+        ad->steps_region[0] = '\0';
+    }
+    ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
+    ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
+    measured(p, f, ad);
+    model_line(a, f, ad);
+
+    if (ad->model_source[0] == '\0') {
+        ad->reason = "no model: too few sizes to fit and no point-to-point link (give --link)";
+        return CF_OK;
+    }
+    /* Whole calls per step, per bin. */
+    for (size_t k = 0; k < f->nbin; k++) {
+        double c = (double)f->bin[k].calls / ((double)f->comm_size * (double)ad->steps);
+        double m = llround(c) > 0 ? (double)llround(c) : 1.0;
+        if (nt + (size_t)m > MAX_TENSORS) {
+            ad->model_source[0] = '\0';
+            ad->reason = "too many calls per step to model one by one";
+            return CF_OK;
+        }
+        nt += (size_t)m;
+    }
+    ad->tensors = nt;
+    sizes = malloc((nt ? nt : 1) * sizeof(*sizes));
+    tmp = malloc((nt ? nt : 1) * sizeof(*tmp));
+    if (sizes == NULL || tmp == NULL) {
+        free(sizes);
+        free(tmp);
+        return CF_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        double c = (double)b->calls / ((double)f->comm_size * (double)ad->steps);
+        long long m = llround(c);
+        double size = m > 0 ? b->size : c * b->size;
+        for (long long j = 0; j < (m > 0 ? m : 1); j++)
+            sizes[rec++] = size;
+    }
+    spread(sizes, tmp, nt);
+
+    now = pack(sizes, nt, 0, model_time, &ctx, NAN, NULL, NULL, NULL);
+    for (size_t i = 0; i < nt; i++) {
+        double st = NAN;
+        if (cf_analysis_call_time(a, f, sizes[i], &st) > 0 && st > 0)
+            s_now += st;
+    }
+    ad->model_current_s = now;
+    ad->startup_share = now > 0 ? s_now / now : NAN;
+    best = now;
+    for (size_t c = 0; c < ad->ncand; c++) {
+        cf_adv_cand_t *cd = &ad->cand[c];
+        cd->model_s = pack(sizes, nt, cd->bucket_bytes, model_time, &ctx, ad->memcpy_Bps,
+                           &cd->buckets, &cd->fused_bytes, &cd->copy_s);
+        if (cd->model_s < best)
+            best = cd->model_s;
+    }
+    free(sizes);
+    free(tmp);
+    if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
+        ad->model_source[0] = '\0';
+        ad->reason = "no model: the model gives no time for these sizes";
+        return CF_OK;
+    }
+    ad->best_saving_share = (now - best) / now;
+    ad->verdict = "no gain";
+    ad->predicted_s = ad->current_s;
+    ad->predicted_saving_s = 0.0;
+    if (nt <= 1 || ad->calls_per_step < 1.5) {
+        ad->reason = "already one call per step";
+        return CF_OK;
+    }
+    if (ad->best_saving_share < CF_ADV_MIN_GAIN) {
+        ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%"
+                                             : "fusing saves under 5%";
+        return CF_OK;
+    }
+    for (size_t c = 0; c < ad->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad->cand[c];
+        if (cd->model_s <= best * (1.0 + CF_ADV_NEAR_BEST)) {
+            ad->verdict = "fuse";
+            ad->reason = ad->nonblocking ? "startup-bound; nonblocking calls overlap other work, "
+                                           "so the saving is at most this"
+                                         : "startup costs more than packing";
+            ad->bucket_bytes = cd->bucket_bytes;
+            ad->buckets_per_step = cd->buckets;
+            ad->model_s = cd->model_s;
+            ad->predicted_s = ad->current_s * cd->model_s / now;
+            ad->predicted_saving_s = ad->current_s - ad->predicted_s;
+            ad->ddp_bucket_cap_mb = cd->bucket_bytes / 1048576.0;
+            ad->horovod_fusion_threshold = cd->bucket_bytes;
+            break;
+        }
+    }
+    return CF_OK;
+}
+
+static int cmp_advice(const void *pa, const void *pb)
+{
+    const cf_advice_t *a = pa, *b = pb;
+    double x = isfinite(a->current_s) ? a->current_s : -1, y = isfinite(b->current_s) ? b->current_s : -1;
+    if (x != y)
+        return x < y ? 1 : -1;
+    return strcmp(a->op, b->op);
+}
+
+int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
+{
+    cf_advice_t *adv = NULL;
+    size_t n = 0, cap = 0;
+
+    if (a == NULL || adv_p == NULL || n_p == NULL)
+        return CF_ERR_INVALID;
+    for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        if (f->kind == CF_AN_COLLECTIVE && !f->joint && f->coll != CF_COLL_NONE &&
+            f->coll != CF_COLL_BARRIER && f->bytes > 0 && f->comm_size >= 1 && f->nbin > 0)
+            cap++;
+    }
+    if (cap > 0 && (adv = calloc(cap, sizeof(*adv))) == NULL)
+        return CF_ERR_NOMEM;
+    for (size_t i = 0; i < cf_analysis_nfits(a) && n < cap; i++) {
+        const cf_an_fit_t *f = cf_analysis_fit(a, i);
+        if (!(f->kind == CF_AN_COLLECTIVE && !f->joint && f->coll != CF_COLL_NONE &&
+              f->coll != CF_COLL_BARRIER && f->bytes > 0 && f->comm_size >= 1 && f->nbin > 0))
+            continue;
+        if (advise(a, f, &adv[n]) != CF_OK) {
+            free(adv);
+            return CF_ERR_NOMEM;
+        }
+        n++;
+    }
+    if (n > 1)
+        qsort(adv, n, sizeof(*adv), cmp_advice);
+    *adv_p = adv;
+    *n_p = n;
+    return CF_OK;
+}
+
+void cf_advice_free(cf_advice_t *adv)
+{
+    free(adv);
+}
+
+/* ---- output ---- */
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jstr(const char *s)
+{
+    return s != NULL ? json_string(s) : json_null();
+}
+
+/* Whole numbers of bytes as integers. */
+static json_t *jbytes(double v)
+{
+    return isfinite(v) && v >= 0 && v < 9.2e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+static int set(json_t *o, const char *k, json_t *v)
+{
+    return json_object_set_new(o, k, v) != 0;
+}
+
+static json_t *advice_json(const cf_advice_t *ad)
+{
+    json_t *o = json_object(), *model = json_object(), *cands = json_array();
+    char label[24];
+    int bad = o == NULL || model == NULL || cands == NULL, has_model = ad->model_source[0] != '\0';
+
+    if (bad) {
+        json_decref(o);
+        json_decref(model);
+        json_decref(cands);
+        return NULL;
+    }
+    bad |= set(o, "op", json_string(ad->op));
+    bad |= set(o, "comm", json_string(cf_comm_label(ad->comm, label, sizeof(label))));
+    bad |= set(o, "comm_size", json_integer(ad->comm_size));
+    bad |= set(o, "path", json_string(cf_path_name((unsigned)ad->path)));
+    bad |= set(o, "nonblocking", json_boolean(ad->nonblocking));
+    bad |= set(o, "verdict", jstr(ad->verdict));
+    bad |= set(o, "reason", jstr(ad->reason));
+    bad |= set(o, "bucket_bytes", jbytes(ad->bucket_bytes));
+    bad |= set(o, "current_s", jnum(ad->current_s));
+    bad |= set(o, "current_source", jstr(ad->current_source));
+    bad |= set(o, "predicted_s", jnum(ad->predicted_s));
+    bad |= set(o, "predicted_saving_s", jnum(ad->predicted_saving_s));
+    bad |= set(o, "ddp_bucket_cap_mb", jnum(ad->ddp_bucket_cap_mb));
+    bad |= set(o, "horovod_fusion_threshold", jbytes(ad->horovod_fusion_threshold));
+    bad |= set(o, "steps", json_integer((json_int_t)ad->steps));
+    bad |= set(o, "steps_source", jstr(ad->steps_source));
+    bad |= set(o, "steps_region", ad->steps_region[0] ? json_string(ad->steps_region) : json_null());
+    bad |= set(o, "calls", json_integer((json_int_t)ad->calls));
+    bad |= set(o, "calls_per_step", jnum(ad->calls_per_step));
+    bad |= set(o, "bytes_per_step", jnum(ad->bytes_per_step));
+    bad |= set(o, "buckets_per_step", jnum(ad->buckets_per_step));
+    bad |= set(o, "model_current_step_s", jnum(ad->model_current_s));
+    bad |= set(o, "model_step_s", jnum(ad->model_s));
+    /* The saving the model alone gives, without the measured time's scale. */
+    bad |= set(o, "model_saving_s",
+               jnum(isfinite(ad->model_s) ? (ad->model_current_s - ad->model_s) * (double)ad->steps
+                    : ad->verdict != NULL ? 0.0 : NAN));
+    bad |= set(o, "best_saving_share", jnum(ad->best_saving_share));
+    bad |= set(model, "source", jstr(has_model ? ad->model_source : NULL));
+    bad |= set(model, "alpha_s", jnum(has_model ? ad->alpha_s : NAN));
+    bad |= set(model, "bandwidth_Bps", jnum(has_model ? ad->bandwidth_Bps : NAN));
+    bad |= set(model, "startup_share", jnum(ad->startup_share));
+    bad |= set(model, "memcpy_Bps", jnum(ad->memcpy_Bps));
+    bad |= set(model, "tensors_per_step", json_integer((json_int_t)ad->tensors));
+    bad |= set(o, "model", model);
+    for (size_t c = 0; has_model && c < ad->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad->cand[c];
+        json_t *j = json_object();
+        if (j == NULL) {
+            bad = 1;
+            break;
+        }
+        bad |= set(j, "bucket_bytes", jbytes(cd->bucket_bytes));
+        bad |= set(j, "name", jstr(cd->name));
+        bad |= set(j, "buckets_per_step", jnum(cd->buckets));
+        bad |= set(j, "fused_bytes_per_step", jnum(cd->fused_bytes));
+        bad |= set(j, "copy_step_s", jnum(cd->copy_s));
+        bad |= set(j, "model_step_s", jnum(cd->model_s));
+        bad |= set(j, "predicted_s",
+                   jnum(ad->model_current_s > 0 ? ad->current_s * cd->model_s / ad->model_current_s
+                                                : NAN));
+        bad |= json_array_append_new(cands, j) != 0;
+    }
+    bad |= set(o, "candidates", cands);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *cf_advice_to_json(const cf_advice_t *adv, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr != NULL && i < n; i++) {
+        json_t *j = advice_json(&adv[i]);
+        if (j == NULL || json_array_append_new(arr, j) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
+{
+    char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
+
+    cf_comm_label(ad->comm, label, sizeof(label));
+    if (ad->verdict == NULL)
+        snprintf(buf, len, "%s on %s: no fusion advice (%s)", ad->op, label, ad->reason);
+    else if (strcmp(ad->verdict, "fuse") == 0)
+        snprintf(buf, len,
+                 "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; DDP "
+                 "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f) to save %s of %s per rank (%.0f%%)",
+                 ad->op, label, ad->calls_per_step, cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
+                 ad->buckets_per_step, ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold,
+                 cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
+                 cf_fmt_time(ad->current_s, b3, sizeof(b3)),
+                 ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0);
+    else
+        snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion buckets gain nothing (%s)", ad->op,
+                 label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->reason);
+    return buf;
+}

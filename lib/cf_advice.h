@@ -1,0 +1,151 @@
+/* Fusion advice: what bucket size a stream of collective calls needs on the
+ * network it ran on, what that would save, and when fusing gains nothing.
+ *
+ * A stream is one collective operation on one communicator (MPI_Allreduce
+ * on world), with payload, every region merged.  Profiles aggregate calls
+ * by size bin, not as sequences, so a step is rebuilt from counts:
+ *
+ * Steps
+ * - From regions (MPI_Pcontrol): when every call of the stream lies inside
+ *   regions with a common enclosing path, the steps are the entries of the
+ *   outermost enclosing region named like a step ("step", "iter", any case),
+ *   else of the outermost enclosing region entered more than once.
+ *   steps_source "region".
+ * - Otherwise from the repeating pattern: the greatest common divisor of the
+ *   per-rank call counts of the stream's size bins (a per-tensor all-reduce
+ *   over 10 steps fills bins with 10, 20, 30 calls: 10 steps).  Limits: when
+ *   every bin holds a multiple of k calls per step the pattern counts k times
+ *   too many steps (fewer, smaller steps: the saving is underestimated); when
+ *   the counts share no divisor the whole run is one step, and fusing across
+ *   what were iterations is overstated.  Mark steps with regions to be sure.
+ *   steps_source "pattern".
+ * - Calls per step and rank = calls / (comm_size x steps), per bin; rounded
+ *   to whole calls for the packing (a bin with fewer calls than steps counts
+ *   as one call per step carrying its bytes).
+ *
+ * Model of one call of n bytes: the collective's own fit on transfer times
+ * (cf_fit_predict, segments included); without one, the reference link of
+ * the path (point-to-point fit or --link) under the default algorithm (ring
+ * for all-reduce).  alpha_eff and B_eff are reported from that line.
+ *
+ * Bucketing: the order of the tensors within a step is unknown; they are
+ * packed in an order that spreads sizes (largest, smallest, second largest,
+ * second smallest, ...), as a network where each large weight sits next to
+ * small bias and norm tensors.  Packing is DDP's: consecutive tensors join a
+ * bucket while it stays within S bytes, a tensor that does not fit starts a
+ * new one, a tensor of S or more goes alone.  Per step
+ *
+ *     T(S) = sum over buckets (t(bucket bytes)) + 2 x fused bytes / memcpy_Bps
+ *
+ * where fused bytes are those of buckets with more than one tensor (packed
+ * and unpacked; a tensor alone is reduced in place), memcpy_Bps the copy
+ * bandwidth the profile measured (no copy cost when it is unknown).
+ * Candidates: powers of two from 64 KiB to 1 GiB and DDP's 25 MiB (Horovod's
+ * 128 MiB is 2^27).  The recommended S is the smallest within 5 % of the
+ * best predicted time.
+ *
+ * Measured time (current_s): the stream's time per rank on its slowest rank
+ * over the whole run.  The rank that arrives last waits least, so its time
+ * is the transfer time: where calls were sampled, the durations of all calls
+ * times the transfer share of the sampled ones (transfer / (transfer +
+ * wait)); else the call duration (current_source says which).
+ * The model's relative saving is applied to the measured time:
+ *     predicted_s = current_s x T(S) / T(calls as they are)
+ * so a gap between model and measurement (noise, imbalance outside the
+ * model) is never counted as a saving.  predicted_saving_s = current_s -
+ * predicted_s.
+ *
+ * Verdict "fuse" when the best candidate saves at least 5 % of the time;
+ * "no gain" when the stream already makes at most one call per step, or the
+ * saving is smaller (bandwidth-bound streams: startup is a small share).
+ * No verdict (NULL) without a model.
+ *
+ * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
+ * HOROVOD_FUSION_THRESHOLD = S in bytes. */
+#ifndef CF_ADVICE_H
+#define CF_ADVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "cf_analysis.h"
+#include "cf_common.h"
+
+#define CF_ADV_MAX_CAND 20
+#define CF_ADV_DDP_BYTES 26214400.0       /* 25 MiB */
+#define CF_ADV_HOROVOD_BYTES 134217728.0  /* 128 MiB */
+#define CF_ADV_NEAR_BEST 0.05             /* recommend the smallest S within 5 % of the best */
+#define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
+
+/* One candidate bucket size, per step of one rank. */
+typedef struct {
+    double bucket_bytes;     /* S */
+    const char *name;        /* "DDP default (25 MiB)", "Horovod default (128 MiB)" or NULL */
+    double buckets;          /* calls per step after fusion */
+    double fused_bytes;      /* bytes in buckets of more than one tensor */
+    double copy_s;           /* pack and unpack time */
+    double model_s;          /* T(S), copy included */
+} cf_adv_cand_t;
+
+typedef struct cf_advice {
+    char op[40];
+    uint32_t comm;
+    int comm_size, path;
+    cf_coll_t coll;
+    int nonblocking;          /* time is post to completion, overlapping compute */
+    uint64_t calls, bytes;    /* summed over ranks */
+
+    uint64_t steps;           /* 0: unknown */
+    const char *steps_source; /* "region", "pattern" */
+    char steps_region[128];   /* region path that counts the steps; "" for pattern */
+    double calls_per_step;    /* per rank */
+    double bytes_per_step;    /* per rank */
+    size_t tensors;           /* whole calls per step the packing works on */
+
+    char model_source[48];    /* "collective fit", "p2p fit, <algo> model", "link, <algo> model"; "": none */
+    double alpha_s, bandwidth_Bps; /* alpha_eff, B_eff of the model's overall line */
+    double startup_share;     /* of T(calls as they are) under the model */
+    double memcpy_Bps;        /* NaN: unknown, no copy cost */
+
+    double current_s;         /* measured, per rank on the slowest rank, whole run */
+    const char *current_source; /* "transfer", "duration", "mixed" */
+    double model_current_s;   /* T per step of the calls as they are */
+
+    const char *verdict;      /* "fuse", "no gain", NULL without a model */
+    const char *reason;       /* why, one phrase */
+    double bucket_bytes;      /* recommended S; NaN unless "fuse" */
+    double buckets_per_step;  /* of the recommended S; NaN unless "fuse" */
+    double model_s;           /* T(S) per step; NaN unless "fuse" */
+    double predicted_s;       /* whole run, per rank on the slowest rank */
+    double predicted_saving_s;
+    double best_saving_share; /* of the best candidate, model; NaN without a model */
+    double ddp_bucket_cap_mb;
+    double horovod_fusion_threshold;
+
+    cf_adv_cand_t cand[CF_ADV_MAX_CAND]; /* ascending S */
+    size_t ncand;
+} cf_advice_t;
+
+/* Advice for every collective stream with payload whose communicator size
+ * is known, largest measured time first.  *adv_p is NULL when n is 0.
+ * CF_OK, CF_ERR_INVALID, CF_ERR_NOMEM. */
+CF_HIDDEN int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p);
+CF_HIDDEN void cf_advice_free(cf_advice_t *adv);
+
+/* Per-step time of tensors of the given sizes (bytes, per rank) in buckets
+ * of S bytes: the packing and T(S) above, with call times t(n) = alpha +
+ * n / B (B may be INFINITY) and copies at memcpy_Bps (<= 0 or NaN: free).
+ * S <= 0 leaves every tensor alone.  Sizes are taken in the given order.
+ * buckets_p, fused_p, copy_p may be NULL.  NaN on bad input. */
+CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, double alpha_s,
+                                     double Bps, double memcpy_Bps, double *buckets_p,
+                                     double *fused_p, double *copy_p);
+
+/* The "advice" array of the report; NULL when out of memory. */
+CF_HIDDEN json_t *cf_advice_to_json(const cf_advice_t *adv, size_t n);
+
+/* One line for the end-of-run summary and the report, without newline. */
+CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);
+
+#endif

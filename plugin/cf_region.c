@@ -1,0 +1,220 @@
+/* MPI_Pcontrol: level 0 stops recording, level 1 resumes it; level 1 with a
+ * name opens a region, -1 with the name closes it.  Regions nest: a record
+ * carries the path of the innermost open region ("step/allreduce").  Region
+ * ids are a hash of the path, so every rank names a region the same way
+ * without talking. */
+#include <errno.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cf_region.h"
+
+#define CF_REGION_DEPTH 16
+#define CF_REGION_NAME 128
+
+typedef struct {
+    unsigned id;
+    uint64_t entries;
+    char path[CF_REGION_NAME];
+} cf_region_t;
+
+static pthread_mutex_t cf_region_lock = PTHREAD_MUTEX_INITIALIZER;
+static cf_region_t cf_regions[CF_MAX_REGIONS];
+static unsigned cf_nregions;
+static unsigned cf_stack[CF_REGION_DEPTH];
+static unsigned cf_depth;
+static int cf_pipe[2] = {-1, -1};
+static uint64_t cf_region_misuse;
+
+/* MPI_Pcontrol's name is a varargs argument the caller may not have passed:
+ * read it through a pipe, which reports a bad address instead of faulting,
+ * and accept only a short printable string. */
+static int cf_read_name(const char *p, char *out, size_t len)
+{
+    if (!p)
+        return 0;
+    if (cf_pipe[0] < 0 && pipe(cf_pipe) != 0)
+        return 0;
+    size_t got = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    while (got < len - 1) {
+        const char *at = p + got;
+        size_t in_page = (size_t)(page - ((uintptr_t)at % (uintptr_t)page));
+        size_t n = len - 1 - got < in_page ? len - 1 - got : in_page;
+        ssize_t w = write(cf_pipe[1], at, n);
+        if (w <= 0)
+            return 0; /* EFAULT: not a readable address */
+        if (read(cf_pipe[0], out + got, (size_t)w) != w)
+            return 0;
+        got += (size_t)w;
+        if (memchr(out + got - (size_t)w, 0, (size_t)w))
+            break;
+    }
+    out[len - 1] = 0;
+    size_t n = strnlen(out, len);
+    if (n == 0 || n >= len - 1)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] < 0x20 || out[i] > 0x7e || out[i] == '/')
+            return 0;
+    return 1;
+}
+
+static unsigned cf_region_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    h = (h ^ (h >> 15)) & CF_REGION_MASK;
+    return h ? h : 1;
+}
+
+/* The id of a region path, registered on first use (under the lock). */
+static unsigned cf_region_id(const char *path)
+{
+    unsigned id = cf_region_hash(path);
+    for (unsigned tries = 0; tries < CF_MAX_REGIONS; tries++, id = (id % CF_REGION_MASK) + 1) {
+        unsigned i;
+        for (i = 0; i < cf_nregions; i++)
+            if (cf_regions[i].id == id)
+                break;
+        if (i == cf_nregions) {
+            if (cf_nregions == CF_MAX_REGIONS)
+                return 0;
+            cf_regions[i].id = id;
+            cf_strlcpy(cf_regions[i].path, path, sizeof(cf_regions[i].path));
+            cf_nregions++;
+            return id;
+        }
+        if (strcmp(cf_regions[i].path, path) == 0)
+            return id;
+        /* another path has this hash: the next free id (same on every rank
+         * that opens the two regions in the same order) */
+    }
+    return 0;
+}
+
+static cf_region_t *cf_region_find(unsigned id)
+{
+    for (unsigned i = 0; i < cf_nregions; i++)
+        if (cf_regions[i].id == id)
+            return &cf_regions[i];
+    return NULL;
+}
+
+void cf_pcontrol(int level, const char *name)
+{
+    if (atomic_load(&cf_g.state) != 1)
+        return;
+    char buf[64];
+    int named = (level == 1 || level == -1) && cf_read_name(name, buf, sizeof(buf));
+    pthread_mutex_lock(&cf_region_lock);
+    if (level == 0) {
+        atomic_store(&cf_g.enabled, 0);
+    } else if (level == 1 && !named) {
+        atomic_store(&cf_g.enabled, 1);
+    } else if (level == 1) {
+        const cf_region_t *top = cf_depth ? cf_region_find(cf_stack[cf_depth - 1]) : NULL;
+        char path[CF_REGION_NAME];
+        snprintf(path, sizeof(path), "%s%s%s", top ? top->path : "", top ? "/" : "", buf);
+        unsigned id = cf_region_id(path);
+        if (cf_depth < CF_REGION_DEPTH && id) {
+            cf_stack[cf_depth++] = id;
+            cf_region_find(id)->entries++;
+            atomic_store(&cf_g.region, id);
+        } else
+            cf_region_misuse++;
+    } else if (level == -1 && named && cf_depth) {
+        /* close the innermost open region of that name, and those inside it */
+        unsigned d = cf_depth;
+        while (d > 0) {
+            const cf_region_t *r = cf_region_find(cf_stack[d - 1]);
+            const char *leaf = r ? strrchr(r->path, '/') : NULL;
+            leaf = leaf ? leaf + 1 : r ? r->path : "";
+            if (strcmp(leaf, buf) == 0)
+                break;
+            d--;
+        }
+        if (d > 0) {
+            cf_depth = d - 1;
+            atomic_store(&cf_g.region, cf_depth ? cf_stack[cf_depth - 1] : 0);
+        } else
+            cf_region_misuse++;
+    } else if (level == -1) {
+        cf_region_misuse++;
+    }
+    pthread_mutex_unlock(&cf_region_lock);
+}
+
+/* ---- at finalize: the names of all ranks' regions ---- */
+
+typedef struct {
+    uint32_t id;
+    uint32_t pad;
+    uint64_t entries;
+    char path[CF_REGION_NAME];
+} cf_region_wire_t;
+
+static void cf_region_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    cf_region_wire_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        if (!b[i].path[0])
+            memcpy(b[i].path, a[i].path, sizeof(b[i].path));
+        if (a[i].entries > b[i].entries)
+            b[i].entries = a[i].entries;
+    }
+}
+
+static int cf_region_cmp(const void *a, const void *b)
+{
+    return strcmp(((const cf_region_wire_t *)a)->path, ((const cf_region_wire_t *)b)->path);
+}
+
+int cf_regions_merge(cf_profile_t *p, unsigned **ids_p)
+{
+    uint64_t ids[CF_MAX_REGIONS + 1];
+    for (unsigned i = 0; i < cf_nregions; i++)
+        ids[i] = cf_regions[i].id;
+    size_t nu = 0;
+    int overflow = 0;
+    uint64_t *u = cf_union_keys(ids, cf_nregions, CF_MAX_REGIONS, &nu, &overflow);
+    cf_region_wire_t *w = u ? calloc(nu ? nu : 1, sizeof(*w)) : NULL;
+    for (size_t i = 0; w && i < nu; i++) {
+        w[i].id = (uint32_t)u[i];
+        const cf_region_t *r = cf_region_find((unsigned)u[i]);
+        if (r) {
+            memcpy(w[i].path, r->path, sizeof(w[i].path));
+            w[i].entries = r->entries;
+        }
+    }
+    uint64_t misuse = 0;
+    PMPI_Reduce(&cf_region_misuse, &misuse, 1, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    if (w)
+        cf_reduce_bytes(w, nu, sizeof(*w), cf_region_op, 0);
+    if (p && w) {
+        /* profile regions are listed by name; records refer to index + 1 */
+        qsort(w, nu, sizeof(*w), cf_region_cmp);
+        p->region = calloc(nu + 1, sizeof(char *));
+        unsigned *ids_out = calloc(nu + 1, sizeof(unsigned));
+        *ids_p = ids_out;
+        json_t *entries = json_object();
+        for (size_t i = 0; p->region && ids_out && i < nu; i++) {
+            ids_out[p->nregion] = w[i].id;
+            p->region[p->nregion++] = strdup(w[i].path[0] ? w[i].path : "?");
+            json_object_set_new(entries, w[i].path, json_integer((json_int_t)w[i].entries));
+        }
+        if (!p->extra)
+            p->extra = json_object();
+        json_object_set_new(p->extra, "region_entries", entries);
+        if (misuse)
+            cf_log("%llu MPI_Pcontrol calls did not match an open region (or nested deeper than %d); ignored",
+                   (unsigned long long)misuse, CF_REGION_DEPTH);
+    }
+    free(w);
+    free(u);
+    return overflow ? CF_ERR_NOMEM : CF_OK;
+}

@@ -1,0 +1,16 @@
+/* Regions opened and closed with MPI_Pcontrol (cf_region.c). */
+#ifndef CF_REGION_H
+#define CF_REGION_H
+
+#include "cf_merge.h"
+#include "cf_profile.h"
+#include "cf_runtime.h"
+
+#define CF_MAX_REGIONS 256
+
+/* Collective: the region names of every rank.  On rank 0 (p not NULL) they
+ * go into p->region and its extra "region_entries" section, and *ids_p gets
+ * the region id of each p->region entry (malloc'ed). */
+CF_HIDDEN int cf_regions_merge(cf_profile_t *p, unsigned **ids_p);
+
+#endif

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Checks the UCX layer and the PAPI section of commfit profiles.
+
+usage: check_ucx.py CHECK ARGS...
+  pingpong PROFILE ITERS SIZE...     tests/mpi/ucx_pingpong under the UCX PML
+  allreduce PROFILE NP CALLS BYTES ALGO
+                                     tests/mpi/ucx_allreduce; ALGO ring or recursive_doubling
+  corners PROFILE NP SIZE            tests/mpi/ucx_corners under the UCX PML (osc ucx)
+  nodes PROFILE NP CALLS              ucx_allreduce (ring) on 2 nodes, NP/2 ranks each
+  no_ucx PROFILE                     no UCX record (ob1, or COMMFIT_UCX=0)
+  same_mpi PROFILE_A PROFILE_B       the MPI records of both have the same calls and bytes
+  papi PROFILE EVENT,...             the papi section of a run that asked for EVENTs
+  papi_malformed PROFILE RAW         the papi section of a run with a list naming no event
+"""
+import json
+import sys
+from collections import defaultdict
+
+failures = 0
+checks = 0
+
+
+def check(what, ok, detail=""):
+    global failures, checks
+    checks += 1
+    if ok:
+        print("ok   %s%s" % (what, " (%s)" % detail if detail else ""))
+    else:
+        failures += 1
+        print("FAIL %s%s" % (what, ": %s" % detail if detail else ""))
+
+
+def expect(what, got, want):
+    check("%s = %r" % (what, want), got == want, "got %r" % (got,))
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def ucx(prof, kind=None, parent=None):
+    return [r for r in prof["records"] if r["layer"] == "ucx"
+            and (kind is None or r["kind"] == kind)
+            and (parent is None or r["parent_op"] == parent)]
+
+
+def mpi(prof, op):
+    return [r for r in prof["records"] if r["layer"] == "mpi" and r["op"] == op]
+
+
+def by_bin(records):
+    t = defaultdict(lambda: [0, 0])
+    for r in records:
+        t[r["size_lo"]][0] += r["calls"]
+        t[r["size_lo"]][1] += r["bytes"]
+    return t
+
+
+def bin_lo(n):
+    return 0 if n == 0 else 1 << (n.bit_length() - 1)
+
+
+def sane_records(prof):
+    """Every UCX record: a UCP name, a known kind, a mean inside its bin, ordered times."""
+    for r in ucx(prof):
+        mean = r["bytes"] / r["calls"] if r["calls"] else 0
+        ts = r["time_s"]
+        if not (r["op"].startswith("ucp_") and r["kind"] in ("send", "recv", "rma", "atomic")
+                and r["size_lo"] <= mean <= r["size_hi"] + 1
+                and 0 <= ts["min"] <= ts["p50"] <= ts["p99"] <= ts["max"] + 1e-12
+                and r["comm"] == 0 and "parent_op" in r):
+            check("UCX record is well formed", False, repr(r))
+            return
+    check("UCX records well formed", True, "%d records" % len(ucx(prof)))
+
+
+def pingpong(prof, iters, *sizes):
+    sane_records(prof)
+    sends = ucx(prof, "send", "MPI_Send")
+    check("UCX sends under MPI_Send", len(sends) > 0)
+    check("they are tag sends", all(r["op"].startswith("ucp_tag_send") for r in sends),
+          ", ".join(sorted({r["op"] for r in sends})))
+    check("on the intra-node path (one node)", {r["path"] for r in sends} == {"intra-node"},
+          repr({r["path"] for r in sends}))
+    wire = by_bin(sends)
+    app = by_bin(mpi(prof, "MPI_Send"))
+    for s in sizes:
+        lo = bin_lo(s)
+        want = 2 * iters * s  # rank 0 pings, rank 1 pongs
+        expect("MPI_Send bytes of %d B" % s, app[lo][1], want)
+        check("UCX send bytes under MPI_Send cover the payload of %d B" % s, wire[lo][1] >= app[lo][1],
+              "%d >= %d" % (wire[lo][1], app[lo][1]))
+        expect("UCX sends of %d B, one per MPI_Send" % s, wire[lo][0], app[lo][0])
+    recvs = by_bin(ucx(prof, "recv", "MPI_Recv"))
+    for s in sizes:
+        expect("UCX receive bytes under MPI_Recv of %d B" % s, recvs[bin_lo(s)][1], 2 * iters * s)
+    sec = prof.get("ucx", {})
+    check("transports listed for intra-node", len(sec.get("transports", {}).get("intra-node", [])) > 0,
+          repr(sec.get("transports")))
+    expect("every endpoint placed by its worker id", sec.get("endpoints_by_worker_id"), sec.get("endpoints"))
+    expect("no operation timed at post", sec.get("timed_over_call"), 0)
+    expect("nothing lost", sec.get("lost"), 0)
+
+
+def allreduce(prof, p, calls, nbytes, algo):
+    sane_records(prof)
+    ar = mpi(prof, "MPI_Allreduce")
+    ncalls = sum(r["calls"] for r in ar)
+    expect("MPI_Allreduce calls", ncalls, p * calls)
+    expect("MPI_Allreduce bytes", sum(r["bytes"] for r in ar), p * calls * nbytes)
+    sends = ucx(prof, "send", "MPI_Allreduce")
+    msgs = sum(r["calls"] for r in sends)
+    wire = sum(r["bytes"] for r in sends)
+    per_call = msgs / ncalls if ncalls else 0
+    if algo == "ring":
+        # 2(p-1) messages of M/p per rank and call
+        expect("wire messages per rank and call (ring: 2(p-1))", per_call, 2 * (p - 1))
+        sizes = {r["size_lo"] for r in sends}
+        expect("message size bins (ring: M/p)", sizes, {bin_lo(nbytes // p)})
+        expect("wire bytes (ring: 2(p-1)/p M per rank and call)", wire, ncalls * 2 * (p - 1) * nbytes // p)
+    elif algo == "recursive_doubling":
+        lg = p.bit_length() - 1
+        expect("wire messages per rank and call (recursive doubling: lg p)", per_call, lg)
+        expect("message size bins (recursive doubling: M)", {r["size_lo"] for r in sends}, {bin_lo(nbytes)})
+    recvs = ucx(prof, "recv", "MPI_Allreduce")
+    expect("UCX receives match the sends", (sum(r["calls"] for r in recvs), sum(r["bytes"] for r in recvs)),
+           (msgs, wire))
+
+
+def corners(prof, p, n):
+    sane_records(prof)
+    k = 5
+    sec = prof["ucx"]
+
+    def count(op, parent):
+        rs = [r for r in ucx(prof, None, parent) if r["op"] == op]
+        return sum(r["calls"] for r in rs), sum(r["bytes"] for r in rs)
+
+    expect("MPI_Ssend: synchronous tag sends", count("ucp_tag_send_sync_nb", "MPI_Ssend"), (k, k * n))
+    expect("MPI_Bsend: tag sends of the packed copy", count("ucp_tag_send_nb", "MPI_Bsend"), (k, k * n))
+    expect("MPI_Isend then MPI_Request_free: still counted", count("ucp_tag_send_nbx", "MPI_Isend"), (k, k * n))
+    expect("MPI_Start: sends of persistent requests", count("ucp_tag_send_nb", "MPI_Start"), (k, k * n))
+    expect("MPI_Start: receives of persistent requests", count("ucp_tag_recv_nb", "MPI_Start"), (k, k * n))
+    mrecv = [r for r in ucx(prof) if r["op"] == "ucp_tag_msg_recv_nb"]
+    expect("matched receives (MPI_Mrecv)", (sum(r["calls"] for r in mrecv), sum(r["bytes"] for r in mrecv)),
+           (k, k * n))
+    puts = [r for r in ucx(prof) if r["op"].startswith("ucp_put")]
+    gets = [r for r in ucx(prof) if r["op"].startswith("ucp_get")]
+    expect("one-sided puts", (sum(r["calls"] for r in puts), sum(r["bytes"] for r in puts)), (k, k * n))
+    expect("one-sided gets", (sum(r["calls"] for r in gets), sum(r["bytes"] for r in gets)), (k, k * n))
+    check("puts and gets are of kind rma", all(r["kind"] == "rma" for r in puts + gets))
+    strided = [r for r in ucx(prof, "send", "MPI_Send") if r["size_lo"] == bin_lo(n // 8 * 4)]
+    if n // 8 * 4 != n:
+        expect("strided sends: their packed size", (sum(r["calls"] for r in strided), sum(r["bytes"] for r in strided)),
+               (k, k * (n // 8 * 4)))
+    expect("cancelled receives (one per rank) not recorded", sec["failed_or_cancelled"], p)
+    check("requests freed in flight are accounted", 0 <= sec["freed_before_completion"] <= k,
+          str(sec["freed_before_completion"]))
+    check("endpoints of the one-sided workers placed by transport", sec["endpoints_by_transport"] > 0,
+          str(sec["endpoints_by_transport"]))
+    expect("paths of all endpoints known", sum(sec["endpoints_by_path"].values()), sec["endpoints"])
+    check("the rank's own endpoints on path self", sec["endpoints_by_path"].get("self", 0) >= p)
+
+
+def nodes(prof, p, calls):
+    expect("job.nodes", prof["job"]["nodes"], 2)
+    sends = ucx(prof, "send", "MPI_Allreduce")
+    per_path = defaultdict(int)
+    for r in sends:
+        per_path[r["path"]] += r["calls"]
+    # rank r sends to r+1: with ranks in pairs per node, half the ring crosses nodes
+    half = p * calls * 2 * (p - 1) // 2
+    expect("ring messages inside a node", per_path["intra-node"], half)
+    expect("ring messages between nodes", per_path["inter-node"], half)
+    sec = prof["ucx"]
+    expect("every endpoint placed by its worker id", sec["endpoints_by_worker_id"], sec["endpoints"])
+    expect("endpoints per path (4 ranks: 1 self, 1 on the node, 2 on the other each)",
+           sec["endpoints_by_path"], {"self": p, "intra-node": p, "inter-node": 2 * p})
+    inter = sec["transports"].get("inter-node", [])
+    check("a network transport between nodes", any(t.split("/")[0] in ("tcp", "rc", "rc_mlx5", "dc_mlx5", "ud",
+                                                                         "ud_mlx5", "rc_verbs", "ud_verbs")
+                                                  for t in inter), repr(inter))
+
+
+def no_ucx(prof):
+    expect("UCX records", len(ucx(prof)), 0)
+    check("MPI records present", any(r["layer"] == "mpi" for r in prof["records"]))
+
+
+def mpi_totals(prof):
+    t = defaultdict(lambda: [0, 0])
+    label = {c["id"]: c["name"] for c in prof["communicators"]}
+    for r in prof["records"]:
+        if r["layer"] == "mpi":
+            key = (r["op"], label.get(r["comm"], "-"), r["size_lo"])
+            t[key][0] += r["calls"]
+            t[key][1] += r["bytes"]
+    return dict(t)
+
+
+def same_mpi(a, b):
+    ta, tb = mpi_totals(a), mpi_totals(b)
+    diff = {k: (ta.get(k), tb.get(k)) for k in set(ta) | set(tb) if ta.get(k) != tb.get(k)}
+    check("MPI calls and bytes per operation, communicator and size are the same", not diff, repr(diff))
+
+
+def papi(prof, events):
+    req = events.split(",")
+    sec = prof.get("papi")
+    check("papi section present", sec is not None)
+    if sec is None:
+        return
+    expect("papi.requested", sec["requested"], req)
+    ev = {e["name"]: e for e in sec["events"]}
+    expect("one entry per requested event", sorted(ev), sorted(req))
+    counted = [e for e in sec["events"] if e["counted"]]
+    expect("papi.available", sec["available"], len(counted) > 0)
+    if not sec["available"]:
+        check("a reason is given", len(sec.get("reason", "")) > 10, sec.get("reason", ""))
+    for e in sec["events"]:
+        if e["counted"]:
+            check("%s counted: a total and the operations" % e["name"],
+                  e["total"] > 0 and "MPI_Send" in e["by_operation"] and "MPI_Recv" in e["by_operation"],
+                  "total %d" % e["total"])
+        else:
+            check("%s not counted: a note says why" % e["name"], len(e.get("note", "")) > 5, e.get("note", ""))
+        if e["name"] == "PAPI_FOO":
+            check("PAPI_FOO is an unknown event", not e["counted"] and (
+                "unknown event PAPI_FOO" in e.get("note", "") or "built without PAPI" in e.get("note", "")),
+                e.get("note", ""))
+
+
+def papi_malformed(prof, raw):
+    sec = prof.get("papi")
+    check("papi section present", sec is not None)
+    if sec:
+        expect("papi.requested", sec["requested"], [])
+        expect("papi.requested_as", sec.get("requested_as"), raw)
+        expect("papi.available", sec["available"], False)
+        check("a reason is given", bool(sec.get("reason")), sec.get("reason", ""))
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    what, args = sys.argv[1], sys.argv[2:]
+    if what == "pingpong":
+        pingpong(load(args[0]), *[int(x) for x in args[1:]])
+    elif what == "allreduce":
+        allreduce(load(args[0]), int(args[1]), int(args[2]), int(args[3]), args[4])
+    elif what == "corners":
+        corners(load(args[0]), int(args[1]), int(args[2]))
+    elif what == "nodes":
+        nodes(load(args[0]), int(args[1]), int(args[2]))
+    elif what == "no_ucx":
+        no_ucx(load(args[0]))
+    elif what == "same_mpi":
+        same_mpi(load(args[0]), load(args[1]))
+    elif what == "papi":
+        papi(load(args[0]), args[1])
+    elif what == "papi_malformed":
+        papi_malformed(load(args[0]), args[1])
+    else:
+        sys.exit(__doc__)
+    print("%d passed, %d failed" % (checks - failures, failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+#!/bin/sh
+# commfit diff on two real profiles: operations matched per communicator
+# (also when the other run gave its communicators other ids), calls and
+# times side by side; the report's late arrivals and per-rank wait columns;
+# and input it cannot use: one line naming the file, exit status 2.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+commfit="$CF_BUILDDIR/tools/commfit"
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# rank 1 arrives late by D at every allreduce; B with a larger D
+COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/wait_skew" 300 40 \
+    || cf_fail "job A failed"
+COMMFIT_OUTPUT="$cf_tmp/b.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/wait_skew" 1500 40 \
+    || cf_fail "job B failed"
+COMMFIT_OUTPUT="$cf_tmp/k.json" COMMFIT_SUMMARY=0 cf_mpirun 4 -- "$CF_BUILDDIR/tests/mpi/known_calls" > /dev/null \
+    || cf_fail "known_calls failed"
+
+"$commfit" diff "$cf_tmp/a.json" "$cf_tmp/b.json" > "$cf_tmp/diff.txt" && ok "diff A B (text)" || bad "diff A B exit $?"
+cat "$cf_tmp/diff.txt"
+grep -q "^OPERATIONS" "$cf_tmp/diff.txt" && grep -q "^  MPI_Allreduce *world" "$cf_tmp/diff.txt" \
+    && ok "text has the MPI_Allreduce row" || bad "text lacks OPERATIONS or the MPI_Allreduce row"
+"$commfit" diff --format json "$cf_tmp/a.json" "$cf_tmp/b.json" > "$cf_tmp/diff.json" \
+    && ok "diff A B (json)" || bad "diff --format json exit $?"
+
+# The same communicators under other ids, as another program layout would give them.
+"$CF_PYTHON" - "$cf_tmp/k.json" "$cf_tmp/k2.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+new = {}
+for c in p["communicators"]:
+    if c["id"] > 2:
+        new[c["id"]] = c["id"] ^ 0x5a5a5a5
+        c["id"] = new[c["id"]]
+        c["label"] = "c%x" % c["id"]
+for r in p["records"]:
+    r["comm"] = new.get(r["comm"], r["comm"])
+p.pop("late_arrivals", None)
+p.pop("samples", None)
+json.dump(p, open(sys.argv[2], "w"))
+PY
+"$commfit" diff --format json "$cf_tmp/k.json" "$cf_tmp/k2.json" > "$cf_tmp/k.diff.json" || bad "diff of renamed communicators"
+"$commfit" report "$cf_tmp/a.json" > "$cf_tmp/a.txt" || bad "report A"
+
+"$CF_PYTHON" - "$cf_tmp/diff.json" "$cf_tmp/k.diff.json" "$cf_tmp/a.txt" <<'PY' || failed=$((failed + 1))
+import json, sys
+d, k, text = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+fails = 0
+def check(what, ok, detail=""):
+    global fails
+    fails += not ok
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+check("format", (d["format"], d["version"]) == ("commfit-diff", 1))
+ar = [o for o in d["operations"] if o["op"] == "MPI_Allreduce"]
+check("one MPI_Allreduce row on world", len(ar) == 1 and ar[0]["comm"] == {"a": "world", "b": "world"}, str(ar and ar[0]["comm"]))
+r = ar[0]
+check("same calls in A and B", r["calls"]["a"] == r["calls"]["b"] == 80, str(r["calls"]))
+check("delta is B - A", abs(r["delta_s"] - (r["time_per_rank_s"]["b"] - r["time_per_rank_s"]["a"])) < 1e-12,
+      "%s -> %s" % (r["time_per_rank_s"]["a"], r["time_per_rank_s"]["b"]))
+check("fits side by side", set(r["alpha_s"]) == {"a", "b"} and set(r["bandwidth_Bps"]) == {"a", "b"})
+check("no fusion entry without advice to fuse", r["fusion"] is None, str(r["fusion"]))
+one_sided = [o["op"] + " " + str(o["comm"]) for o in k["operations"] if o["calls"]["a"] is None or o["calls"]["b"] is None]
+renamed = [o for o in k["operations"] if o["comm"]["a"] not in ("world", "self", "all", None) and o["comm"]["a"] != o["comm"]["b"]]
+check("communicators with other ids are matched by how they were made and their size",
+      not one_sided and renamed and all(o["calls"]["a"] == o["calls"]["b"] for o in k["operations"]),
+      "%d rows, %d on renamed communicators, unmatched: %s" % (len(k["operations"]), len(renamed), one_sided))
+check("report: LATE ARRIVALS names rank 1", "\nLATE ARRIVALS" in text and "rank      1  last" in text)
+check("report: RANKS has wait and transfer columns", any(l.split()[-4:] == ["wait", "transfer", "wait", "%"] for l in text.splitlines()
+      if l.strip().startswith("rank")))
+check("report: OPERATIONS has a wait column", any(l.split()[-1:] == ["wait"] for l in text.splitlines()
+      if l.strip().startswith("operation")))
+sys.exit(1 if fails else 0)
+PY
+sed -n '/^LATE ARRIVALS/,$p' "$cf_tmp/a.txt"
+
+# expect_error WHAT ARGS...: exit 2, nothing on stdout, one line on stderr
+# "commfit diff: ..." naming the file when the first argument is one
+expect_error() {
+    what=$1; shift
+    "$commfit" diff "$@" > "$cf_tmp/out" 2> "$cf_tmp/err"
+    rc=$?
+    lines=$(wc -l < "$cf_tmp/err")
+    if [ $rc -ne 2 ]; then
+        bad "$what: exit status $rc, want 2"; cat "$cf_tmp/err"
+    elif [ "$lines" -ne 1 ] || [ -s "$cf_tmp/out" ]; then
+        bad "$what: want one line on stderr and nothing on stdout"; cat "$cf_tmp/err"
+    elif ! grep -q "^commfit diff: $bad_file: " "$cf_tmp/err"; then
+        bad "$what: '$(cat "$cf_tmp/err")' does not name $bad_file"
+    else
+        ok "$what: $(cat "$cf_tmp/err")"
+    fi
+}
+bad_file="$cf_tmp/missing.json"; expect_error "missing B" "$cf_tmp/a.json" "$bad_file"
+bad_file="$cf_tmp/missing.json"; expect_error "missing A" "$bad_file" "$cf_tmp/a.json"
+bad_file="$cf_tmp"; expect_error "a directory" "$cf_tmp/a.json" "$bad_file"
+head -c 300 "$cf_tmp/a.json" > "$cf_tmp/cut.json"
+bad_file="$cf_tmp/cut.json"; expect_error "truncated profile" "$cf_tmp/a.json" "$bad_file"
+printf '{"hello": "world"}\n' > "$cf_tmp/foreign.json"
+bad_file="$cf_tmp/foreign.json"; expect_error "not a profile" "$bad_file" "$cf_tmp/b.json"
+sed 's/"version": *1/"version": 99/' "$cf_tmp/a.json" > "$cf_tmp/v99.json"
+bad_file="$cf_tmp/v99.json"; expect_error "unknown version" "$cf_tmp/a.json" "$bad_file"
+
+# usage errors: exit 2, a message and the usage on stderr
+for args in "" "$cf_tmp/a.json" "$cf_tmp/a.json $cf_tmp/b.json $cf_tmp/b.json" "--format xml $cf_tmp/a.json $cf_tmp/b.json" "--bogus"; do
+    # shellcheck disable=SC2086
+    "$commfit" diff $args > "$cf_tmp/out" 2> "$cf_tmp/err"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "^Usage: commfit diff" "$cf_tmp/err" && [ ! -s "$cf_tmp/out" ]; then
+        ok "usage error '$args': $(head -n 1 "$cf_tmp/err")"
+    else
+        bad "usage error '$args': exit $rc"
+    fi
+done
+"$commfit" diff --help > "$cf_tmp/out" && grep -q "^Usage: commfit diff" "$cf_tmp/out" && ok "--help" || bad "--help"
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

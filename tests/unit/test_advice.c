@@ -1,0 +1,498 @@
+/* Fusion advice on synthetic profiles with known answers: a per-tensor
+ * all-reduce whose every call takes exactly alpha + n/B, so the collective's
+ * fit is that line and the predicted times can be written out by hand. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cf_advice.h"
+#include "cf_analysis.h"
+#include "cf_bins.h"
+#include "cf_summary.h"
+
+#define P 4
+#define STEPS 10
+#define ALPHA 10e-6
+#define BW 1e9
+#define MEMCPY 10e9
+#define WORLD CF_COMM_ID_WORLD
+#define PATH CF_PATH_INTER
+
+static void assert_rel(double got, double want, double tol)
+{
+    double rel = want == 0 ? fabs(got) : fabs(got - want) / fabs(want);
+    if (!(rel <= tol))
+        fail_msg("got %.12g, want %.12g (rel err %.3g > %.3g)", got, want, rel, tol);
+}
+
+static double t_call(double n)
+{
+    return ALPHA + n / BW;
+}
+
+static void profile_new(cf_profile_t *p)
+{
+    cf_profile_init(p);
+    p->ranks = P;
+    p->nodes = P;
+    p->wall_s = 1;
+    p->memcpy_Bps = MEMCPY;
+    p->nrank = P;
+    p->rank = calloc(P, sizeof(*p->rank));
+    for (int r = 0; r < P; r++)
+        p->rank[r] = (cf_rank_info_t){.rank = r, .node = r, .host = "h", .wall_s = 1, .mpi_s = 0.5};
+    p->ncomm = 1;
+    p->comm = calloc(1, sizeof(*p->comm));
+    p->comm[0] = (cf_comm_info_t){.id = WORLD, .size = P, .nodes = P, .name = "MPI_COMM_WORLD"};
+}
+
+/* Regions by name; entries per region. */
+static void set_regions(cf_profile_t *p, const char *const *names, const int *entries, size_t n)
+{
+    json_t *e = json_object();
+    p->region = calloc(n, sizeof(*p->region));
+    for (size_t i = 0; i < n; i++) {
+        p->region[i] = strdup(names[i]);
+        json_object_set_new(e, names[i], json_integer(entries[i]));
+    }
+    p->nregion = n;
+    if (p->extra == NULL)
+        p->extra = json_object();
+    json_object_set_new(p->extra, "region_entries", e);
+}
+
+/* calls of size bytes each, taking t(size) on the line, sampled with no wait. */
+static cf_record_t *add(cf_profile_t *p, const char *op, uint64_t size, uint64_t calls, unsigned region)
+{
+    cf_record_t *r;
+    unsigned bin = cf_size_bin(size);
+    double t = t_call((double)size);
+
+    p->rec = realloc(p->rec, (p->nrec + 1) * sizeof(*p->rec));
+    assert_non_null(p->rec);
+    r = &p->rec[p->nrec++];
+    memset(r, 0, sizeof(*r));
+    cf_strlcpy(r->op, op, sizeof(r->op));
+    cf_strlcpy(r->kind, "collective", sizeof(r->kind));
+    r->comm = WORLD;
+    r->path = PATH;
+    r->region = region;
+    r->size_lo = cf_size_bin_lo(bin);
+    r->size_hi = cf_size_bin_hi(bin);
+    r->calls = calls;
+    r->bytes = calls * size;
+    r->t_sum = (double)calls * t;
+    r->t_min = r->t_max = r->t_p50 = r->t_p99 = t;
+    r->xfer_n = calls;
+    r->xfer_sum = (double)calls * t;
+    r->xfer_p50 = r->xfer_p99 = t;
+    return r;
+}
+
+/* One step of the per-tensor stream: 8 x 1 kB, 4 x 4 kB, 2 x 16 kB, 64 kB, 256 kB. */
+static const struct {
+    uint64_t size;
+    int count;
+} tensors[] = {{1000, 8}, {4000, 4}, {16000, 2}, {64000, 1}, {256000, 1}};
+
+static void add_stream(cf_profile_t *p, unsigned region)
+{
+    for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++)
+        add(p, "MPI_Allreduce", tensors[i].size, (uint64_t)tensors[i].count * P * STEPS, region);
+}
+
+static cf_analysis_t *analyse(const cf_profile_t *p, const cf_analysis_opts_t *o)
+{
+    cf_analysis_t *a = NULL;
+    assert_int_equal(cf_analysis_run(p, o, &a), CF_OK);
+    assert_non_null(a);
+    return a;
+}
+
+static const cf_advice_t *advice_of(const cf_analysis_t *a, const char *op)
+{
+    const cf_advice_t *ad = cf_analysis_fusion_find(a, op, WORLD, PATH);
+    assert_non_null(ad);
+    return ad;
+}
+
+static const cf_adv_cand_t *cand_of(const cf_advice_t *ad, double S)
+{
+    for (size_t c = 0; c < ad->ncand; c++)
+        if (ad->cand[c].bucket_bytes == S)
+            return &ad->cand[c];
+    fail_msg("no candidate of %g bytes", S);
+    return NULL;
+}
+
+/* The packing rule on its own: DDP's, in the given order. */
+static void test_packing(void **state)
+{
+    const double sizes[] = {100, 200, 300, 1000, 50};
+    double nb, fused, copy, t;
+    (void)state;
+
+    /* S = 0: every tensor alone, nothing copied. */
+    t = cf_advice_step_time(sizes, 5, 0, 1e-6, 1e6, 1e9, &nb, &fused, &copy);
+    assert_rel(nb, 5, 0);
+    assert_rel(fused, 0, 0);
+    assert_rel(t, 5e-6 + 1650 / 1e6, 1e-12);
+    /* S = 500: [100 200] (300 + 300 > 500 closes it), [300], [1000] alone, [50]. */
+    t = cf_advice_step_time(sizes, 5, 500, 1e-6, 1e6, 1e9, &nb, &fused, &copy);
+    assert_rel(nb, 4, 0);
+    assert_rel(fused, 300, 0);
+    assert_rel(copy, 600 / 1e9, 1e-12);
+    assert_rel(t, 4e-6 + 1650 / 1e6 + 600 / 1e9, 1e-12);
+    /* S = 600: [100 200 300] reaches S and closes, [1000], [50]. */
+    t = cf_advice_step_time(sizes, 5, 600, 1e-6, 1e6, 0, &nb, &fused, &copy);
+    assert_rel(nb, 3, 0);
+    assert_rel(fused, 600, 0);
+    assert_rel(copy, 0, 0); /* unknown copy bandwidth: free */
+    assert_rel(t, 3e-6 + 1650 / 1e6, 1e-12);
+    /* One bucket for all; infinite bandwidth. */
+    t = cf_advice_step_time(sizes, 5, 1e9, 1e-6, INFINITY, 1e9, &nb, NULL, NULL);
+    assert_rel(nb, 1, 0);
+    assert_rel(t, 1e-6 + 2 * 1650 / 1e9, 1e-12);
+    assert_true(isnan(cf_advice_step_time(sizes, 5, 100, -1, 1e6, 1e9, NULL, NULL, NULL)));
+    assert_true(isnan(cf_advice_step_time(NULL, 5, 100, 1, 1e6, 1e9, NULL, NULL, NULL)));
+}
+
+/* Per-tensor stream: exact T(S), the smallest S within 5 % of the best, fuse. */
+static void test_per_tensor_fuse(void **state)
+{
+    static const char *const names[] = {"step", "step/allreduce"};
+    static const int entries[] = {STEPS, STEPS};
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    const double bytes = 8 * 1000 + 4 * 4000 + 2 * 16000 + 64000 + 256000; /* 376 kB per step */
+    double now = 16 * ALPHA + bytes / BW;
+    /* The spread order is 256k 1k 64k 1k 16k 1k 16k 1k 4k 1k 4k 1k 4k 1k 4k 1k.
+     * 64 KiB: [256k] alone, [1k 64k] (65 kB; the next 1k would pass S), then
+     *         the remaining 55 kB: 3 buckets, 120 kB copied twice.
+     * 128 KiB: [256k], then 120 kB: 2 buckets, 120 kB copied.
+     * 256 KiB: [256k 1k] (the 64k would pass S), then 119 kB: 2 buckets, all copied.
+     * 512 KiB and up: one bucket of everything. */
+    double t64 = 3 * ALPHA + bytes / BW + 2 * 120000 / MEMCPY;
+    double t128 = 2 * ALPHA + bytes / BW + 2 * 120000 / MEMCPY;
+    double t256 = 2 * ALPHA + bytes / BW + 2 * bytes / MEMCPY;
+    double t512 = 1 * ALPHA + bytes / BW + 2 * bytes / MEMCPY;
+    (void)state;
+
+    profile_new(&p);
+    set_regions(&p, names, entries, 2);
+    add_stream(&p, 2);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Allreduce");
+
+    assert_string_equal(ad->model_source, "collective fit");
+    assert_rel(ad->alpha_s, ALPHA, 1e-9);
+    assert_rel(ad->bandwidth_Bps, BW, 1e-9);
+    assert_int_equal(ad->steps, STEPS);
+    assert_string_equal(ad->steps_source, "region");
+    assert_string_equal(ad->steps_region, "step");
+    assert_rel(ad->calls_per_step, 16, 1e-12);
+    assert_rel(ad->bytes_per_step, bytes, 1e-12);
+    assert_int_equal(ad->tensors, 16);
+    assert_string_equal(ad->current_source, "transfer");
+    assert_rel(ad->current_s, STEPS * now, 1e-12);
+    assert_rel(ad->model_current_s, now, 1e-9);
+
+    assert_rel(cand_of(ad, 65536)->model_s, t64, 1e-9);
+    assert_rel(cand_of(ad, 65536)->buckets, 3, 0);
+    assert_rel(cand_of(ad, 65536)->fused_bytes, 120000, 0);
+    assert_rel(cand_of(ad, 131072)->model_s, t128, 1e-9);
+    assert_rel(cand_of(ad, 262144)->model_s, t256, 1e-9);
+    assert_rel(cand_of(ad, 524288)->model_s, t512, 1e-9);
+    assert_rel(cand_of(ad, CF_ADV_DDP_BYTES)->model_s, t512, 1e-9);
+    assert_non_null(cand_of(ad, CF_ADV_DDP_BYTES)->name);
+    assert_non_null(cand_of(ad, CF_ADV_HOROVOD_BYTES)->name);
+    assert_rel(cand_of(ad, 1073741824.0)->buckets, 1, 0);
+
+    /* Best is 128 KiB; 64 KiB is within 5 % of it and smaller. */
+    assert_true(t128 < t64 && t64 <= 1.05 * t128);
+    assert_string_equal(ad->verdict, "fuse");
+    assert_rel(ad->bucket_bytes, 65536, 0);
+    assert_rel(ad->buckets_per_step, 3, 0);
+    assert_rel(ad->model_s, t64, 1e-9);
+    assert_rel(ad->predicted_s, STEPS * t64, 1e-9);
+    assert_rel(ad->predicted_saving_s, STEPS * (now - t64), 1e-9);
+    assert_rel(ad->best_saving_share, (now - t128) / now, 1e-9);
+    assert_rel(ad->ddp_bucket_cap_mb, 0.0625, 0);
+    assert_rel(ad->horovod_fusion_threshold, 65536, 0);
+
+    {
+        json_t *j = cf_analysis_to_json(a), *arr = json_object_get(j, "advice"), *e;
+        assert_true(json_is_array(arr) && json_array_size(arr) == 1);
+        e = json_array_get(arr, 0);
+        assert_string_equal(json_string_value(json_object_get(e, "op")), "MPI_Allreduce");
+        assert_string_equal(json_string_value(json_object_get(e, "comm")), "world");
+        assert_int_equal(json_integer_value(json_object_get(e, "comm_size")), P);
+        assert_int_equal(json_integer_value(json_object_get(e, "bucket_bytes")), 65536);
+        assert_int_equal(json_integer_value(json_object_get(e, "horovod_fusion_threshold")), 65536);
+        assert_rel(json_number_value(json_object_get(e, "ddp_bucket_cap_mb")), 0.0625, 0);
+        assert_string_equal(json_string_value(json_object_get(e, "verdict")), "fuse");
+        assert_string_equal(json_string_value(json_object_get(e, "steps_source")), "region");
+        assert_int_equal(json_integer_value(json_object_get(e, "steps")), STEPS);
+        assert_true(json_is_real(json_object_get(e, "current_s")));
+        assert_true(json_is_real(json_object_get(e, "predicted_s")));
+        assert_true(json_is_real(json_object_get(e, "predicted_saving_s")));
+        assert_true(json_array_size(json_object_get(e, "candidates")) == 16);
+        assert_true(json_is_array(json_object_get(j, "regions")));
+        json_decref(j);
+    }
+    {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        cf_summary_print(&p, out);
+        fclose(out);
+        assert_non_null(strstr(buf, "commfit: fusion: MPI_Allreduce on world, 16 calls/step: fuse"));
+        assert_non_null(strstr(buf, "HOROVOD_FUSION_THRESHOLD=65536"));
+        free(buf);
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Without regions the steps come from the gcd of the per-rank counts
+ * (80, 40, 20, 10, 10 calls per rank: 10), with the same advice. */
+static void test_steps_from_pattern(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    profile_new(&p);
+    add_stream(&p, 0);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Allreduce");
+    assert_int_equal(ad->steps, STEPS);
+    assert_string_equal(ad->steps_source, "pattern");
+    assert_string_equal(ad->steps_region, "");
+    assert_rel(ad->calls_per_step, 16, 1e-12);
+    assert_string_equal(ad->verdict, "fuse");
+    assert_rel(ad->bucket_bytes, 65536, 0);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Which enclosing region counts the steps. */
+static void test_steps_from_regions(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    /* Named like a step wins over the outermost: train (1) / iter (10) / grads (10). */
+    {
+        static const char *const names[] = {"train", "train/iter", "train/iter/grads"};
+        static const int entries[] = {1, STEPS, STEPS};
+        profile_new(&p);
+        set_regions(&p, names, entries, 3);
+        add_stream(&p, 3);
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Allreduce");
+        assert_int_equal(ad->steps, STEPS);
+        assert_string_equal(ad->steps_source, "region");
+        assert_string_equal(ad->steps_region, "train/iter");
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+    /* No step name: the outermost region entered more than once. */
+    {
+        static const char *const names[] = {"run", "run/phase", "run/phase/x"};
+        static const int entries[] = {1, 5, 20};
+        profile_new(&p);
+        set_regions(&p, names, entries, 3);
+        add_stream(&p, 3);
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Allreduce");
+        assert_int_equal(ad->steps, 5);
+        assert_string_equal(ad->steps_region, "run/phase");
+        assert_rel(ad->calls_per_step, 32, 1e-12);
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+    /* Calls in two regions share "step": its entries count. */
+    {
+        static const char *const names[] = {"step", "step/a", "step/b"};
+        static const int entries[] = {STEPS, STEPS, STEPS};
+        profile_new(&p);
+        set_regions(&p, names, entries, 3);
+        add(&p, "MPI_Allreduce", 1000, 8 * P * STEPS, 2);
+        add(&p, "MPI_Allreduce", 4000, 4 * P * STEPS, 3);
+        add(&p, "MPI_Allreduce", 16000, 2 * P * STEPS, 3);
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Allreduce");
+        assert_int_equal(ad->steps, STEPS);
+        assert_string_equal(ad->steps_region, "step");
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+    /* Some calls outside every region: the pattern decides. */
+    {
+        static const char *const names[] = {"step"};
+        static const int entries[] = {3};
+        profile_new(&p);
+        set_regions(&p, names, entries, 1);
+        add(&p, "MPI_Allreduce", 1000, 8 * P * STEPS, 1);
+        add(&p, "MPI_Allreduce", 4000, 4 * P * STEPS, 1);
+        add(&p, "MPI_Allreduce", 16000, 2 * P * STEPS, 0);
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Allreduce");
+        assert_int_equal(ad->steps, 2 * STEPS); /* gcd of 80, 40, 20 */
+        assert_string_equal(ad->steps_source, "pattern");
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+}
+
+/* A few huge tensors: startup is a sliver of the time, fusing gains nothing. */
+static void test_bandwidth_bound(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    json_t *j, *e;
+    (void)state;
+
+    profile_new(&p);
+    add(&p, "MPI_Allreduce", 10000000, P * STEPS, 0);
+    add(&p, "MPI_Allreduce", 30000000, P * STEPS, 0);
+    add(&p, "MPI_Allreduce", 100000000, P * STEPS, 0);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Allreduce");
+    assert_int_equal(ad->steps, STEPS);
+    assert_string_equal(ad->verdict, "no gain");
+    assert_non_null(strstr(ad->reason, "bandwidth-bound"));
+    assert_true(ad->best_saving_share < 0.05);
+    assert_true(isnan(ad->bucket_bytes));
+    assert_rel(ad->predicted_saving_s, 0, 0);
+    assert_rel(ad->predicted_s, ad->current_s, 0);
+    j = cf_analysis_to_json(a);
+    e = json_array_get(json_object_get(j, "advice"), 0);
+    assert_string_equal(json_string_value(json_object_get(e, "verdict")), "no gain");
+    assert_true(json_is_null(json_object_get(e, "bucket_bytes")));
+    assert_true(json_is_null(json_object_get(e, "ddp_bucket_cap_mb")));
+    assert_true(json_is_null(json_object_get(e, "horovod_fusion_threshold")));
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Already fused: one call per step.  One size gives no fit; the link
+ * under the ring model stands in. */
+static void test_already_fused(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    cf_analysis_opts_t o;
+    const cf_advice_t *ad;
+    (void)state;
+
+    profile_new(&p);
+    add(&p, "MPI_Allreduce", 376000, P * STEPS, 0);
+    cf_analysis_opts_init(&o);
+    o.link_alpha_s = 5e-6;
+    o.link_Bps = 10e9;
+    a = analyse(&p, &o);
+    ad = advice_of(a, "MPI_Allreduce");
+    assert_string_equal(ad->model_source, "link, ring model");
+    assert_rel(ad->alpha_s, 2.0 * (P - 1) * 5e-6, 1e-12);
+    assert_rel(ad->bandwidth_Bps, 10e9 / (2.0 * (P - 1) / P), 1e-12);
+    assert_rel(ad->calls_per_step, 1, 0);
+    assert_string_equal(ad->verdict, "no gain");
+    assert_string_equal(ad->reason, "already one call per step");
+    cf_analysis_free(a);
+
+    /* Without a link there is no model and no verdict. */
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Allreduce");
+    assert_null(ad->verdict);
+    assert_string_equal(ad->model_source, "");
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Measured time: transfer share of the sampled calls applied to every call;
+ * duration where nothing was sampled. */
+static void test_measured_time(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    cf_record_t *r;
+    double want = 0;
+    (void)state;
+
+    profile_new(&p);
+    add_stream(&p, 0);
+    /* The 1 kB bin: 20 sampled calls, 3/4 of their time waiting. */
+    r = &p.rec[0];
+    r->t_sum = 0.4;
+    r->xfer_n = 20;
+    r->xfer_sum = 0.01;
+    r->wait_s = 0.03;
+    /* The 4 kB bin: not sampled. */
+    p.rec[1].xfer_n = 0;
+    p.rec[1].xfer_sum = 0;
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Allreduce");
+    want = 0.4 * 0.25 + p.rec[1].t_sum;
+    for (size_t i = 2; i < p.nrec; i++)
+        want += p.rec[i].t_sum;
+    assert_rel(ad->current_s, want / P, 1e-12);
+    assert_string_equal(ad->current_source, "mixed");
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Barriers and streams without payload get no advice; nothing crashes on
+ * an empty profile. */
+static void test_no_advice(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    (void)state;
+
+    profile_new(&p);
+    add(&p, "MPI_Barrier", 0, 40, 0);
+    add(&p, "MPI_Allreduce", 0, 40, 0);
+    a = analyse(&p, NULL);
+    assert_int_equal(cf_analysis_nfusion(a), 0);
+    assert_null(cf_analysis_fusion(a, 0));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+
+    cf_profile_init(&p);
+    a = analyse(&p, NULL);
+    assert_int_equal(cf_analysis_nfusion(a), 0);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_packing),
+        cmocka_unit_test(test_per_tensor_fuse),
+        cmocka_unit_test(test_steps_from_pattern),
+        cmocka_unit_test(test_steps_from_regions),
+        cmocka_unit_test(test_bandwidth_bound),
+        cmocka_unit_test(test_already_fused),
+        cmocka_unit_test(test_measured_time),
+        cmocka_unit_test(test_no_advice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
