@@ -323,6 +323,13 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
     measured(p, f, ad);
+    if (ad->nonblocking) {
+        /* Spans from post to completion overlap each other and compute: they
+         * neither add up to the time the stream costs nor fit a line. */
+        ad->reason = "nonblocking: spans from post to completion overlap, so their times do not add "
+                     "up; profile the exchange with blocking calls for fusion advice";
+        return CF_OK;
+    }
     model_line(a, f, ad);
 
     if (ad->model_source[0] == '\0') {
@@ -385,6 +392,16 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
     ad->verdict = "no gain";
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;
+    {
+        /* The best candidate's buckets, beyond twice the largest size fitted, rest
+         * on the fit's extrapolated line; noted whatever the verdict. */
+        size_t bi = 0;
+        for (size_t c = 1; c < ad->ncand; c++)
+            if (ad->cand[c].model_s < ad->cand[bi].model_s)
+                bi = c;
+        ad->extrapolated = f->fit.ok && fmin(ad->cand[bi].bucket_bytes, ad->bytes_per_step) >
+                                            2.0 * f->fit.size_hi;
+    }
     if (nt <= 1 || ad->calls_per_step < 1.5) {
         ad->reason = "already one call per step";
         return CF_OK;
@@ -398,14 +415,13 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
         const cf_adv_cand_t *cd = &ad->cand[c];
         if (cd->model_s <= best * (1.0 + CF_ADV_NEAR_BEST)) {
             ad->verdict = "fuse";
-            ad->reason = ad->nonblocking ? "startup-bound; nonblocking calls overlap other work, "
-                                           "so the saving is at most this"
-                                         : "startup costs more than packing";
+            ad->reason = "fewer calls pay fewer startups than packing costs";
             ad->bucket_bytes = cd->bucket_bytes;
             ad->buckets_per_step = cd->buckets;
             ad->model_s = cd->model_s;
             ad->predicted_s = ad->current_s * cd->model_s / now;
             ad->predicted_saving_s = ad->current_s - ad->predicted_s;
+            ad->extrapolated = f->fit.ok && fmin(cd->bucket_bytes, ad->bytes_per_step) > 2.0 * f->fit.size_hi;
             ad->ddp_bucket_cap_mb = cd->bucket_bytes / 1048576.0;
             ad->horovod_fusion_threshold = cd->bucket_bytes;
             break;
@@ -524,6 +540,7 @@ static json_t *advice_json(const cf_advice_t *ad)
                jnum(isfinite(ad->model_s) ? (ad->model_current_s - ad->model_s) * (double)ad->steps
                     : ad->verdict != NULL ? 0.0 : NAN));
     bad |= set(o, "best_saving_share", jnum(ad->best_saving_share));
+    bad |= set(o, "extrapolated", json_boolean(ad->extrapolated));
     bad |= set(model, "source", jstr(has_model ? ad->model_source : NULL));
     bad |= set(model, "alpha_s", jnum(has_model ? ad->alpha_s : NAN));
     bad |= set(model, "bandwidth_Bps", jnum(has_model ? ad->bandwidth_Bps : NAN));

@@ -55,10 +55,17 @@
  * model) is never counted as a saving.  predicted_saving_s = current_s -
  * predicted_s.
  *
+ * A bucket larger than the sizes the collective's fit saw extrapolates its
+ * line (extrapolated: buckets beyond twice the largest size fitted): where
+ * larger messages run faster (a protocol or algorithm switch), fusion gains
+ * more than predicted; where the bandwidth limit only shows at larger sizes
+ * (a shaper's burst), less.
+ *
  * Verdict "fuse" when the best candidate saves at least 5 % of the time;
  * "no gain" when the stream already makes at most one call per step, or the
  * saving is smaller (bandwidth-bound streams: startup is a small share).
- * No verdict (NULL) without a model.
+ * No verdict (NULL) without a model, and for nonblocking streams, whose
+ * spans from post to completion overlap and do not add up.
  *
  * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
  * HOROVOD_FUSION_THRESHOLD = S in bytes. */
@@ -120,6 +127,8 @@ typedef struct cf_advice {
     double predicted_s;       /* whole run, per rank on the slowest rank */
     double predicted_saving_s;
     double best_saving_share; /* of the best candidate, model; NaN without a model */
+    int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
+                               * largest size the collective's fit saw */
     double ddp_bucket_cap_mb;
     double horovod_fusion_threshold;
 

@@ -39,7 +39,11 @@
  * collective of n bytes on p ranks under the default algorithm (ring for
  * allreduce) with cost A alpha + C n/B is A x T_p2p(C n / A): A messages of
  * the per-hop size C n / A, each costed by the segment of the p2p fit that
- * covers that size.  efficiency = ideal / measured median. */
+ * covers that size.  efficiency = ideal / measured median.
+ *
+ * Also part of an analysis: the MPI time per region (MPI_Pcontrol), the
+ * late arrivals per communicator as the profile records them, and the
+ * fusion advice of every collective stream (cf_advice.h). */
 #ifndef CF_ANALYSIS_H
 #define CF_ANALYSIS_H
 

@@ -9,15 +9,24 @@
  * - Outliers: in each segment the worst point is dropped and the segment
  *   refitted while |log(T_measured / T_fit)| of that point exceeds both
  *   3 robust standard deviations (1.4826 x median |log residual|) and 0.05;
- *   at most a quarter of a segment's points, and never below 3 sizes.
- * - Protocol switches: the best segmentation into 1..CF_FIT_MAX_SEG
- *   segments (each with >= 3 distinct sizes) is found by dynamic
- *   programming over the break positions, with a cheap robust cost.  The
- *   fewest segments are kept that no finer segmentation beats: a finer one
- *   wins when its truncated squared log error (one threshold, from the
- *   finer model's noise, for both) is at least 2^(added segments) times
- *   smaller and passes a BIC penalty (3 parameters per segment), and the
- *   coarser one misses by more than 2 % rms.
+ *   at most a quarter of a segment's points, never below 3 sizes, and
+ *   never a size next to a break (it would move the switch, see
+ *   cf_fit_predict).
+ * - Protocol switches: where and whether they are is decided with bounded
+ *   bin weights u = c / (c + 16) instead of the call counts c, which
+ *   sweeps make 10 to 100 times larger at small sizes: every size bin has
+ *   a say, a bin of very few calls less.  The best segmentation into
+ *   1..CF_FIT_MAX_SEG segments (each with >= 3 distinct sizes) is found by
+ *   dynamic programming over the break positions, with a cheap robust cost
+ *   in which the sizes next to a break are never outliers.  The fewest
+ *   segments are kept that no finer segmentation beats: a finer one wins
+ *   when the likelihood ratio of the log residuals, (n - p) ln(cost_coarse
+ *   / cost_fine) with n the effective number of bins and p the finer
+ *   model's parameters, exceeds 1.5 ln n per added parameter (3 per
+ *   segment: startup, slope, break), and the coarser one misses by more
+ *   than 2 % rms.  A bin that both miss by more than the finer model's
+ *   outlier threshold costs both the same.  The segments' parameters are
+ *   then fitted with the call counts.
  * - Constraints: alpha >= 0 (refit through the origin otherwise) and B > 0;
  *   a slope <= 0 gives B = INFINITY (time does not grow with size).
  * - Confidence intervals: centre +- t(0.975, n-2) x standard error of the

@@ -20,21 +20,21 @@ void cf_sync_measure(cf_sync_pt_t *pt)
         if (rank < mask && rank + mask < p) {
             int child = rank + mask;
             for (int i = 0; i < CF_SYNC_ROUNDS; i++) {
-                double reply[3];
+                double reply[4];
                 PMPI_Recv(NULL, 0, MPI_BYTE, child, CF_SYNC_TAG, comm, MPI_STATUS_IGNORE);
                 reply[0] = cf_now_local();
                 reply[1] = offset;
                 reply[2] = err;
-                PMPI_Send(reply, 3, MPI_DOUBLE, child, CF_SYNC_TAG, comm);
+                reply[3] = cf_sync.test_offset_ns;
+                PMPI_Send(reply, 4, MPI_DOUBLE, child, CF_SYNC_TAG, comm);
             }
         } else if (rank >= mask && rank < 2 * mask) {
             int parent = rank - mask;
-            double best_rtt = 1e300;
+            double best_rtt = 1e300, reply[4] = {0};
             for (int i = 0; i < CF_SYNC_ROUNDS; i++) {
-                double reply[3];
                 double t0 = cf_now_local();
                 PMPI_Send(NULL, 0, MPI_BYTE, parent, CF_SYNC_TAG, comm);
-                PMPI_Recv(reply, 3, MPI_DOUBLE, parent, CF_SYNC_TAG, comm, MPI_STATUS_IGNORE);
+                PMPI_Recv(reply, 4, MPI_DOUBLE, parent, CF_SYNC_TAG, comm, MPI_STATUS_IGNORE);
                 double t1 = cf_now_local();
                 if (t1 - t0 < best_rtt) {
                     best_rtt = t1 - t0;
@@ -42,6 +42,14 @@ void cf_sync_measure(cf_sync_pt_t *pt)
                     offset = reply[0] + reply[1] - (t0 + t1) / 2;
                     err = reply[2] + best_rtt / 2;
                 }
+            }
+            /* ranks of one node read the same kernel clock: nothing to
+             * measure, and a measurement could only add its error (a busy
+             * node makes every round trip slow) */
+            if (cf_g.world_node && cf_g.world_node[parent] == cf_g.node && reply[3] == 0 &&
+                cf_sync.test_offset_ns == 0) {
+                offset = reply[1];
+                err = reply[2];
             }
         }
     }

@@ -1,8 +1,10 @@
 /* Clocks comparable across ranks: each rank's offset to rank 0's clock is
  * measured at init and at finalize with min-RTT ping-pongs down a binomial
  * tree (log2 p rounds, pairs in parallel), and interpolated linearly in
- * between (the Score-P method).  Local time is CLOCK_MONOTONIC continued by
- * the tick counter, in ns. */
+ * between (the Score-P method).  Ranks of one node share the kernel's clock
+ * and inherit their parent's offset unmeasured (unless a test offset is
+ * injected).  Local time is CLOCK_MONOTONIC continued by the tick counter,
+ * in ns. */
 #ifndef CF_SYNC_H
 #define CF_SYNC_H
 

@@ -170,6 +170,7 @@ typedef struct {
 static struct {
     _Atomic int on;        /* recording (after init, COMMFIT_UCX) */
     int wanted;            /* COMMFIT_UCX */
+    int ready;             /* worker ids known (under lock) */
     uint8_t recv_path;     /* class of the world: receives and unknown peers */
     pthread_mutex_t lock;  /* endpoint and worker bookkeeping */
     uint64_t local_uid[CF_UCX_WORKERS];
@@ -437,7 +438,7 @@ static void cf_ucx_ep_note(ucp_ep_h ep, const ucp_ep_params_t *params)
         atomic_store_explicit(&slot->ep, k, memory_order_release);
         if (!e)
             cf_ucx_count(CF_UCX_N_EPS);
-        if (cf_ucx.peer || atomic_load(&cf_g.state) == 1)
+        if (cf_ucx.ready)
             cf_ucx_ep_resolve(slot);
     }
     pthread_mutex_unlock(&cf_ucx.lock);
@@ -460,8 +461,10 @@ static cf_ucx_ctx_t *cf_ucx_ctx_get(cf_thread_t *t)
         return NULL;
     if (__builtin_expect(cf_ucx_cursor == 0, 0))
         cf_ucx_cursor = cf_ucx_hash((uintptr_t)t) | 1;
-    for (unsigned n = 0; n < 64; n++) {
-        cf_ucx_ctx_t *c = &pool[cf_ucx_cursor++ & cf_ucx.pool_mask];
+    /* from the context this thread took last: when operations complete as
+     * fast as they are posted, the same few stay in cache */
+    for (unsigned n = 0; n < 64; n++, cf_ucx_cursor++) {
+        cf_ucx_ctx_t *c = &pool[cf_ucx_cursor & cf_ucx.pool_mask];
         uint32_t zero = 0;
         if (atomic_load_explicit(&c->refs, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_strong(&c->refs, &zero, 2)) {
@@ -1103,8 +1106,8 @@ ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void *buffer, size_t length, uint
     ucp_request_param_t p;
     if (!nb)
         return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, &param, &p, (cf_ucx_oldcb_t)cb,
-                           nbx != NULL);
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0,
+                           &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
     if (how == CF_UCX_PASS)
         return nb(ep, buffer, length, remote_addr, rkey, cb);
     cf_ucx_busy++;
@@ -1124,8 +1127,8 @@ ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void *buffer, size_t length, uint64_t r
     ucp_request_param_t p;
     if (!nb)
         return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, &param, &p, (cf_ucx_oldcb_t)cb,
-                           nbx != NULL);
+    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0,
+                           &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
     if (how == CF_UCX_PASS)
         return nb(ep, buffer, length, remote_addr, rkey, cb);
     cf_ucx_busy++;
@@ -1228,7 +1231,10 @@ static void cf_ucx_release(void *request, void (*real)(void *))
     uint64_t w = 0;
     _Atomic uint64_t *slot = NULL;
     cf_ucx_ctx_t *c = NULL;
-    if (cf_ucx.reqmap && !cf_ucx_busy && request) {
+    __typeof__(&ucp_request_check_status) status = CF_UCX_REAL(ucp_request_check_status);
+    /* UCX marks a request complete after its callback ran: only one still in
+     * flight can have a context we must take back */
+    if (cf_ucx.reqmap && !cf_ucx_busy && request && status && status(request) == UCS_INPROGRESS) {
         uint32_t h = cf_ucx_hash((uintptr_t)request);
         for (unsigned n = 0; n < CF_UCX_REQ_PROBE && !slot; n++) {
             _Atomic uint64_t *s = &cf_ucx.reqmap[(h + n) & cf_ucx.reqmap_mask];
@@ -1446,13 +1452,15 @@ void cf_ucx_init(void)
     pthread_mutex_unlock(&cf_ucx.lock);
     uint64_t *all = calloc((size_t)size * CF_UCX_WORKERS, sizeof(uint64_t));
     struct cf_ucx_peer *peer = calloc((size_t)size * CF_UCX_WORKERS, sizeof(*peer));
-    uint64_t *zero = calloc((size_t)size * CF_UCX_WORKERS, sizeof(uint64_t));
-    /* a rank without memory still sends its ids so the others are not held up */
-    PMPI_Allgather(mine, CF_UCX_WORKERS, MPI_UINT64_T, all ? all : zero, all ? CF_UCX_WORKERS : 0, MPI_UINT64_T,
-                   MPI_COMM_WORLD);
-    free(zero);
+    /* all ranks agree first, so that one without memory holds no one up */
+    int ok = all && peer, all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok)
+        PMPI_Allgather(mine, CF_UCX_WORKERS, MPI_UINT64_T, all, CF_UCX_WORKERS, MPI_UINT64_T, MPI_COMM_WORLD);
+    else if (cf_g.world_rank == 0)
+        cf_log("no memory to map UCX workers to ranks; UCX endpoints are classed by their transports");
     size_t np = 0;
-    for (size_t i = 0; all && peer && i < (size_t)size * CF_UCX_WORKERS; i++)
+    for (size_t i = 0; all_ok && i < (size_t)size * CF_UCX_WORKERS; i++)
         if (all[i]) {
             peer[np].uid = all[i];
             peer[np++].rank = (int)(i / CF_UCX_WORKERS);
@@ -1469,6 +1477,7 @@ void cf_ucx_init(void)
         if (v && v != CF_UCX_EP_DEAD)
             cf_ucx_ep_resolve(&cf_ucx.ep[i]);
     }
+    cf_ucx.ready = 1; /* endpoints made from now on are placed when made */
     pthread_mutex_unlock(&cf_ucx.lock);
 
     if (!cf_ucx.wanted)
@@ -1529,6 +1538,11 @@ static void cf_ucx_wire_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
+static int cf_ucx_cmp_name(const void *a, const void *b)
+{
+    return strncmp(a, b, CF_UCX_TL_LEN);
+}
+
 json_t *cf_ucx_section(void)
 {
     /* without memory a rank still takes part, with nothing to add */
@@ -1578,7 +1592,11 @@ json_t *cf_ucx_section(void)
     json_t *tls = json_object(), *eps = json_object();
     for (unsigned p = 0; p < 3; p++) {
         json_t *arr = json_array();
-        for (unsigned j = 0; j < CF_UCX_TL_MAX && sum->tl[p][j][0]; j++)
+        unsigned ntl = 0;
+        while (ntl < CF_UCX_TL_MAX && sum->tl[p][ntl][0])
+            ntl++;
+        qsort(sum->tl[p], ntl, CF_UCX_TL_LEN, cf_ucx_cmp_name); /* the same order whatever the reduction's */
+        for (unsigned j = 0; j < ntl; j++)
             json_array_append_new(arr, json_stringn(sum->tl[p][j], strnlen(sum->tl[p][j], CF_UCX_TL_LEN)));
         if (json_array_size(arr))
             json_object_set_new(tls, cf_path_name(p), arr);
@@ -1591,7 +1609,8 @@ json_t *cf_ucx_section(void)
     json_object_set_new(s, "endpoints_by_path", eps);
     for (unsigned i = 0; i < CF_UCX_N_COUNT; i++)
         json_object_set_new(s, cf_ucx_n_names[i], json_integer((json_int_t)sum->n[i]));
-    json_object_set_new(s, "receive_path", json_string("class of the world (a receive is posted on a worker, not an endpoint)"));
+    json_object_set_new(s, "receive_path",
+                        json_string("class of the world (a receive is posted on a worker, not an endpoint)"));
     if (sum != &sum_fallback)
         free(sum);
     return s;

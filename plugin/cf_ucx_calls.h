@@ -41,6 +41,7 @@
 #define CF_UCX_HELPERS(X)          \
     X(ucp_request_free)            \
     X(ucp_request_release)         \
+    X(ucp_request_check_status)    \
     X(ucp_tag_recv_request_test)   \
     X(ucp_dt_create_generic)       \
     X(ucp_dt_destroy)              \

@@ -35,9 +35,11 @@ run_plain() { # BUCKET LAYERS -> comm ms/step
 echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
 echo "model (the model's own times), realised (commfit diff: per rank on the slowest rank),"
-echo "plain (dp_train's comm time without the profiler, mean over ranks)"
+echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain),"
+echo "run with 64 KiB to compare"
 printf '%-14s %4s %9s %8s %10s %10s %10s %10s\n' model rep bucket buckets predicted model realised plain
 summary=()
+declare -A verdicts
 for entry in "${models[@]}"; do
     name=${entry%%:*} layers=${entry#*:}
     m=(--layers "$layers"); [ "$layers" = small ] && m=(--model small)
@@ -45,37 +47,45 @@ for entry in "${models[@]}"; do
     for rep in $(seq "$reps"); do
         COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=0 cf_mpirun "$np" -- "$dp" "${m[@]}" --steps "$steps" \
             --compute-us 1000 --region --bucket 0 > /dev/null || { echo "$name: run failed"; continue; }
+        # the advised bucket; where fusion is not advised, 64 KiB to see what it would have done
         read -r verdict bucket predicted model <<< "$("$commfit" report --format json "$cf_tmp/a.json" | "$CF_PYTHON" -c '
 import json, sys
 a = [x for x in json.load(sys.stdin)["advice"] if x["op"] == "MPI_Allreduce" and x["comm"] == "world"][0]
-print(a["verdict"].replace(" ", "-"), a["bucket_bytes"] or 0, a["predicted_saving_s"] * 1e3, a["model_saving_s"] * 1e3)')"
-        if [ "$verdict" != fuse ]; then
-            printf '%-14s %4s %9s %8s %10s\n' "$name" "$rep" - - "no gain"
-            continue
-        fi
+S = a["bucket_bytes"] or 65536
+c = [c for c in a["candidates"] if c["bucket_bytes"] == S][0]
+print(a["verdict"].replace(" ", "-"), S, (a["current_s"] - c["predicted_s"]) * 1e3,
+      (a["model_current_step_s"] - c["model_step_s"]) * a["steps"] * 1e3)')"
         COMMFIT_OUTPUT="$cf_tmp/b.json" COMMFIT_SUMMARY=0 cf_mpirun "$np" -- "$dp" "${m[@]}" --steps "$steps" \
             --compute-us 1000 --region --bucket "$bucket" > "$cf_tmp/b.out" || { echo "$name: run failed"; continue; }
         nb=$(sed -n 's/^# exchange: .* -> \([0-9]*\) buckets\/step.*/\1/p' "$cf_tmp/b.out")
-        realised=$("$commfit" diff --format json "$cf_tmp/a.json" "$cf_tmp/b.json" | "$CF_PYTHON" -c '
+        # the same measure as commfit diff: per rank on the slowest rank, scaled to A's steps
+        "$commfit" report --format json "$cf_tmp/a.json" > "$cf_tmp/a-report.json"
+        "$commfit" report --format json "$cf_tmp/b.json" > "$cf_tmp/b-report.json"
+        realised=$("$CF_PYTHON" - "$cf_tmp/a-report.json" "$cf_tmp/b-report.json" <<'PY'
 import json, sys
-r = [o for o in json.load(sys.stdin)["operations"] if o["op"] == "MPI_Allreduce" and o["comm"]["a"] == "world"][0]
-print(r["fusion"]["realised_saving_s"] * 1e3)')
+a, b = ([x for x in json.load(open(f))["advice"] if x["op"] == "MPI_Allreduce" and x["comm"] == "world"][0]
+        for f in sys.argv[1:3])
+print((a["current_s"] / a["steps"] - b["current_s"] / b["steps"]) * a["steps"] * 1e3)
+PY
+)
         plain=$("$CF_PYTHON" -c 'import sys; print((float(sys.argv[1]) - float(sys.argv[2])) * int(sys.argv[3]))' \
             "$(run_plain 0 "$layers")" "$(run_plain "$bucket" "$layers")" "$steps")
+        [ "$verdict" = fuse ] || bucket="$bucket*"
         printf '%-14s %4s %9s %8s %10.3f %10.3f %10.3f %10.3f\n' "$name" "$rep" "$bucket" "$nb" "$predicted" "$model" \
             "$realised" "$plain"
         rows+=("$predicted $model $realised $plain")
+        verdicts[$name]=$verdict
     done
     if [ ${#rows[@]} -eq 0 ]; then
-        summary+=("$name: no gain predicted")
+        summary+=("$name: no runs")
         continue
     fi
     summary+=("$(printf '%s\n' "${rows[@]}" | "$CF_PYTHON" -c '
 import statistics as st, sys
 cols = list(zip(*[[float(x) for x in l.split()] for l in sys.stdin if l.strip()]))
 p, m, r, q = (st.median(c) for c in cols)
-print("%s: predicted %.3g ms (model alone %.3g ms); realised %.3g ms profiled (%.0f%% of predicted), %.3g ms without the profiler"
-      % (sys.argv[1], p, m, r, 100 * r / p if p else 0, q))' "$name")")
+print("%s (%s): predicted %.3g ms (model alone %.3g ms); realised %.3g ms profiled, %.3g ms without the profiler"
+      % (sys.argv[1], sys.argv[2], p, m, r, q))' "$name" "${verdicts[$name]}")")
 done
 echo
 echo "medians over $reps repetitions:"

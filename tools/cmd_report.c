@@ -37,7 +37,8 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: commfit report [options] PROFILE\n"
             "Fits T = alpha + M/B to every operation of a profile, says whether startup or\n"
-            "bandwidth dominates, and holds collectives against their ideal models.\n"
+            "bandwidth dominates, holds collectives against their ideal models, and says\n"
+            "what fusion bucket size each collective needs.\n"
             "\n"
             "  -f, --format FMT        text (default), json or csv\n"
             "  -l, --link RATE,TIME    hold collectives against this link, e.g. 400Gb/s,5us,\n"
@@ -508,9 +509,9 @@ static void text_fusion(const cf_analysis_t *a)
             printf("\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
                    "(alpha + bytes/B) + 2 x fused bytes / copy bandwidth\n");
         cf_comm_label(ad->comm, label, sizeof(label));
-        printf("  %s on %s (%d rank%s): %.1f calls/step, %s/step; %llu steps (%s%s%s)\n", ad->op, label,
+        printf("  %s on %s (%d rank%s): %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label,
                ad->comm_size, ad->comm_size == 1 ? "" : "s", ad->calls_per_step,
-               fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps,
+               fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps, ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "");
         if (ad->model_source[0] == '\0') {
@@ -521,29 +522,38 @@ static void text_fusion(const cf_analysis_t *a)
                ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
                fmt_pct(ad->startup_share, b[2]),
                isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
-        printf("    now: %s over the run on the slowest rank (%s time), %s/step; the model gives %s/step\n",
-               fmt_t(ad->current_s, b[0]), ad->current_source,
+        printf("    now: %s over the run on the slowest rank (%s), %s/step; the model gives %s/step\n",
+               fmt_t(ad->current_s, b[0]),
+               strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
+               : strcmp(ad->current_source, "duration") == 0 ? "call durations"
+                                                             : "transfer time where sampled",
                fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]));
         if (strcmp(ad->verdict, "fuse") == 0) {
-            printf("    fuse: buckets of %s (%.0f B): %.0f calls/step, %s/step modelled; saves %s of %s (%s)%s\n",
+            printf("    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled; saves %s of %s (%s)\n",
                    fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
+                   ad->buckets_per_step == 1 ? "" : "s",
                    fmt_t(ad->model_s, b[1]), fmt_t(ad->predicted_saving_s, b[2]),
                    fmt_t(ad->current_s, b[3]),
-                   fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]),
-                   ad->nonblocking ? " at most (nonblocking: overlapped)" : "");
+                   fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]));
             printf("          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
                    ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
         } else {
             printf("    no gain: %s (best bucket size saves %s)\n", ad->reason,
                    fmt_pct(ad->best_saving_share, b[0]));
         }
+        if (ad->extrapolated) {
+            const cf_an_fit_t *f = cf_analysis_find(a, ad->op, ad->comm, ad->path);
+            printf("    note: buckets are larger than any size fitted (up to %s): the line is "
+                   "extrapolated; a size sweep of the collective would confirm B\n",
+                   fmt_s(f != NULL ? f->fit.size_hi : NAN, b[0]));
+        }
         for (size_t c = 0; c < ad->ncand; c++) {
             const cf_adv_cand_t *cd = &ad->cand[c];
             if (cd->name == NULL || !(ad->model_current_s > 0))
                 continue;
-            printf("    %s: %.0f call%s/step, saves %s\n", cd->name, cd->buckets,
-                   cd->buckets == 1 ? "" : "s",
-                   fmt_pct((ad->model_current_s - cd->model_s) / ad->model_current_s, b[1]));
+            double gain = (ad->model_current_s - cd->model_s) / ad->model_current_s;
+            printf("    %s: %.0f call%s/step, %s %s\n", cd->name, cd->buckets,
+                   cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]));
         }
     }
 }

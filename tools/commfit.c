@@ -12,7 +12,7 @@ typedef struct {
 static const cf_command_t cf_commands[] = {
     {"run", cf_cmd_run, "run an MPI job with the profiler preloaded on every rank"},
     {"model", cf_cmd_model, "time of a message or collective under the alpha + M/B model"},
-    {"report", cf_cmd_report, "fits, verdicts and collective efficiency of a profile"},
+    {"report", cf_cmd_report, "fits, verdicts, collective efficiency and fusion advice of a profile"},
     {"trace", cf_cmd_trace, "sampled collective instances as a Chrome/Perfetto trace"},
     {"diff", cf_cmd_diff, "compare two profiles: time, calls, fits, realised fusion saving"},
 };

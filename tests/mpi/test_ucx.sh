@@ -13,21 +13,21 @@ root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 UCX_PML=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
 OB1_PML=(--mca pml ob1 --mca btl self,vader,tcp)
-# run NP PML-ARRAY-NAME [mpirun options] -- PROGRAM ARGS, with the plugin
+# run NP ucx|ob1 [mpirun options] -- PROGRAM ARGS, with the plugin
 run() {
-    local np=$1 pml=$2 opts=() v fwd=()
+    local np=$1 p=() opts=() v fwd=()
+    case $2 in ucx) p=("${UCX_PML[@]}") ;; *) p=("${OB1_PML[@]}") ;; esac
     shift 2
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
     for v in $(env | sed -n 's/^\(COMMFIT_[A-Z_]*\)=.*/\1/p'); do fwd+=(-x "$v"); done
-    eval "local p=(\"\${$pml[@]}\")"
     "$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none -np "$np" "${p[@]}" "${opts[@]}" \
         -x LD_PRELOAD="$COMMFIT_LIB" "${fwd[@]}" "$@"
 }
 pingpong="$CF_BUILDDIR/tests/mpi/ucx_pingpong"
 allreduce="$CF_BUILDDIR/tests/mpi/ucx_allreduce"
 corners="$CF_BUILDDIR/tests/mpi/ucx_corners"
-SIZES="8 1000 65536 1048576" # eager short, eager copy, and rendezvous sizes
+SIZES=(8 1000 65536 1048576) # eager short, eager copy, and rendezvous sizes
 ITERS=50
 
 # Can the UCX PML start here at all?  (Without the plugin.)
@@ -44,18 +44,18 @@ fi
 
 # 1. ping-pong of known sizes
 COMMFIT_OUTPUT="$cf_tmp/pp.json" COMMFIT_SUMMARY=0 \
-    run 2 UCX_PML -- "$pingpong" $ITERS $SIZES > "$cf_tmp/pp.out" || cf_fail "ping-pong under the UCX PML failed"
+    run 2 ucx -- "$pingpong" $ITERS "${SIZES[@]}" > "$cf_tmp/pp.out" || cf_fail "ping-pong under the UCX PML failed"
 grep -q '"ucx"' "$cf_tmp/pp.json" || { echo "SKIP: libcommfit.so was built without the UCX layer"; exit 77; }
-"$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none -np 2 "${UCX_PML[@]}" "$pingpong" $ITERS $SIZES \
+"$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none -np 2 "${UCX_PML[@]}" "$pingpong" $ITERS "${SIZES[@]}" \
     > "$cf_tmp/pp-plain.out" || cf_fail "ping-pong without the plugin failed"
 cmp -s "$cf_tmp/pp.out" "$cf_tmp/pp-plain.out" || cf_fail "the job's output changed under the plugin"
-ucx_check pingpong "$cf_tmp/pp.json" $ITERS $SIZES || cf_fail "ping-pong profile"
+ucx_check pingpong "$cf_tmp/pp.json" $ITERS "${SIZES[@]}" || cf_fail "ping-pong profile"
 
 # 2. allreduce with the algorithm set: ring, then recursive doubling
 M=1048576
 for algo in 4:ring 3:recursive_doubling; do
     COMMFIT_OUTPUT="$cf_tmp/ar-${algo#*:}.json" COMMFIT_SUMMARY=0 \
-        run 4 UCX_PML --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm "${algo%%:*}" \
+        run 4 ucx --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm "${algo%%:*}" \
         -- "$allreduce" 10 $M || cf_fail "allreduce (algorithm ${algo%%:*}) failed"
     ucx_check allreduce "$cf_tmp/ar-${algo#*:}.json" 4 10 $M "${algo#*:}" || cf_fail "allreduce ${algo#*:}"
 done
@@ -63,24 +63,24 @@ done
 # 3. the less common paths, with one-sided traffic through osc ucx
 for n in 100 100000; do
     COMMFIT_OUTPUT="$cf_tmp/corners$n.json" COMMFIT_SUMMARY=0 \
-        run 3 UCX_PML --mca osc ucx -- "$corners" $n > /dev/null || cf_fail "corner cases ($n B) failed"
+        run 3 ucx --mca osc ucx -- "$corners" $n > /dev/null || cf_fail "corner cases ($n B) failed"
     ucx_check corners "$cf_tmp/corners$n.json" 3 $n || cf_fail "corner cases ($n B)"
 done
 
 # 4. ob1 beneath: no UCX record, the same MPI records
 COMMFIT_OUTPUT="$cf_tmp/pp-ob1.json" COMMFIT_SUMMARY=0 \
-    run 2 OB1_PML -- "$pingpong" $ITERS $SIZES > /dev/null || cf_fail "ping-pong under ob1 failed"
+    run 2 ob1 -- "$pingpong" $ITERS "${SIZES[@]}" > /dev/null || cf_fail "ping-pong under ob1 failed"
 ucx_check no_ucx "$cf_tmp/pp-ob1.json" || cf_fail "UCX records under ob1"
 ucx_check same_mpi "$cf_tmp/pp.json" "$cf_tmp/pp-ob1.json" || cf_fail "MPI records differ between the PMLs"
 COMMFIT_OUTPUT="$cf_tmp/ar-ob1.json" COMMFIT_SUMMARY=0 \
-    run 4 OB1_PML --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 \
+    run 4 ob1 --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 \
     -- "$allreduce" 10 $M > /dev/null || cf_fail "allreduce under ob1 failed"
 ucx_check no_ucx "$cf_tmp/ar-ob1.json" || cf_fail "UCX records under ob1"
 ucx_check same_mpi "$cf_tmp/ar-ring.json" "$cf_tmp/ar-ob1.json" || cf_fail "MPI records differ between the PMLs"
 
 # 5. COMMFIT_UCX=0: the layer is off, the MPI records stay
 COMMFIT_UCX=0 COMMFIT_OUTPUT="$cf_tmp/pp-off.json" COMMFIT_SUMMARY=0 \
-    run 2 UCX_PML -- "$pingpong" $ITERS $SIZES > /dev/null || cf_fail "ping-pong with COMMFIT_UCX=0 failed"
+    run 2 ucx -- "$pingpong" $ITERS "${SIZES[@]}" > /dev/null || cf_fail "ping-pong with COMMFIT_UCX=0 failed"
 ucx_check no_ucx "$cf_tmp/pp-off.json" || cf_fail "UCX records with COMMFIT_UCX=0"
 ucx_check same_mpi "$cf_tmp/pp.json" "$cf_tmp/pp-off.json" || cf_fail "MPI records differ with COMMFIT_UCX=0"
 # 6. two emulated nodes (network namespaces, where they can be made): each
@@ -89,7 +89,8 @@ cluster="$CF_SRCDIR/tests/cluster/cluster.sh"
 export CFN_PREFIX=cfu
 if why=$("$cluster" available 2>&1); then
     trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
-    "$cluster" up 2 > "$cf_tmp/cluster.log" 2>&1 || { cat "$cf_tmp/cluster.log"; cf_fail "cannot build the emulated cluster"; }
+    "$cluster" up 2 > "$cf_tmp/cluster.log" 2>&1 \
+        || { cat "$cf_tmp/cluster.log"; cf_fail "cannot build the emulated cluster"; }
     "$cluster" run -- -np 4 --map-by ppr:2:node "${UCX_PML[@]}" --mca coll_tuned_use_dynamic_rules 1 \
         --mca coll_tuned_allreduce_algorithm 4 -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$cf_tmp/nodes.json" \
         -x COMMFIT_SUMMARY=0 "$allreduce" 10 $M > /dev/null || cf_fail "allreduce on two emulated nodes failed"

@@ -458,6 +458,29 @@ static void test_measured_time(void **state)
     cf_profile_free(&p);
 }
 
+/* Nonblocking streams: spans overlap, no verdict, but steps and calls. */
+static void test_nonblocking(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    profile_new(&p);
+    for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++)
+        add(&p, "MPI_Iallreduce", tensors[i].size, (uint64_t)tensors[i].count * P * STEPS, 0);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    assert_true(ad->nonblocking);
+    assert_null(ad->verdict);
+    assert_non_null(strstr(ad->reason, "nonblocking"));
+    assert_int_equal(ad->steps, STEPS);
+    assert_rel(ad->calls_per_step, 16, 1e-12);
+    assert_true(isnan(ad->predicted_s));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 /* Barriers and streams without payload get no advice; nothing crashes on
  * an empty profile. */
 static void test_no_advice(void **state)
@@ -482,6 +505,63 @@ static void test_no_advice(void **state)
     cf_profile_free(&p);
 }
 
+/* Odd profiles: regions out of range, entries of any type, zero and huge
+ * counts, unknown communicators.  Advice is made or refused, never a crash,
+ * and the JSON always serializes. */
+static void test_any_profile(void **state)
+{
+    static const char *const names[] = {"step", "step/a", "x", "x/step/b"};
+    uint64_t z = 42;
+    (void)state;
+
+    for (int round = 0; round < 200; round++) {
+        cf_profile_t p;
+        cf_analysis_t *a = NULL;
+        json_t *j;
+        char *text, line[512];
+        int n = 1 + round % 9;
+
+        profile_new(&p);
+        if (round % 2 == 0) {
+            static const int entries[] = {10, 0, -3, 7};
+            set_regions(&p, names, entries, 4);
+        }
+        if (round % 5 == 0)
+            json_object_set_new(p.extra ? p.extra : (p.extra = json_object()), "region_entries",
+                                json_string("nonsense"));
+        if (round % 7 == 0)
+            p.memcpy_Bps = round % 14 == 0 ? NAN : -1;
+        if (round % 11 == 0)
+            p.comm[0].size = round % 22 == 0 ? 0 : 1;
+        for (int i = 0; i < n; i++) {
+            uint64_t size, calls;
+            cf_record_t *r;
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            size = (z >> 60) == 0 ? 0 : (uint64_t)1 << ((z >> 33) % 40);
+            calls = (z >> 20) % 5 == 0 ? 1 : (z >> 24) % 5000;
+            r = add(&p, (z >> 10) % 3 == 0 ? "MPI_Bcast" : "MPI_Allreduce", size, calls ? calls : 1,
+                    (unsigned)((z >> 40) % 6));
+            if ((z >> 44) % 4 == 0) {
+                r->xfer_n = 0;
+                r->t_sum = (z >> 48) % 2 ? NAN : -1.0;
+            }
+            if ((z >> 50) % 9 == 0)
+                r->comm = 77;
+        }
+        assert_int_equal(cf_analysis_run(&p, NULL, &a), CF_OK);
+        for (size_t i = 0; i < cf_analysis_nfusion(a); i++)
+            cf_advice_line(cf_analysis_fusion(a, i), line, sizeof(line));
+        j = cf_analysis_to_json(a);
+        assert_non_null(j);
+        text = json_dumps(j, 0);
+        assert_non_null(text);
+        free(text);
+        json_decref(j);
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,7 +572,9 @@ int main(void)
         cmocka_unit_test(test_bandwidth_bound),
         cmocka_unit_test(test_already_fused),
         cmocka_unit_test(test_measured_time),
+        cmocka_unit_test(test_nonblocking),
         cmocka_unit_test(test_no_advice),
+        cmocka_unit_test(test_any_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

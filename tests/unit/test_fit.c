@@ -384,6 +384,140 @@ static void test_heavy_weight(void **state)
     assert_rel(f.bandwidth_Bps, BW, 0.10);
 }
 
+/* Call counts of a sweep: every size up to 16 KiB repeated as often, the
+ * larger ones fewer times in proportion to their size (at least 20). */
+static double sweep_calls(double size)
+{
+    return size <= 16384 ? 22000 : fmax(20, 22000 * 16384 / size);
+}
+
+/* A switch at 128 KiB that doubles the time, where the sweep times 8 to
+ * 250 times fewer calls than at the small sizes.  Had the calls decided,
+ * the small sizes, which one line fits, would outvote the few large ones. */
+static void test_switch_despite_call_imbalance(void **state)
+{
+    const double brk = 131072, a1 = 2e-6, bw = 10e9;
+    const double a2 = 2 * (a1 + brk / bw) - brk / bw;
+    cf_point_t p[23];
+    cf_fit_t f;
+    (void)state;
+
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rng_state = seed;
+        for (int i = 0; i < 23; i++) {
+            double m = ldexp(1.0, i);
+            p[i].size = m;
+            p[i].time_s = ((m < brk ? a1 : a2) + m / bw) * (1.0 + 0.05 * rng_uniform());
+            p[i].weight = sweep_calls(m);
+        }
+        assert_int_equal(cf_fit_hockney(p, 23, &f), CF_OK);
+        assert_int_equal(f.nseg, 2);
+        assert_true(f.seg[0].size_hi == 65536 && f.seg[1].size_lo == brk);
+        assert_rel(f.seg[0].alpha_s, a1, 0.15);
+        assert_rel(f.seg[1].alpha_s, a2, 0.15);
+        assert_rel(f.seg[1].bandwidth_Bps, bw, 0.15);
+    }
+}
+
+/* ... and the same imbalance does not make noise look like a switch. */
+static void test_no_split_on_noise_with_sweep_calls(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    int splits = 0;
+    (void)state;
+
+    rng_state = 555;
+    for (int t = 0; t < 200; t++) {
+        make_hockney(p, ALPHA, BW, 0.05);
+        for (int i = 0; i < NPOW; i++)
+            p[i].weight = sweep_calls(p[i].size);
+        assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+        splits += f.nseg > 1;
+    }
+    assert_true(splits <= 2);
+}
+
+/* Real sweeps as the report bins them: size, median time, calls.  Open MPI
+ * 4.1 (ob1, vader), 2 ranks on one node. */
+typedef struct {
+    double size, p50, calls;
+} sweep_bin_t;
+
+/* coll_sweep --op allreduce --min 8 --max 4MiB: the single-copy
+ * (rendezvous) protocol takes over from 8 KiB at 4x the time of 4 KiB;
+ * iterations fall from 500 to 16 above 128 KiB. */
+static const sweep_bin_t allreduce_sweep[] = {
+    {8, 1.835e-07, 1006},        {16, 1.835e-07, 1006},        {32, 1.835e-07, 1006},
+    {64, 1.995e-07, 1006},       {128, 1.835e-07, 1006},       {256, 2.155e-07, 1006},
+    {512, 4.315e-07, 1006},      {1024, 4.315e-07, 1006},      {2048, 7.355e-07, 1006},
+    {4096, 1.2155e-06, 1006},    {8192, 4.8635e-06, 1006},     {16384, 7.9355e-06, 1006},
+    {32768, 1.17755e-05, 1006},  {65536, 1.7566e-05, 1006},    {131072, 3.17435e-05, 1006},
+    {262144, 5.6244e-05, 518},   {524288, 9.7114e-05, 262},    {1048576, 0.0001392635, 134},
+    {2097152, 0.0002375675, 70}, {4194304, 0.0006225915, 38},
+};
+
+/* pingpong --max 4MiB --mode nonblocking (MPI_Isend): eager up to 2 KiB,
+ * rendezvous from 4 KiB (7x the time); 22000 calls per small size, 140 at
+ * 4 MiB, which falls off a cache cliff. */
+static const sweep_bin_t pingpong_sweep[] = {
+    {1, 1.355e-07, 22000},       {2, 1.355e-07, 22000},        {4, 1.355e-07, 22000},
+    {8, 1.355e-07, 22000},       {16, 1.355e-07, 22000},       {32, 1.355e-07, 22000},
+    {64, 1.515e-07, 22000},      {128, 1.355e-07, 22000},      {256, 1.675e-07, 22000},
+    {512, 2.315e-07, 22000},     {1024, 2.715e-07, 22000},     {2048, 3.675e-07, 22000},
+    {4096, 2.4315e-06, 22000},   {8192, 2.6875e-06, 22000},    {16384, 3.1995e-06, 22000},
+    {32768, 4.3515e-06, 18022},  {65536, 6.3995e-06, 9010},    {131072, 1.07515e-05, 4504},
+    {262144, 2.15035e-05, 2252}, {524288, 3.921e-05, 1126},    {1048576, 7.78235e-05, 562},
+    {2097152, 0.0001556475, 280}, {4194304, 0.0004095995, 140},
+};
+
+/* The switch from last_before to first_after is a segment boundary; each
+ * bin is predicted within 10 % in the median and within 30 % but for the
+ * bins the fit declares outliers; with the real calls and with equal ones. */
+static void check_sweep(const sweep_bin_t *b, size_t n, double last_before, double first_after)
+{
+    cf_point_t p[32];
+    double err[32];
+    cf_fit_t f;
+
+    assert_true(n <= 32);
+    for (int unit = 0; unit < 2; unit++) {
+        int found = 0;
+        for (size_t i = 0; i < n; i++)
+            p[i] = (cf_point_t){b[i].size, b[i].p50, unit ? 1.0 : b[i].calls};
+        assert_int_equal(cf_fit_hockney(p, n, &f), CF_OK);
+        assert_true(f.nseg >= 2);
+        assert_true(f.noutliers <= (int)n / 5);
+        for (int k = 0; k + 1 < f.nseg; k++)
+            found |= f.seg[k].size_hi == last_before && f.seg[k + 1].size_lo == first_after;
+        if (!found)
+            fail_msg("no segment boundary between %g and %g (%s weights)", last_before,
+                     first_after, unit ? "equal" : "call");
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs(cf_fit_predict(&f, b[i].size) / b[i].p50 - 1.0);
+            size_t j = i;
+            for (; j > 0 && err[j - 1] > e; j--) /* insertion sort */
+                err[j] = err[j - 1];
+            err[j] = e;
+        }
+        if (!(err[n / 2] < 0.10 && err[n - 1 - (size_t)f.noutliers] < 0.30))
+            fail_msg("median error %.3f, largest but outliers %.3f (%s weights)", err[n / 2],
+                     err[n - 1 - (size_t)f.noutliers], unit ? "equal" : "call");
+    }
+}
+
+static void test_real_allreduce_sweep(void **state)
+{
+    (void)state;
+    check_sweep(allreduce_sweep, CF_ARRAY_LEN(allreduce_sweep), 4096, 8192);
+}
+
+static void test_real_pingpong_sweep(void **state)
+{
+    (void)state;
+    check_sweep(pingpong_sweep, CF_ARRAY_LEN(pingpong_sweep), 2048, 4096);
+}
+
 static void test_startup_share_lesson(void **state)
 {
     cf_point_t p[NPOW];
@@ -442,6 +576,10 @@ int main(void)
         cmocka_unit_test(test_flat_time_infinite_bandwidth),
         cmocka_unit_test(test_zero_alpha_constrained),
         cmocka_unit_test(test_heavy_weight),
+        cmocka_unit_test(test_switch_despite_call_imbalance),
+        cmocka_unit_test(test_no_split_on_noise_with_sweep_calls),
+        cmocka_unit_test(test_real_allreduce_sweep),
+        cmocka_unit_test(test_real_pingpong_sweep),
         cmocka_unit_test(test_startup_share_lesson),
         cmocka_unit_test(test_verdict),
     };
