@@ -56,11 +56,22 @@ static int cf_cmp_u64(const void *x, const void *y)
 
 /* Sorts and dedups keys[0..n), then replaces them with the union over all ranks.
  * Returns the union's size; *overflow_p is set when it did not fit cap. */
+int cf_all_ok(int ok)
+{
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, cf_g.tool_comm);
+    return all;
+}
+
 uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
 {
     uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
-    if (!buf)
+    if (!cf_all_ok(buf != NULL)) {
+        free(buf);
+        *n_p = 0;
+        *overflow_p = 1;
         return NULL;
+    }
     qsort(keys, n, sizeof(uint64_t), cf_cmp_u64);
     size_t m = 0;
     for (size_t i = 0; i < n && m < cap; i++)
@@ -143,8 +154,13 @@ cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *over
     uint64_t *ukeys = cf_union_keys(keys ? keys : &none, keys ? nkeys : 0, cap, &nu, overflow_p);
     free(keys);
     cf_stat_t *stats = calloc(nu ? nu : 1, sizeof(cf_stat_t));
-    if (!stats || !ukeys)
+    if (!cf_all_ok(stats && ukeys)) {
+        free(stats);
+        free(ukeys);
         *overflow_p = 1;
+        *n_p = 0;
+        return NULL;
+    }
     for (size_t i = 0; stats && ukeys && i < nu; i++) {
         cf_stat_t *s = cf_table_get(mine, ukeys[i]);
         if (s)
@@ -335,12 +351,12 @@ void cf_runtime_finalize(void)
     }
 
     /* 4. communicators: union of ids, then their descriptions */
-    uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t));
+    uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t)), no_comm = 0;
     size_t ncid = 0, nuc = 0;
     for (size_t i = 0; cids && i < cf_comm_nall; i++)
         cids[ncid++] = cf_comm_all[i]->id;
-    int coverflow = 0;
-    uint64_t *ucids = cids ? cf_union_keys(cids, ncid, 4096, &nuc, &coverflow) : NULL;
+    int coverflow = !cids;
+    uint64_t *ucids = cf_union_keys(cids ? cids : &no_comm, ncid, 4096, &nuc, &coverflow);
     free(cids);
     cf_comm_wire_t *cw = ucids ? calloc(nuc ? nuc : 1, sizeof(*cw)) : NULL;
     for (size_t i = 0; cw && i < nuc; i++) {
@@ -353,8 +369,12 @@ void cf_runtime_finalize(void)
                 break;
             }
     }
-    if (cw)
+    if (ucids && cf_all_ok(cw != NULL))
         cf_reduce_bytes(cw, nuc, sizeof(*cw), cf_comm_op, 0);
+    else {
+        free(cw);
+        cw = NULL;
+    }
 
     /* 5. per-rank figures */
     cf_rank_wire_t me = {.rank = cf_g.world_rank, .node = cf_g.node};

@@ -12,6 +12,10 @@ CF_HIDDEN uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t
  * sorted by key (*n_p entries); elsewhere NULL after taking part. */
 CF_HIDDEN cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p);
 
+/* Whether every rank can go on (collective): a rank short of memory must
+ * not leave the others waiting in the next reduction, so all skip it. */
+CF_HIDDEN int cf_all_ok(int ok);
+
 /* Reduces n elements of elem bytes to root with fn, in pieces. */
 CF_HIDDEN int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root);
 

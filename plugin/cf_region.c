@@ -193,8 +193,12 @@ int cf_regions_merge(cf_profile_t *p, unsigned **ids_p)
     }
     uint64_t misuse = 0;
     PMPI_Reduce(&cf_region_misuse, &misuse, 1, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
-    if (w)
+    if (u && cf_all_ok(w != NULL))
         cf_reduce_bytes(w, nu, sizeof(*w), cf_region_op, 0);
+    else {
+        free(w);
+        w = NULL;
+    }
     if (p && w) {
         /* profile regions are listed by name; records refer to index + 1 */
         qsort(w, nu, sizeof(*w), cf_region_cmp);

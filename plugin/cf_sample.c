@@ -136,14 +136,12 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     uint32_t n = atomic_load(&cf_samples.ncoll);
     if (n > cf_samples.cap)
         n = cf_samples.cap;
-    uint64_t *ids = malloc(((size_t)n + 1) * sizeof(uint64_t));
-    if (!ids)
-        return;
-    for (uint32_t i = 0; i < n; i++)
+    uint64_t *ids = malloc(((size_t)n + 1) * sizeof(uint64_t)), none = 0;
+    for (uint32_t i = 0; ids && i < n; i++)
         ids[i] = (uint64_t)cf_samples.coll[i].comm_id << 32 | cf_samples.coll[i].seq;
     size_t nu = 0;
     int overflow = 0;
-    uint64_t *u = cf_union_keys(ids, n, cf_samples.cap, &nu, &overflow);
+    uint64_t *u = cf_union_keys(ids ? ids : &none, ids ? n : 0, cf_samples.cap, &nu, &overflow);
     free(ids);
     if (!u)
         return;
@@ -152,7 +150,7 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     int *count = calloc(nu + 1, sizeof(int));
     cf_double_int_t *last = malloc((nu + 1) * sizeof(*last));
     double *g_enter = malloc(((size_t)n + 1) * sizeof(double));
-    if (!latest || !root_enter || !count || !last || !g_enter)
+    if (!cf_all_ok(latest && root_enter && count && last && g_enter))
         goto out;
     for (size_t i = 0; i < nu; i++) {
         latest[i] = root_enter[i] = -1e300;
@@ -223,9 +221,11 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     int p = cf_g.world_size, mine = (int)kept * 6;
     int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
     int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, w);
     double *all = NULL;
-    if (cf_g.world_rank == 0 && counts && displs) {
+    if (!cf_all_ok(cf_g.world_rank != 0 || (counts && displs)))
+        goto no_trace;
+    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, w);
+    if (cf_g.world_rank == 0) {
         size_t tot = 0;
         for (int r = 0; r < p; r++) {
             displs[r] = (int)tot;
@@ -233,6 +233,8 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
         }
         all = malloc((tot + 1) * sizeof(double));
     }
+    if (!cf_all_ok(cf_g.world_rank != 0 || all))
+        goto no_trace;
     PMPI_Gatherv(tr ? tr : latest, tr ? mine : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, w);
     if (cf_g.world_rank == 0 && all) {
         json_t *inst = json_array();
@@ -263,6 +265,7 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
         }
         res->late = late;
     }
+no_trace:
     free(all);
     free(counts);
     free(displs);
@@ -327,7 +330,7 @@ static void cf_messages(cf_sample_result_t *res)
     int *scount = calloc((size_t)p, sizeof(int)), *rcount = calloc((size_t)p, sizeof(int));
     int *sdisp = calloc((size_t)p, sizeof(int)), *rdisp = calloc((size_t)p, sizeof(int));
     cf_wire_send_t *out = malloc(((size_t)ns + 1) * sizeof(*out)), *in = NULL;
-    if (!scount || !rcount || !sdisp || !rdisp || !out)
+    if (!cf_all_ok(scount && rcount && sdisp && rdisp && out))
         goto out;
     qsort(cf_samples.sent, ns, sizeof(cf_psample_t), cf_cmp_dst);
     for (uint32_t i = 0; i < ns; i++) {
@@ -345,15 +348,9 @@ static void cf_messages(cf_sample_result_t *res)
         tot += (size_t)rcount[r];
     }
     in = malloc(tot + sizeof(cf_wire_send_t));
-    if (!in) {
-        /* every rank must still take part in the exchange */
-        memset(rcount, 0, (size_t)p * sizeof(int));
-        tot = 0;
-    }
-    PMPI_Alltoallv(out, scount, sdisp, MPI_BYTE, in ? (void *)in : (void *)out, rcount, rdisp, MPI_BYTE,
-                   cf_g.tool_comm);
-    if (!in)
+    if (!cf_all_ok(in != NULL))
         goto out;
+    PMPI_Alltoallv(out, scount, sdisp, MPI_BYTE, in, rcount, rdisp, MPI_BYTE, cf_g.tool_comm);
     size_t nin = tot / sizeof(cf_wire_send_t);
     qsort(in, nin, sizeof(*in), cf_cmp_send);
     qsort(cf_samples.recvd, nr, sizeof(cf_psample_t), cf_cmp_recv);
