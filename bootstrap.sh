@@ -39,13 +39,24 @@ cd build
 make -j"$(nproc)" > make.log 2>&1 || { tail -50 make.log; exit 1; }
 
 if [ "$what" = demo ]; then
-    echo "== demo: a data-parallel training loop on 4 ranks, one allreduce per gradient tensor"
     export COMMFIT_LIB=$PWD/.libs/libcommfit.so
-    ./tools/commfit run -o demo-profile.json -- mpirun --oversubscribe --bind-to none -np 4 \
-        --mca btl self,vader,tcp --mca pml ob1 ./examples/dp_train --model small --steps 20
-    if ./tools/commfit --help | grep -q "^  report"; then
-        echo "== commfit report build/demo-profile.json"
-        ./tools/commfit report demo-profile.json
+    commfit=./tools/commfit
+    launch=(mpirun --oversubscribe --bind-to none -np 4 --mca btl self,vader,tcp --mca pml ob1)
+    train=(./examples/dp_train --model tiny --steps 30 --region --compute-us 1000)
+    echo "== demo 1/3: a data-parallel training loop on 4 ranks, one allreduce per gradient tensor"
+    "$commfit" run -o demo-per-tensor.json -- "${launch[@]}" "${train[@]}"
+    echo
+    echo "== demo 2/3: commfit report build/demo-per-tensor.json"
+    "$commfit" report demo-per-tensor.json
+    bucket=$("$commfit" report --format json demo-per-tensor.json | python3 -c '
+import json, sys
+a = [x for x in json.load(sys.stdin)["advice"] if x["op"] == "MPI_Allreduce" and x["verdict"] == "fuse"]
+print(a[0]["bucket_bytes"] if a else 0)')
+    if [ "$bucket" != 0 ]; then
+        echo
+        echo "== demo 3/3: the same loop with the advised $bucket-byte buckets, and what changed"
+        "$commfit" run -q -o demo-bucketed.json -- "${launch[@]}" "${train[@]}" --bucket "$bucket"
+        "$commfit" diff demo-per-tensor.json demo-bucketed.json
     fi
     exit 0
 fi

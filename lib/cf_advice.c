@@ -17,44 +17,51 @@
 
 typedef double (*call_time_fn)(const void *ctx, double n);
 
+/* The packing in progress. */
+typedef struct {
+    call_time_fn t;
+    const void *ctx;
+    double total, fused, cur, buckets;
+    size_t in_bucket;
+} packer_t;
+
+/* Every bucket, fused or a tensor alone, is costed by the same model, so
+ * that a misfit of the model at some size cannot pass for a saving. */
+static void close_bucket(packer_t *k)
+{
+    k->total += k->t(k->ctx, k->cur);
+    if (k->in_bucket > 1)
+        k->fused += k->cur;
+    k->buckets++;
+    k->cur = 0;
+    k->in_bucket = 0;
+}
+
 /* T(S) per step for tensors in order; see cf_advice.h. */
 static double pack(const double *sizes, size_t n, double S, call_time_fn t, const void *ctx,
                    double memcpy_Bps, double *buckets_p, double *fused_p, double *copy_p)
 {
-    double total = 0, fused = 0, cur = 0, nb = 0;
-    size_t in_bucket = 0;
-    int copy = isfinite(memcpy_Bps) && memcpy_Bps > 0;
+    packer_t k = {.t = t, .ctx = ctx};
+    double copy;
 
-    for (size_t i = 0; i <= n; i++) {
-        /* Close the open bucket before a tensor that does not fit, and at the end. */
-        if (in_bucket > 0 && (i == n || !(S > 0) || cur + sizes[i] > S)) {
-            total += t(ctx, cur);
-            nb++;
-            if (in_bucket > 1)
-                fused += cur;
-            cur = 0;
-            in_bucket = 0;
-        }
-        if (i == n)
-            break;
-        cur += sizes[i];
-        in_bucket++;
-        if (S > 0 && cur >= S) {
-            total += t(ctx, cur);
-            nb++;
-            if (in_bucket > 1)
-                fused += cur;
-            cur = 0;
-            in_bucket = 0;
-        }
+    for (size_t i = 0; i < n; i++) {
+        if (k.in_bucket > 0 && (!(S > 0) || k.cur + sizes[i] > S))
+            close_bucket(&k);
+        k.in_bucket++;
+        k.cur += sizes[i];
+        if (S > 0 && k.cur >= S)
+            close_bucket(&k);
     }
+    if (k.in_bucket > 0)
+        close_bucket(&k);
+    copy = isfinite(memcpy_Bps) && memcpy_Bps > 0 ? 2.0 * k.fused / memcpy_Bps : 0.0;
     if (buckets_p != NULL)
-        *buckets_p = nb;
+        *buckets_p = k.buckets;
     if (fused_p != NULL)
-        *fused_p = fused;
+        *fused_p = k.fused;
     if (copy_p != NULL)
-        *copy_p = copy ? 2.0 * fused / memcpy_Bps : 0.0;
-    return total + (copy ? 2.0 * fused / memcpy_Bps : 0.0);
+        *copy_p = copy;
+    return k.total + copy;
 }
 
 typedef struct {
@@ -296,7 +303,7 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
     model_ctx_t ctx = {a, f};
-    double *sizes = NULL, *tmp = NULL, now, s_now = 0, best;
+    double *ts = NULL, *tmp = NULL, now, s_now = 0, best;
     size_t nt = 0, rec = 0;
 
     advice_init(ad);
@@ -348,10 +355,10 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
         nt += (size_t)m;
     }
     ad->tensors = nt;
-    sizes = malloc((nt ? nt : 1) * sizeof(*sizes));
+    ts = malloc((nt ? nt : 1) * sizeof(*ts));
     tmp = malloc((nt ? nt : 1) * sizeof(*tmp));
-    if (sizes == NULL || tmp == NULL) {
-        free(sizes);
+    if (ts == NULL || tmp == NULL) {
+        free(ts);
         free(tmp);
         return CF_ERR_NOMEM;
     }
@@ -359,16 +366,15 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
         const cf_an_bin_t *b = &f->bin[k];
         double c = (double)b->calls / ((double)f->comm_size * (double)ad->steps);
         long long m = llround(c);
-        double size = m > 0 ? b->size : c * b->size;
         for (long long j = 0; j < (m > 0 ? m : 1); j++)
-            sizes[rec++] = size;
+            ts[rec++] = m > 0 ? b->size : c * b->size;
     }
-    spread(sizes, tmp, nt);
+    spread(ts, tmp, nt);
 
-    now = pack(sizes, nt, 0, model_time, &ctx, NAN, NULL, NULL, NULL);
+    now = pack(ts, nt, 0, model_time, &ctx, NAN, NULL, NULL, NULL);
     for (size_t i = 0; i < nt; i++) {
         double st = NAN;
-        if (cf_analysis_call_time(a, f, sizes[i], &st) > 0 && st > 0)
+        if (cf_analysis_call_time(a, f, ts[i], &st) > 0 && st > 0)
             s_now += st;
     }
     ad->model_current_s = now;
@@ -376,12 +382,12 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
     best = now;
     for (size_t c = 0; c < ad->ncand; c++) {
         cf_adv_cand_t *cd = &ad->cand[c];
-        cd->model_s = pack(sizes, nt, cd->bucket_bytes, model_time, &ctx, ad->memcpy_Bps,
+        cd->model_s = pack(ts, nt, cd->bucket_bytes, model_time, &ctx, ad->memcpy_Bps,
                            &cd->buckets, &cd->fused_bytes, &cd->copy_s);
         if (cd->model_s < best)
             best = cd->model_s;
     }
-    free(sizes);
+    free(ts);
     free(tmp);
     if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
         ad->model_source[0] = '\0';

@@ -51,9 +51,10 @@
  * wait)); else the call duration (current_source says which).
  * The model's relative saving is applied to the measured time:
  *     predicted_s = current_s x T(S) / T(calls as they are)
- * so a gap between model and measurement (noise, imbalance outside the
- * model) is never counted as a saving.  predicted_saving_s = current_s -
- * predicted_s.
+ * so a gap between model and measurement (noise, tails the medians leave
+ * out) is scaled along, never counted as a saving by itself.
+ * predicted_saving_s = current_s - predicted_s; the JSON's model_saving_s
+ * is the model's own difference, steps x (T(calls as they are) - T(S)).
  *
  * A bucket larger than the sizes the collective's fit saw extrapolates its
  * line (extrapolated: buckets beyond twice the largest size fitted): where

@@ -781,6 +781,8 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     if ((rc = regions_build(a)) != CF_OK || (rc = late_build(a)) != CF_OK ||
         (rc = cf_advice_run(a, &a->fusion, &a->nfusion)) != CF_OK)
         goto err;
+    for (size_t k = 0; k < a->nop; k++)
+        a->op[k].fusion = cf_analysis_fusion_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
 
     free(joint);
     free(sep);
@@ -931,8 +933,8 @@ const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const ch
 char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
 {
     const cf_an_fit_t *f = o->fit;
-    char nh[CF_FMT_LEN];
-    int coll;
+    char nh[CF_FMT_LEN], sz[CF_FMT_LEN] = "", what[192];
+    int coll, fuse, no_gain;
 
     if (strcmp(o->kind, "completion") == 0) {
         snprintf(buf, len, "time blocked waiting for nonblocking operations to complete: post "
@@ -960,19 +962,32 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         return buf;
     }
     cf_fmt_size(f->n_half_bytes, nh, sizeof(nh));
+    /* The fusion advice, where there is one, says whether fusing pays. */
+    fuse = o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "fuse") == 0;
+    no_gain = o->fusion != NULL && o->fusion->verdict != NULL && !fuse;
+    if (fuse)
+        snprintf(what, sizeof(what), "fuse them into buckets of %s (see the fusion advice)",
+                 cf_fmt_size(o->fusion->bucket_bytes, sz, sizeof(sz)));
+    else if (no_gain)
+        snprintf(what, sizeof(what), "yet fusing them gains nothing (%s)", o->fusion->reason);
+    else
+        snprintf(what, sizeof(what), "%s", coll ? "fuse them into fewer, larger calls (buckets)"
+                                                : "aggregate messages into fewer, larger ones");
     if (f->startup_share > 0.5) {
         if (isfinite(f->below_n_half) && isfinite(f->n_half_bytes))
             snprintf(buf, len, "%.0f%% of the calls are below n_half = %s: %s", 100.0 * f->below_n_half,
-                     nh,
-                     coll ? "fuse them into fewer, larger calls (buckets)"
-                          : "aggregate messages into fewer, larger ones");
+                     nh, what);
         else
-            snprintf(buf, len, "startup dominates: %s",
-                     coll ? "fuse calls into fewer, larger ones (buckets)"
-                          : "aggregate messages into fewer, larger ones");
+            snprintf(buf, len, "startup dominates: %s", what);
         return buf;
     }
-    if (isfinite(f->below_n_half) && f->below_n_half >= 0.5 && isfinite(f->n_half_bytes))
+    if (fuse && isfinite(f->below_n_half) && isfinite(f->n_half_bytes))
+        snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
+                           "n_half = %s: move fewer bytes or use faster links, and fuse the small "
+                           "calls into buckets of %s (see the fusion advice)",
+                 100.0 * f->below_n_half, nh, sz);
+    else if (!no_gain && isfinite(f->below_n_half) && f->below_n_half >= 0.5 &&
+             isfinite(f->n_half_bytes))
         snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
                            "n_half = %s: move fewer bytes or use faster links, and %s",
                  100.0 * f->below_n_half, nh,

@@ -119,6 +119,8 @@ typedef struct {
     size_t nbin;
 } cf_an_fit_t;
 
+struct cf_advice;
+
 /* One line of the cost ranking: every MPI operation per (op, comm, path). */
 typedef struct {
     char op[40];
@@ -131,6 +133,7 @@ typedef struct {
     double time_s;      /* summed over ranks */
     double share;       /* of the summed time of all ranked operations */
     const cf_an_fit_t *fit; /* its own fit; NULL when not fitted */
+    const struct cf_advice *fusion; /* its fusion advice (cf_advice.h); NULL: none */
 } cf_an_op_t;
 
 typedef struct {
@@ -235,14 +238,14 @@ CF_HIDDEN const cf_an_late_t *cf_analysis_late(const cf_analysis_t *a, size_t i)
 
 /* Fusion advice (cf_advice.h) for every collective stream with payload,
  * largest measured time first. */
-struct cf_advice;
 CF_HIDDEN size_t cf_analysis_nfusion(const cf_analysis_t *a);
 CF_HIDDEN const struct cf_advice *cf_analysis_fusion(const cf_analysis_t *a, size_t i);
 /* The advice of one stream; NULL: none. */
 CF_HIDDEN const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const char *op,
                                                           uint32_t comm, int path);
 
-/* One sentence on what to do about an operation, from its verdict. */
+/* One sentence on what to do about an operation, from its verdict (and,
+ * for collectives, from its fusion advice when there is one). */
 CF_HIDDEN char *cf_analysis_advice(const cf_an_op_t *op, char *buf, size_t len);
 /* Label for reports: "world", "self", "c1a2b3c4", "all" for a joint fit. */
 CF_HIDDEN const char *cf_an_comm_label(uint32_t comm, char *buf, size_t len);

@@ -529,10 +529,15 @@ static void text_fusion(const cf_analysis_t *a)
                                                              : "transfer time where sampled",
                fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]));
         if (strcmp(ad->verdict, "fuse") == 0) {
-            printf("    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled; saves %s of %s (%s)\n",
+            const cf_adv_cand_t *cd = NULL;
+            for (size_t c = 0; c < ad->ncand; c++)
+                if (ad->cand[c].bucket_bytes == ad->bucket_bytes)
+                    cd = &ad->cand[c];
+            printf("    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled (copies %s); "
+                   "saves %s of %s (%s)\n",
                    fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
-                   ad->buckets_per_step == 1 ? "" : "s",
-                   fmt_t(ad->model_s, b[1]), fmt_t(ad->predicted_saving_s, b[2]),
+                   ad->buckets_per_step == 1 ? "" : "s", fmt_t(ad->model_s, b[1]),
+                   fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), fmt_t(ad->predicted_saving_s, b[2]),
                    fmt_t(ad->current_s, b[3]),
                    fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]));
             printf("          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",

@@ -228,6 +228,13 @@ static void test_per_tensor_fuse(void **state)
     assert_rel(ad->best_saving_share, (now - t128) / now, 1e-9);
     assert_rel(ad->ddp_bucket_cap_mb, 0.0625, 0);
     assert_rel(ad->horovod_fusion_threshold, 65536, 0);
+    {
+        /* The operation's sentence names the advised bucket. */
+        char buf[256];
+        assert_ptr_equal(cf_analysis_op(a, 0)->fusion, ad);
+        cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf));
+        assert_non_null(strstr(buf, "buckets of 65.5 kB"));
+    }
 
     {
         json_t *j = cf_analysis_to_json(a), *arr = json_object_get(j, "advice"), *e;
@@ -380,6 +387,12 @@ static void test_bandwidth_bound(void **state)
     assert_true(isnan(ad->bucket_bytes));
     assert_rel(ad->predicted_saving_s, 0, 0);
     assert_rel(ad->predicted_s, ad->current_s, 0);
+    {
+        /* ... and the operation's sentence does not tell to fuse. */
+        char buf[256];
+        cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf));
+        assert_null(strstr(buf, "fuse"));
+    }
     j = cf_analysis_to_json(a);
     e = json_array_get(json_object_get(j, "advice"), 0);
     assert_string_equal(json_string_value(json_object_get(e, "verdict")), "no gain");
