@@ -3,10 +3,13 @@
  * thread (the key's communicator field holds it).
  *
  * Interposition: libcommfit.so exports the ucp_* entry points listed in
- * cf_ucx_calls.h; the library is preloaded, so the MPI components bind to
- * them, and each forwards to the next definition (dlsym RTLD_NEXT, or the
- * already loaded libucp when the components were opened privately).  We
- * never link libucp: a job that does not use UCX does not load it.
+ * ucx_calls.spec; their wrappers (cf_ucx_wrappers.c) are generated from it
+ * and call this file through cf_ucx_calls.h; the few that are not (worker
+ * and endpoint creation, request release, generic datatypes) are here.  The
+ * library is preloaded, so the MPI components bind to them, and each
+ * forwards to the next definition (dlsym RTLD_NEXT, or the already loaded
+ * libucp when the components were opened privately).  We never link
+ * libucp: a job that does not use UCX does not load it.
  *
  * Timing: an operation that returns a request is timed from post to its
  * completion callback.  The caller's parameters are copied with our
@@ -40,22 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-/* the UCP entry points we define are exported, as mpi.h does for MPI's */
-#pragma GCC visibility push(default)
-#include <ucp/api/ucp.h>
-#pragma GCC visibility pop
-#include "cf_runtime.h"
-#include "cf_ucx.h"
 #include "cf_ucx_calls.h"
+#include "cf_ucx.h"
 
 /* ---- operation names and kinds (cf_runtime.h) ---- */
-enum {
-    CF_UCX_OP_NONE = 0,
-#define CF_X(name, kind) CF_UCX_OP_##name,
-    CF_UCX_OPS(CF_X)
-#undef CF_X
-    CF_UCX_OP_COUNT
-};
 const char *const cf_ucx_op_names[] = {
     "none",
 #define CF_X(name, kind) #name,
@@ -72,15 +63,6 @@ const unsigned cf_ucx_op_count = CF_UCX_OP_COUNT;
 _Static_assert(CF_UCX_OP_COUNT <= 128, "the record key holds 7 bits of operation");
 
 /* ---- the functions we forward to, resolved once ---- */
-enum {
-#define CF_X(name, kind) CF_UCX_FN_##name,
-    CF_UCX_OPS(CF_X)
-#undef CF_X
-#define CF_X(name) CF_UCX_FN_##name,
-    CF_UCX_HELPERS(CF_X)
-#undef CF_X
-    CF_UCX_FN_COUNT
-};
 static const char *const cf_ucx_fn_names[CF_UCX_FN_COUNT] = {
 #define CF_X(name, kind) #name,
     CF_UCX_OPS(CF_X)
@@ -91,7 +73,7 @@ static const char *const cf_ucx_fn_names[CF_UCX_FN_COUNT] = {
 };
 static void *_Atomic cf_ucx_fn[CF_UCX_FN_COUNT];
 
-static void *cf_ucx_resolve(unsigned i)
+void *cf_ucx_resolve(unsigned i)
 {
     void *f = atomic_load_explicit(&cf_ucx_fn[i], memory_order_acquire);
     if (__builtin_expect(f != NULL, 1))
@@ -109,11 +91,8 @@ static void *cf_ucx_resolve(unsigned i)
         atomic_store_explicit(&cf_ucx_fn[i], f, memory_order_release);
     return f;
 }
-/* The next definition of a UCP function, typed as the header declares it. */
-#define CF_UCX_REAL(name) ((__typeof__(&name))cf_ucx_resolve(CF_UCX_FN_##name))
-
 static _Atomic int cf_ucx_missing_said;
-static ucs_status_t cf_ucx_missing(const char *name)
+ucs_status_t cf_ucx_missing(const char *name)
 {
     if (!atomic_exchange(&cf_ucx_missing_said, 1))
         cf_log("%s: no UCP library defines it in this process; the call fails with UCS_ERR_UNSUPPORTED", name);
@@ -154,7 +133,7 @@ typedef struct {
     _Atomic uint8_t path;
 } cf_ucx_ep_t;
 
-typedef struct {
+struct cf_ucx_ctx {
     _Atomic uint32_t refs;  /* 0 free; the poster and the completion hold one each */
     _Atomic uint32_t state; /* generation << 1 | completed */
     _Atomic(void *) req;    /* request returned by UCX, for an early free */
@@ -165,7 +144,7 @@ typedef struct {
     uint32_t parent;
     uint16_t region;
     uint8_t op, path, has_cb, recv;
-} cf_ucx_ctx_t;
+};
 
 static struct {
     _Atomic int on;        /* recording (after init, COMMFIT_UCX) */
@@ -190,7 +169,7 @@ static struct {
 
 /* set while this thread is inside a UCP call we forwarded: UCP's own calls
  * to its public functions pass straight through */
-static __thread int cf_ucx_busy __attribute__((tls_model("initial-exec")));
+__thread int cf_ucx_busy;
 static __thread uint32_t cf_ucx_cursor __attribute__((tls_model("initial-exec")));
 
 static inline void cf_ucx_count(unsigned what)
@@ -276,10 +255,6 @@ static inline uint64_t cf_ucx_dt_bytes(ucp_datatype_t dt, const void *buffer, si
     default:
         return 0;
     }
-}
-static inline ucp_datatype_t cf_ucx_param_dt(const ucp_request_param_t *p)
-{
-    return p && (p->op_attr_mask & UCP_OP_ATTR_FIELD_DATATYPE) ? p->datatype : ucp_dt_make_contig(1);
 }
 
 /* ---- endpoints ---- */
@@ -444,7 +419,7 @@ static void cf_ucx_ep_note(ucp_ep_h ep, const ucp_ep_params_t *params)
     pthread_mutex_unlock(&cf_ucx.lock);
 }
 
-static void cf_ucx_ep_forget(ucp_ep_h ep)
+void cf_ucx_ep_forget(ucp_ep_h ep)
 {
     pthread_mutex_lock(&cf_ucx.lock);
     cf_ucx_ep_t *e = cf_ucx_ep_find((uintptr_t)ep);
@@ -539,37 +514,15 @@ static void cf_ucx_track(cf_ucx_ctx_t *c, void *req)
     cf_ucx_count(CF_UCX_N_UNTRACKED);
 }
 
-/* ---- posting ---- */
-/* A caller's callback of an old (_nb) form, kept untyped and cast back to
- * its own type before the call. */
-typedef void (*cf_ucx_oldcb_t)(void);
-
-enum { CF_UCX_PASS, CF_UCX_TIMED, CF_UCX_UNTIMED };
-enum { CF_UCX_SEND, CF_UCX_TAG_RECV, CF_UCX_STREAM_RECV };
-
-/* One call being recorded. */
-typedef struct {
-    cf_thread_t *t;
-    cf_ucx_ctx_t *c;      /* NULL: timed over the call */
-    uint64_t t0, bytes;
-    uint32_t caller_mask; /* the caller's op_attr_mask */
-    unsigned op, path;
-} cf_ucx_post_t;
-
+/* ---- posting (cf_ucx_calls.h) ---- */
 static void cf_ucx_send_done(void *request, ucs_status_t status, void *user_data);
 static void cf_ucx_tag_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
                                  void *user_data);
 static void cf_ucx_stream_recv_done(void *request, ucs_status_t status, size_t length, void *user_data);
 
-/* How to post: CF_UCX_PASS (not recording), CF_UCX_TIMED (post with *out:
- * the caller's parameters with our callback and a context), or
- * CF_UCX_UNTIMED (post as the caller asked, timed over the call).  ep NULL:
- * a receive on a worker.  The size is extra plus count elements of dt at
- * buffer.  old_cb: the callback of an _nb form, whose parameters in carry
- * none. */
-static int cf_ucx_begin(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_datatype_t dt,
-                        const void *buffer, size_t count, uint64_t extra, const ucp_request_param_t *in,
-                        ucp_request_param_t *out, cf_ucx_oldcb_t old_cb, int can_time)
+int cf_ucx_begin(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_datatype_t dt, const void *buffer,
+                 size_t count, uint64_t extra, const ucp_request_param_t *in, ucp_request_param_t *out,
+                 cf_ucx_oldcb_t old_cb, int can_time)
 {
     ps->t = cf_ucx_enter();
     if (!ps->t)
@@ -613,8 +566,7 @@ static int cf_ucx_begin(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep,
     return CF_UCX_TIMED;
 }
 
-/* After the call: completed in place (bytes: its size), failed, or in flight. */
-static ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret, uint64_t bytes)
+ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret, uint64_t bytes)
 {
     cf_ucx_ctx_t *c = ps->c;
     if (!c) {
@@ -635,11 +587,6 @@ static ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret
         cf_ucx_track(c, ret);
     cf_ucx_ctx_put(c);
     return ret;
-}
-
-static inline ucs_status_ptr_t cf_ucx_status_ptr(ucs_status_t st)
-{
-    return st == UCS_OK || st == UCS_INPROGRESS ? NULL : UCS_STATUS_PTR(st);
 }
 
 /* ---- completion callbacks: our bookkeeping, then the caller's ---- */
@@ -683,128 +630,12 @@ static void cf_ucx_stream_recv_done(void *request, ucs_status_t status, size_t l
         cb(request, status, length, ud);
 }
 
-/* ---- tag matching ---- */
-ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag,
-                                  const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_tag_send_nbx) real = CF_UCX_REAL(ucp_tag_send_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_send_nbx, CF_UCX_SEND, ep, cf_ucx_param_dt(param), buffer, count, 0,
-                           param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, buffer, count, tag, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, buffer, count, tag, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_tag_send_sync_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag,
-                                       const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_tag_send_sync_nbx) real = CF_UCX_REAL(ucp_tag_send_sync_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_send_sync_nbx, CF_UCX_SEND, ep,
-                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, buffer, count, tag, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, buffer, count, tag, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-/* The _nb and _nbr forms are timed through _nbx, with the parameters UCX
- * itself builds for them; when not recording they go where they were sent. */
-static ucs_status_ptr_t cf_ucx_tag_send_old(unsigned op, int sync, ucp_ep_h ep, const void *buffer, size_t count,
-                                            ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-{
-    __typeof__(&ucp_tag_send_nbx) nbx = sync ? CF_UCX_REAL(ucp_tag_send_sync_nbx) : CF_UCX_REAL(ucp_tag_send_nbx);
-    __typeof__(&ucp_tag_send_nb) nb = sync ? CF_UCX_REAL(ucp_tag_send_sync_nb) : CF_UCX_REAL(ucp_tag_send_nb);
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = datatype};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(sync ? "ucp_tag_send_sync_nb" : "ucp_tag_send_nb"));
-    int how = cf_ucx_begin(&ps, op, CF_UCX_SEND, ep, datatype, buffer, count, 0, &param, &p,
-                           (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(ep, buffer, count, datatype, tag, cb);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r =
-        how == CF_UCX_TIMED ? nbx(ep, buffer, count, tag, &p) : nb(ep, buffer, count, datatype, tag, cb);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
-                                 ucp_tag_t tag, ucp_send_callback_t cb)
-{
-    return cf_ucx_tag_send_old(CF_UCX_OP_ucp_tag_send_nb, 0, ep, buffer, count, datatype, tag, cb);
-}
-
-ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
-                                      ucp_tag_t tag, ucp_send_callback_t cb)
-{
-    return cf_ucx_tag_send_old(CF_UCX_OP_ucp_tag_send_sync_nb, 1, ep, buffer, count, datatype, tag, cb);
-}
-
-ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
-                              ucp_tag_t tag, void *req)
-{
-    __typeof__(&ucp_tag_send_nbx) nbx = CF_UCX_REAL(ucp_tag_send_nbx);
-    __typeof__(&ucp_tag_send_nbr) nbr = CF_UCX_REAL(ucp_tag_send_nbr);
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REQUEST |
-                                                       UCP_OP_ATTR_FLAG_FAST_CMPL,
-                                       .datatype = datatype,
-                                       .request = req};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nbr)
-        return cf_ucx_missing(__func__);
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_send_nbr, CF_UCX_SEND, ep, datatype, buffer, count, 0,
-                           &param, &p, NULL, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nbr(ep, buffer, count, datatype, tag, req);
-    if (how == CF_UCX_UNTIMED) {
-        cf_ucx_busy++;
-        ucs_status_t st = nbr(ep, buffer, count, datatype, tag, req);
-        cf_ucx_busy--;
-        cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
-        return st;
-    }
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = nbx(ep, buffer, count, tag, &p);
-    cf_ucx_busy--;
-    r = cf_ucx_end(&ps, r, ps.bytes);
-    if (r == NULL)
-        return UCS_OK;
-    return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_INPROGRESS;
-}
-
-#define CF_UCX_LEN_UNSET SIZE_MAX
-
-/* Our own place for the size of a message that is there already; returns the caller's. */
-static inline ucp_tag_recv_info_t *cf_ucx_recv_info(ucp_request_param_t *p, ucp_tag_recv_info_t *mine)
-{
-    ucp_tag_recv_info_t *caller = (p->op_attr_mask & UCP_OP_ATTR_FIELD_RECV_INFO) ? p->recv_info.tag_info : NULL;
-    mine->length = CF_UCX_LEN_UNSET;
-    p->op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
-    p->recv_info.tag_info = mine;
-    return caller;
-}
-
+/* ---- receives completed in place ---- */
 /* Size of a receive that completed in place.  Some UCX versions (1.13) do
  * not fill recv_info then; a request in the caller's memory still holds it,
  * otherwise the buffer's size is the bound we know. */
-static uint64_t cf_ucx_recv_length(const ucp_request_param_t *caller_param, ucp_tag_recv_info_t *info,
-                                   ucp_tag_recv_info_t *caller_info, uint64_t capacity)
+uint64_t cf_ucx_recv_length(const ucp_request_param_t *caller_param, ucp_tag_recv_info_t *info,
+                            ucp_tag_recv_info_t *caller_info, uint64_t capacity)
 {
     if (info->length != CF_UCX_LEN_UNSET) {
         if (caller_info)
@@ -818,411 +649,6 @@ static uint64_t cf_ucx_recv_length(const ucp_request_param_t *caller_param, ucp_
             return held.length;
     }
     return capacity;
-}
-
-/* Tag receives are posted on a worker: their path is the world's class. */
-ucs_status_ptr_t ucp_tag_recv_nbx(ucp_worker_h worker, void *buffer, size_t count, ucp_tag_t tag,
-                                  ucp_tag_t tag_mask, const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_tag_recv_nbx) real = CF_UCX_REAL(ucp_tag_recv_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    ucp_tag_recv_info_t info = {0}, *caller = NULL;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_recv_nbx, CF_UCX_TAG_RECV, NULL,
-                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(worker, buffer, count, tag, tag_mask, param);
-    if (how == CF_UCX_TIMED)
-        caller = cf_ucx_recv_info(&p, &info);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(worker, buffer, count, tag, tag_mask, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    uint64_t len = r == NULL && how == CF_UCX_TIMED ? cf_ucx_recv_length(param, &info, caller, ps.bytes) : ps.bytes;
-    return cf_ucx_end(&ps, r, len);
-}
-
-ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void *buffer, size_t count, ucp_datatype_t datatype,
-                                 ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
-{
-    __typeof__(&ucp_tag_recv_nbx) nbx = CF_UCX_REAL(ucp_tag_recv_nbx);
-    __typeof__(&ucp_tag_recv_nb) nb = CF_UCX_REAL(ucp_tag_recv_nb);
-    /* the old form never completes in place: it always returns a request */
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-                                       .datatype = datatype};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_recv_nb, CF_UCX_TAG_RECV, NULL,
-                           datatype, buffer, count, 0, &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(worker, buffer, count, datatype, tag, tag_mask, cb);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(worker, buffer, count, tag, tag_mask, &p)
-                                             : nb(worker, buffer, count, datatype, tag, tag_mask, cb);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void *buffer, size_t count, ucp_datatype_t datatype,
-                              ucp_tag_t tag, ucp_tag_t tag_mask, void *req)
-{
-    __typeof__(&ucp_tag_recv_nbx) nbx = CF_UCX_REAL(ucp_tag_recv_nbx);
-    __typeof__(&ucp_tag_recv_nbr) nbr = CF_UCX_REAL(ucp_tag_recv_nbr);
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REQUEST |
-                                                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-                                       .request = req,
-                                       .datatype = datatype};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nbr)
-        return cf_ucx_missing(__func__);
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_recv_nbr, CF_UCX_TAG_RECV, NULL,
-                           datatype, buffer, count, 0, &param, &p, NULL, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nbr(worker, buffer, count, datatype, tag, tag_mask, req);
-    if (how == CF_UCX_UNTIMED) {
-        cf_ucx_busy++;
-        ucs_status_t st = nbr(worker, buffer, count, datatype, tag, tag_mask, req);
-        cf_ucx_busy--;
-        cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
-        return st;
-    }
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = nbx(worker, buffer, count, tag, tag_mask, &p);
-    cf_ucx_busy--;
-    r = cf_ucx_end(&ps, r, 0);
-    return UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_OK;
-}
-
-ucs_status_ptr_t ucp_tag_msg_recv_nbx(ucp_worker_h worker, void *buffer, size_t count, ucp_tag_message_h message,
-                                      const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_tag_msg_recv_nbx) real = CF_UCX_REAL(ucp_tag_msg_recv_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    ucp_tag_recv_info_t info = {0}, *caller = NULL;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_msg_recv_nbx, CF_UCX_TAG_RECV, NULL,
-                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(worker, buffer, count, message, param);
-    if (how == CF_UCX_TIMED)
-        caller = cf_ucx_recv_info(&p, &info);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(worker, buffer, count, message, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    uint64_t len = r == NULL && how == CF_UCX_TIMED ? cf_ucx_recv_length(param, &info, caller, ps.bytes) : ps.bytes;
-    return cf_ucx_end(&ps, r, len);
-}
-
-ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void *buffer, size_t count, ucp_datatype_t datatype,
-                                     ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
-{
-    __typeof__(&ucp_tag_msg_recv_nbx) nbx = CF_UCX_REAL(ucp_tag_msg_recv_nbx);
-    __typeof__(&ucp_tag_msg_recv_nb) nb = CF_UCX_REAL(ucp_tag_msg_recv_nb);
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-                                       .datatype = datatype};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_tag_msg_recv_nb, CF_UCX_TAG_RECV, NULL,
-                           datatype, buffer, count, 0, &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(worker, buffer, count, datatype, message, cb);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(worker, buffer, count, message, &p)
-                                             : nb(worker, buffer, count, datatype, message, cb);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-/* ---- streams ---- */
-ucs_status_ptr_t ucp_stream_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_stream_send_nbx) real = CF_UCX_REAL(ucp_stream_send_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_send_nbx, CF_UCX_SEND, ep,
-                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, buffer, count, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, buffer, count, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void *buffer, size_t count, ucp_datatype_t datatype,
-                                    ucp_send_callback_t cb, unsigned flags)
-{
-    __typeof__(&ucp_stream_send_nbx) nbx = CF_UCX_REAL(ucp_stream_send_nbx);
-    __typeof__(&ucp_stream_send_nb) nb = CF_UCX_REAL(ucp_stream_send_nb);
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS,
-                                       .flags = flags,
-                                       .datatype = datatype};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_send_nb, CF_UCX_SEND, ep, datatype, buffer, count, 0,
-                           &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(ep, buffer, count, datatype, cb, flags);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r =
-        how == CF_UCX_TIMED ? nbx(ep, buffer, count, &p) : nb(ep, buffer, count, datatype, cb, flags);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_stream_recv_nbx(ucp_ep_h ep, void *buffer, size_t count, size_t *length,
-                                     const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_stream_recv_nbx) real = CF_UCX_REAL(ucp_stream_recv_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_recv_nbx, CF_UCX_STREAM_RECV, ep,
-                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, buffer, count, length, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, buffer, count, length, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, r == NULL && length ? *length : ps.bytes);
-}
-
-ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void *buffer, size_t count, ucp_datatype_t datatype,
-                                    ucp_stream_recv_callback_t cb, size_t *length, unsigned flags)
-{
-    __typeof__(&ucp_stream_recv_nbx) nbx = CF_UCX_REAL(ucp_stream_recv_nbx);
-    __typeof__(&ucp_stream_recv_nb) nb = CF_UCX_REAL(ucp_stream_recv_nb);
-    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS,
-                                       .flags = flags,
-                                       .datatype = datatype};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_stream_recv_nb, CF_UCX_STREAM_RECV, ep,
-                           datatype, buffer, count, 0, &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(ep, buffer, count, datatype, cb, length, flags);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(ep, buffer, count, length, &p)
-                                             : nb(ep, buffer, count, datatype, cb, length, flags);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, r == NULL && length ? *length : ps.bytes);
-}
-
-/* ---- active messages ---- */
-ucs_status_ptr_t ucp_am_send_nbx(ucp_ep_h ep, unsigned id, const void *header, size_t header_length,
-                                 const void *buffer, size_t count, const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_am_send_nbx) real = CF_UCX_REAL(ucp_am_send_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_am_send_nbx, CF_UCX_SEND, ep,
-                           cf_ucx_param_dt(param), buffer, count, header_length, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, id, header, header_length, buffer, count, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, id, header, header_length, buffer, count, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-/* The old form's protocol is not _nbx's: forwarded as it is, timed over the call. */
-ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void *buffer, size_t count, ucp_datatype_t datatype,
-                                ucp_send_callback_t cb, unsigned flags)
-{
-    __typeof__(&ucp_am_send_nb) real = CF_UCX_REAL(ucp_am_send_nb);
-    cf_ucx_post_t ps;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_am_send_nb, CF_UCX_SEND, ep, datatype, buffer, count, 0, NULL,
-                     NULL, NULL, 0) == CF_UCX_PASS)
-        return real(ep, id, buffer, count, datatype, cb, flags);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, id, buffer, count, datatype, cb, flags);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-/* ---- one-sided ---- */
-ucs_status_ptr_t ucp_put_nbx(ucp_ep_h ep, const void *buffer, size_t count, uint64_t remote_addr, ucp_rkey_h rkey,
-                             const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_put_nbx) real = CF_UCX_REAL(ucp_put_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nbx, CF_UCX_SEND, ep, cf_ucx_param_dt(param), buffer, count, 0,
-                           param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, buffer, count, remote_addr, rkey, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, buffer, count, remote_addr, rkey, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_get_nbx(ucp_ep_h ep, void *buffer, size_t count, uint64_t remote_addr, ucp_rkey_h rkey,
-                             const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_get_nbx) real = CF_UCX_REAL(ucp_get_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nbx, CF_UCX_SEND, ep, cf_ucx_param_dt(param), buffer, count, 0,
-                           param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, buffer, count, remote_addr, rkey, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, buffer, count, remote_addr, rkey, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey,
-                            ucp_send_callback_t cb)
-{
-    __typeof__(&ucp_put_nbx) nbx = CF_UCX_REAL(ucp_put_nbx);
-    __typeof__(&ucp_put_nb) nb = CF_UCX_REAL(ucp_put_nb);
-    const ucp_request_param_t param = {.op_attr_mask = 0};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0,
-                           &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(ep, buffer, length, remote_addr, rkey, cb);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(ep, buffer, length, remote_addr, rkey, &p)
-                                             : nb(ep, buffer, length, remote_addr, rkey, cb);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey,
-                            ucp_send_callback_t cb)
-{
-    __typeof__(&ucp_get_nbx) nbx = CF_UCX_REAL(ucp_get_nbx);
-    __typeof__(&ucp_get_nb) nb = CF_UCX_REAL(ucp_get_nb);
-    const ucp_request_param_t param = {.op_attr_mask = 0};
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!nb)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0,
-                           &param, &p, (cf_ucx_oldcb_t)cb, nbx != NULL);
-    if (how == CF_UCX_PASS)
-        return nb(ep, buffer, length, remote_addr, rkey, cb);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = how == CF_UCX_TIMED ? nbx(ep, buffer, length, remote_addr, rkey, &p)
-                                             : nb(ep, buffer, length, remote_addr, rkey, cb);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-/* Implicit completion (a later flush): timed over the call. */
-ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-{
-    __typeof__(&ucp_put_nbi) real = CF_UCX_REAL(ucp_put_nbi);
-    cf_ucx_post_t ps;
-    if (!real)
-        return cf_ucx_missing(__func__);
-    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_put_nbi, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, NULL, NULL,
-                     NULL, 0) == CF_UCX_PASS)
-        return real(ep, buffer, length, remote_addr, rkey);
-    cf_ucx_busy++;
-    ucs_status_t st = real(ep, buffer, length, remote_addr, rkey);
-    cf_ucx_busy--;
-    cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
-    return st;
-}
-
-ucs_status_t ucp_get_nbi(ucp_ep_h ep, void *buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-{
-    __typeof__(&ucp_get_nbi) real = CF_UCX_REAL(ucp_get_nbi);
-    cf_ucx_post_t ps;
-    if (!real)
-        return cf_ucx_missing(__func__);
-    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_get_nbi, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, length, 0, NULL, NULL,
-                     NULL, 0) == CF_UCX_PASS)
-        return real(ep, buffer, length, remote_addr, rkey);
-    cf_ucx_busy++;
-    ucs_status_t st = real(ep, buffer, length, remote_addr, rkey);
-    cf_ucx_busy--;
-    cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
-    return st;
-}
-
-/* ---- atomics ---- */
-ucs_status_ptr_t ucp_atomic_op_nbx(ucp_ep_h ep, ucp_atomic_op_t opcode, const void *buffer, size_t count,
-                                   uint64_t remote_addr, ucp_rkey_h rkey, const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_atomic_op_nbx) real = CF_UCX_REAL(ucp_atomic_op_nbx);
-    cf_ucx_post_t ps;
-    ucp_request_param_t p;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    int how = cf_ucx_begin(&ps, CF_UCX_OP_ucp_atomic_op_nbx, CF_UCX_SEND, ep,
-                           cf_ucx_param_dt(param), buffer, count, 0, param, &p, NULL, 1);
-    if (how == CF_UCX_PASS)
-        return real(ep, opcode, buffer, count, remote_addr, rkey, param);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, opcode, buffer, count, remote_addr, rkey, how == CF_UCX_TIMED ? &p : param);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
-}
-
-ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size,
-                             uint64_t remote_addr, ucp_rkey_h rkey)
-{
-    __typeof__(&ucp_atomic_post) real = CF_UCX_REAL(ucp_atomic_post);
-    cf_ucx_post_t ps;
-    if (!real)
-        return cf_ucx_missing(__func__);
-    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_atomic_post, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, op_size, 0, NULL,
-                     NULL, NULL, 0) == CF_UCX_PASS)
-        return real(ep, opcode, value, op_size, remote_addr, rkey);
-    cf_ucx_busy++;
-    ucs_status_t st = real(ep, opcode, value, op_size, remote_addr, rkey);
-    cf_ucx_busy--;
-    cf_ucx_end(&ps, cf_ucx_status_ptr(st), ps.bytes);
-    return st;
-}
-
-/* Its reply lands in result, which _nbx handles differently: timed over the call. */
-ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void *result,
-                                     size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-{
-    __typeof__(&ucp_atomic_fetch_nb) real = CF_UCX_REAL(ucp_atomic_fetch_nb);
-    cf_ucx_post_t ps;
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    if (cf_ucx_begin(&ps, CF_UCX_OP_ucp_atomic_fetch_nb, CF_UCX_SEND, ep, ucp_dt_make_contig(1), NULL, op_size, 0, NULL,
-                     NULL, NULL, 0) ==
-        CF_UCX_PASS)
-        return real(ep, opcode, value, result, op_size, remote_addr, rkey, cb);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, opcode, value, result, op_size, remote_addr, rkey, cb);
-    cf_ucx_busy--;
-    return cf_ucx_end(&ps, r, ps.bytes);
 }
 
 /* ---- requests the caller releases ---- */
@@ -1311,25 +737,19 @@ ucs_status_t ucp_dt_create_generic(const ucp_generic_dt_ops_t *ops, void *contex
     return st;
 }
 
-void ucp_dt_destroy(ucp_datatype_t datatype)
+void cf_ucx_generic_forget(ucp_datatype_t dt)
 {
-    __typeof__(&ucp_dt_destroy) real = CF_UCX_REAL(ucp_dt_destroy);
-    uint32_t h = (uint32_t)(((uint64_t)datatype * 0x9E3779B97F4A7C15ull) >> 32);
+    uint32_t h = (uint32_t)(((uint64_t)dt * 0x9E3779B97F4A7C15ull) >> 32);
     pthread_mutex_lock(&cf_ucx_generic_lock);
     for (unsigned n = 0; n < CF_UCX_GENERIC_PROBE; n++) {
         __typeof__(cf_ucx_generic[0]) *g = &cf_ucx_generic[(h + n) & (CF_UCX_GENERIC_SLOTS - 1)];
         uintptr_t v = atomic_load(&g->dt);
         if (v == 0)
             break;
-        if (v == datatype)
+        if (v == dt)
             atomic_store(&g->dt, (uintptr_t)1);
     }
     pthread_mutex_unlock(&cf_ucx_generic_lock);
-    if (real) {
-        cf_ucx_busy++;
-        real(datatype);
-        cf_ucx_busy--;
-    }
 }
 
 /* ---- workers and endpoints ---- */
@@ -1369,53 +789,6 @@ ucs_status_t ucp_ep_create(ucp_worker_h worker, const ucp_ep_params_t *params, u
     if (st == UCS_OK && ep_p && *ep_p && !nested)
         cf_ucx_ep_note(*ep_p, params);
     return st;
-}
-
-void ucp_ep_destroy(ucp_ep_h ep)
-{
-    __typeof__(&ucp_ep_destroy) real = CF_UCX_REAL(ucp_ep_destroy);
-    cf_ucx_ep_forget(ep);
-    if (real) {
-        cf_ucx_busy++;
-        real(ep);
-        cf_ucx_busy--;
-    }
-}
-
-ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned mode)
-{
-    __typeof__(&ucp_ep_close_nb) real = CF_UCX_REAL(ucp_ep_close_nb);
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    cf_ucx_ep_forget(ep);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, mode);
-    cf_ucx_busy--;
-    return r;
-}
-
-ucs_status_ptr_t ucp_ep_close_nbx(ucp_ep_h ep, const ucp_request_param_t *param)
-{
-    __typeof__(&ucp_ep_close_nbx) real = CF_UCX_REAL(ucp_ep_close_nbx);
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    cf_ucx_ep_forget(ep);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep, param);
-    cf_ucx_busy--;
-    return r;
-}
-
-ucs_status_ptr_t ucp_disconnect_nb(ucp_ep_h ep)
-{
-    __typeof__(&ucp_disconnect_nb) real = CF_UCX_REAL(ucp_disconnect_nb);
-    if (!real)
-        return UCS_STATUS_PTR(cf_ucx_missing(__func__));
-    cf_ucx_ep_forget(ep);
-    cf_ucx_busy++;
-    ucs_status_ptr_t r = real(ep);
-    cf_ucx_busy--;
-    return r;
 }
 
 /* ---- start and end of the run ---- */

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Generate the MPI wrappers and the operation list from mpi_calls.spec.
+"""Generate wrappers and their operation list from a spec.
 
-usage: gen_wrappers.py SPEC OUT_OPS_H OUT_WRAPPERS_C
+usage: gen_wrappers.py SPEC OUT_OPS_H OUT_WRAPPERS_C         MPI functions (mpi_calls.spec)
+       gen_wrappers.py --ucx SPEC OUT_OPS_H OUT_WRAPPERS_C   UCP functions beneath MPI (ucx_calls.spec)
 """
 import re
 import sys
@@ -24,8 +25,9 @@ def param_name(param):
     return names[-1]
 
 
-def parse(path):
-    entries = []
+def read_spec(path, name_re, what):
+    """(line number, name, kind, parameters, attributes) of every entry of a spec:
+    NAME | KIND | PARAMETERS | key=value; key=value..."""
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -35,36 +37,42 @@ def parse(path):
             if len(fields) != 4:
                 raise SpecError("%s:%d: expected 4 fields separated by '|'" % (path, lineno))
             name, kind, params, attrs = fields
-            if not re.match(r"^MPI_\w+$", name):
-                raise SpecError("%s:%d: %r is not an MPI function name" % (path, lineno, name))
+            if not re.match(name_re, name):
+                raise SpecError("%s:%d: %r is not %s" % (path, lineno, name, what))
             attr = {}
             for a in filter(None, (x.strip() for x in attrs.split(";"))):
                 if "=" not in a:
                     raise SpecError("%s:%d: attribute %r is not key=value" % (path, lineno, a))
                 k, v = a.split("=", 1)
                 attr[k.strip()] = v.strip()
-            if kind.startswith("custom:"):
-                entries.append(dict(name=name, kind="custom", pkind=kind.split(":", 1)[1],
-                                    params=params, attr=attr))
-                continue
-            if kind not in KINDS:
-                raise SpecError("%s:%d: unknown kind %r" % (path, lineno, kind))
-            plist = [p.strip() for p in params.split(",")]
-            names = [param_name(p) for p in plist]
-            for req in ("comm",) + (("bytes",) if kind not in ("recv", "probe", "iprobe") else ()):
-                if req not in attr:
-                    raise SpecError("%s:%d: %s needs attribute %r" % (path, lineno, name, req))
-            e = dict(name=name, kind=kind, pkind=PROFILE_KIND[kind], params=params, names=names, attr=attr)
-            entries.append(e)
-            if kind == "coll" and attr.get("nb") == "yes":
-                nb = dict(e)
-                nb["name"] = "MPI_I" + name[4].lower() + name[5:]
-                nb["kind"] = "icoll"
-                nb["params"] = params + ", MPI_Request *request" if params != "MPI_Comm comm" else \
-                    "MPI_Comm comm, MPI_Request *request"
-                nb["names"] = names + ["request"]
-                nb["attr"] = dict(attr, request="request")
-                entries.append(nb)
+            yield lineno, name, kind, params, attr
+
+
+def parse(path):
+    entries = []
+    for lineno, name, kind, params, attr in read_spec(path, r"^MPI_\w+$", "an MPI function name"):
+        if kind.startswith("custom:"):
+            entries.append(dict(name=name, kind="custom", pkind=kind.split(":", 1)[1],
+                                params=params, attr=attr))
+            continue
+        if kind not in KINDS:
+            raise SpecError("%s:%d: unknown kind %r" % (path, lineno, kind))
+        plist = [p.strip() for p in params.split(",")]
+        names = [param_name(p) for p in plist]
+        for req in ("comm",) + (("bytes",) if kind not in ("recv", "probe", "iprobe") else ()):
+            if req not in attr:
+                raise SpecError("%s:%d: %s needs attribute %r" % (path, lineno, name, req))
+        e = dict(name=name, kind=kind, pkind=PROFILE_KIND[kind], params=params, names=names, attr=attr)
+        entries.append(e)
+        if kind == "coll" and attr.get("nb") == "yes":
+            nb = dict(e)
+            nb["name"] = "MPI_I" + name[4].lower() + name[5:]
+            nb["kind"] = "icoll"
+            nb["params"] = params + ", MPI_Request *request" if params != "MPI_Comm comm" else \
+                "MPI_Comm comm, MPI_Request *request"
+            nb["names"] = names + ["request"]
+            nb["attr"] = dict(attr, request="request")
+            entries.append(nb)
     return entries
 
 
@@ -145,7 +153,286 @@ def wrapper(e):
     return "\n".join(out)
 
 
+# ---- the UCP functions of the UCX layer (ucx_calls.spec) ----
+UCX_KINDS = {"send", "recv", "rma", "atomic"}
+# form: what the wrapper returns
+UCX_FORMS = {"nbx": "ucs_status_ptr_t", "nb": "ucs_status_ptr_t", "nbr": "ucs_status_t",
+             "nbi": "ucs_status_t", "call": "ucs_status_ptr_t"}
+UCX_RETURNS = {"void": "void", "status": "ucs_status_t", "request": "ucs_status_ptr_t"}
+UCX_DONE = {"send": "CF_UCX_SEND", "tag_recv": "CF_UCX_TAG_RECV", "stream_recv": "CF_UCX_STREAM_RECV"}
+UCX_PARAM_FLAGS = {"fast_cmpl", "no_imm_cmpl", "force_imm_cmpl"}
+UCX_ATTRS = {"form", "ep", "worker", "buffer", "count", "datatype", "bytes", "extra", "done", "param", "via",
+             "fields", "callback", "inplace", "returns", "before"}
+
+
+def ucx_check(e, where):
+    """Checks the attributes of one operation against its form."""
+    a, names, form = e["attr"], e["names"], e["attr"].get("form")
+
+    def need(key, present=True):
+        if (key in a) != present:
+            raise SpecError("%s: %s attribute %r" % (where, "needs" if present else "form %s takes no" % form, key))
+
+    def is_param(key):
+        if a[key] not in names:
+            raise SpecError("%s: %s=%s is not one of its parameters" % (where, key, a[key]))
+
+    if form not in UCX_FORMS:
+        raise SpecError("%s: form=%s is not one of %s" % (where, form, ", ".join(sorted(UCX_FORMS))))
+    if ("ep" in a) == ("worker" in a):
+        raise SpecError("%s: needs one of the attributes 'ep' and 'worker'" % where)
+    is_param("ep" if "ep" in a else "worker")
+    if "bytes" in a:
+        for k in ("buffer", "count", "datatype"):
+            need(k, False)
+    else:
+        need("buffer")
+        need("count")
+        if form != "nbx":
+            need("datatype")
+    done = a.get("done", "send")
+    if done not in UCX_DONE or (done == "send") != (e["kind"] != "recv"):
+        raise SpecError("%s: done=%s does not fit kind %s" % (where, done, e["kind"]))
+    need("param", form == "nbx")
+    if form == "nbx":
+        is_param("param")
+    need("via", form in ("nb", "nbr"))
+    if form not in ("nb", "nbr"):
+        need("fields", False)
+    need("callback", form == "nb")
+    if form == "nb":
+        is_param("callback")
+    for k in ("returns", "before"):
+        need(k, False)
+    inplace = a.get("inplace")
+    if inplace is not None and form in ("nbi", "call"):
+        raise SpecError("%s: form %s is timed over the call: inplace does not apply" % (where, form))
+    if inplace == "info" and (form != "nbx" or done != "tag_recv"):
+        raise SpecError("%s: inplace=info is for tag receives of form nbx" % where)
+    if inplace not in (None, "none", "info") and not (inplace.startswith("*") and inplace[1:] in names):
+        raise SpecError("%s: inplace=%s is neither info, none nor *PARAMETER" % (where, inplace))
+
+
+def ucx_fields(e, where):
+    """The ucp_request_param_t that UCX builds for an old form, as a C initializer."""
+    mask, init = [], []
+    for f in filter(None, (x.strip() for x in e["attr"].get("fields", "").split(","))):
+        name, _, value = (x.strip() for x in f.partition("="))
+        if name in UCX_PARAM_FLAGS:
+            if value:
+                raise SpecError("%s: the flag %r takes no value" % (where, name))
+            mask.append("UCP_OP_ATTR_FLAG_" + name.upper())
+            continue
+        if not re.match(r"^[a-z_]+$", name) or not (value or name in e["names"]):
+            raise SpecError("%s: field %r is neither NAME=EXPRESSION, a parameter nor a flag" % (where, f))
+        mask.append("UCP_OP_ATTR_FIELD_" + name.upper())
+        init.append(".%s = %s" % (name, value or name))
+    return "{%s}" % ", ".join([".op_attr_mask = %s" % (" | ".join(mask) or "0")] + init)
+
+
+def parse_ucx(path):
+    entries = []
+    for lineno, name, kind, params, attr in read_spec(path, r"^ucp_\w+$", "a UCP function name"):
+        where = "%s:%d: %s" % (path, lineno, name)
+        plist = [p.strip() for p in params.split(",")] if params not in ("", "void") else []
+        names = [param_name(p) for p in plist]
+        if any(n.startswith("cf_") for n in names):
+            raise SpecError("%s: a parameter named cf_* would be hidden by the wrapper's own" % where)
+        unknown = set(attr) - UCX_ATTRS
+        if unknown:
+            raise SpecError("%s: unknown attribute %s" % (where, ", ".join(sorted(unknown))))
+        e = dict(name=name, kind=kind, params=params, names=names, attr=attr, op=False, where=where)
+        if kind in UCX_KINDS:
+            e.update(op=True, pkind=kind)
+            ucx_check(e, where)
+            if e["attr"]["form"] in ("nb", "nbr"):
+                e["fields"] = ucx_fields(e, where)
+        elif kind.startswith("custom:") and kind[7:] in UCX_KINDS:
+            e.update(kind="custom", op=True, pkind=kind[7:])
+        elif kind == "pass":
+            if attr.get("returns") not in UCX_RETURNS or "before" not in attr or set(attr) - {"returns", "before"}:
+                raise SpecError("%s: pass needs returns=void|status|request and before=CALL, nothing else" % where)
+        elif kind not in ("custom", "lookup"):
+            raise SpecError("%s: unknown kind %r" % (where, kind))
+        elif attr:
+            raise SpecError("%s: %s takes no attributes" % (where, kind))
+        entries.append(e)
+    byname = {e["name"]: e for e in entries}
+    for e in entries:
+        via = e["attr"].get("via")
+        if not via or not e["op"] or e["kind"] == "custom":
+            continue
+        m = re.match(r"^(ucp_\w+)\((.*)\)$", via)
+        target = byname.get(m.group(1)) if m else None
+        if not target or target["attr"].get("form") != "nbx":
+            raise SpecError("%s: via=%s is not a call of a function of form nbx in the spec" % (e["where"], via))
+        args = [x.strip() for x in m.group(2).split(",")]
+        if len(args) != len(target["names"]) - 1:
+            raise SpecError("%s: via=%s: %s takes %d arguments before its request parameters" %
+                            (e["where"], via, target["name"], len(target["names"]) - 1))
+        e["via"] = (target["name"], ", ".join(args))
+    return entries
+
+
+def ucx_missing(ret):
+    """What a wrapper returns when no UCP library defines the function."""
+    return "cf_ucx_missing(__func__)" if ret == "ucs_status_t" else "UCS_STATUS_PTR(cf_ucx_missing(__func__))"
+
+
+def ucx_wrapper(e):
+    """One UCP operation: posted with our callback and timed to its completion,
+    or timed over the call (see cf_ucx_begin)."""
+    a, name, form = e["attr"], e["name"], e["attr"]["form"]
+    ret = UCX_FORMS[form]
+    args = ", ".join(e["names"])
+    missing = ucx_missing(ret)
+    if "bytes" in a:
+        data = "ucp_dt_make_contig(1), NULL, %s" % a["bytes"]
+    else:
+        data = "%s, %s, %s" % (a.get("datatype") or "cf_ucx_param_dt(%s)" % a["param"], a["buffer"], a["count"])
+
+    def begin(param_in, param_out, old_cb, can_time):
+        return "cf_ucx_begin(&cf_ps, CF_UCX_OP_%s, %s, %s, %s, %s, %s, %s, %s, %s)" % (
+            name, UCX_DONE[a.get("done", "send")], a.get("ep", "NULL"), data, a.get("extra", "0"), param_in,
+            param_out, old_cb, can_time)
+
+    inplace = a.get("inplace")
+    if inplace == "info":
+        got = ("cf_r == NULL && cf_how == CF_UCX_TIMED ? cf_ucx_recv_length(%s, &cf_info, cf_caller, cf_ps.bytes) "
+               ": cf_ps.bytes" % a["param"])
+    elif inplace == "none":
+        got = "0"
+    elif inplace:
+        got = "cf_r == NULL && %s ? %s : cf_ps.bytes" % (inplace[1:], inplace)
+    else:
+        got = "cf_ps.bytes"
+    out = ["%s %s(%s)" % (ret, name, e["params"]), "{"]
+    if form in ("nbx", "nbi", "call"):
+        out.append("    __typeof__(&%s) cf_real = CF_UCX_REAL(%s);" % (name, name))
+        real = "cf_real"
+    else:
+        out.append("    __typeof__(&%s) cf_nbx = CF_UCX_REAL(%s);" % (e["via"][0], e["via"][0]))
+        out.append("    __typeof__(&%s) cf_%s = CF_UCX_REAL(%s);" % (name, form, name))
+        out.append("    const ucp_request_param_t cf_param = %s;" % e["fields"])
+        real = "cf_" + form
+    out.append("    cf_ucx_post_t cf_ps;")
+    if form in ("nbi", "call"):  # no completion callback: timed over the call
+        out += ["    if (!cf_real)",
+                "        return %s;" % missing,
+                "    if (%s == CF_UCX_PASS)" % begin("NULL", "NULL", "NULL", "0"),
+                "        return cf_real(%s);" % args,
+                "    cf_ucx_busy++;"]
+        if form == "nbi":
+            out += ["    ucs_status_t cf_st = cf_real(%s);" % args,
+                    "    cf_ucx_busy--;",
+                    "    cf_ucx_end(&cf_ps, cf_ucx_status_ptr(cf_st), cf_ps.bytes);",
+                    "    return cf_st;"]
+        else:
+            out += ["    ucs_status_ptr_t cf_r = cf_real(%s);" % args,
+                    "    cf_ucx_busy--;",
+                    "    return cf_ucx_end(&cf_ps, cf_r, cf_ps.bytes);"]
+        return "\n".join(out + ["}"])
+    out.append("    ucp_request_param_t cf_p;")
+    if inplace == "info":
+        out.append("    ucp_tag_recv_info_t cf_info = {0}, *cf_caller = NULL;")
+    out += ["    if (!%s)" % real, "        return %s;" % missing]
+    if form == "nbx":
+        out.append("    int cf_how = %s;" % begin(a["param"], "&cf_p", "NULL", "1"))
+    else:  # posted through the _nbx form when it is there
+        old_cb = "(cf_ucx_oldcb_t)%s" % a["callback"] if form == "nb" else "NULL"
+        out.append("    int cf_how = %s;" % begin("&cf_param", "&cf_p", old_cb, "cf_nbx != NULL"))
+    out += ["    if (cf_how == CF_UCX_PASS)", "        return %s(%s);" % (real, args)]
+    if inplace == "info":
+        out += ["    if (cf_how == CF_UCX_TIMED)", "        cf_caller = cf_ucx_recv_info(&cf_p, &cf_info);"]
+    if form == "nbr":
+        out += ["    if (cf_how == CF_UCX_UNTIMED) {",
+                "        cf_ucx_busy++;",
+                "        ucs_status_t cf_st = cf_nbr(%s);" % args,
+                "        cf_ucx_busy--;",
+                "        cf_ucx_end(&cf_ps, cf_ucx_status_ptr(cf_st), cf_ps.bytes);",
+                "        return cf_st;",
+                "    }"]
+    out.append("    cf_ucx_busy++;")
+    if form == "nbx":
+        fwd = ", ".join("cf_how == CF_UCX_TIMED ? &cf_p : %s" % n if n == a["param"] else n for n in e["names"])
+        out.append("    ucs_status_ptr_t cf_r = cf_real(%s);" % fwd)
+    elif form == "nb":
+        out.append("    ucs_status_ptr_t cf_r = cf_how == CF_UCX_TIMED ? cf_nbx(%s, &cf_p) : cf_nb(%s);"
+                   % (e["via"][1], args))
+    else:
+        out.append("    ucs_status_ptr_t cf_r = cf_nbx(%s, &cf_p);" % e["via"][1])
+    out.append("    cf_ucx_busy--;")
+    if form != "nbr":
+        out.append("    return cf_ucx_end(&cf_ps, cf_r, %s);" % got)
+    else:  # as UCX's own _nbr forms: a send in flight is UCS_INPROGRESS, a posted receive UCS_OK
+        out.append("    cf_r = cf_ucx_end(&cf_ps, cf_r, %s);" % got)
+        if e["kind"] == "recv":
+            out.append("    return UCS_PTR_IS_ERR(cf_r) ? UCS_PTR_STATUS(cf_r) : UCS_OK;")
+        else:
+            out.append("    return cf_r == NULL ? UCS_OK : UCS_PTR_IS_ERR(cf_r) ? UCS_PTR_STATUS(cf_r) "
+                       ": UCS_INPROGRESS;")
+    return "\n".join(out + ["}"])
+
+
+def ucx_pass(e):
+    """A function forwarded after a call of the layer's own (before=)."""
+    ret = UCX_RETURNS[e["attr"]["returns"]]
+    name, args = e["name"], ", ".join(e["names"])
+    out = ["%s %s(%s)" % (ret, name, e["params"]), "{",
+           "    __typeof__(&%s) cf_real = CF_UCX_REAL(%s);" % (name, name)]
+    if ret == "void":  # nothing to say when there is no next definition
+        out += ["    %s;" % e["attr"]["before"],
+                "    if (cf_real) {",
+                "        cf_ucx_busy++;",
+                "        cf_real(%s);" % args,
+                "        cf_ucx_busy--;",
+                "    }"]
+    else:
+        out += ["    if (!cf_real)",
+                "        return %s;" % ucx_missing(ret),
+                "    %s;" % e["attr"]["before"],
+                "    cf_ucx_busy++;",
+                "    %s cf_r = cf_real(%s);" % (ret, args),
+                "    cf_ucx_busy--;",
+                "    return cf_r;"]
+    return "\n".join(out + ["}"])
+
+
+def main_ucx(spec, ops_h, wrappers_c):
+    entries = parse_ucx(spec)
+    names = [e["name"] for e in entries]
+    if len(set(names)) != len(names):
+        raise SpecError("a function is listed twice")
+    ops = [e for e in entries if e["op"]]
+    if len(ops) > 127:
+        raise SpecError("more than 127 operations do not fit the record key")
+    with open(ops_h, "w") as f:
+        f.write("/* Generated by gen_wrappers.py from ucx_calls.spec: do not edit. */\n")
+        f.write("#ifndef CF_UCX_OPS_H\n#define CF_UCX_OPS_H\n\n")
+        f.write("/* X(name, kind in the profile) for every UCP operation, in spec order */\n")
+        f.write("#define CF_UCX_OPS(X) \\\n")
+        f.write(" \\\n".join('    X(%s, "%s")' % (e["name"], e["pkind"]) for e in ops))
+        f.write("\n\n/* X(name) for every other UCP function the layer wraps or calls */\n")
+        f.write("#define CF_UCX_HELPERS(X) \\\n")
+        f.write(" \\\n".join("    X(%s)" % e["name"] for e in entries if not e["op"]))
+        f.write("\n\n#endif\n")
+    with open(wrappers_c, "w") as f:
+        f.write("/* Generated by gen_wrappers.py from ucx_calls.spec: do not edit. */\n")
+        f.write('#include "cf_ucx_calls.h"\n\n')
+        for e in entries:
+            if e["kind"] == "pass":
+                f.write(ucx_pass(e) + "\n\n")
+            elif e["op"] and e["kind"] != "custom":
+                f.write(ucx_wrapper(e) + "\n\n")
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--ucx":
+        try:
+            main_ucx(*sys.argv[2:])
+        except (SpecError, OSError) as err:
+            sys.exit("gen_wrappers.py: %s" % err)
+        return
     if len(sys.argv) != 4:
         sys.exit(__doc__.strip())
     try:
