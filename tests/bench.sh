@@ -35,4 +35,6 @@ m100=$(awk '$1 == "vmhwm_kb" { print $3 }' "$tmp/prof100")
 p1=$(awk '$1 == "vmhwm_kb" { print $3 }' "$tmp/plain1")
 p100=$(awk '$1 == "vmhwm_kb" { print $3 }' "$tmp/plain100")
 echo "peak resident memory per rank (VmHWM): plain $p1 kB, profiled $m1 kB (+$((m1 - p1)) kB)"
-echo "with 100x the calls (about $((100 * 600000)) intercepted calls per rank): plain $p100 kB, profiled $m100 kB (+$((m100 - p100)) kB)"
+# 200000 + 2 x 20000 + 20000 + 3 x 20000 intercepted calls per rank and unit of scale
+echo "with 100x the calls ($((100 * 320000)) intercepted calls per rank): plain $p100 kB, profiled $m100 kB (+$((m100 - p100)) kB)"
+echo "(what grows between the two is the sample buffers filling up to their fixed size, COMMFIT_SAMPLES)"
