@@ -265,8 +265,8 @@ static void model_line(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t
     if (ref->source == NULL || f->coll == CF_COLL_NONE ||
         cf_model_coeffs(f->coll, NULL, f->comm_size, &A, &C, &G) != CF_OK || !(A > 0))
         return;
-    snprintf(ad->model_source, sizeof(ad->model_source), "%s, %s model",
-             strcmp(ref->source, "link") == 0 ? "link" : "p2p fit", cf_model_default_algo(f->coll));
+    snprintf(ad->model_source, sizeof(ad->model_source), "%s, %s model", ref->source,
+             cf_model_default_algo(f->coll));
     ad->alpha_s = A * ref->alpha_s;
     ad->bandwidth_Bps = C > 0 ? ref->bandwidth_Bps / C : INFINITY;
 }

@@ -28,6 +28,10 @@ struct cf_analysis {
     size_t nlate;
     cf_advice_t *fusion;
     size_t nfusion;
+    cf_an_wire_t *wire;
+    size_t nwire;
+    cf_an_hop_t hop[NPATH]; /* paths with UCX sends, ascending */
+    size_t nhop;
 };
 
 void cf_analysis_opts_init(cf_analysis_opts_t *opts)
@@ -648,6 +652,178 @@ static int late_build(cf_analysis_t *a)
     return CF_OK;
 }
 
+/* ---- beneath MPI: UCX records ---- */
+
+/* Per-hop fits of the UCX sends, per path. */
+static int hops_build(cf_analysis_t *a)
+{
+    for (int path = 0; path < NPATH; path++) {
+        cf_an_hop_t *h = &a->hop[a->nhop];
+        cf_point_t pts[CF_SIZE_BINS];
+        size_t n = 0;
+        int rc;
+
+        memset(h, 0, sizeof(*h));
+        h->path = path;
+        for (size_t i = 0; i < a->p->nrec; i++) {
+            const cf_record_t *r = &a->p->rec[i];
+            if (r->layer == CF_LAYER_UCX && r->path == path && is_kind(r, "send")) {
+                h->msgs += r->calls;
+                h->bytes += r->bytes;
+            }
+        }
+        if (h->msgs == 0)
+            continue;
+        if (cf_wire_hop_points(a->p, path, pts, CF_SIZE_BINS, &n) == CF_OK)
+            h->nsizes = (int)n;
+        rc = cf_wire_hop_fit(a->p, path, &h->fit);
+        if (rc == CF_ERR_NOMEM)
+            return rc;
+        if (rc != CF_OK || !h->fit.ok) {
+            h->fit.ok = 0;
+            h->note = "not enough size range";
+        }
+        a->nhop++;
+    }
+    return CF_OK;
+}
+
+/* A collective of n bytes under a wire algorithm on the reference link;
+ * reduce_bcast is costed as a binomial reduce and a binomial bcast. */
+static double wire_algo_time(const cf_an_ref_t *ref, cf_coll_t c, const char *algo, int p, double n)
+{
+    double s;
+    if (c == CF_COLL_ALLREDUCE && strcmp(algo, "reduce_bcast") == 0)
+        return ref_model(ref, CF_COLL_REDUCE, "binomial", p, n, &s) +
+               ref_model(ref, CF_COLL_BCAST, "binomial", p, n, &s);
+    return ref_model(ref, c, algo, p, n, &s);
+}
+
+/* The inferred algorithm, the cheapest of cf_models.h and the measured
+ * time, per call over the size bins of the operation's busiest stream. */
+static void wire_costs(const cf_analysis_t *a, cf_an_wire_t *w)
+{
+    const cf_an_fit_t *f = cf_analysis_find(a, w->w.op, w->w.comm, w->w.path);
+    const cf_an_ref_t *ref = ref_of(a, w->w.path);
+    cf_an_ref_t own = {NULL, NAN, NAN, NULL};
+    const char *cand[16];
+    double sum[16] = {0}, calls = 0, meas = 0, meas_calls = 0;
+    size_t ncand = 0, best = 0;
+    int p = w->w.comm_size;
+
+    if (f == NULL || f->nbin == 0)
+        return;
+    for (size_t k = 0; k < f->nbin; k++)
+        if (f->bin[k].p50_s > 0 && isfinite(f->bin[k].p50_s)) {
+            meas += (double)f->bin[k].calls * f->bin[k].p50_s;
+            meas_calls += (double)f->bin[k].calls;
+        }
+    if (meas_calls > 0)
+        w->measured_s = meas / meas_calls;
+    if (w->inf.algo == NULL)
+        return;
+    /* The steps of the algorithm that ran, as its own fit times them, are
+     * a truer link than a p2p fit or the wire for costing its rivals. */
+    if (isnan(a->opts.link_Bps) && f->fit.ok &&
+        cf_model_per_hop(w->w.coll, w->inf.algo, p, f->fit.alpha_s, f->fit.bandwidth_Bps, &own.alpha_s,
+                         &own.bandwidth_Bps) == CF_OK &&
+        isfinite(own.alpha_s) && own.bandwidth_Bps > 0) {
+        own.source = "collective fit";
+        ref = &own;
+    }
+    if (ref == NULL)
+        return;
+    w->cost_source = ref->source;
+    w->cost_alpha_s = ref->alpha_s;
+    w->cost_Bps = ref->bandwidth_Bps;
+    cand[ncand++] = w->inf.algo;
+    for (int i = 0; ncand < CF_ARRAY_LEN(cand); i++) {
+        const char *name = cf_model_algo_name(w->w.coll, i);
+        if (name == NULL)
+            break;
+        if (strcmp(name, w->inf.algo) != 0)
+            cand[ncand++] = name;
+    }
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        calls += (double)b->calls;
+        for (size_t c = 0; c < ncand; c++)
+            sum[c] += (double)b->calls * wire_algo_time(ref, w->w.coll, cand[c], p, b->size);
+    }
+    if (!(calls > 0) || !isfinite(sum[0]))
+        return;
+    for (size_t c = 1; c < ncand; c++)
+        if (isfinite(sum[c]) && sum[c] < sum[best])
+            best = c;
+    w->model_s = sum[0] / calls;
+    w->best_s = sum[best] / calls;
+    w->best_algo = cand[best];
+    w->excess = w->best_s > 0 ? w->model_s / w->best_s : NAN;
+    w->saving_s = a->p->ranks > 0 ? (sum[0] - sum[best]) / a->p->ranks : NAN;
+}
+
+static void wire_figures(const cf_analysis_t *a, cf_an_wire_t *w)
+{
+    int rc;
+
+    w->collective = cf_coll_is_collective(w->w.coll);
+    w->model_s = w->best_s = w->measured_s = NAN;
+    w->excess = w->saving_s = w->share = w->cost_alpha_s = w->cost_Bps = NAN;
+    w->msg_size = w->w.msg_size_mean;
+    for (size_t k = 0; k < a->nop; k++)
+        if (a->op[k].comm == w->w.comm && a->op[k].path == w->w.path && strcmp(a->op[k].op, w->w.op) == 0)
+            w->share = a->op[k].share;
+    if (!w->collective)
+        return;
+    rc = cf_wire_infer(&w->w, &w->inf);
+    if (rc == CF_OK) {
+        w->inferred = 1;
+        if (w->inf.algo == NULL)
+            w->note = cf_size_bin(w->w.size_lo) != cf_size_bin(w->w.size_hi)
+                          ? "no model matches: calls of several sizes may use different algorithms, "
+                            "and the counts average over them"
+                          : "no model within 20 %: another algorithm, or a segmented one";
+        else if (w->w.mixed_comms)
+            w->note = "calls on communicators of different sizes: counts average over them";
+        wire_costs(a, w);
+        return;
+    }
+    if (rc == CF_ERR_UNSUPPORTED)
+        w->note = "no message-level model for this operation";
+    else if (w->w.mpi_calls == 0)
+        w->note = "no MPI call of this name recorded";
+    else if (w->w.comm_size < 2)
+        w->note = "communicator size unknown or 1";
+    else
+        w->note = "no message sent beneath it";
+}
+
+static int wire_build(cf_analysis_t *a)
+{
+    cf_wire_op_t *ops = NULL;
+    size_t n = 0;
+    int rc = cf_wire_ops(a->p, &ops, &n);
+
+    if (rc == CF_ERR_NODATA || (rc == CF_OK && n == 0)) {
+        free(ops);
+        return CF_OK;
+    }
+    if (rc != CF_OK)
+        return rc;
+    a->wire = calloc(n, sizeof(*a->wire));
+    if (a->wire == NULL) {
+        free(ops);
+        return CF_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->wire[i].w = ops[i];
+        wire_figures(a, &a->wire[i]);
+    }
+    a->nwire = n;
+    free(ops);
+    return CF_OK;
+}
+
 static void fits_free(cf_an_fit_t *fit, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -740,6 +916,8 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
             goto err;
     }
 
+    if ((rc = hops_build(a)) != CF_OK)
+        goto err;
     for (int path = 0; path < NPATH; path++) {
         cf_an_ref_t *ref = &a->ref[path];
         ref->alpha_s = ref->bandwidth_Bps = NAN;
@@ -758,12 +936,22 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
                 ref->fit = &f->fit;
             }
         }
+        /* Without MPI point to point on the path, the wire beneath MPI. */
+        for (size_t k = 0; ref->source == NULL && k < a->nhop; k++) {
+            if (a->hop[k].path == path && a->hop[k].fit.ok) {
+                ref->source = "ucx hop fit";
+                ref->alpha_s = a->hop[k].fit.alpha_s;
+                ref->bandwidth_Bps = a->hop[k].fit.bandwidth_Bps;
+                ref->fit = &a->hop[k].fit;
+            }
+        }
     }
     /* The fits move once sorted: point the references at their new place. */
     qsort(a->fit, a->nfit, sizeof(*a->fit), cmp_fit);
     for (size_t i = 0; i < a->nfit; i++) {
         cf_an_fit_t *f = &a->fit[i];
-        if (f->joint && f->path >= 0 && f->path < NPATH && a->ref[f->path].fit != NULL)
+        if (f->joint && f->path >= 0 && f->path < NPATH && a->ref[f->path].fit != NULL &&
+            strcmp(a->ref[f->path].source, "p2p fit") == 0)
             a->ref[f->path].fit = &f->fit;
     }
     for (size_t i = 0; i < a->nfit; i++) {
@@ -779,7 +967,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
         a->op[k].fit = cf_analysis_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
     breakdown(a);
     if ((rc = regions_build(a)) != CF_OK || (rc = late_build(a)) != CF_OK ||
-        (rc = cf_advice_run(a, &a->fusion, &a->nfusion)) != CF_OK)
+        (rc = cf_advice_run(a, &a->fusion, &a->nfusion)) != CF_OK || (rc = wire_build(a)) != CF_OK)
         goto err;
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fusion = cf_analysis_fusion_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
@@ -809,6 +997,7 @@ void cf_analysis_free(cf_analysis_t *a)
         free(a->late[i].last);
     free(a->late);
     cf_advice_free(a->fusion);
+    free(a->wire);
     free(a);
 }
 
@@ -928,7 +1117,65 @@ const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const ch
     return NULL;
 }
 
+size_t cf_analysis_nwire(const cf_analysis_t *a)
+{
+    return a->nwire;
+}
+
+const cf_an_wire_t *cf_analysis_wire(const cf_analysis_t *a, size_t i)
+{
+    return i < a->nwire ? &a->wire[i] : NULL;
+}
+
+size_t cf_analysis_nhops(const cf_analysis_t *a)
+{
+    return a->nhop;
+}
+
+const cf_an_hop_t *cf_analysis_hop(const cf_analysis_t *a, size_t i)
+{
+    return i < a->nhop ? &a->hop[i] : NULL;
+}
+
 /* ---- advice ---- */
+
+const char *cf_an_fmt_share_n(double frac, char *buf, size_t len)
+{
+    double inv = frac > 0 ? 1.0 / frac : NAN;
+    if (!isfinite(frac))
+        snprintf(buf, len, "?");
+    else if (fabs(frac - 1.0) < 0.05)
+        snprintf(buf, len, "n");
+    else if (frac < 1 && fabs(inv - round(inv)) < 0.05 * inv)
+        snprintf(buf, len, "n/%.0f", round(inv));
+    else
+        snprintf(buf, len, "%.2g n", frac);
+    return buf;
+}
+
+const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *w, char *buf, size_t len)
+{
+    char label[24], sz[CF_FMT_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], set[160];
+    const char *ompi = NULL, *on;
+
+    if (w == NULL || !w->collective || w->inf.algo == NULL || w->best_algo == NULL ||
+        !(w->excess >= CF_AN_WIRE_EXCESS) || strcmp(w->best_algo, w->inf.algo) == 0 || w->cost_source == NULL)
+        return NULL;
+    if (strstr(a->p->mpi_library, "Open MPI") != NULL)
+        ompi = cf_wire_ompi_setting(w->w.coll, w->best_algo, set, sizeof(set));
+    on = strcmp(w->cost_source, "collective fit") == 0 ? "with the per-hop alpha and B of its own fit"
+         : strcmp(w->cost_source, "link") == 0        ? "on the given link"
+         : strcmp(w->cost_source, "p2p fit") == 0     ? "on the point-to-point fit of its path"
+                                                      : "on the UCX per-hop fit of its path";
+    snprintf(buf, len,
+             "%s on %s runs %s (%s: %.3g per rank and call, of %s on average); at its sizes %s would "
+             "take %.0f%% less time %s: %s instead of %s per call%s%s",
+             w->w.op, cf_comm_label(w->w.comm, label, sizeof(label)), w->inf.algo, w->inf.expected.shape,
+             w->w.msgs_per_call, cf_an_fmt_share_n(w->msg_size / w->w.payload, sz, sizeof(sz)), w->best_algo,
+             100.0 * (1.0 - w->best_s / w->model_s), on, cf_fmt_time(w->best_s, t1, sizeof(t1)),
+             cf_fmt_time(w->model_s, t2, sizeof(t2)), ompi ? "; Open MPI: " : "", ompi ? ompi : "");
+    return buf;
+}
 
 char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
 {
@@ -1221,6 +1468,134 @@ static json_t *late_json(jctx_t *c, const cf_analysis_t *a)
     return arr;
 }
 
+static json_t *jsize(uint64_t v)
+{
+    return json_integer((json_int_t)(v > INT64_MAX ? INT64_MAX : v));
+}
+
+static json_t *hop_json(jctx_t *c, const cf_an_hop_t *h)
+{
+    json_t *o = json_object();
+    int ok = h->fit.ok;
+    jset(c, o, "path", json_string(cf_path_name((unsigned)h->path)));
+    jset(c, o, "messages", jsize(h->msgs));
+    jset(c, o, "bytes", jsize(h->bytes));
+    jset(c, o, "sizes", json_integer(h->nsizes));
+    jset(c, o, "alpha_s", jnum(ok ? h->fit.alpha_s : NAN));
+    jset(c, o, "bandwidth_Bps", jnum(ok ? h->fit.bandwidth_Bps : NAN));
+    jset(c, o, "n_half_bytes", jnum(ok ? h->fit.n_half_bytes : NAN));
+    jset(c, o, "r2", jnum(ok ? h->fit.r2 : NAN));
+    jset(c, o, "size_lo", jnum(ok ? h->fit.size_lo : NAN));
+    jset(c, o, "size_hi", jnum(ok ? h->fit.size_hi : NAN));
+    jset(c, o, "segments", json_integer(ok ? h->fit.nseg : 0));
+    jset(c, o, "note", jstr(h->note));
+    return o;
+}
+
+static json_t *wire_coll_json(jctx_t *c, const cf_analysis_t *a, const cf_an_wire_t *w)
+{
+    json_t *o = json_object(), *bins = json_array();
+    const cf_wire_infer_t *inf = &w->inf;
+    const cf_wire_model_t *m = &inf->expected;
+    double n = w->w.payload;
+    char label[24], advice[512];
+
+    jset(c, o, "op", json_string(w->w.op));
+    jset(c, o, "comm", json_string(cf_an_comm_label(w->w.comm, label, sizeof(label))));
+    jset(c, o, "comm_size", json_integer(w->w.comm_size));
+    jset(c, o, "mixed_comms", json_boolean(w->w.mixed_comms));
+    jset(c, o, "path", w->w.path >= 0 ? json_string(cf_path_name((unsigned)w->w.path)) : json_null());
+    jset(c, o, "size_lo", jsize(w->w.size_lo));
+    jset(c, o, "size_hi", jsize(w->w.size_hi));
+    jset(c, o, "payload_bytes", jnum(n));
+    jset(c, o, "payload_lo_bytes", jnum(w->w.payload_lo));
+    jset(c, o, "payload_hi_bytes", jnum(w->w.payload_hi));
+    jset(c, o, "mpi_calls", jsize(w->w.mpi_calls));
+    jset(c, o, "share", jnum(w->share));
+    jset(c, o, "wire_messages_per_call_per_rank", jnum(w->w.msgs_per_call));
+    jset(c, o, "wire_bytes_per_call_per_rank", jnum(w->w.bytes_per_call));
+    jset(c, o, "message_size", jnum(w->msg_size));
+    jset(c, o, "message_share_of_payload", jnum(n > 0 ? w->msg_size / n : NAN));
+    for (size_t k = 0; k < w->w.nbin; k++) {
+        const cf_wire_bin_t *b = &w->w.bin[k];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", jsize(b->size_lo));
+        jset(c, j, "size_hi", jsize(b->size_hi));
+        jset(c, j, "size", jnum(b->msgs ? (double)b->bytes / (double)b->msgs : NAN));
+        jset(c, j, "messages_per_call_per_rank",
+             jnum(w->w.mpi_calls ? (double)b->msgs / (double)w->w.mpi_calls : NAN));
+        jpush(c, bins, j);
+    }
+    jset(c, o, "message_bins", bins);
+    jset(c, o, "inferred_algorithm", jstr(w->inferred ? inf->algo : NULL));
+    jset(c, o, "closest_algorithm", jstr(w->inferred ? inf->closest : NULL));
+    jset(c, o, "distance", jnum(w->inferred ? inf->distance : NAN));
+    jset(c, o, "model", jstr(w->inferred ? m->shape : NULL));
+    jset(c, o, "expected_messages", jnum(w->inferred ? m->msgs : NAN));
+    jset(c, o, "expected_bytes_per_call_per_rank", jnum(w->inferred ? m->bytes * n : NAN));
+    jset(c, o, "expected_message_size_lo", jnum(w->inferred ? m->size_lo * n : NAN));
+    jset(c, o, "expected_message_size_hi", jnum(w->inferred ? m->size_hi * n : NAN));
+    jset(c, o, "match", json_boolean(w->inferred && inf->algo != NULL));
+    jset(c, o, "model_s", jnum(w->model_s));
+    jset(c, o, "measured_s", jnum(w->measured_s));
+    jset(c, o, "best_algorithm", jstr(w->best_algo));
+    jset(c, o, "best_model_s", jnum(w->best_s));
+    {
+        json_t *l = json_object();
+        jset(c, l, "source", jstr(w->cost_source));
+        jset(c, l, "alpha_s", jnum(w->cost_alpha_s));
+        jset(c, l, "bandwidth_Bps", jnum(w->cost_Bps));
+        jset(c, o, "cost_link", l);
+    }
+    jset(c, o, "excess", jnum(w->excess));
+    jset(c, o, "saving_per_rank_s", jnum(w->saving_s));
+    jset(c, o, "advice", jstr(cf_analysis_wire_advice(a, w, advice, sizeof(advice))));
+    jset(c, o, "note", jstr(w->note));
+    return o;
+}
+
+static json_t *wire_other_json(jctx_t *c, const cf_an_wire_t *w)
+{
+    json_t *o = json_object();
+    jset(c, o, "op", w->w.op[0] ? json_string(w->w.op) : json_null());
+    jset(c, o, "mpi_calls", jsize(w->w.mpi_calls));
+    jset(c, o, "messages", jsize(w->w.msgs));
+    jset(c, o, "bytes", jsize(w->w.msg_bytes));
+    jset(c, o, "receives", jsize(w->w.recvs));
+    jset(c, o, "receive_bytes", jsize(w->w.recv_bytes));
+    jset(c, o, "wire_messages_per_call_per_rank", jnum(w->w.msgs_per_call));
+    jset(c, o, "message_size", jnum(w->msg_size));
+    jset(c, o, "note", jstr(w->note));
+    return o;
+}
+
+/* null without UCX records */
+static json_t *wire_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *o, *coll, *other, *hops, *tr;
+
+    if (a->nwire == 0 && a->nhop == 0)
+        return json_null();
+    o = json_object();
+    coll = json_array();
+    other = json_array();
+    hops = json_array();
+    for (size_t i = 0; i < a->nwire; i++) {
+        if (a->wire[i].collective)
+            jpush(c, coll, wire_coll_json(c, a, &a->wire[i]));
+        else
+            jpush(c, other, wire_other_json(c, &a->wire[i]));
+    }
+    for (size_t i = 0; i < a->nhop; i++)
+        jpush(c, hops, hop_json(c, &a->hop[i]));
+    tr = cf_wire_transports(a->p);
+    jset(c, o, "collectives", coll);
+    jset(c, o, "other", other);
+    jset(c, o, "hop_fits", hops);
+    jset(c, o, "transports", tr != NULL ? json_deep_copy(tr) : json_object());
+    return o;
+}
+
 json_t *cf_analysis_to_json(const cf_analysis_t *a)
 {
     const cf_profile_t *p = a->p;
@@ -1322,6 +1697,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     }
     jset(&c, root, "regions", regions_json(&c, a));
     jset(&c, root, "late_arrivals", late_json(&c, a));
+    jset(&c, root, "wire", wire_json(&c, a));
 
     if (c.bad || root == NULL) {
         json_decref(root);

@@ -35,15 +35,20 @@
  * link under the operation's model when there is one (basis "model").
  *
  * Reference link of a path, for ideal times: the link given in the options
- * (--link), else the joint p2p fit of that path.  The ideal time of a
+ * (--link), else the joint p2p fit of that path, else the per-hop fit of
+ * the UCX sends on that path (source "ucx hop fit": the wire beneath MPI,
+ * without MPI's own overhead, and eager sends complete once copied out, so
+ * ideal times from it are optimistic at small sizes).  The ideal time of a
  * collective of n bytes on p ranks under the default algorithm (ring for
  * allreduce) with cost A alpha + C n/B is A x T_p2p(C n / A): A messages of
  * the per-hop size C n / A, each costed by the segment of the p2p fit that
  * covers that size.  efficiency = ideal / measured median.
  *
  * Also part of an analysis: the MPI time per region (MPI_Pcontrol), the
- * late arrivals per communicator as the profile records them, and the
- * fusion advice of every collective stream (cf_advice.h). */
+ * late arrivals per communicator as the profile records them, the fusion
+ * advice of every collective stream (cf_advice.h), and, when the profile
+ * has UCX records, the wire messages beneath each MPI operation with the
+ * algorithm they reveal (cf_wire.h). */
 #ifndef CF_ANALYSIS_H
 #define CF_ANALYSIS_H
 
@@ -55,6 +60,7 @@
 #include "cf_fit.h"
 #include "cf_models.h"
 #include "cf_profile.h"
+#include "cf_wire.h"
 
 typedef enum { CF_AN_P2P = 0, CF_AN_COLLECTIVE = 1 } cf_an_kind_t;
 
@@ -147,9 +153,9 @@ typedef struct {
 
 /* The link collectives are held against on one path. */
 typedef struct {
-    const char *source;        /* "link", "p2p fit" or NULL (none) */
+    const char *source;        /* "link", "p2p fit", "ucx hop fit" or NULL (none) */
     double alpha_s, bandwidth_Bps; /* link, or the overall line of the fit */
-    const cf_fit_t *fit;       /* the joint p2p fit when source is "p2p fit" */
+    const cf_fit_t *fit;       /* the joint p2p fit or the UCX hop fit it comes from */
 } cf_an_ref_t;
 
 /* Where the recorded MPI time goes: each operation's time split by its
@@ -244,14 +250,71 @@ CF_HIDDEN const struct cf_advice *cf_analysis_fusion(const cf_analysis_t *a, siz
 CF_HIDDEN const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const char *op,
                                                           uint32_t comm, int path);
 
+/* Beneath MPI: the UCX messages posted under one MPI operation (the
+ * grouping of cf_wire_ops), with, for collectives, the algorithm they
+ * reveal and what it costs against the others on the reference link. */
+typedef struct {
+    cf_wire_op_t w;            /* messages, calls and sizes (per rank: ratios) */
+    int collective;            /* w.coll is a collective */
+    double msg_size;           /* mean message size; NaN: none.  msg_size / w.payload is the
+                                * message as a share of n, whatever mix of sizes was called */
+    int inferred;              /* inf is valid (a model exists and the data sufficed) */
+    cf_wire_infer_t inf;       /* inf.algo NULL: no model matches; inf.closest the nearest */
+    const char *note;          /* why there is no inference or match, or what limits it; NULL */
+    /* Per call, call-weighted over the size bins of the busiest stream:
+     * the inferred algorithm and the one (of cf_models.h) that would cost
+     * least at these sizes, both on the per-hop link below (NaN without
+     * one), and what was measured (median per bin, transfer time where
+     * sampled). */
+    double model_s, best_s, measured_s;
+    const char *best_algo;
+    /* The per-hop link of those costs: a --link when given; else the
+     * collective's own fit inverted under the inferred algorithm
+     * ("collective fit": the alpha and B its steps really took); else the
+     * reference link of the path ("p2p fit", "ucx hop fit"). */
+    const char *cost_source;
+    double cost_alpha_s, cost_Bps;
+    double excess;             /* model_s / best_s */
+    double saving_s;           /* (model - best) over the run, per rank */
+    double share;              /* of all recorded MPI time, the MPI operation's row */
+} cf_an_wire_t;
+
+/* Above this excess an algorithm "costs notably more" than the best one. */
+#define CF_AN_WIRE_EXCESS 1.25
+
+/* Per-hop fit of the UCX sends of one path (cf_wire_hop_fit). */
+typedef struct {
+    int path;
+    uint64_t msgs, bytes;      /* sends on the path, all ranks */
+    int nsizes;                /* size bins with sends (a zero-byte one included) */
+    cf_fit_t fit;
+    const char *note;          /* "not enough size range" when !fit.ok */
+} cf_an_hop_t;
+
+/* Rows in cf_wire_ops order (most messages first); none without UCX records. */
+CF_HIDDEN size_t cf_analysis_nwire(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_wire_t *cf_analysis_wire(const cf_analysis_t *a, size_t i);
+/* Paths with UCX sends, ascending. */
+CF_HIDDEN size_t cf_analysis_nhops(const cf_analysis_t *a);
+CF_HIDDEN const cf_an_hop_t *cf_analysis_hop(const cf_analysis_t *a, size_t i);
+/* One sentence when a collective's inferred algorithm costs at least
+ * CF_AN_WIRE_EXCESS times the best one at its sizes (with the Open MPI
+ * setting that selects the better one when the library is Open MPI);
+ * NULL otherwise. */
+CF_HIDDEN const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *w, char *buf,
+                                              size_t len);
+
 /* One sentence on what to do about an operation, from its verdict (and,
  * for collectives, from its fusion advice when there is one). */
 CF_HIDDEN char *cf_analysis_advice(const cf_an_op_t *op, char *buf, size_t len);
+/* A message size as a share of the payload n: "n", "n/4", "0.38 n"; "?" for NaN. */
+CF_HIDDEN const char *cf_an_fmt_share_n(double frac, char *buf, size_t len);
 /* Label for reports: "world", "self", "c1a2b3c4", "all" for a joint fit. */
 CF_HIDDEN const char *cf_an_comm_label(uint32_t comm, char *buf, size_t len);
 
 /* The report as JSON (format "commfit-report", version 1); NULL when out
- * of memory.  Non-finite numbers are null. */
+ * of memory.  Non-finite numbers are null.  "wire" is null without UCX
+ * records. */
 CF_HIDDEN json_t *cf_analysis_to_json(const cf_analysis_t *a);
 
 #endif

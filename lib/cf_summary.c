@@ -92,7 +92,17 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         fprintf(out, "commfit: fusion: %s\n", cf_advice_line(ad, line, sizeof(line)));
         break;
     }
+    /* The algorithm beneath a collective, when another would cost notably less. */
+    for (size_t i = 0, shown = 0; i < cf_analysis_nwire(a) && shown < 2; i++) {
+        const cf_an_wire_t *w = cf_analysis_wire(a, i);
+        char line[512];
+        if (w->share >= 0.01 && cf_analysis_wire_advice(a, w, line, sizeof(line)) != NULL) {
+            fprintf(out, "commfit: beneath MPI: %s\n", line);
+            shown++;
+        }
+    }
     fprintf(out, "commfit: time/rank is summed over ranks / %d; share is of all recorded MPI time%s\n",
-            p->ranks > 0 ? p->ranks : 1, model_used ? "; * from the point-to-point link, not a fit" : "");
+            p->ranks > 0 ? p->ranks : 1,
+            model_used ? "; * from the path's link (p2p or UCX fit), not its own fit" : "");
     cf_analysis_free(a);
 }

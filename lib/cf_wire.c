@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cf_wire.h"
@@ -35,19 +36,30 @@ static void cf_wire_add_bin(cf_wire_op_t *o, const cf_record_t *r)
     o->nbin++;
 }
 
-/* Calls of the MPI operation, and the size of the communicator carrying most. */
+/* Calls of the MPI operation, the sizes they cover, and the communicator
+ * carrying most of them. */
 static void cf_wire_mpi_side(const cf_profile_t *p, cf_wire_op_t *o)
 {
     struct {
         uint32_t comm;
+        int path;
         uint64_t calls;
     } seen[64];
     size_t nseen = 0;
     int first_size = -1;
     for (size_t i = 0; i < p->nrec; i++) {
         const cf_record_t *r = &p->rec[i];
-        if (r->layer != CF_LAYER_MPI || strcmp(r->op, o->op) != 0)
+        if (r->layer != CF_LAYER_MPI || strcmp(r->op, o->op) != 0 || !r->calls)
             continue;
+        double mean = (double)r->bytes / (double)r->calls;
+        if (!o->mpi_calls || r->size_lo < o->size_lo)
+            o->size_lo = r->size_lo;
+        if (!o->mpi_calls || r->size_hi > o->size_hi)
+            o->size_hi = r->size_hi;
+        if (!o->mpi_calls || mean < o->payload_lo)
+            o->payload_lo = mean;
+        if (!o->mpi_calls || mean > o->payload_hi)
+            o->payload_hi = mean;
         o->mpi_calls += r->calls;
         o->mpi_bytes += r->bytes;
         size_t k;
@@ -55,6 +67,7 @@ static void cf_wire_mpi_side(const cf_profile_t *p, cf_wire_op_t *o)
             ;
         if (k == nseen && nseen < CF_ARRAY_LEN(seen)) {
             seen[nseen].comm = r->comm;
+            seen[nseen].path = r->path;
             seen[nseen++].calls = 0;
         }
         if (k < nseen)
@@ -72,7 +85,9 @@ static void cf_wire_mpi_side(const cf_profile_t *p, cf_wire_op_t *o)
         if (seen[k].calls > seen[best].calls)
             best = k;
     const cf_comm_info_t *c = nseen ? cf_profile_comm(p, seen[best].comm) : NULL;
-    o->comm_size = c ? c->size : 0;
+    o->comm = nseen ? seen[best].comm : CF_COMM_ID_NONE;
+    o->path = nseen ? seen[best].path : -1;
+    o->comm_size = c && c->size > 0 ? c->size : 0;
 }
 
 static int cf_wire_cmp(const void *a, const void *b)
@@ -108,6 +123,7 @@ int cf_wire_ops(const cf_profile_t *p, cf_wire_op_t **ops_p, size_t *n_p)
             }
             o = &ops[n++];
             memset(o, 0, sizeof(*o));
+            o->path = -1;
             cf_strlcpy(o->op, r->parent_op, sizeof(o->op));
         }
         if (cf_wire_is_sent(r)) {
@@ -366,6 +382,38 @@ int cf_wire_hop_fit(const cf_profile_t *p, int path, cf_fit_t *fit_p)
         return rc;
     }
     return cf_fit_hockney(pts, n, fit_p);
+}
+
+/* Open MPI 4.1 coll/tuned algorithm numbers. */
+static const struct {
+    cf_coll_t coll;
+    const char *algo;
+    const char *param;
+    int id;
+} cf_wire_ompi[] = {
+    {CF_COLL_ALLREDUCE, "recursive_doubling", "allreduce", 3},
+    {CF_COLL_ALLREDUCE, "ring", "allreduce", 4},
+    {CF_COLL_ALLREDUCE, "rabenseifner", "allreduce", 6},
+    {CF_COLL_ALLGATHER, "bruck", "allgather", 2},
+    {CF_COLL_ALLGATHER, "recursive_doubling", "allgather", 3},
+    {CF_COLL_ALLGATHER, "ring", "allgather", 4},
+    {CF_COLL_REDUCE_SCATTER, "recursive_halving", "reduce_scatter", 2},
+    {CF_COLL_REDUCE_SCATTER, "ring", "reduce_scatter", 3},
+    {CF_COLL_ALLTOALL, "pairwise", "alltoall", 2},
+    {CF_COLL_ALLTOALL, "bruck", "alltoall", 3},
+    {CF_COLL_BCAST, "binomial", "bcast", 6},
+    {CF_COLL_BCAST, "scatter_allgather", "bcast", 8},
+};
+
+const char *cf_wire_ompi_setting(cf_coll_t c, const char *algo, char *buf, size_t len)
+{
+    for (size_t k = 0; algo && buf && len && k < CF_ARRAY_LEN(cf_wire_ompi); k++)
+        if (cf_wire_ompi[k].coll == c && strcmp(cf_wire_ompi[k].algo, algo) == 0) {
+            snprintf(buf, len, "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_%s_algorithm %d",
+                     cf_wire_ompi[k].param, cf_wire_ompi[k].id);
+            return buf;
+        }
+    return NULL;
 }
 
 json_t *cf_wire_transports(const cf_profile_t *p)

@@ -42,10 +42,14 @@ typedef struct {
 typedef struct {
     char op[40];              /* the MPI operation above, "" for traffic outside any */
     cf_coll_t coll;           /* its collective, CF_COLL_NONE for point to point and others */
-    int comm_size;            /* size of the communicator that carried most calls, 0 unknown */
+    uint32_t comm;            /* the communicator that carried most calls (CF_COMM_ID_NONE: none) */
+    int comm_size;            /* its size, 0 unknown */
+    int path;                 /* its path class (cf_path_t), -1 unknown */
     int mixed_comms;          /* calls on communicators of different sizes */
     uint64_t mpi_calls;       /* calls of the MPI operation, all ranks */
     uint64_t mpi_bytes;       /* their payload, all ranks */
+    uint64_t size_lo, size_hi; /* size bins of its calls, all communicators (0, 0: none) */
+    double payload_lo, payload_hi; /* mean payload of its records of fewest and most bytes per call */
     uint64_t msgs, msg_bytes; /* messages this side started (UCX kinds send and rma) */
     uint64_t recvs, recv_bytes;
     double msgs_per_call;     /* msgs / mpi_calls; NaN without MPI calls */
@@ -97,6 +101,11 @@ CF_HIDDEN int cf_wire_infer(const cf_wire_op_t *o, cf_wire_infer_t *inf_p);
 CF_HIDDEN int cf_wire_hop_points(const cf_profile_t *p, int path, cf_point_t *pts, size_t max, size_t *n_p);
 /* cf_fit_hockney on those points. */
 CF_HIDDEN int cf_wire_hop_fit(const cf_profile_t *p, int path, cf_fit_t *fit_p);
+
+/* The Open MPI setting that selects algo for c in coll/tuned, e.g.
+ * "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4"
+ * (Open MPI 4.1 numbering); NULL when there is none. */
+CF_HIDDEN const char *cf_wire_ompi_setting(cf_coll_t c, const char *algo, char *buf, size_t len);
 
 /* The transports UCX selected, from the profile's "ucx" section:
  * {"intra-node": ["sysv/memory", ...], ...}; borrowed, NULL when absent. */

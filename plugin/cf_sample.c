@@ -397,6 +397,7 @@ int cf_samples_finalize(cf_sample_result_t *res)
     memset(res, 0, sizeof(*res));
     if (cf_table_init(&res->xfer, cf_g.cfg.table_size * 2) != CF_OK)
         return CF_ERR_NOMEM;
+    cf_sync_rate();
     cf_sync_measure(&cf_sync.fin);
     /* time origin: rank 0's local time at init, on its own (reference) clock */
     double origin = cf_sync.init.local_ns;

@@ -58,6 +58,15 @@ void cf_sync_measure(cf_sync_pt_t *pt)
     pt->err_ns = err;
 }
 
+void cf_sync_rate(void)
+{
+    uint64_t t = cf_ticks(), m = cf_clock_mono_ns();
+    /* the init sync points, taken a few ms after the start with the
+     * calibration's scale, move by nanoseconds in the new one: kept */
+    if (t > cf_g.init_ticks && m > cf_g.init_mono_ns)
+        cf_sync.ns_per_tick = (double)(m - cf_g.init_mono_ns) / (double)(t - cf_g.init_ticks);
+}
+
 void cf_sync_test_offset(int complain)
 {
     const char *s = getenv("COMMFIT_TEST_CLOCK_OFFSET");

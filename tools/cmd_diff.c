@@ -13,12 +13,10 @@
  * ids), otherwise by how they were made and their size, in the order each
  * profile lists them ("MPI_Comm_split" of 4 ranks, first with that name and
  * size in A, to the first in B). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -29,7 +27,9 @@
 #include "cf_profile.h"
 #include "cf_units.h"
 #include "commfit.h"
+#include "toolopts.h"
 
+/* In the order of diff_formats. */
 typedef enum { FMT_TEXT, FMT_JSON } diff_fmt_t;
 
 typedef struct {
@@ -69,92 +69,33 @@ static void usage(FILE *f)
             "Exit status: 0 done, 2 bad usage or a profile that cannot be read.\n");
 }
 
-static int usage_error(const char *what, const char *arg, const char *why)
-{
-    if (arg != NULL)
-        fprintf(stderr, "commfit diff: %s '%s'%s\n", what, arg, why);
-    else
-        fprintf(stderr, "commfit diff: %s\n", what);
-    usage(stderr);
-    return CF_EXIT_USAGE;
-}
+static const char *const diff_formats[] = {"text", "json", NULL};
+static const cf_tool_t diff_tool = {"diff", diff_formats, NULL, usage};
 
 /* 0, CF_EXIT_USAGE, or -1 when --help was printed. */
 static int parse_args(int argc, char **argv, diff_opts_t *o)
 {
-    static const struct option longopts[] = {{"format", required_argument, NULL, 'f'},
-                                              {"link", required_argument, NULL, 'l'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
-    int opt;
+    cf_tool_args_t args;
+    int rc;
 
     memset(o, 0, sizeof(*o));
-    cf_analysis_opts_init(&o->an);
-#ifdef __GLIBC__
-    optind = 0;
-#else
-    optind = 1;
-#endif
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":f:l:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'f':
-            if (strcmp(optarg, "text") == 0)
-                o->fmt = FMT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                o->fmt = FMT_JSON;
-            else
-                return usage_error("invalid --format", optarg, ": text or json");
-            break;
-        case 'l':
-            if (cf_parse_link(optarg, &o->an.link_Bps, &o->an.link_alpha_s) != CF_OK) {
-                fprintf(stderr, "commfit diff: invalid --link '%s'\n  accepted: %s\n", optarg,
-                        cf_units_link_forms);
-                usage(stderr);
-                return CF_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return -1;
-        case ':': return usage_error("option", argv[optind - 1], " needs a value");
-        default: return usage_error("unknown option", argv[optind - 1], "");
-        }
-    }
-    if (argc - optind < 2)
-        return usage_error("need two profiles, A and B", NULL, NULL);
-    if (argc - optind > 2)
-        return usage_error("two profiles only: extra argument", argv[optind + 2], "");
-    o->path[0] = argv[optind];
-    o->path[1] = argv[optind + 1];
+    if ((rc = cf_tool_parse(&diff_tool, argc, argv, &args)) != 0)
+        return rc;
+    o->fmt = (diff_fmt_t)args.format;
+    o->an = args.an;
+    if (args.nargs < 2)
+        return cf_tool_usage_error(&diff_tool, "need two profiles, A and B", NULL, NULL);
+    if (args.nargs > 2)
+        return cf_tool_usage_error(&diff_tool, "two profiles only: extra argument", args.args[2], "");
+    o->path[0] = args.args[0];
+    o->path[1] = args.args[1];
     return 0;
 }
 
-/* CF_OK, or CF_EXIT_USAGE after one line on stderr. */
+/* CF_OK, or CF_EXIT_USAGE (1 when the analysis failed) after one line on stderr. */
 static int load(side_t *s, const cf_analysis_opts_t *an)
 {
-    struct stat st;
-    char err[512];
-    int rc;
-
-    err[0] = '\0';
-    if (stat(s->path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "commfit diff: %s: is a directory, not a profile\n", s->path);
-        return CF_EXIT_USAGE;
-    }
-    rc = cf_profile_read(s->path, &s->p, err, sizeof(err));
-    if (rc != CF_OK) {
-        for (unsigned char *c = (unsigned char *)err; *c; c++)
-            if (*c < 0x20 || *c >= 0x7f)
-                *c = '?';
-        fprintf(stderr, "commfit diff: %s: %s\n", s->path, err[0] ? err : cf_status_str(rc));
-        return CF_EXIT_USAGE;
-    }
-    rc = cf_analysis_run(&s->p, an, &s->a);
-    if (rc != CF_OK) {
-        fprintf(stderr, "commfit diff: %s: %s\n", s->path, cf_status_str(rc));
-        cf_profile_free(&s->p);
-        return 1;
-    }
-    return CF_OK;
+    return cf_tool_load(&diff_tool, s->path, an, &s->p, &s->a);
 }
 
 /* The key that matches a communicator of `self` to one of `other`. */

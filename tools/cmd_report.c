@@ -3,12 +3,10 @@
  *   commfit report train.json
  *   commfit report --format json --link 400Gb/s,5us train.json
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -17,12 +15,15 @@
 #include "cf_common.h"
 #include "cf_profile.h"
 #include "cf_units.h"
+#include "cf_wire.h"
 #include "commfit.h"
+#include "toolopts.h"
 
 #define TEXT_TOP_OPS 5
 #define TEXT_RANKS_ALL 16
 #define TEXT_RANKS_EDGE 5
 
+/* In the order of report_formats. */
 typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV } report_fmt_t;
 
 typedef struct {
@@ -48,73 +49,37 @@ static void usage(FILE *f)
             "  -h, --help              this text\n"
             "\n"
             "text: the verdict and the fusion advice first, then tables of operations,\n"
-            "fits, size bins, collectives (nccl-tests' algbw and busbw), late arrivals\n"
-            "and MPI time, wait and transfer per rank.\n"
+            "fits, size bins, collectives (nccl-tests' algbw and busbw), the UCX messages\n"
+            "beneath MPI when the profile has them, late arrivals and MPI time, wait and\n"
+            "transfer per rank.\n"
             "json: the same numbers (fields: README.md, \"Reading the report\").\n"
-            "csv: one row per fit and per size bin (column 'row': fit or bin).\n"
+            "csv: one row per fit and per size bin (column 'row': fit or bin; with UCX\n"
+            "records also wire, per collective, and hop, per path).\n"
             "Exit status: 0 done, 2 bad usage or a profile that cannot be read.\n");
 }
 
-/* "commfit report: WHAT 'ARG'WHY", then the usage. */
-static int usage_error(const char *what, const char *arg, const char *why)
-{
-    if (arg != NULL)
-        fprintf(stderr, "commfit report: %s '%s'%s\n", what, arg, why);
-    else
-        fprintf(stderr, "commfit report: %s\n", what);
-    usage(stderr);
-    return CF_EXIT_USAGE;
-}
+static const char *const report_formats[] = {"text", "json", "csv", NULL};
+static const cf_tool_t report_tool = {"report", report_formats, NULL, usage};
 
 /* 0, CF_EXIT_USAGE, or -1 when --help was printed. */
 static int parse_args(int argc, char **argv, report_opts_t *o)
 {
-    static const struct option longopts[] = {{"format", required_argument, NULL, 'f'},
-                                              {"link", required_argument, NULL, 'l'},
-                                              {"by-region", no_argument, NULL, 'r'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
-    int opt;
+    const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region}, {NULL, 0, NULL}};
+    cf_tool_t tool = report_tool;
+    cf_tool_args_t args;
+    int rc;
 
+    tool.flags = flags;
     memset(o, 0, sizeof(*o));
-    cf_analysis_opts_init(&o->an);
-#ifdef __GLIBC__
-    optind = 0;
-#else
-    optind = 1;
-#endif
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":f:l:rh", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'f':
-            if (strcmp(optarg, "text") == 0)
-                o->fmt = FMT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                o->fmt = FMT_JSON;
-            else if (strcmp(optarg, "csv") == 0)
-                o->fmt = FMT_CSV;
-            else
-                return usage_error("invalid --format", optarg, ": text, json or csv");
-            break;
-        case 'l':
-            if (cf_parse_link(optarg, &o->an.link_Bps, &o->an.link_alpha_s) != CF_OK) {
-                fprintf(stderr, "commfit report: invalid --link '%s'\n  accepted: %s\n", optarg,
-                        cf_units_link_forms);
-                usage(stderr);
-                return CF_EXIT_USAGE;
-            }
-            break;
-        case 'r': o->by_region = 1; break;
-        case 'h': usage(stdout); return -1;
-        case ':': return usage_error("option", argv[optind - 1], " needs a value");
-        default: return usage_error("unknown option", argv[optind - 1], "");
-        }
-    }
-    if (optind == argc)
-        return usage_error("need a PROFILE", NULL, NULL);
-    if (optind + 1 < argc)
-        return usage_error("one PROFILE only: extra argument", argv[optind + 1], "");
-    o->path = argv[optind];
+    if ((rc = cf_tool_parse(&tool, argc, argv, &args)) != 0)
+        return rc;
+    o->fmt = (report_fmt_t)args.format;
+    o->an = args.an;
+    if (args.nargs == 0)
+        return cf_tool_usage_error(&tool, "need a PROFILE", NULL, NULL);
+    if (args.nargs > 1)
+        return cf_tool_usage_error(&tool, "one PROFILE only: extra argument", args.args[1], "");
+    o->path = args.args[0];
     return 0;
 }
 
@@ -226,6 +191,13 @@ static void text_verdict(const cf_analysis_t *a)
         else if (f != NULL)
             printf(", %s", verdict_text(f, v, sizeof(v)));
         printf(".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
+    }
+    /* The algorithm beneath a collective, when it costs notably more than another. */
+    for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
+        const cf_an_wire_t *w = cf_analysis_wire(a, i);
+        char line[512];
+        if (w->share >= 0.01 && cf_analysis_wire_advice(a, w, line, sizeof(line)) != NULL)
+            printf("  Beneath MPI: %s.\n", line);
     }
 }
 
@@ -434,6 +406,127 @@ static void text_collectives(const cf_analysis_t *a)
     text_left_out(a, 1);
 }
 
+static const char *cost_source_text(const char *source)
+{
+    if (strcmp(source, "collective fit") == 0)
+        return "the collective's own fit under that algorithm";
+    if (strcmp(source, "link") == 0)
+        return "the given link";
+    if (strcmp(source, "p2p fit") == 0)
+        return "the path's point-to-point fit";
+    return "the path's UCX per-hop fit";
+}
+
+static void text_wire(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    json_t *tr = cf_wire_transports(p);
+    int w = 9, ncoll = 0, nother = 0;
+    char label[24], b[8][CF_FMT_LEN], payload[2 * CF_FMT_LEN + 8], algo[64];
+
+    if (cf_analysis_nwire(a) == 0 && cf_analysis_nhops(a) == 0)
+        return;
+    for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
+        const cf_an_wire_t *x = cf_analysis_wire(a, i);
+        int n = (int)strlen(x->w.op) + 1;
+        w = n > w ? n : w;
+        ncoll += x->collective;
+        nother += !x->collective;
+    }
+    printf("\nBENEATH MPI (UCX)  messages each rank sent per MPI call (UCX sends and puts posted under "
+           "it), held against each algorithm's message-level model\n");
+    if (ncoll > 0)
+        printf("  %-*s %-6s %4s %-21s %8s %9s %10s %-15s %-19s %s\n", w, "op", "comm", "p", "payload n",
+               "calls", "msgs/call", "bytes/call", "message", "algorithm", "model (msgs/call expected)");
+    for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
+        const cf_an_wire_t *x = cf_analysis_wire(a, i);
+        char msg[2 * CF_FMT_LEN + 4];
+        if (!x->collective)
+            continue;
+        if (cf_size_bin(x->w.size_lo) == cf_size_bin(x->w.size_hi))
+            snprintf(payload, sizeof(payload), "%s", fmt_s(x->w.payload, b[0]));
+        else
+            snprintf(payload, sizeof(payload), "%s .. %s", fmt_s(x->w.payload_lo, b[0]),
+                     fmt_s(x->w.payload_hi, b[1]));
+        snprintf(msg, sizeof(msg), "%s %s", fmt_s(x->msg_size, b[2]),
+                 x->w.payload > 0 ? cf_an_fmt_share_n(x->msg_size / x->w.payload, b[3], CF_FMT_LEN) : "");
+        snprintf(algo, sizeof(algo), "%s", !x->inferred ? "-" : x->inf.algo != NULL ? x->inf.algo : "none");
+        printf("  %-*s %-6s %4d %-21s %8llu %9.3g %10s %-15s %-19s ", w, x->w.op,
+               cf_comm_label(x->w.comm, label, sizeof(label)), x->w.comm_size, payload,
+               (unsigned long long)x->w.mpi_calls, x->w.msgs_per_call, fmt_s(x->w.bytes_per_call, b[4]), msg,
+               algo);
+        if (x->inferred)
+            printf("%s%s%s%s (%.3g)\n", x->inf.algo == NULL ? "nearest " : "",
+                   x->inf.algo == NULL ? x->inf.closest : "", x->inf.algo == NULL ? ": " : "",
+                   x->inf.expected.shape, x->inf.expected.msgs);
+        else
+            printf("-\n");
+        if (x->note != NULL)
+            printf("  %-*s %s\n", w, "", x->note);
+        if (x->cost_source != NULL && isfinite(x->model_s)) {
+            printf("  %-*s cost per call at its sizes, per hop alpha %s and B %s from %s: %s %s", w, "",
+                   fmt_t(x->cost_alpha_s, b[0]), fmt_r(x->cost_Bps, b[1]), cost_source_text(x->cost_source),
+                   x->inf.algo, fmt_t(x->model_s, b[2]));
+            if (strcmp(x->best_algo, x->inf.algo) != 0)
+                printf(", cheapest %s %s", x->best_algo, fmt_t(x->best_s, b[3]));
+            else
+                printf(", the cheapest modelled");
+            printf("; measured %s\n", fmt_t(x->measured_s, b[5]));
+        }
+    }
+    if (nother > 0) {
+        printf("  other traffic:");
+        for (size_t i = 0, k = 0; i < cf_analysis_nwire(a); i++) {
+            const cf_an_wire_t *x = cf_analysis_wire(a, i);
+            if (x->collective)
+                continue;
+            printf("%s %s %llu message%s (%s on average", k++ ? ";" : "",
+                   x->w.op[0] ? x->w.op : "outside MPI calls", (unsigned long long)x->w.msgs,
+                   x->w.msgs == 1 ? "" : "s", fmt_s(x->msg_size, b[0]));
+            if (isfinite(x->w.msgs_per_call))
+                printf(", %.3g per call", x->w.msgs_per_call);
+            printf(")");
+        }
+        printf("\n");
+    }
+    if (cf_analysis_nhops(a) > 0)
+        printf("  per-hop fits  T = alpha + M/B on the UCX sends of each path, post to completion (an eager "
+               "send completes once copied out)\n");
+    for (size_t i = 0; i < cf_analysis_nhops(a); i++) {
+        const cf_an_hop_t *h = cf_analysis_hop(a, i);
+        const cf_an_ref_t *ref = cf_analysis_ref(a, h->path);
+        const cf_fit_t *ft = &h->fit;
+        printf("    %-10s ", cf_path_name((unsigned)h->path));
+        if (!ft->ok) {
+            printf("%s (%d size%s, %llu messages)\n", h->note, h->nsizes, h->nsizes == 1 ? "" : "s",
+                   (unsigned long long)h->msgs);
+            continue;
+        }
+        printf("alpha %s, B %s, n_half %s, R^2 %.3f, sizes %d/%d kept, %s .. %s", fmt_t(ft->alpha_s, b[0]),
+               fmt_r(ft->bandwidth_Bps, b[1]), fmt_s(ft->n_half_bytes, b[2]), ft->r2, ft->npoints, h->nsizes,
+               fmt_s(ft->size_lo, b[3]), fmt_s(ft->size_hi, b[4]));
+        if (ft->nseg > 1)
+            printf(", %d segments", ft->nseg);
+        if (ref->fit == ft)
+            printf("; the reference link of the path (no MPI point-to-point fit there)");
+        printf("\n");
+    }
+    if (tr != NULL && json_object_size(tr) > 0) {
+        const char *path;
+        json_t *list;
+        int k = 0;
+        printf("  transports  ");
+        json_object_foreach(tr, path, list) {
+            size_t j;
+            json_t *t;
+            printf("%s%s:", k++ ? "; " : "", path);
+            json_array_foreach(list, j, t)
+                printf("%s %s", j ? "," : "", json_is_string(t) ? json_string_value(t) : "?");
+        }
+        printf("\n");
+    }
+}
+
 static void text_rank_row(const cf_rank_info_t *r)
 {
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], b5[CF_FMT_LEN],
@@ -631,6 +724,7 @@ static int print_text(const cf_analysis_t *a, const char *path, int by_region)
     text_fits(a);
     text_bins(a);
     text_collectives(a);
+    text_wire(a);
     text_late(a);
     return text_ranks(a);
 }
@@ -674,12 +768,79 @@ static void csv_key(const char *row, const cf_an_fit_t *f)
     csv_str(cf_path_name((unsigned)f->path));
 }
 
+/* The wire columns of a row that has none. */
+#define CSV_NO_WIRE ",,,,,,"
+
+/* Rows "wire" (collectives beneath MPI) and "hop" (per-hop fits of the UCX
+ * sends of a path); columns that do not apply are empty. */
+static void csv_wire(const cf_analysis_t *a)
+{
+    char label[24];
+
+    for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
+        const cf_an_wire_t *w = cf_analysis_wire(a, i);
+        int ok = w->inferred;
+        if (!w->collective)
+            continue;
+        fputs("wire", stdout);
+        csv_str("collective");
+        csv_str(w->w.op);
+        csv_str(cf_an_comm_label(w->w.comm, label, sizeof(label)));
+        printf(",%d", w->w.comm_size);
+        csv_str(w->w.path >= 0 ? cf_path_name((unsigned)w->w.path) : NULL);
+        printf(",%llu,%llu", (unsigned long long)w->w.size_lo, (unsigned long long)w->w.size_hi);
+        csv_num(w->w.payload);
+        printf(",%llu,%llu", (unsigned long long)w->w.mpi_calls, (unsigned long long)w->w.mpi_bytes);
+        for (int j = 0; j < 15; j++) /* time_s .. wait_share */
+            csv_num(NAN);
+        csv_str(w->note);
+        for (int j = 0; j < 4; j++) /* algbw_Bps .. efficiency */
+            csv_num(NAN);
+        csv_num(w->w.msgs_per_call);
+        csv_num(w->w.bytes_per_call);
+        csv_num(w->msg_size);
+        csv_str(ok ? w->inf.algo : NULL);
+        csv_num(ok ? w->inf.expected.msgs : NAN);
+        csv_str(ok ? (w->inf.algo != NULL ? "true" : "false") : NULL);
+        putchar('\n');
+    }
+    for (size_t i = 0; i < cf_analysis_nhops(a); i++) {
+        const cf_an_hop_t *h = cf_analysis_hop(a, i);
+        const cf_fit_t *ft = &h->fit;
+        int ok = ft->ok;
+        printf("hop,ucx,send,,");
+        csv_str(cf_path_name((unsigned)h->path));
+        csv_num(ok ? ft->size_lo : NAN);
+        csv_num(ok ? ft->size_hi : NAN);
+        csv_num(NAN);
+        printf(",%llu,%llu", (unsigned long long)h->msgs, (unsigned long long)h->bytes);
+        for (int j = 0; j < 3; j++) /* time_s, p50_s, predicted_s */
+            csv_num(NAN);
+        csv_num(ok ? ft->alpha_s : NAN);
+        csv_num(ok ? ft->bandwidth_Bps : NAN);
+        csv_num(ok ? ft->n_half_bytes : NAN);
+        csv_num(ok ? ft->r2 : NAN);
+        csv_num(ok ? ft->alpha_ci[0] : NAN);
+        csv_num(ok ? ft->alpha_ci[1] : NAN);
+        csv_num(ok ? ft->bandwidth_ci[0] : NAN);
+        csv_num(ok ? ft->bandwidth_ci[1] : NAN);
+        for (int j = 0; j < 4; j++) /* startup_share .. wait_share */
+            csv_num(NAN);
+        csv_str(h->note);
+        for (int j = 0; j < 4; j++)
+            csv_num(NAN);
+        fputs(CSV_NO_WIRE, stdout);
+        putchar('\n');
+    }
+}
+
 static void print_csv(const cf_analysis_t *a)
 {
     printf("row,kind,op,comm,comm_size,path,size_lo,size_hi,size,calls,bytes,time_s,p50_s,"
            "predicted_s,alpha_s,bandwidth_Bps,n_half_bytes,r2,alpha_ci_lo,alpha_ci_hi,"
            "bandwidth_ci_lo,bandwidth_ci_hi,startup_share,verdict,verdict_basis,wait_share,note,"
-           "algbw_Bps,busbw_Bps,ideal_s,efficiency\n");
+           "algbw_Bps,busbw_Bps,ideal_s,efficiency,wire_messages_per_call,wire_bytes_per_call,"
+           "message_size,inferred_algorithm,expected_messages,match\n");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
         const cf_fit_t *ft = &f->fit;
@@ -710,6 +871,7 @@ static void print_csv(const cf_analysis_t *a)
         csv_num(NAN);
         csv_num(NAN);
         csv_num(f->efficiency);
+        fputs(CSV_NO_WIRE, stdout);
         putchar('\n');
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *b = &f->bin[k];
@@ -731,9 +893,11 @@ static void print_csv(const cf_analysis_t *a)
             csv_num(b->busbw_Bps);
             csv_num(b->ideal_s);
             csv_num(b->efficiency);
+            fputs(CSV_NO_WIRE, stdout);
             putchar('\n');
         }
     }
+    csv_wire(a);
 }
 
 static int print_json(const cf_analysis_t *a)
@@ -755,35 +919,15 @@ static int print_json(const cf_analysis_t *a)
 int cf_cmd_report(int argc, char **argv)
 {
     report_opts_t o;
-    struct stat st;
     cf_profile_t p;
     cf_analysis_t *a = NULL;
-    char err[512];
     int rc;
 
     rc = parse_args(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    err[0] = '\0';
-    if (stat(o.path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "commfit report: %s: is a directory, not a profile\n", o.path);
-        return CF_EXIT_USAGE;
-    }
-    rc = cf_profile_read(o.path, &p, err, sizeof(err));
-    if (rc != CF_OK) {
-        /* One printable line: the reader's message may quote the input. */
-        for (unsigned char *s = (unsigned char *)err; *s; s++)
-            if (*s < 0x20 || *s >= 0x7f)
-                *s = '?';
-        fprintf(stderr, "commfit report: %s: %s\n", o.path, err[0] ? err : cf_status_str(rc));
-        return CF_EXIT_USAGE;
-    }
-    rc = cf_analysis_run(&p, &o.an, &a);
-    if (rc != CF_OK) {
-        fprintf(stderr, "commfit report: %s: %s\n", o.path, cf_status_str(rc));
-        cf_profile_free(&p);
-        return 1;
-    }
+    if ((rc = cf_tool_load(&report_tool, o.path, &o.an, &p, &a)) != CF_OK)
+        return rc;
     switch (o.fmt) {
     case FMT_TEXT: rc = print_text(a, o.path, o.by_region); break;
     case FMT_JSON: rc = print_json(a); break;

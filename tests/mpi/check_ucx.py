@@ -9,6 +9,13 @@ usage: check_ucx.py CHECK ARGS...
   nodes PROFILE NP CALLS              ucx_allreduce (ring) on 2 nodes, NP/2 ranks each
   no_ucx PROFILE                     no UCX record (ob1, or COMMFIT_UCX=0)
   same_mpi PROFILE_A PROFILE_B       the MPI records of both have the same calls and bytes
+  report_allreduce REPORT NP CALLS BYTES ALGO
+                                     the wire section of `commfit report --format json` on
+                                     an allreduce profile: the algorithm and its messages
+  report_hop REPORT PATH             a per-hop fit of the UCX sends on PATH, with numbers
+  report_sweep REPORT NP             an allreduce size sweep under recursive doubling: the
+                                     UCX hop fit as the reference link, the cheaper algorithm
+  report_no_wire REPORT              no wire section (no UCX record)
   papi PROFILE EVENT,...             the papi section of a run that asked for EVENTs
   papi_malformed PROFILE RAW         the papi section of a run with a list naming no event
 """
@@ -183,6 +190,82 @@ def nodes(prof, p, calls):
                                                   for t in inter), repr(inter))
 
 
+def wire_entry(rep, op):
+    w = rep.get("wire")
+    check("report has a wire section", isinstance(w, dict))
+    if not isinstance(w, dict):
+        return {}
+    es = [c for c in w["collectives"] if c["op"] == op]
+    expect("wire entries for %s" % op, len(es), 1)
+    return es[0] if es else {}
+
+
+def close(got, want, rel):
+    return got is not None and abs(got - want) <= rel * abs(want)
+
+
+def report_allreduce(rep, p, calls, nbytes, algo):
+    c = wire_entry(rep, "MPI_Allreduce")
+    if not c:
+        return
+    expect("comm", c["comm"], "world")
+    expect("comm_size", c["comm_size"], p)
+    expect("mpi_calls (all ranks)", c["mpi_calls"], p * calls)
+    expect("inferred_algorithm", c["inferred_algorithm"], algo)
+    expect("match", c["match"], True)
+    if algo == "ring":
+        want_msgs, want_size = 2 * (p - 1), nbytes / p
+    else:
+        want_msgs, want_size = p.bit_length() - 1, nbytes
+    check("wire messages per call and rank = %d" % want_msgs, close(c["wire_messages_per_call_per_rank"], want_msgs, 1e-9),
+          repr(c["wire_messages_per_call_per_rank"]))
+    expect("expected_messages of the model", c["expected_messages"], want_msgs)
+    check("message size ~ %d B (%s)" % (want_size, "M/p" if algo == "ring" else "M"),
+          close(c["message_size"], want_size, 0.01), repr(c["message_size"]))
+    check("wire bytes per call and rank = messages x size",
+          close(c["wire_bytes_per_call_per_rank"], want_msgs * want_size, 0.01), repr(c["wire_bytes_per_call_per_rank"]))
+    hops = {h["path"]: h for h in rep["wire"]["hop_fits"]}
+    check("a hop fit entry for intra-node", "intra-node" in hops, repr(sorted(hops)))
+    check("transports listed for intra-node", len(rep["wire"]["transports"].get("intra-node", [])) > 0,
+          repr(rep["wire"]["transports"]))
+
+
+def report_hop(rep, path):
+    hops = {h["path"]: h for h in (rep.get("wire") or {}).get("hop_fits", [])}
+    h = hops.get(path)
+    check("a hop fit for %s" % path, h is not None, repr(sorted(hops)))
+    if h is None:
+        return
+    check("its alpha and B are numbers", (h["alpha_s"] or -1) >= 0 and (h["bandwidth_Bps"] or 0) > 0,
+          "alpha %r, B %r, note %r" % (h["alpha_s"], h["bandwidth_Bps"], h["note"]))
+    check("n_half and R^2 given", h["n_half_bytes"] is not None and h["r2"] is not None)
+
+
+def report_sweep(rep, p):
+    c = wire_entry(rep, "MPI_Allreduce")
+    if not c:
+        return
+    expect("inferred_algorithm", c["inferred_algorithm"], "recursive_doubling")
+    expect("wire messages per call and rank (lg p)", c["wire_messages_per_call_per_rank"], p.bit_length() - 1)
+    check("messages of the whole vector", close(c["message_share_of_payload"], 1.0, 0.01),
+          repr(c["message_share_of_payload"]))
+    refs = {r["path"]: r["source"] for r in rep["references"]}
+    expect("reference link of intra-node (no MPI point to point)", refs.get("intra-node"), "ucx hop fit")
+    check("costed with its own fit", (c["cost_link"] or {}).get("source") == "collective fit", repr(c["cost_link"]))
+    check("a cheaper algorithm at large sizes (1.5 n where it sends 2 n)",
+          c["best_algorithm"] in ("ring", "rabenseifner") and (c["excess"] or 0) > 1,
+          "%r, excess %r" % (c["best_algorithm"], c["excess"]))
+    notable = (c["excess"] or 0) >= 1.25
+    check("advice given exactly when the excess is notable (>= 1.25)", (c["advice"] is not None) == notable,
+          "excess %r, advice %r" % (c["excess"], c["advice"]))
+    if c["advice"]:
+        check("the advice names the Open MPI setting", "coll_tuned_allreduce_algorithm" in c["advice"], c["advice"])
+
+
+def report_no_wire(rep):
+    expect("wire", rep.get("wire", "absent"), None)
+
+
 def no_ucx(prof):
     expect("UCX records", len(ucx(prof)), 0)
     check("MPI records present", any(r["layer"] == "mpi" for r in prof["records"]))
@@ -257,6 +340,14 @@ def main():
         no_ucx(load(args[0]))
     elif what == "same_mpi":
         same_mpi(load(args[0]), load(args[1]))
+    elif what == "report_allreduce":
+        report_allreduce(load(args[0]), int(args[1]), int(args[2]), int(args[3]), args[4])
+    elif what == "report_hop":
+        report_hop(load(args[0]), args[1])
+    elif what == "report_sweep":
+        report_sweep(load(args[0]), int(args[1]))
+    elif what == "report_no_wire":
+        report_no_wire(load(args[0]))
     elif what == "papi":
         papi(load(args[0]), args[1])
     elif what == "papi_malformed":

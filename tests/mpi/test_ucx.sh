@@ -2,7 +2,8 @@
 # The UCX layer, under Open MPI's UCX PML: ping-pong sizes give tag sends
 # that cover the MPI payload and sit under MPI_Send; an allreduce gives the
 # wire messages of the algorithm Open MPI was told to use (ring: 2(p-1) of
-# M/p per rank and call); the less common paths (synchronous, buffered and
+# M/p per rank and call), which `commfit report` infers back from the wire
+# with a per-hop fit of the UCX sends; the less common paths (synchronous, buffered and
 # persistent sends, requests freed in flight, matched and cancelled
 # receives, one-sided) are seen.  Under ob1, and with COMMFIT_UCX=0, there
 # is no UCX record and the MPI records are the same.  On two emulated nodes
@@ -24,6 +25,9 @@ run() {
     "$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none -np "$np" "${p[@]}" "${opts[@]}" \
         -x LD_PRELOAD="$COMMFIT_LIB" "${fwd[@]}" "$@"
 }
+commfit="$CF_BUILDDIR/tools/commfit"
+# report PROFILE [FORMAT]: commfit report into PROFILE.FORMAT
+report() { "$commfit" report --format "${2:-json}" "$1" > "$1.${2:-json}" || cf_fail "commfit report on $1"; }
 pingpong="$CF_BUILDDIR/tests/mpi/ucx_pingpong"
 allreduce="$CF_BUILDDIR/tests/mpi/ucx_allreduce"
 corners="$CF_BUILDDIR/tests/mpi/ucx_corners"
@@ -50,6 +54,8 @@ grep -q '"ucx"' "$cf_tmp/pp.json" || { echo "SKIP: libcommfit.so was built witho
     > "$cf_tmp/pp-plain.out" || cf_fail "ping-pong without the plugin failed"
 cmp -s "$cf_tmp/pp.out" "$cf_tmp/pp-plain.out" || cf_fail "the job's output changed under the plugin"
 ucx_check pingpong "$cf_tmp/pp.json" $ITERS "${SIZES[@]}" || cf_fail "ping-pong profile"
+report "$cf_tmp/pp.json"
+ucx_check report_hop "$cf_tmp/pp.json.json" intra-node || cf_fail "per-hop fit of the ping-pong's sends"
 
 # 2. allreduce with the algorithm set: ring, then recursive doubling
 M=1048576
@@ -58,7 +64,27 @@ for algo in 4:ring 3:recursive_doubling; do
         run 4 ucx --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm "${algo%%:*}" \
         -- "$allreduce" 10 $M || cf_fail "allreduce (algorithm ${algo%%:*}) failed"
     ucx_check allreduce "$cf_tmp/ar-${algo#*:}.json" 4 10 $M "${algo#*:}" || cf_fail "allreduce ${algo#*:}"
+    report "$cf_tmp/ar-${algo#*:}.json"
+    ucx_check report_allreduce "$cf_tmp/ar-${algo#*:}.json.json" 4 10 $M "${algo#*:}" \
+        || cf_fail "commfit report's wire section, allreduce ${algo#*:}"
+    report "$cf_tmp/ar-${algo#*:}.json" text
+    grep -q "^BENEATH MPI (UCX)" "$cf_tmp/ar-${algo#*:}.json.text" || cf_fail "no BENEATH MPI section in the text report"
 done
+# a size sweep under recursive doubling: no MPI point to point, so the UCX
+# sends are the reference link; ring or Rabenseifner send 1.5 M where it sends 2 M
+COMMFIT_OUTPUT="$cf_tmp/sweep-rd.json" COMMFIT_SUMMARY=0 \
+    run 4 ucx --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 3 \
+    -- "$CF_BUILDDIR/examples/coll_sweep" --op allreduce --min 64KiB --max 16MiB --iters 10 > /dev/null \
+    || cf_fail "allreduce sweep failed"
+report "$cf_tmp/sweep-rd.json"
+ucx_check report_sweep "$cf_tmp/sweep-rd.json.json" 4 || cf_fail "commfit report on the allreduce sweep"
+ucx_check report_hop "$cf_tmp/sweep-rd.json.json" intra-node || cf_fail "per-hop fit of the sweep's sends"
+report "$cf_tmp/sweep-rd.json" text
+if "$CF_PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(0 if r["wire"]["collectives"][0]["advice"] else 1)' \
+        "$cf_tmp/sweep-rd.json.json"; then
+    grep -q "^  Beneath MPI: MPI_Allreduce on world runs recursive_doubling" "$cf_tmp/sweep-rd.json.text" \
+        || cf_fail "the VERDICT does not mention the costlier algorithm"
+fi
 
 # 3. the less common paths, with one-sided traffic through osc ucx
 for n in 100 100000; do
@@ -71,6 +97,10 @@ done
 COMMFIT_OUTPUT="$cf_tmp/pp-ob1.json" COMMFIT_SUMMARY=0 \
     run 2 ob1 -- "$pingpong" $ITERS "${SIZES[@]}" > /dev/null || cf_fail "ping-pong under ob1 failed"
 ucx_check no_ucx "$cf_tmp/pp-ob1.json" || cf_fail "UCX records under ob1"
+report "$cf_tmp/pp-ob1.json"
+ucx_check report_no_wire "$cf_tmp/pp-ob1.json.json" || cf_fail "a wire section without UCX records"
+report "$cf_tmp/pp-ob1.json" text
+! grep -q "^BENEATH MPI" "$cf_tmp/pp-ob1.json.text" || cf_fail "BENEATH MPI section without UCX records"
 ucx_check same_mpi "$cf_tmp/pp.json" "$cf_tmp/pp-ob1.json" || cf_fail "MPI records differ between the PMLs"
 COMMFIT_OUTPUT="$cf_tmp/ar-ob1.json" COMMFIT_SUMMARY=0 \
     run 4 ob1 --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 \
@@ -96,6 +126,8 @@ if why=$("$cluster" available 2>&1); then
         -x COMMFIT_SUMMARY=0 "$allreduce" 10 $M > /dev/null || cf_fail "allreduce on two emulated nodes failed"
     "$cluster" down > /dev/null 2>&1
     ucx_check nodes "$cf_tmp/nodes.json" 4 10 || cf_fail "paths on two nodes"
+    report "$cf_tmp/nodes.json"
+    ucx_check report_allreduce "$cf_tmp/nodes.json.json" 4 10 $M ring || cf_fail "commfit report on two nodes"
 else
     echo "two-node part not run: $why"
 fi

@@ -801,6 +801,262 @@ static void test_regions_and_late(void **state)
     cf_profile_free(&p);
 }
 
+/* ---- beneath MPI: UCX records ---- */
+
+/* UCX sends (and as many receives) of bytes_each under parent, msgs in all. */
+static void add_ucx(cf_profile_t *p, const char *parent, int path, uint64_t bytes_each, uint64_t msgs,
+                    double t)
+{
+    for (int recv = 0; recv < 2; recv++) {
+        cf_record_t *r = add(p, recv ? "ucp_tag_recv_nbx" : "ucp_tag_send_nbx", recv ? "recv" : "send",
+                             CF_COMM_ID_NONE, path, bytes_each, msgs, t);
+        r->layer = CF_LAYER_UCX;
+        cf_strlcpy(r->parent_op, parent, sizeof(r->parent_op));
+    }
+}
+
+static double rd(double n)
+{
+    return 2.0 * (ALPHA + n / BW); /* lg 4 rounds of the whole vector */
+}
+
+static json_t *wire_coll(json_t *j, const char *op)
+{
+    json_t *w = json_object_get(j, "wire"), *c;
+    size_t i;
+    assert_true(json_is_object(w));
+    json_array_foreach(json_object_get(w, "collectives"), i, c)
+        if (strcmp(json_string_value(json_object_get(c, "op")), op) == 0)
+            return c;
+    fail_msg("no wire entry for %s", op);
+    return NULL;
+}
+
+static double jnum_of(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (!json_is_number(v))
+        fail_msg("%s is not a number", k);
+    return json_number_value(v);
+}
+
+/* A ring all-reduce on 4 ranks: 2(p-1) = 6 messages of M/4 per rank and
+ * call, every size from 8 B to 64 MiB; UCX sends timed on a known hop. */
+static void test_wire_ring(void **state)
+{
+    const double ha = 1e-6, hb = 10e9;
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_wire_t *w;
+    const cf_an_hop_t *h;
+    json_t *j, *c, *x;
+    char line[512];
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    add_allreduce(&p, 3, 26); /* 20 calls over all ranks per size */
+    for (int i = 3; i <= 26; i++) {
+        uint64_t n = (uint64_t)1 << i;
+        add_ucx(&p, "MPI_Allreduce", INTER, n / P, 20 * 6, ha + (double)(n / P) / hb);
+    }
+    add(&p, "MPI_Send", "p2p", WORLD, CF_PATH_INTRA, 64, 10, 1e-6);
+    add_ucx(&p, "MPI_Send", CF_PATH_INTRA, 64, 10, 1e-7);
+    p.extra = json_pack("{s:{s:{s:[s], s:[s,s]}}}", "ucx", "transports", "inter-node", "tcp/eth0",
+                        "intra-node", "sysv/memory", "cma/memory");
+    a = analyse(&p, NULL);
+
+    assert_int_equal(cf_analysis_nwire(a), 2);
+    w = cf_analysis_wire(a, 0);
+    assert_string_equal(w->w.op, "MPI_Allreduce");
+    assert_true(w->collective);
+    assert_int_equal(w->w.comm, WORLD);
+    assert_int_equal(w->w.comm_size, P);
+    assert_int_equal(w->w.path, INTER);
+    assert_true(w->inferred);
+    assert_non_null(w->inf.algo);
+    assert_string_equal(w->inf.algo, "ring");
+    assert_rel(w->w.msgs_per_call, 6.0, 1e-12);
+    assert_rel(w->msg_size / w->w.payload, 0.25, 1e-12);
+    /* Costed on its own fit inverted under the ring: the p2p link again. */
+    assert_string_equal(w->cost_source, "collective fit");
+    assert_rel(w->cost_alpha_s, ALPHA, 1e-6);
+    assert_rel(w->cost_Bps, BW, 1e-6);
+    assert_rel(w->measured_s, w->model_s, 1e-6);
+    /* Rabenseifner saves 2 alpha per call; no algorithm is notably cheaper. */
+    assert_non_null(w->best_algo);
+    assert_true(w->excess >= 1.0 && w->excess < CF_AN_WIRE_EXCESS);
+    assert_null(cf_analysis_wire_advice(a, w, line, sizeof(line)));
+    assert_false(cf_analysis_wire(a, 1)->collective); /* MPI_Send */
+
+    assert_int_equal(cf_analysis_nhops(a), 2);
+    h = cf_analysis_hop(a, 0);
+    assert_int_equal(h->path, CF_PATH_INTRA);
+    assert_false(h->fit.ok);
+    assert_string_equal(h->note, "not enough size range");
+    h = cf_analysis_hop(a, 1);
+    assert_int_equal(h->path, INTER);
+    assert_true(h->fit.ok);
+    assert_rel(h->fit.alpha_s, ha, 0.01);
+    assert_rel(h->fit.bandwidth_Bps, hb, 0.01);
+    /* The MPI point-to-point fit stays the reference where there is one. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p fit");
+
+    j = cf_analysis_to_json(a);
+    assert_non_null(j);
+    c = wire_coll(j, "MPI_Allreduce");
+    assert_string_equal(json_string_value(json_object_get(c, "comm")), "world");
+    assert_int_equal(json_integer_value(json_object_get(c, "comm_size")), P);
+    assert_int_equal(json_integer_value(json_object_get(c, "size_lo")), 8);
+    assert_int_equal(json_integer_value(json_object_get(c, "size_hi")), (1 << 27) - 1);
+    assert_int_equal(json_integer_value(json_object_get(c, "mpi_calls")), 24 * 20);
+    assert_rel(jnum_of(c, "wire_messages_per_call_per_rank"), 6.0, 1e-12);
+    assert_rel(jnum_of(c, "wire_bytes_per_call_per_rank"), 1.5 * jnum_of(c, "payload_bytes"), 1e-12);
+    assert_rel(jnum_of(c, "message_size"), jnum_of(c, "payload_bytes") / 4, 1e-12);
+    assert_rel(jnum_of(c, "message_share_of_payload"), 0.25, 1e-12);
+    assert_string_equal(json_string_value(json_object_get(c, "inferred_algorithm")), "ring");
+    assert_rel(jnum_of(c, "expected_messages"), 6.0, 1e-12);
+    assert_true(json_is_true(json_object_get(c, "match")));
+    assert_string_equal(json_string_value(json_object_get(c, "model")), "2(p-1) messages of n/p");
+    assert_int_equal(json_array_size(json_object_get(c, "message_bins")), 24);
+    assert_true(json_is_null(json_object_get(c, "advice")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "cost_link"), "source")),
+                        "collective fit");
+    x = json_object_get(json_object_get(j, "wire"), "other");
+    assert_int_equal(json_array_size(x), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(x, 0), "op")), "MPI_Send");
+    x = json_object_get(json_object_get(j, "wire"), "hop_fits");
+    assert_int_equal(json_array_size(x), 2);
+    x = json_array_get(x, 1);
+    assert_string_equal(json_string_value(json_object_get(x, "path")), "inter-node");
+    assert_rel(jnum_of(x, "alpha_s"), ha, 0.01);
+    assert_rel(jnum_of(x, "bandwidth_Bps"), hb, 0.01);
+    assert_rel(jnum_of(x, "n_half_bytes"), ha * hb, 0.02);
+    assert_true(jnum_of(x, "r2") > 0.999);
+    assert_true(json_is_null(json_object_get(x, "note")));
+    x = json_array_get(json_object_get(json_object_get(j, "wire"), "hop_fits"), 0);
+    assert_true(json_is_null(json_object_get(x, "alpha_s"))); /* intra-node: one size */
+    x = json_object_get(json_object_get(j, "wire"), "transports");
+    assert_int_equal(json_array_size(json_object_get(x, "intra-node")), 2);
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Recursive doubling at large sizes: lg p = 2 messages of the whole vector
+ * per rank, where the ring and Rabenseifner send 2(p-1)/p = 1.5 of it. */
+static void test_wire_recursive_doubling(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_wire_t *w;
+    json_t *j, *c;
+    char line[512], *buf = NULL;
+    size_t len = 0;
+    FILE *out;
+    (void)state;
+
+    profile_new(&p);
+    for (int i = 16; i <= 26; i++) {
+        uint64_t n = (uint64_t)1 << i;
+        add(&p, "MPI_Allreduce", "collective", WORLD, INTER, n, 20, rd((double)n));
+        add_ucx(&p, "MPI_Allreduce", INTER, n, 20 * 2, ALPHA + (double)n / BW);
+    }
+    a = analyse(&p, NULL);
+    w = cf_analysis_wire(a, 0);
+    assert_non_null(w);
+    assert_string_equal(w->inf.algo, "recursive_doubling");
+    assert_string_equal(w->cost_source, "collective fit");
+    assert_rel(w->cost_alpha_s, ALPHA, 1e-6);
+    assert_rel(w->cost_Bps, BW, 1e-6);
+    /* Rabenseifner: 2 lg p alpha + 1.5 n/B, the cheapest at these sizes. */
+    assert_string_equal(w->best_algo, "rabenseifner");
+    assert_true(w->excess > CF_AN_WIRE_EXCESS && w->excess < 2.0 / 1.5);
+    assert_true(w->saving_s > 0);
+    assert_non_null(cf_analysis_wire_advice(a, w, line, sizeof(line)));
+    assert_non_null(strstr(line, "MPI_Allreduce on world runs recursive_doubling"));
+    assert_non_null(strstr(line, "rabenseifner would take"));
+    assert_non_null(strstr(line, "--mca coll_tuned_allreduce_algorithm 6")); /* Open MPI in the profile */
+    /* No MPI point to point: the UCX sends (11 sizes) give the path's link. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "ucx hop fit");
+    j = cf_analysis_to_json(a);
+    c = wire_coll(j, "MPI_Allreduce");
+    assert_string_equal(json_string_value(json_object_get(c, "inferred_algorithm")), "recursive_doubling");
+    assert_string_equal(json_string_value(json_object_get(c, "best_algorithm")), "rabenseifner");
+    assert_true(json_is_string(json_object_get(c, "advice")));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "references"), 0),
+                                                          "source")),
+                        "ucx hop fit");
+    json_decref(j);
+    cf_analysis_free(a);
+
+    /* The end-of-run summary says it too; another library gets no Open MPI setting. */
+    out = open_memstream(&buf, &len);
+    cf_summary_print(&p, out);
+    fclose(out);
+    assert_non_null(strstr(buf, "commfit: beneath MPI: MPI_Allreduce on world runs recursive_doubling"));
+    free(buf);
+    snprintf(p.mpi_library, sizeof(p.mpi_library), "MPICH 4.0");
+    a = analyse(&p, NULL);
+    assert_non_null(cf_analysis_wire_advice(a, cf_analysis_wire(a, 0), line, sizeof(line)));
+    assert_null(strstr(line, "--mca"));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Without MPI point to point on a path, the UCX per-hop fit is its
+ * reference link; a --link still comes first. */
+static void test_wire_reference(void **state)
+{
+    const double ha = 2e-6, hb = 5e9;
+    cf_profile_t p;
+    cf_analysis_t *a;
+    cf_analysis_opts_t o;
+    const cf_an_fit_t *f;
+    const cf_an_ref_t *ref;
+    json_t *j;
+    (void)state;
+
+    profile_new(&p);
+    add_allreduce(&p, 3, 26);
+    for (int i = 3; i <= 26; i++) {
+        uint64_t n = (uint64_t)1 << i;
+        add_ucx(&p, "MPI_Allreduce", INTER, n / P, 20 * 6, ha + (double)(n / P) / hb);
+    }
+    a = analyse(&p, NULL);
+    ref = cf_analysis_ref(a, INTER);
+    assert_string_equal(ref->source, "ucx hop fit");
+    assert_ptr_equal(ref->fit, &cf_analysis_hop(a, 0)->fit);
+    assert_rel(ref->alpha_s, ha, 0.01);
+    assert_rel(ref->bandwidth_Bps, hb, 0.01);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    /* ideal: 6 hops of n/4 on the UCX line */
+    assert_rel(bin_of(f, 1048576.0)->ideal_s, 6 * (ha + 262144.0 / hb), 0.02);
+    assert_true(isfinite(f->efficiency));
+    cf_analysis_free(a);
+
+    cf_analysis_opts_init(&o);
+    o.link_alpha_s = ALPHA;
+    o.link_Bps = BW;
+    a = analyse(&p, &o);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "link");
+    assert_string_equal(cf_analysis_wire(a, 0)->cost_source, "link");
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+
+    /* No UCX record: no wire section. */
+    profile_new(&p);
+    add_allreduce(&p, 3, 8);
+    a = analyse(&p, NULL);
+    assert_int_equal(cf_analysis_nwire(a), 0);
+    assert_int_equal(cf_analysis_nhops(a), 0);
+    j = cf_analysis_to_json(a);
+    assert_true(json_is_null(json_object_get(j, "wire")));
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -818,6 +1074,9 @@ int main(void)
         cmocka_unit_test(test_any_profile),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_regions_and_late),
+        cmocka_unit_test(test_wire_ring),
+        cmocka_unit_test(test_wire_recursive_doubling),
+        cmocka_unit_test(test_wire_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,10 +188,58 @@ static void test_comm_size_from_busiest(void **state)
     assert_int_equal(cf_wire_ops(&p, &ops, &n), CF_OK);
     assert_int_equal(n, 1);
     assert_int_equal(ops[0].comm_size, 2);
+    assert_int_equal(ops[0].comm, 77);
+    assert_int_equal(ops[0].path, CF_PATH_INTRA);
     assert_int_equal(ops[0].mixed_comms, 1);
     assert_int_equal(ops[0].coll, CF_COLL_ALLGATHER);
+    assert_int_equal(ops[0].size_lo, 4096);
+    assert_int_equal(ops[0].size_hi, 8191);
+    assert_true(ops[0].payload_lo == 4096 && ops[0].payload_hi == 4096);
     free(ops);
     cf_profile_free(&p);
+}
+
+static void test_sizes_and_no_mpi_side(void **state)
+{
+    (void)state;
+    cf_profile_t p;
+    cf_wire_op_t *ops = NULL;
+    size_t n = 0;
+    prof_init(&p, 4);
+    add_mpi(&p, "MPI_Allreduce", CF_COMM_ID_WORLD, 40, 100);
+    add_mpi(&p, "MPI_Allreduce", CF_COMM_ID_WORLD, 40, MIB);
+    add_ucx(&p, "MPI_Allreduce", CF_PATH_INTRA, 240, 25, 1e-6);
+    add_ucx(&p, "MPI_Allreduce", CF_PATH_INTRA, 240, MIB / 4, 1e-4);
+    add_ucx(&p, "", CF_PATH_INTER, 3, 4, 1e-6);
+    assert_int_equal(cf_wire_ops(&p, &ops, &n), CF_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(ops[0].size_lo, 64);
+    assert_int_equal(ops[0].size_hi, 2 * MIB - 1);
+    assert_true(ops[0].payload_lo == 100 && ops[0].payload_hi == (double)MIB);
+    /* averaged over sizes, the ring's shape holds: 6 messages of n/4 */
+    assert_true(ops[0].msgs_per_call == 6.0);
+    assert_true(fabs(ops[0].msg_size_mean / ops[0].payload - 0.25) < 1e-12);
+    /* traffic outside any MPI call has no communicator and no path above it */
+    assert_int_equal(ops[1].comm, CF_COMM_ID_NONE);
+    assert_int_equal(ops[1].path, -1);
+    assert_int_equal(ops[1].comm_size, 0);
+    free(ops);
+    cf_profile_free(&p);
+}
+
+static void test_ompi_setting(void **state)
+{
+    (void)state;
+    char buf[160];
+    assert_string_equal(cf_wire_ompi_setting(CF_COLL_ALLREDUCE, "ring", buf, sizeof(buf)),
+                        "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4");
+    assert_non_null(strstr(cf_wire_ompi_setting(CF_COLL_ALLREDUCE, "recursive_doubling", buf, sizeof(buf)),
+                           "allreduce_algorithm 3"));
+    assert_non_null(strstr(cf_wire_ompi_setting(CF_COLL_ALLGATHER, "bruck", buf, sizeof(buf)),
+                           "allgather_algorithm 2"));
+    assert_null(cf_wire_ompi_setting(CF_COLL_ALLREDUCE, "reduce_bcast", buf, sizeof(buf)));
+    assert_null(cf_wire_ompi_setting(CF_COLL_BARRIER, "dissemination", buf, sizeof(buf)));
+    assert_null(cf_wire_ompi_setting(CF_COLL_ALLREDUCE, NULL, buf, sizeof(buf)));
 }
 
 static void test_models(void **state)
@@ -302,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_noise_and_mismatch),    cmocka_unit_test(test_comm_size_from_busiest),
         cmocka_unit_test(test_models),                cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_hop_fit),               cmocka_unit_test(test_no_ucx_and_transports),
+        cmocka_unit_test(test_sizes_and_no_mpi_side), cmocka_unit_test(test_ompi_setting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,122 @@
+#include "toolopts.h"
+
+#include <getopt.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cf_common.h"
+#include "cf_units.h"
+#include "commfit.h"
+
+#define CF_TOOL_MAX_FLAGS 8
+
+int cf_tool_usage_error(const cf_tool_t *t, const char *what, const char *arg, const char *why)
+{
+    if (arg != NULL)
+        fprintf(stderr, "commfit %s: %s '%s'%s\n", t->cmd, what, arg, why);
+    else
+        fprintf(stderr, "commfit %s: %s\n", t->cmd, what);
+    t->usage(stderr);
+    return CF_EXIT_USAGE;
+}
+
+/* ": text, json or csv" */
+static const char *formats_text(const cf_tool_t *t, char *buf, size_t len)
+{
+    size_t n = 0, used;
+
+    while (t->formats[n] != NULL)
+        n++;
+    used = (size_t)snprintf(buf, len, ":");
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i == 0 ? " " : i + 1 == n ? " or " : ", ",
+                                 t->formats[i]);
+    return buf;
+}
+
+int cf_tool_parse(const cf_tool_t *t, int argc, char **argv, cf_tool_args_t *args_p)
+{
+    struct option longopts[4 + CF_TOOL_MAX_FLAGS] = {{"format", required_argument, NULL, 'f'},
+                                                     {"link", required_argument, NULL, 'l'},
+                                                     {"help", no_argument, NULL, 'h'}};
+    char shortopts[8 + CF_TOOL_MAX_FLAGS] = ":f:l:h", why[128];
+    size_t nlong = 3, nshort = strlen(shortopts);
+    int opt;
+
+    memset(args_p, 0, sizeof(*args_p));
+    cf_analysis_opts_init(&args_p->an);
+    for (const cf_tool_flag_t *fl = t->flags; fl != NULL && fl->name != NULL && nlong < 3 + CF_TOOL_MAX_FLAGS;
+         fl++) {
+        longopts[nlong++] = (struct option){fl->name, no_argument, NULL, fl->letter};
+        shortopts[nshort++] = (char)fl->letter;
+    }
+    longopts[nlong] = (struct option){NULL, 0, NULL, 0};
+    shortopts[nshort] = '\0';
+#ifdef __GLIBC__
+    optind = 0;
+#else
+    optind = 1;
+#endif
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        const cf_tool_flag_t *fl = NULL;
+        switch (opt) {
+        case 'f':
+            for (args_p->format = 0; t->formats[args_p->format] != NULL; args_p->format++)
+                if (strcmp(optarg, t->formats[args_p->format]) == 0)
+                    break;
+            if (t->formats[args_p->format] == NULL)
+                return cf_tool_usage_error(t, "invalid --format", optarg, formats_text(t, why, sizeof(why)));
+            break;
+        case 'l':
+            if (cf_parse_link(optarg, &args_p->an.link_Bps, &args_p->an.link_alpha_s) != CF_OK) {
+                fprintf(stderr, "commfit %s: invalid --link '%s'\n  accepted: %s\n", t->cmd, optarg,
+                        cf_units_link_forms);
+                t->usage(stderr);
+                return CF_EXIT_USAGE;
+            }
+            break;
+        case 'h': t->usage(stdout); return -1;
+        case ':': return cf_tool_usage_error(t, "option", argv[optind - 1], " needs a value");
+        default:
+            for (fl = t->flags; fl != NULL && fl->name != NULL && fl->letter != opt; fl++)
+                ;
+            if (fl == NULL || fl->name == NULL)
+                return cf_tool_usage_error(t, "unknown option", argv[optind - 1], "");
+            *fl->set_p = 1;
+        }
+    }
+    args_p->nargs = argc - optind;
+    args_p->args = argv + optind;
+    return 0;
+}
+
+int cf_tool_load(const cf_tool_t *t, const char *path, const cf_analysis_opts_t *an, cf_profile_t *p,
+                 cf_analysis_t **a_p)
+{
+    struct stat st;
+    char err[512];
+    int rc;
+
+    err[0] = '\0';
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "commfit %s: %s: is a directory, not a profile\n", t->cmd, path);
+        return CF_EXIT_USAGE;
+    }
+    rc = cf_profile_read(path, p, err, sizeof(err));
+    if (rc != CF_OK) {
+        /* One printable line: the reader's message may quote the input. */
+        for (unsigned char *s = (unsigned char *)err; *s; s++)
+            if (*s < 0x20 || *s >= 0x7f)
+                *s = '?';
+        fprintf(stderr, "commfit %s: %s: %s\n", t->cmd, path, err[0] ? err : cf_status_str(rc));
+        return CF_EXIT_USAGE;
+    }
+    rc = cf_analysis_run(p, an, a_p);
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit %s: %s: %s\n", t->cmd, path, cf_status_str(rc));
+        cf_profile_free(p);
+        return 1;
+    }
+    return CF_OK;
+}
