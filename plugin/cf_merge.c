@@ -331,9 +331,12 @@ void cf_runtime_finalize(void)
     }
     dropped += mine.dropped;
     if (cf_g.cfg.verbose)
-        cf_log("rank %d: %u threads, %llu records dropped, %llu completions of untracked requests, %llu requests not tracked",
-               cf_g.world_rank, nthreads, (unsigned long long)dropped, (unsigned long long)missed,
-               (unsigned long long)atomic_load(&cf_g.req_dropped));
+        cf_log("rank %d: %u threads recorded, %llu refused (COMMFIT_MAX_THREADS), %llu records dropped "
+               "(COMMFIT_TABLE_SIZE), %llu requests not tracked (COMMFIT_MAX_REQUESTS), %llu completions of "
+               "requests posted outside the profiler",
+               cf_g.world_rank, nthreads, (unsigned long long)atomic_load(&cf_threads_refused),
+               (unsigned long long)(dropped - atomic_load(&cf_threads_refused) - atomic_load(&cf_g.req_dropped)),
+               (unsigned long long)atomic_load(&cf_g.req_dropped), (unsigned long long)missed);
 
     /* 2. samples: wait at collectives, one-way message times, clocks */
     cf_sample_result_t sres;
@@ -487,7 +490,7 @@ void cf_runtime_finalize(void)
             cf_profile_add_sections(&p, &sres);
         if (p.partial)
             cf_log("the profile is partial: some calls were not recorded (raise COMMFIT_TABLE_SIZE, "
-                   "COMMFIT_MAX_REQUESTS or COMMFIT_MERGE_MAX)");
+                   "COMMFIT_MAX_REQUESTS, COMMFIT_MAX_THREADS or COMMFIT_MERGE_MAX; COMMFIT_VERBOSE=1 says which)");
         cf_extra_put(&p.extra, "papi", papi_section);
         cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_write_profile(&p);

@@ -16,6 +16,7 @@
 
 cf_global_t cf_g;
 __thread cf_thread_t *cf_self;
+__thread int cf_refused;
 __thread cf_type_cache_t cf_type_cache[8];
 _Atomic unsigned cf_type_gen = 1;
 cf_comm_t *cf_comm_world;

@@ -128,6 +128,7 @@ typedef struct {
 
 CF_HIDDEN extern cf_global_t cf_g;
 CF_HIDDEN extern __thread cf_thread_t *cf_self __attribute__((tls_model("initial-exec")));
+CF_HIDDEN extern __thread int cf_refused __attribute__((tls_model("initial-exec")));
 
 CF_HIDDEN cf_thread_t *cf_thread_register(void);
 CF_HIDDEN cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm);
@@ -143,11 +144,15 @@ static inline cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_self;
     if (__builtin_expect(t == NULL, 0)) {
-        if (atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
+        /* a thread refused once (beyond COMMFIT_MAX_THREADS) is not retried:
+         * that would take the registration lock on every call */
+        if (cf_refused || atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
             return NULL;
         t = cf_thread_register();
-        if (!t)
+        if (!t) {
+            cf_refused = 1;
             return NULL;
+        }
     }
     if (t->in_wrapper || !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed))
         return NULL;
