@@ -1,6 +1,7 @@
 /* Load imbalance before collectives: rank r computes r * D microseconds
- * before each allreduce.  Durations then mostly measure waiting; the
- * profile must say so (wait share) and keep the transfer time small.
+ * before each allreduce, of 1 kB to 512 kB in turn.  Durations then mostly
+ * measure waiting; the profile must say so (wait share), keep the transfer
+ * time small, and the fit on transfer times must not put D into alpha.
  * usage: wait_skew D_US ITERS */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,10 +22,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     double d = argc > 1 ? atof(argv[1]) : 500;
     int iters = argc > 2 ? atoi(argv[2]) : 40;
-    static double in[8192], out[8192];
+    static double in[65536], out[65536];
+    static const int counts[] = {128, 1024, 8192, 65536};
     for (int i = 0; i < iters; i++) {
         spin_us(rank * d);
-        MPI_Allreduce(in, out, 1024, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(in, out, counts[i % 4], MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
     /* rank 0 broadcasts late: the others wait for the root */
     for (int i = 0; i < iters / 4; i++) {

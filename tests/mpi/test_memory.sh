@@ -1,0 +1,29 @@
+#!/bin/sh
+# Memory is fixed: once the sample buffers are full (3.2 million calls per
+# rank fill them), four times more calls (12.8 million per rank) leave the
+# peak resident memory of a rank where it was, and the profile is complete.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+prog="$CF_BUILDDIR/tests/bench/hotpath"
+for scale in 10 40; do
+    COMMFIT_OUTPUT="$cf_tmp/m$scale.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" $scale 1 > "$cf_tmp/m$scale.txt" \
+        || cf_fail "job at scale $scale failed"
+done
+"$CF_PYTHON" - "$cf_tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+hwm = {s: int([l.split()[2] for l in open("%s/m%d.txt" % (d, s)) if l.startswith("vmhwm_kb")][0]) for s in (10, 40)}
+prof = {s: json.load(open("%s/m%d.json" % (d, s))) for s in (10, 40)}
+calls = {s: sum(r["calls"] for r in prof[s]["records"]) for s in (10, 40)}
+fails = 0
+def check(what, ok, detail):
+    global fails
+    fails += not ok
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+check("four times the calls recorded", calls[40] > 3.9 * calls[10], "%d -> %d" % (calls[10], calls[40]))
+check("both profiles complete", not prof[10]["job"]["partial"] and not prof[40]["job"]["partial"], "")
+grow = hwm[40] - hwm[10]
+check("peak memory per rank grows by less than 256 kB", grow < 256,
+      "%d kB -> %d kB (%+d kB)" % (hwm[10], hwm[40], grow))
+print("%d passed, %d failed" % (3 - fails, fails))
+sys.exit(1 if fails else 0)
+PY
