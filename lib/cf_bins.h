@@ -113,6 +113,7 @@ size_t cf_keys_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
                      int *overflow_p);
 
 /* ---- fixed-capacity table of stats, open addressing ---- */
+#define CF_TABLE_PROBE 64
 typedef struct {
     uint32_t cap;     /* power of two */
     uint32_t used;
@@ -128,7 +129,10 @@ static inline cf_stat_t *cf_table_get(cf_table_t *t, uint64_t key)
 {
     uint32_t mask = t->cap - 1;
     uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
-    for (uint32_t n = 0; n < t->cap; n++, i = (i + 1) & mask) {
+    /* a bounded probe: a nearly full table costs a drop, not a long walk on
+     * every call (keys are only ever placed within this distance) */
+    uint32_t limit = t->cap < CF_TABLE_PROBE ? t->cap : CF_TABLE_PROBE;
+    for (uint32_t n = 0; n < limit; n++, i = (i + 1) & mask) {
         cf_stat_t *s = &t->slots[i];
         if (s->key == key)
             return s;

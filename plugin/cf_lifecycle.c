@@ -81,5 +81,7 @@ int MPI_Pcontrol(const int level, ...)
         va_end(ap);
     }
     cf_pcontrol(level, name);
-    return MPI_SUCCESS;
+    /* a tool below us gets the call too (the name is not forwarded: whether
+     * the caller passed one is what cannot be known) */
+    return PMPI_Pcontrol(level);
 }

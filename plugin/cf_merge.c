@@ -310,8 +310,13 @@ void cf_runtime_finalize(void)
     uint32_t nthreads = atomic_load(&cf_nthreads);
     uint64_t dropped = atomic_load(&cf_threads_refused) + atomic_load(&cf_g.req_dropped);
     uint64_t mpi_ns = 0, missed = 0;
-    if (cf_table_init(&mine, cf_g.cfg.merge_max * 2) != CF_OK) {
-        cf_log("out of memory at finalize; no profile");
+    int ok = cf_table_init(&mine, cf_g.cfg.merge_max * 2) == CF_OK;
+    if (!cf_all_ok(ok)) {
+        if (!ok || cf_g.world_rank == 0)
+            cf_log("rank %d: out of memory at finalize%s; no profile", cf_g.world_rank,
+                   ok ? " on some rank" : "");
+        if (ok)
+            cf_table_fini(&mine);
         atomic_store(&cf_g.state, 2);
         return;
     }
@@ -390,7 +395,8 @@ void cf_runtime_finalize(void)
         me.xfer_s = cf_ns_to_s(sres.xfer_ns);
     }
     cf_rank_wire_t *all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size, sizeof(*all)) : NULL;
-    PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, 0, cf_g.tool_comm);
+    if (cf_all_ok(cf_g.world_rank != 0 || all))
+        PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, 0, cf_g.tool_comm);
     /* 6. region names */
     cf_profile_t p;
     cf_profile_init(&p);

@@ -345,7 +345,7 @@ void cf_papi_init(void)
 json_t *cf_papi_section(void)
 {
     int req = cf_papi.requested, any = 0;
-    PMPI_Allreduce(&req, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(&req, &any, 1, MPI_INT, MPI_MAX, cf_g.tool_comm);
     if (!any)
         return NULL;
     /* [calls per op][sums per op and event]..., ranks counting */
@@ -367,9 +367,9 @@ json_t *cf_papi_section(void)
         v[n - 1] = cf_papi.nev > 0;
     /* every rank takes part; one without memory adds nothing */
     int ok = v != NULL && (cf_g.world_rank != 0 || sum != NULL), all_ok = 0;
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, cf_g.tool_comm);
     if (all_ok)
-        PMPI_Reduce(v, sum, (int)n, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        PMPI_Reduce(v, sum, (int)n, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
     free(v);
     if (cf_g.world_rank != 0) {
         free(sum);

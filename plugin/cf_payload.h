@@ -12,24 +12,30 @@ static inline int cf_is_root(const cf_comm_t *c, int root)
     return c && !c->inter && c->rank == root;
 }
 
-/* at_root: the per-rank block as the root sees it; elsewhere: this rank's block */
-static inline uint64_t cf_payload_rooted(const cf_comm_t *c, int root, uint64_t at_root, uint64_t elsewhere)
-{
-    if (root == MPI_PROC_NULL)
-        return 0;
-    return (uint64_t)cf_comm_size(c) * (cf_is_root(c, root) ? at_root : elsewhere);
-}
-
-/* v variants: the root sums the counts; other ranks only know their own block,
- * so they count p times it (exact when the blocks are equal) */
-static inline uint64_t cf_payload_rooted_v(const cf_comm_t *c, int root, const int *counts, MPI_Datatype t,
-                                           uint64_t elsewhere)
+/* Only the arguments that mean something on this rank are read: MPI lets
+ * the others hold anything, even an invalid datatype.  The root counts
+ * (count, type) at_root per rank of the other side; elsewhere a rank counts
+ * its own block times the size of its group. */
+static inline uint64_t cf_payload_rooted(const cf_comm_t *c, int root, int root_count, MPI_Datatype root_type,
+                                         int count, MPI_Datatype type)
 {
     if (root == MPI_PROC_NULL)
         return 0;
     if (cf_is_root(c, root))
-        return cf_sum_counts(counts, cf_comm_size(c), t);
-    return (uint64_t)cf_comm_size(c) * elsewhere;
+        return (uint64_t)cf_comm_size(c) * cf_bytes(root_count, root_type);
+    return (uint64_t)cf_comm_local_size(c) * cf_bytes(count, type);
+}
+
+/* v variants: the root sums the counts; other ranks only know their own block,
+ * so they count p times it (exact when the blocks are equal) */
+static inline uint64_t cf_payload_rooted_v(const cf_comm_t *c, int root, const int *root_counts,
+                                           MPI_Datatype root_type, int count, MPI_Datatype type)
+{
+    if (root == MPI_PROC_NULL)
+        return 0;
+    if (cf_is_root(c, root))
+        return cf_sum_counts(root_counts, cf_comm_size(c), root_type);
+    return (uint64_t)cf_comm_local_size(c) * cf_bytes(count, type);
 }
 
 static inline uint64_t cf_sum_counts_w(const int *counts, const MPI_Datatype *types, int n)

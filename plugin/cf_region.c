@@ -3,7 +3,9 @@
  * carries the path of the innermost open region ("step/allreduce").  Region
  * ids are a hash of the path, so every rank names a region the same way
  * without talking. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,7 +37,7 @@ static int cf_read_name(const char *p, char *out, size_t len)
 {
     if (!p)
         return 0;
-    if (cf_pipe[0] < 0 && pipe(cf_pipe) != 0)
+    if (cf_pipe[0] < 0 && pipe2(cf_pipe, O_CLOEXEC) != 0)
         return 0;
     size_t got = 0;
     long page = sysconf(_SC_PAGESIZE);
@@ -109,13 +111,15 @@ void cf_pcontrol(int level, const char *name)
     if (atomic_load(&cf_g.state) != 1)
         return;
     char buf[64];
-    int named = (level == 1 || level == -1) && cf_read_name(name, buf, sizeof(buf));
+    /* the pipe is shared: one reader at a time */
     pthread_mutex_lock(&cf_region_lock);
+    int named = (level == 1 || level == -1) && cf_read_name(name, buf, sizeof(buf));
     if (level == 0) {
         atomic_store(&cf_g.enabled, 0);
     } else if (level == 1 && !named) {
         atomic_store(&cf_g.enabled, 1);
     } else if (level == 1) {
+        atomic_store(&cf_g.enabled, 1); /* level 1 means on, with or without a name */
         const cf_region_t *top = cf_depth ? cf_region_find(cf_stack[cf_depth - 1]) : NULL;
         char path[CF_REGION_NAME];
         snprintf(path, sizeof(path), "%s%s%s", top ? top->path : "", top ? "/" : "", buf);

@@ -164,6 +164,10 @@ static void cf_config_read(cf_config_t *c, int complain)
 cf_thread_t *cf_thread_register(void)
 {
     cf_thread_t *t = NULL;
+    /* a thread refused once is not retried: that would take the lock on
+     * every call it makes */
+    if (cf_refused)
+        return NULL;
     pthread_mutex_lock(&cf_lock);
     uint32_t n = atomic_load(&cf_nthreads);
     if (atomic_load(&cf_g.state) != 1 || n >= cf_g.cfg.max_threads) {
@@ -193,6 +197,8 @@ cf_thread_t *cf_thread_register(void)
     cf_self = t;
 out:
     pthread_mutex_unlock(&cf_lock);
+    if (!t && atomic_load(&cf_g.state) == 1)
+        cf_refused = 1;
     return t;
 }
 
@@ -255,6 +261,34 @@ static int *cf_group_world_ranks(MPI_Group g, int n)
     PMPI_Group_free(&wg);
     free(in);
     return out;
+}
+
+static int cf_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* An intercommunicator is named by both its groups, sorted, so that the two
+ * sides, which see each other as the remote group, agree on its id. */
+static uint32_t cf_inter_hash(MPI_Comm comm, const cf_comm_t *c)
+{
+    MPI_Group lg;
+    uint32_t h = 0x1e7e5u;
+    if (PMPI_Comm_group(comm, &lg) != MPI_SUCCESS)
+        return h;
+    int *local = cf_group_world_ranks(lg, c->local_size);
+    PMPI_Group_free(&lg);
+    int *all = malloc((size_t)(c->local_size + c->size + 1) * sizeof(int));
+    if (local && all && c->world) {
+        memcpy(all, local, (size_t)c->local_size * sizeof(int));
+        memcpy(all + c->local_size, c->world, (size_t)c->size * sizeof(int));
+        qsort(all, (size_t)(c->local_size + c->size), sizeof(int), cf_cmp_int);
+        h = cf_fnv1a(all, c->local_size + c->size) ^ 0x85ebca6bu;
+    }
+    free(local);
+    free(all);
+    return h;
 }
 
 static void cf_comm_classify(cf_comm_t *c)
@@ -321,6 +355,7 @@ static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
     PMPI_Comm_test_inter(comm, &flag);
     c->inter = flag;
     PMPI_Comm_rank(comm, &c->rank);
+    PMPI_Comm_size(comm, &c->local_size);
     MPI_Group g;
     if (flag) {
         PMPI_Comm_remote_size(comm, &c->size);
@@ -338,7 +373,8 @@ static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
         c->id = CF_COMM_ID_SELF;
     else {
         uint32_t h = c->world ? cf_fnv1a(c->world, c->size) : 0x5eedu;
-        h ^= (uint32_t)c->inter * 0x85ebca6bu;
+        if (flag)
+            h = cf_inter_hash(comm, c);
         uint32_t occ = 0;
         for (unsigned i = 0; i < CF_GROUP_SEEN; i++) {
             if (cf_group_seen[i].hash == h || cf_group_seen[i].count == 0) {
@@ -584,23 +620,46 @@ void cf_runtime_init(int provided)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     cf_config_read(&cf_g.cfg, rank == 0);
-    if (cf_g.cfg.disable)
-        return;
     cf_g.world_rank = rank;
     cf_g.world_size = size;
     cf_g.world_handle = MPI_COMM_WORLD;
 
+    /* everything is allocated first, then the ranks agree: a rank that is
+     * switched off or short of memory must not leave the others waiting in
+     * the collectives below (or, at finalize, in the merge) */
+    uint32_t nreq = 64;
+    while (nreq < cf_g.cfg.max_requests)
+        nreq <<= 1;
+    int *leaders = calloc((size_t)size, sizeof(int));
+    cf_g.world_node = calloc((size_t)size, sizeof(int));
+    cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
+    cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
+    extern cf_thread_t **cf_threads;
+    cf_threads = calloc(cf_g.cfg.max_threads, sizeof(*cf_threads));
+    int mine[2] = {!cf_g.cfg.disable && leaders && cf_g.world_node && cf_g.req_key && cf_g.req_val && cf_threads,
+                   cf_samples_init() == CF_OK}, all[2] = {0, 0};
+    PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all[0]) {
+        if (rank == 0 && !cf_g.cfg.disable)
+            cf_log("a rank is short of memory or has COMMFIT_DISABLE set; the job runs without profiling");
+        goto err_off;
+    }
+    if (!all[1]) {
+        cf_samples_free();
+        if (rank == 0)
+            cf_log("no memory for %u samples on some rank; waits and one-way times are not measured",
+                   cf_g.cfg.samples);
+    }
+    cf_g.req_mask = nreq - 1;
+    cf_g.req_done_shared = MPI_REQUEST_NULL;
+    void *shared = dlsym(RTLD_DEFAULT, "ompi_request_empty");
+    if (shared)
+        cf_g.req_done_shared = (MPI_Request)shared;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm);
+
     /* node map: node index of every world rank, from the shared-memory split */
     MPI_Comm shm;
-    int leader_flag = 0, node = 0;
-    cf_g.world_node = calloc((size_t)size, sizeof(int));
-    int *leaders = calloc((size_t)size, sizeof(int));
-    if (!cf_g.world_node || !leaders)
-        goto err_nomem;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm) == MPI_SUCCESS) {
-        int lrank = 0;
-        PMPI_Comm_rank(shm, &lrank);
-        leader_flag = lrank == 0;
         int leader = rank;
         PMPI_Bcast(&leader, 1, MPI_INT, 0, shm); /* world rank of the node's first rank */
         PMPI_Comm_free(&shm);
@@ -609,7 +668,6 @@ void cf_runtime_init(int provided)
         for (int i = 0; i < size; i++)
             leaders[i] = i;
     }
-    (void)leader_flag;
     /* nodes numbered by their first world rank, in order */
     int nnodes = 0;
     for (int i = 0; i < size; i++) {
@@ -622,30 +680,10 @@ void cf_runtime_init(int provided)
             cf_g.world_node[i] = k++;
     for (int i = 0; i < size; i++)
         cf_g.world_node[i] = cf_g.world_node[leaders[i]];
-    node = cf_g.world_node[rank];
     free(leaders);
-    cf_g.node = node;
+    cf_g.node = cf_g.world_node[rank];
     cf_g.nnodes = nnodes;
 
-    uint32_t nreq = 64;
-    while (nreq < cf_g.cfg.max_requests)
-        nreq <<= 1;
-    cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
-    cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
-    extern cf_thread_t **cf_threads;
-    cf_threads = calloc(cf_g.cfg.max_threads, sizeof(*cf_threads));
-    if (!cf_g.req_key || !cf_g.req_val || !cf_threads)
-        goto err_nomem;
-    cf_g.req_mask = nreq - 1;
-    cf_g.req_done_shared = MPI_REQUEST_NULL;
-    void *shared = dlsym(RTLD_DEFAULT, "ompi_request_empty");
-    if (shared)
-        cf_g.req_done_shared = (MPI_Request)shared;
-
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm) != MPI_SUCCESS)
-        goto err_nomem;
-    if (cf_samples_init() != CF_OK && rank == 0)
-        cf_log("no memory for %u samples; waits and one-way times are not measured", cf_g.cfg.samples);
     cf_sync_test_offset(rank == 0);
     cf_clock_init();
     cf_g.init_ticks = cf_ticks();
@@ -663,8 +701,16 @@ void cf_runtime_init(int provided)
     cf_papi_init();
     return;
 
-err_nomem:
-    if (rank == 0)
-        cf_log("out of memory at start-up; the job runs without profiling");
+err_off:
+    free(leaders);
+    free(cf_g.world_node);
+    free(cf_g.req_key);
+    free(cf_g.req_val);
+    free(cf_threads);
+    cf_g.world_node = NULL;
+    cf_g.req_key = NULL;
+    cf_g.req_val = NULL;
+    cf_threads = NULL;
+    cf_samples_free();
     atomic_store(&cf_g.state, 0);
 }

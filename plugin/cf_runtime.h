@@ -54,7 +54,9 @@ typedef struct {
 typedef struct {
     MPI_Comm handle;
     uint32_t id;
-    int size, rank, nodes;
+    int size;       /* of the group peers are named in: the remote one of an intercommunicator */
+    int local_size; /* of the group this rank belongs to */
+    int rank, nodes;
     int inter;
     uint8_t path;         /* class of the communicator as a whole */
     uint8_t *peer_path;   /* path to each rank of the (remote) group */
@@ -144,15 +146,11 @@ static inline cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_self;
     if (__builtin_expect(t == NULL, 0)) {
-        /* a thread refused once (beyond COMMFIT_MAX_THREADS) is not retried:
-         * that would take the registration lock on every call */
         if (cf_refused || atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
             return NULL;
         t = cf_thread_register();
-        if (!t) {
-            cf_refused = 1;
+        if (!t)
             return NULL;
-        }
     }
     if (t->in_wrapper || !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed))
         return NULL;
@@ -180,7 +178,8 @@ static inline uint32_t cf_hash_ptr(uintptr_t p)
     return (uint32_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
-static inline cf_comm_t *cf_comm_get(MPI_Comm comm)
+/* The description of comm if it has one already (no lock, no MPI call). */
+static inline cf_comm_t *cf_comm_find(MPI_Comm comm)
 {
     if (comm == cf_g.world_handle)
         return cf_comm_world;
@@ -191,7 +190,13 @@ static inline cf_comm_t *cf_comm_get(MPI_Comm comm)
         if (atomic_load_explicit(&cf_comm_keys[s], memory_order_acquire) == k)
             return cf_comm_vals[s];
     }
-    return cf_comm_lookup_slow(comm);
+    return NULL;
+}
+
+static inline cf_comm_t *cf_comm_get(MPI_Comm comm)
+{
+    cf_comm_t *c = cf_comm_find(comm);
+    return c ? c : cf_comm_lookup_slow(comm);
 }
 
 static inline unsigned cf_comm_peer_path(const cf_comm_t *c, int peer)
@@ -206,6 +211,7 @@ static inline unsigned cf_comm_peer_path(const cf_comm_t *c, int peer)
 }
 static inline uint32_t cf_comm_id(const cf_comm_t *c) { return c ? c->id : CF_COMM_ID_NONE; }
 static inline int cf_comm_size(const cf_comm_t *c) { return c ? c->size : 1; }
+static inline int cf_comm_local_size(const cf_comm_t *c) { return c ? c->local_size : 1; }
 
 /* ---- payload helpers ---- */
 /* Per-thread cache of datatype sizes; MPI_Type_free bumps the generation. */

@@ -27,6 +27,14 @@ int cf_samples_init(void)
     return CF_OK;
 }
 
+void cf_samples_free(void)
+{
+    free(cf_samples.coll);
+    free(cf_samples.sent);
+    free(cf_samples.recvd);
+    memset(&cf_samples, 0, sizeof(cf_samples));
+}
+
 void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1)
 {
     uint32_t i = atomic_fetch_add_explicit(&cf_samples.ncoll, 1, memory_order_relaxed);
@@ -395,8 +403,13 @@ out:
 int cf_samples_finalize(cf_sample_result_t *res)
 {
     memset(res, 0, sizeof(*res));
-    if (cf_table_init(&res->xfer, cf_g.cfg.table_size * 2) != CF_OK)
+    int ok = cf_table_init(&res->xfer, cf_g.cfg.table_size * 2) == CF_OK;
+    /* the sample buffers exist on every rank or on none (agreed at init) */
+    if (!cf_all_ok(ok)) {
+        if (ok)
+            cf_table_fini(&res->xfer);
         return CF_ERR_NOMEM;
+    }
     cf_sync_rate();
     cf_sync_measure(&cf_sync.fin);
     /* time origin: rank 0's local time at init, on its own (reference) clock */

@@ -64,6 +64,19 @@ static inline void cf_coll_sample(cf_comm_t *c, uint64_t key, int root, uint64_t
         cf_coll_sample_slow(c, key, root, seq, t0, t1);
 }
 
+/* A blocking collective passed through unrecorded (recording switched off
+ * on this rank, or a thread beyond the budget): its instance still counts,
+ * or this rank's sequence numbers would name other instances than its
+ * peers' do. */
+static inline void cf_coll_passed(MPI_Comm comm)
+{
+    if (atomic_load_explicit(&cf_g.state, memory_order_relaxed) != 1)
+        return;
+    cf_comm_t *c = cf_comm_find(comm);
+    if (c)
+        atomic_fetch_add_explicit(&c->seq, 1, memory_order_relaxed);
+}
+
 static inline int cf_world_of(const cf_comm_t *c, int rank)
 {
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
@@ -91,6 +104,7 @@ static inline void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, in
 }
 
 CF_HIDDEN int cf_samples_init(void);
+CF_HIDDEN void cf_samples_free(void);
 
 /* Results of the analysis at finalize, for the profile (rank 0). */
 typedef struct {

@@ -827,9 +827,9 @@ void cf_ucx_init(void)
     struct cf_ucx_peer *peer = calloc((size_t)size * CF_UCX_WORKERS, sizeof(*peer));
     /* all ranks agree first, so that one without memory holds no one up */
     int ok = all && peer, all_ok = 0;
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, cf_g.tool_comm);
     if (all_ok)
-        PMPI_Allgather(mine, CF_UCX_WORKERS, MPI_UINT64_T, all, CF_UCX_WORKERS, MPI_UINT64_T, MPI_COMM_WORLD);
+        PMPI_Allgather(mine, CF_UCX_WORKERS, MPI_UINT64_T, all, CF_UCX_WORKERS, MPI_UINT64_T, cf_g.tool_comm);
     else if (cf_g.world_rank == 0)
         cf_log("no memory to map UCX workers to ranks; UCX endpoints are classed by their transports");
     size_t np = 0;
@@ -953,7 +953,7 @@ json_t *cf_ucx_section(void)
     PMPI_Type_contiguous((int)sizeof(cf_ucx_wire_t), MPI_BYTE, &t);
     PMPI_Type_commit(&t);
     PMPI_Op_create(cf_ucx_wire_op, 1, &op);
-    PMPI_Reduce(mine, sum, 1, t, op, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine, sum, 1, t, op, 0, cf_g.tool_comm);
     PMPI_Op_free(&op);
     PMPI_Type_free(&t);
     free(w);

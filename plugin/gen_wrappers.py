@@ -86,9 +86,15 @@ def wrapper(e):
     op = "CF_OP_" + e["name"]
     k = e["kind"]
     out = ["int %s(%s)" % (e["name"], e["params"]), "{",
-           "    cf_thread_t *cf_t = cf_enter(%s);" % op,
-           "    if (!cf_t)",
-           "        return %s;" % call(e)]
+           "    cf_thread_t *cf_t = cf_enter(%s);" % op]
+    if e["kind"] == "coll":
+        out += ["    if (!cf_t) {",
+                "        cf_coll_passed(%s);" % e["attr"]["comm"],
+                "        return %s;" % call(e),
+                "    }"]
+    else:
+        out += ["    if (!cf_t)",
+                "        return %s;" % call(e)]
     repl = {}
     if "status" in a:
         st = a["status"]
@@ -100,7 +106,7 @@ def wrapper(e):
     out.append("    uint64_t cf_t1 = cf_ticks();")
     out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])
     ok = "cf_rc == MPI_SUCCESS"
-    if "peer" in a and k in ("send", "isend", "psend"):
+    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv"):
         # nothing moves to or from MPI_PROC_NULL
         a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
     if k in ("send", "coll"):
@@ -129,7 +135,8 @@ def wrapper(e):
     elif k == "sendrecv":
         out.append("    uint64_t cf_sb = %s;" % a["bytes"])
         out.append("    uint64_t cf_rb = %s ? cf_status_bytes(cf_sp) : 0;" % ok)
-        out.append("    int cf_peer = %s != MPI_PROC_NULL ? %s : cf_sp->MPI_SOURCE;" % (a["peer"], a["peer"]))
+        out.append("    int cf_peer = %s != MPI_PROC_NULL ? %s : %s ? cf_sp->MPI_SOURCE : MPI_PROC_NULL;"
+                   % (a["peer"], a["peer"], ok))
         out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
                    "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1);" % op)
         out.append("    if (%s) {" % ok)

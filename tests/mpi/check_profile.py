@@ -120,11 +120,15 @@ def corner_cases(prof, p):
     # ANY_SOURCE receive posted for 4000, 56 bytes to an Irecv posted for 8000
     check_calls(t2, "MPI_Send", "world", p + 5, 32 + 40 + 56)
     check_calls(t2, "MPI_Recv", "world", p + 4, 32 + 40)
-    check_calls(t2, "MPI_Irecv", "world", 1, 56)
+    check_calls(t2, "MPI_Irecv", "world", p + 1, 56)
     check_calls(t2, "MPI_Allreduce", "world", 2 * p, 2 * p * 80)
-    # one with MPI_IN_PLACE and MPI_DATATYPE_NULL, one of the checksums
-    check_calls(t2, "MPI_Gather", "world", 2 * p, 2 * p * p * 8)
-    check_calls(t2, "MPI_Scatter", "world", p, p * p * 8)
+    # one with MPI_IN_PLACE and MPI_DATATYPE_NULL, one with an invalid type
+    # where it is ignored, one of the checksums
+    check_calls(t2, "MPI_Gather", "world", 3 * p, 3 * p * p * 8)
+    check_calls(t2, "MPI_Scatter", "world", 2 * p, 2 * p * p * 8)
+    # MPI_PROC_NULL on both sides of a sendrecv, and a nonblocking receive from it
+    expect("Sendrecv with MPI_PROC_NULL", t.get(("MPI_Sendrecv", "world", "self")), [p, 0])
+    expect("Irecv from MPI_PROC_NULL", t.get(("MPI_Irecv", "world", "self")), [p, 0])
     check_calls(t2, "MPI_Alltoall", "world", p, p * p * 4)
     check_calls(t2, "MPI_Allgatherv", "world", p, p * sum(range(1, p + 1)) * 4)
     check_calls(t2, "MPI_Bcast", "world", p, 0)

@@ -36,6 +36,12 @@ int main(int argc, char **argv)
     MPI_Recv(ibuf2, 100, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
     h = sum_bytes(&st.MPI_SOURCE, sizeof(int), h);
     h = sum_bytes(&st.MPI_TAG, sizeof(int), h);
+    /* a domain boundary: sendrecv and a nonblocking receive with MPI_PROC_NULL */
+    MPI_Sendrecv(ibuf, 100, MPI_INT, MPI_PROC_NULL, 0, ibuf2, 100, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
+    MPI_Request rn;
+    MPI_Irecv(ibuf2, 100, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rn);
+    MPI_Wait(&rn, &st);
+    h = sum_bytes(&st.MPI_SOURCE, sizeof(int), h);
 
     if (rank == 0) {
         /* count 0, twice */
@@ -91,6 +97,20 @@ int main(int argc, char **argv)
         MPI_Scatter(g, 2, MPI_INT, s2, 2, MPI_INT, 0, MPI_COMM_WORLD);
     else
         MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, s2, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    h = sum_bytes(g, sizeof(g), h);
+    h = sum_bytes(s2, sizeof(s2), h);
+    /* arguments MPI says are ignored may hold anything, even an invalid
+     * datatype: the receive side off the root of a gather, the send side
+     * off the root of a scatter */
+    MPI_Datatype junk = (MPI_Datatype)(uintptr_t)0x5a5a5a5a5a5aULL;
+    if (rank == 0)
+        MPI_Gather(&g[0], 2, MPI_INT, g, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    else
+        MPI_Gather(&g[rank * 2], 2, MPI_INT, NULL, 7, junk, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_Scatter(g, 2, MPI_INT, s2, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    else
+        MPI_Scatter(NULL, 9, junk, s2, 2, MPI_INT, 0, MPI_COMM_WORLD);
     h = sum_bytes(g, sizeof(g), h);
     h = sum_bytes(s2, sizeof(s2), h);
 

@@ -30,4 +30,13 @@ COMMFIT_DISABLE=1 COMMFIT_OUTPUT="$cf_tmp/disabled.json" cf_mpirun 2 -- "$prog" 
     || cf_fail "job failed with COMMFIT_DISABLE=1"
 [ ! -e "$cf_tmp/disabled.json" ] || cf_fail "COMMFIT_DISABLE=1 still wrote a profile"
 echo "ok   COMMFIT_DISABLE=1 passes every call through"
-echo "3 passed, 0 failed"
+# switched off on one rank only (MPMD launch): the ranks agree at start-up,
+# nothing waits for the rank that is off, no profile
+root=; [ "$(id -u)" = 0 ] && root=--allow-run-as-root
+env="-x LD_PRELOAD=$COMMFIT_LIB -x COMMFIT_OUTPUT=$cf_tmp/half.json"
+timeout 120 "$CF_MPIRUN" $root --oversubscribe --bind-to none --mca btl self,vader,tcp --mca pml ob1 \
+    -np 1 $env -x COMMFIT_DISABLE=1 "$prog" : -np 1 $env -x COMMFIT_DISABLE=0 "$prog" 2> "$cf_tmp/err3.txt" \
+    || { cat "$cf_tmp/err3.txt"; cf_fail "job with COMMFIT_DISABLE on one rank failed or hung"; }
+[ ! -e "$cf_tmp/half.json" ] || cf_fail "a profile was written although a rank was off"
+echo "ok   COMMFIT_DISABLE=1 on one rank of two: the job runs, profiling is off everywhere"
+echo "4 passed, 0 failed"

@@ -121,10 +121,26 @@ static void test_table_fixed_budget(void **state)
     }
     assert_int_equal(t.used, 63);
     assert_int_equal(t.dropped, 37);
+    assert_int_equal(t.used + t.dropped, 100);
     /* existing keys are still found when the table is full */
     cf_stat_t *s = cf_table_get(&t, 1000003);
     assert_non_null(s);
     assert_int_equal(s->calls, 1);
+    cf_table_fini(&t);
+
+    /* a large table nearly full: a new key costs at most CF_TABLE_PROBE
+     * probes, then a drop; every key placed is found again */
+    assert_int_equal(cf_table_init(&t, 4096), CF_OK);
+    uint64_t placed = 0;
+    for (uint64_t k = 1; k <= 5000; k++)
+        placed += cf_table_get(&t, k) != NULL;
+    assert_int_equal(placed, t.used);
+    assert_int_equal(t.used + t.dropped, 5000);
+    for (uint64_t k = 1, found = 0; k <= 5000; k++) {
+        found += t.slots != NULL && cf_table_get(&t, k) != NULL && cf_table_get(&t, k)->key == k;
+        if (k == 5000)
+            assert_int_equal(found, t.used);
+    }
     cf_table_fini(&t);
 }
 
