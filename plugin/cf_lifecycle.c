@@ -54,6 +54,58 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     return cf_comm_created(PMPI_Comm_create(comm, group, newcomm), newcomm, "MPI_Comm_create");
 }
 
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm, "MPI_Comm_create_group");
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm, "MPI_Comm_dup_with_info");
+}
+
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *comm_cart)
+{
+    return cf_comm_created(PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart), comm_cart,
+                           "MPI_Cart_create");
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm, "MPI_Cart_sub");
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm *comm_graph)
+{
+    return cf_comm_created(PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph), comm_graph,
+                           "MPI_Graph_create");
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm *comm_dist_graph)
+{
+    return cf_comm_created(PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
+                                                          destinations, destweights, info, reorder, comm_dist_graph),
+                           comm_dist_graph, "MPI_Dist_graph_create_adjacent");
+}
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm)
+{
+    return cf_comm_created(PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag,
+                                                 newintercomm),
+                           newintercomm, "MPI_Intercomm_create");
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    return cf_comm_created(PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm,
+                           "MPI_Intercomm_merge");
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
     MPI_Comm h = *comm;
