@@ -36,27 +36,20 @@ const char *const cf_op_kinds[CF_OP_COUNT] = {
 #undef CF_X
 };
 
-const char *cf_layer_op_name(unsigned layer, unsigned op)
+/* The name (what = 0) or profile kind (what = 1) of an operation of a layer. */
+static const char *cf_layer_op_lookup(unsigned layer, unsigned op, int what)
 {
-    if (layer == CF_LAYER_MPI)
-        return op < CF_OP_COUNT ? cf_op_names[op] : "unknown";
+    if (layer == CF_LAYER_MPI && op < CF_OP_COUNT)
+        return what ? cf_op_kinds[op] : cf_op_names[op];
 #ifdef CF_HAVE_UCX
-    if (layer == CF_LAYER_UCX)
-        return op < cf_ucx_op_count ? cf_ucx_op_names[op] : "unknown";
+    if (layer == CF_LAYER_UCX && op < cf_ucx_op_count)
+        return what ? cf_ucx_op_kinds[op] : cf_ucx_op_names[op];
 #endif
-    return "unknown";
+    return what ? "other" : "unknown";
 }
 
-const char *cf_layer_op_kind(unsigned layer, unsigned op)
-{
-    if (layer == CF_LAYER_MPI)
-        return op < CF_OP_COUNT ? cf_op_kinds[op] : "other";
-#ifdef CF_HAVE_UCX
-    if (layer == CF_LAYER_UCX)
-        return op < cf_ucx_op_count ? cf_ucx_op_kinds[op] : "other";
-#endif
-    return "other";
-}
+const char *cf_layer_op_name(unsigned layer, unsigned op) { return cf_layer_op_lookup(layer, op, 0); }
+const char *cf_layer_op_kind(unsigned layer, unsigned op) { return cf_layer_op_lookup(layer, op, 1); }
 
 static pthread_mutex_t cf_lock = PTHREAD_MUTEX_INITIALIZER;
 CF_HIDDEN cf_thread_t **cf_threads;

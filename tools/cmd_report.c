@@ -773,6 +773,20 @@ static void csv_key(const char *row, const cf_an_fit_t *f)
 
 /* Rows "wire" (collectives beneath MPI) and "hop" (per-hop fits of the UCX
  * sends of a path); columns that do not apply are empty. */
+
+/* alpha_s .. bandwidth_ci_hi of a fit; empty cells when there is none */
+static void csv_fit_params(const cf_fit_t *ft)
+{
+    double v[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    if (ft) {
+        double w[8] = {ft->alpha_s,     ft->bandwidth_Bps, ft->n_half_bytes,    ft->r2,
+                       ft->alpha_ci[0], ft->alpha_ci[1],   ft->bandwidth_ci[0], ft->bandwidth_ci[1]};
+        memcpy(v, w, sizeof(v));
+    }
+    for (int j = 0; j < 8; j++)
+        csv_num(v[j]);
+}
+
 static void csv_wire(const cf_analysis_t *a)
 {
     char label[24];
@@ -816,14 +830,7 @@ static void csv_wire(const cf_analysis_t *a)
         printf(",%llu,%llu", (unsigned long long)h->msgs, (unsigned long long)h->bytes);
         for (int j = 0; j < 3; j++) /* time_s, p50_s, predicted_s */
             csv_num(NAN);
-        csv_num(ok ? ft->alpha_s : NAN);
-        csv_num(ok ? ft->bandwidth_Bps : NAN);
-        csv_num(ok ? ft->n_half_bytes : NAN);
-        csv_num(ok ? ft->r2 : NAN);
-        csv_num(ok ? ft->alpha_ci[0] : NAN);
-        csv_num(ok ? ft->alpha_ci[1] : NAN);
-        csv_num(ok ? ft->bandwidth_ci[0] : NAN);
-        csv_num(ok ? ft->bandwidth_ci[1] : NAN);
+        csv_fit_params(ok ? ft : NULL);
         for (int j = 0; j < 4; j++) /* startup_share .. wait_share */
             csv_num(NAN);
         csv_str(h->note);
@@ -854,14 +861,7 @@ static void print_csv(const cf_analysis_t *a)
         csv_num(f->time_s);
         csv_num(NAN);
         csv_num(NAN);
-        csv_num(ok ? ft->alpha_s : NAN);
-        csv_num(ok ? ft->bandwidth_Bps : NAN);
-        csv_num(ok ? ft->n_half_bytes : NAN);
-        csv_num(ok ? ft->r2 : NAN);
-        csv_num(ok ? ft->alpha_ci[0] : NAN);
-        csv_num(ok ? ft->alpha_ci[1] : NAN);
-        csv_num(ok ? ft->bandwidth_ci[0] : NAN);
-        csv_num(ok ? ft->bandwidth_ci[1] : NAN);
+        csv_fit_params(ok ? ft : NULL);
         csv_num(f->startup_share);
         csv_str(f->verdict);
         csv_str(f->basis);
