@@ -280,6 +280,7 @@ static void advice_init(cf_advice_t *ad)
     ad->bucket_bytes = ad->buckets_per_step = ad->model_s = NAN;
     ad->predicted_s = ad->predicted_saving_s = ad->best_saving_share = NAN;
     ad->ddp_bucket_cap_mb = ad->horovod_fusion_threshold = NAN;
+    ad->share = NAN;
 }
 
 static void candidates(cf_advice_t *ad)
@@ -330,11 +331,28 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
     measured(p, f, ad);
+    ad->share = cf_analysis_total_s(a) > 0 ? f->time_s / cf_analysis_total_s(a) : NAN;
     if (ad->nonblocking) {
         /* Spans from post to completion overlap each other and compute: they
          * neither add up to the time the stream costs nor fit a line. */
         ad->reason = "nonblocking: spans from post to completion overlap, so their times do not add "
                      "up; profile the exchange with blocking calls for fusion advice";
+        return CF_OK;
+    }
+    /* Fusing joins the calls of one step: without steps there is nothing
+     * to join them within, and a stream that costs next to nothing is not
+     * worth a change. */
+    if (ad->steps < 2) {
+        ad->reason = "no repeating step found: mark each step with MPI_Pcontrol(1, \"step\") ... "
+                     "MPI_Pcontrol(-1, \"step\") for fusion advice";
+        return CF_OK;
+    }
+    if (!(ad->share >= CF_ADV_MIN_SHARE)) {
+        ad->reason = "under 1% of the MPI time: fusing it cannot matter";
+        return CF_OK;
+    }
+    if (f->fit.ok && isfinite(f->err_rms) && f->err_rms > CF_ADV_MAX_MISFIT) {
+        ad->reason = "its fit misses the measured sizes by more than 25% rms: no prediction to trust";
         return CF_OK;
     }
     model_line(a, f, ad);
@@ -525,6 +543,7 @@ static json_t *advice_json(const cf_advice_t *ad)
     bad |= set(o, "nonblocking", json_boolean(ad->nonblocking));
     bad |= set(o, "verdict", jstr(ad->verdict));
     bad |= set(o, "reason", jstr(ad->reason));
+    bad |= set(o, "share", jnum(ad->share));
     bad |= set(o, "bucket_bytes", jbytes(ad->bucket_bytes));
     bad |= set(o, "current_s", jnum(ad->current_s));
     bad |= set(o, "current_source", jstr(ad->current_source));

@@ -62,6 +62,12 @@
  * more than predicted; where the bandwidth limit only shows at larger sizes
  * (a shaper's burst), less.
  *
+ * When advice is given: only for a stream that repeats per step (at least
+ * two steps, from regions or a pattern), carries at least 1 % of the
+ * ranked MPI time, and whose fit (where it has one) predicts its bins
+ * within 25 % rms; otherwise no verdict, and the reason says what to do
+ * (mark steps with regions).
+ *
  * Verdict "fuse" when the best candidate saves at least 5 % of the time;
  * "no gain" when the stream already makes at most one call per step, or the
  * saving is smaller (bandwidth-bound streams: startup is a small share).
@@ -85,6 +91,8 @@
 #define CF_ADV_HOROVOD_BYTES 134217728.0  /* 128 MiB */
 #define CF_ADV_NEAR_BEST 0.05             /* recommend the smallest S within 5 % of the best */
 #define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
+#define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
+#define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
 
 /* One candidate bucket size, per step of one rank. */
 typedef struct {
@@ -103,6 +111,7 @@ typedef struct cf_advice {
     cf_coll_t coll;
     int nonblocking;          /* time is post to completion, overlapping compute */
     uint64_t calls, bytes;    /* summed over ranks */
+    double share;             /* of the ranked MPI time */
 
     uint64_t steps;           /* 0: unknown */
     const char *steps_source; /* "region", "pattern" */

@@ -68,6 +68,16 @@ typedef enum { CF_AN_P2P = 0, CF_AN_COLLECTIVE = 1 } cf_an_kind_t;
 #define CF_AN_TIME_DURATION 1 /* call duration (t_p50) */
 #define CF_AN_TIME_TRANSFER 2 /* sampled transfer time (xfer_p50) */
 
+/* A bin's medians are transfer times when it has at least this many
+ * samples (or every call was sampled), else call durations: one transfer
+ * sampled among a million calls says little about them, and the first
+ * calls of a stream, which sampling favours, are the coldest. */
+#define CF_AN_MIN_SAMPLES 8
+#define CF_AN_MAX_CAVEATS 12
+
+/* The verdict where the data cannot decide between the two. */
+#define CF_AN_UNCERTAIN "uncertain"
+
 typedef struct {
     /* A link to hold collectives against instead of the p2p fits: both
      * set (alpha >= 0, B > 0) or both NaN. */
@@ -85,8 +95,13 @@ typedef struct {
     double p50_s;              /* median time the fit sees (transfer where sampled) */
     double duration_p50_s;     /* median call duration, wait included */
     double p99_s;              /* largest p99 of the merged records */
-    int in_fit;                /* 1: a point of the fit (size > 0) */
+    uint64_t samples;          /* calls with a sampled transfer time */
+    double coverage;           /* samples / calls */
+    int time_source;           /* CF_AN_TIME_TRANSFER (enough samples) or CF_AN_TIME_DURATION */
+    int in_fit;                /* 1: a point the fit kept (size > 0, not an outlier) */
+    int outlier;               /* 1: a sized bin the fit left out as an outlier */
     double predicted_s;        /* fit at size; NaN without a fit */
+    double model_error;        /* predicted / p50 - 1; NaN without a fit */
     double startup_share;      /* alpha(size) / T(size); NaN when unknown */
     const char *verdict;
     /* collectives only, NaN otherwise */
@@ -94,10 +109,11 @@ typedef struct {
     double ideal_s, efficiency; /* ideal model time and ideal / p50 */
 } cf_an_bin_t;
 
-typedef struct {
+typedef struct cf_an_fit {
     cf_an_kind_t kind;
     char op[40];        /* MPI name; "p2p" for the joint fit of a path */
-    int joint;          /* 1: every point-to-point operation of the path */
+    int joint;          /* 1: every blocking point-to-point operation of the path */
+    int nonblocking;    /* times are spans from post to completion */
     uint32_t comm;      /* CF_COMM_ID_NONE for a joint fit */
     int comm_size;      /* ranks of comm (largest one for a joint fit); 0: unknown */
     int path;           /* cf_path_t */
@@ -106,12 +122,19 @@ typedef struct {
     double time_s;      /* summed over calls and ranks */
     double wait_s;
     double wait_share;  /* wait / duration of the sampled calls; NaN: not measured */
-    int time_source;    /* CF_AN_TIME_* bits */
+    int time_source;    /* CF_AN_TIME_* bits over the bins */
+    uint64_t samples;   /* sampled transfer times over all bins */
+    int transfer_bins;  /* bins whose medians are transfer times */
+    int few_sample_bins; /* bins with samples too few to use: durations instead */
     cf_fit_t fit;       /* fit.ok: numbers valid */
     const char *note;   /* NULL, "not enough size range", "no payload" */
     int nsizes;         /* distinct nonzero sizes */
     double startup_share;
-    const char *verdict;
+    double startup_lo, startup_hi; /* the share under the ends of the 95 % intervals */
+    const char *verdict; /* "startup-bound", "bandwidth-bound", "uncertain", "undetermined" */
+    const char *leaning; /* uncertain: the side the estimate falls on; else NULL */
+    char why[160];      /* uncertain: why, one phrase; "" otherwise */
+    double err_rms, err_max; /* |predicted / measured - 1| over the fitted bins */
     const char *basis;  /* "fit", "model" (reference link), "no payload", NULL */
     double n_half_bytes; /* of the fit, or of the reference model (basis "model") */
     double below_n_half; /* share of calls smaller than n_half; NaN when unknown */
@@ -156,6 +179,7 @@ typedef struct {
     const char *source;        /* "link", "p2p fit", "ucx hop fit" or NULL (none) */
     double alpha_s, bandwidth_Bps; /* link, or the overall line of the fit */
     const cf_fit_t *fit;       /* the joint p2p fit or the UCX hop fit it comes from */
+    const struct cf_an_fit *joint; /* the joint p2p fit; NULL for the other sources */
 } cf_an_ref_t;
 
 /* Where the recorded MPI time goes: each operation's time split by its
@@ -188,6 +212,13 @@ CF_HIDDEN double cf_analysis_total_s(const cf_analysis_t *a); /* sum over the ra
 CF_HIDDEN const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a);
 CF_HIDDEN const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path);
 CF_HIDDEN const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a);
+/* Nonblocking spans (post to completion), summed over ranks: kept out of
+ * the ranking, whose shares are of cf_analysis_total_s. */
+CF_HIDDEN double cf_analysis_span_s(const cf_analysis_t *a);
+/* What limits every number of the report (oversubscription, partial
+ * profile, samples that ran out), one sentence each, most severe first. */
+CF_HIDDEN size_t cf_analysis_ncaveats(const cf_analysis_t *a);
+CF_HIDDEN const char *cf_analysis_caveat(const cf_analysis_t *a, size_t i);
 
 /* Time of one call of n bytes of a fit's operation: its own fit where it
  * has one, else the reference link of its path under the operation's model

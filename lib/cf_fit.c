@@ -587,6 +587,18 @@ static double inv_or_inf(double b)
     return b > 0 ? 1.0 / b : INFINITY;
 }
 
+int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *kept_p)
+{
+    int rc = cf_fit_hockney(pts, n, fit_p);
+    for (size_t i = 0; kept_p != NULL && i < n; i++)
+        kept_p[i] = rc == CF_OK;
+    for (int s = 0; rc == CF_OK && s < fit_p->nseg; s++) {
+        memcpy(fit_p->seg[s].alpha_ci, fit_p->alpha_ci, sizeof(fit_p->alpha_ci));
+        memcpy(fit_p->seg[s].bandwidth_ci, fit_p->bandwidth_ci, sizeof(fit_p->bandwidth_ci));
+    }
+    return rc;
+}
+
 int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
 {
     cf_fit_t fit;
@@ -742,8 +754,10 @@ out:
     return rc;
 }
 
-static const cf_segment_t *segment_at(const cf_fit_t *fit, double size)
+const cf_segment_t *cf_fit_segment_at(const cf_fit_t *fit, double size)
 {
+    if (fit == NULL || !fit->ok || fit->nseg < 1)
+        return NULL;
     for (int k = 0; k + 1 < fit->nseg; k++) {
         double hi = fit->seg[k].size_hi, lo = fit->seg[k + 1].size_lo;
         /* Sizes are spaced geometrically, so the switch between two
@@ -760,7 +774,7 @@ double cf_fit_predict(const cf_fit_t *fit, double size)
     const cf_segment_t *g;
     if (fit == NULL || !fit->ok || fit->nseg < 1)
         return NAN;
-    g = segment_at(fit, size);
+    g = cf_fit_segment_at(fit, size);
     return g->alpha_s + (isinf(g->bandwidth_Bps) ? 0.0 : size / g->bandwidth_Bps);
 }
 
@@ -768,7 +782,7 @@ double cf_fit_alpha_at(const cf_fit_t *fit, double size)
 {
     if (fit == NULL || !fit->ok || fit->nseg < 1)
         return NAN;
-    return segment_at(fit, size)->alpha_s;
+    return cf_fit_segment_at(fit, size)->alpha_s;
 }
 
 double cf_fit_startup_share(const cf_fit_t *fit, const cf_point_t *pts, size_t n)

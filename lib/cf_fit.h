@@ -52,6 +52,7 @@ typedef struct {
 typedef struct {
     double size_lo, size_hi; /* sizes of the kept points in this segment */
     double alpha_s, bandwidth_Bps;
+    double alpha_ci[2], bandwidth_ci[2]; /* 95 % */
     int npoints;             /* kept points */
 } cf_segment_t;
 
@@ -73,6 +74,12 @@ typedef struct {
  * (usable points) filled when there are fewer than 3 distinct sizes;
  * CF_ERR_INVALID for NULL, NaN or negative inputs; CF_ERR_NOMEM. */
 CF_HIDDEN int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p);
+
+/* cf_fit_hockney, and kept_p (may be NULL; n entries) says per input point
+ * whether the fit kept it (0: an outlier, or no weight). */
+CF_HIDDEN int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *kept_p);
+/* The segment whose model covers size (see cf_fit_predict); NULL when !fit->ok. */
+CF_HIDDEN const cf_segment_t *cf_fit_segment_at(const cf_fit_t *fit, double size);
 
 /* Predicted time of one message under the segment covering size (the
  * nearest segment outside the fitted range; between two segments the

@@ -15,10 +15,17 @@ static void cf_summary_header(const cf_profile_t *p, const cf_an_ranks_t *rk, FI
 
     if (rk != NULL && isfinite(rk->mpi_fraction))
         snprintf(frac, sizeof(frac), ", %.1f %% of rank time in MPI", 100.0 * rk->mpi_fraction);
-    fprintf(out, "commfit: %d rank%s on %d node%s, %.3g s wall%s%s\n", p->ranks,
+    fprintf(out, "commfit: %d rank%s on %d node%s, %.3g s wall%s\n", p->ranks,
             p->ranks == 1 ? "" : "s", p->nodes, p->nodes == 1 ? "" : "s",
-            isfinite(p->wall_s) ? p->wall_s : 0.0, frac,
-            p->partial ? " (partial profile: some calls were not recorded)" : "");
+            isfinite(p->wall_s) ? p->wall_s : 0.0, frac);
+}
+
+static void cf_summary_caveats(const cf_analysis_t *a, FILE *out)
+{
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++) {
+        const char *c = cf_analysis_caveat(a, i);
+        fprintf(out, "commfit: %s%s\n", c[0] == ' ' ? "         " : "WARNING: ", c[0] == ' ' ? c + 2 : c);
+    }
 }
 
 /* "startup-bound 87%", "no payload", "few sizes", "-" */
@@ -50,6 +57,7 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         return;
     }
     cf_summary_header(p, cf_analysis_ranks(a), out);
+    cf_summary_caveats(a, out);
     nops = cf_analysis_nops(a);
     if (nops == 0) {
         fprintf(out, "commfit: no MPI communication was recorded\n");
@@ -64,6 +72,8 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         char label[24], bytes[CF_FMT_LEN], t[CF_FMT_LEN], al[CF_FMT_LEN], bw[CF_FMT_LEN], v[40];
         int fitted = f != NULL && f->fit.ok;
 
+        if (o->nonblocking)
+            break; /* spans are not costs: the ranking ends before them */
         if (f != NULL && f->basis != NULL && strcmp(f->basis, "model") == 0)
             model_used = 1;
         fprintf(out, "commfit: %-22s %-9s %10llu %9s %10s %5.1f%%  %-21s %9s %10s\n", o->op,
@@ -78,16 +88,17 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         fprintf(out, "commfit: ... %zu more operations\n", nops - CF_SUMMARY_ROWS);
     {
         const cf_an_op_t *top = cf_analysis_op(a, 0);
-        char label[24], advice[256];
+        char label[24], advice[512];
         fprintf(out, "commfit: %s on %s: %s\n", top->op, cf_comm_label(top->comm, label, sizeof(label)),
                 cf_analysis_advice(top, advice, sizeof(advice)));
     }
-    /* Fusion advice for the collective that costs the most. */
+    /* Fusion advice for the collective that costs the most, where there is
+     * any: the report says why the others have none. */
     for (size_t i = 0; i < nops; i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
         const cf_advice_t *ad = cf_analysis_fusion_find(a, o->op, o->comm, o->path);
         char line[512];
-        if (ad == NULL)
+        if (ad == NULL || ad->verdict == NULL)
             continue;
         fprintf(out, "commfit: fusion: %s\n", cf_advice_line(ad, line, sizeof(line)));
         break;

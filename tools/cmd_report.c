@@ -132,6 +132,22 @@ static const char *verdict_text(const cf_an_fit_t *f, char *buf, size_t len)
     return buf;
 }
 
+/* ", startup-bound (startup 87% of its time)", ", uncertain: why (...)" */
+static void print_verdict_clause(const cf_an_fit_t *f)
+{
+    char v[64];
+    if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") != 0) {
+        if (f->leaning != NULL)
+            printf(", uncertain: %s (estimate: startup %.0f%%, %s)", f->why, 100.0 * f->startup_share,
+                   f->leaning);
+        else
+            printf(", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
+                   strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
+    } else if (f != NULL) {
+        printf(", %s", verdict_text(f, v, sizeof(v)));
+    }
+}
+
 static void text_header(const cf_analysis_t *a, const char *path)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
@@ -148,15 +164,16 @@ static void text_header(const cf_analysis_t *a, const char *path)
                "(rank %d)\n",
                fmt_pct(rk->mpi_fraction, b1), fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_min_s, b3),
                rk->min_rank, fmt_t(rk->mpi_max_s, b4), rk->max_rank);
-    if (p->partial)
-        printf("WARNING: partial profile: some calls were not recorded (budgets exceeded); "
-               "the numbers below undercount\n");
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++) {
+        const char *c = cf_analysis_caveat(a, i);
+        printf("%s%s\n", c[0] == ' ' ? "        " : "WARNING: ", c[0] == ' ' ? c + 2 : c);
+    }
 }
 
 static void text_verdict(const cf_analysis_t *a)
 {
     size_t nops = cf_analysis_nops(a);
-    char label[24], pct[CF_FMT_LEN], advice[256], v[64];
+    char label[24], pct[CF_FMT_LEN], advice[512];
 
     printf("\nVERDICT\n");
     if (nops == 0) {
@@ -176,20 +193,18 @@ static void text_verdict(const cf_analysis_t *a)
                "too few sizes).\n",
                fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4));
     }
-    for (size_t i = 0; i < nops && i < TEXT_TOP_OPS; i++) {
+    /* Costs only: a nonblocking span overlaps other work, and what it cost
+     * is the blocked time in Wait/Test, ranked as such. */
+    for (size_t i = 0, shown = 0; i < nops && shown < TEXT_TOP_OPS; i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
-        const cf_an_fit_t *f = o->fit;
-        /* Past the third, only what still matters. */
-        if (i >= 3 && !(o->share >= 0.01))
+        if (o->nonblocking)
             break;
-        printf("  %zu. %s on %s%s: %s of MPI time", i + 1, o->op,
-               cf_comm_label(o->comm, label, sizeof(label)), o->nonblocking ? " (nonblocking)" : "",
-               fmt_pct(o->share, pct));
-        if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") != 0)
-            printf(", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
-                   strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
-        else if (f != NULL)
-            printf(", %s", verdict_text(f, v, sizeof(v)));
+        /* Past the third, only what still matters. */
+        if (shown >= 3 && !(o->share >= 0.01))
+            break;
+        printf("  %zu. %s on %s: %s of MPI time", ++shown, o->op,
+               cf_comm_label(o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
+        print_verdict_clause(o->fit);
         printf(".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
     }
     /* The algorithm beneath a collective, when it costs notably more than another. */
@@ -224,12 +239,14 @@ static void text_ops(const cf_analysis_t *a)
                cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path),
                (unsigned long long)o->calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
                fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), fmt_pct(o->share, b4),
-               verdict_text(o->fit, v, sizeof(v)),
+               o->nonblocking ? "span, not a cost" : verdict_text(o->fit, v, sizeof(v)),
                o->fit && o->fit->basis ? fmt_pct(o->fit->startup_share, b5) : "-",
                fmt_pct(o->fit ? o->fit->wait_share : NAN, b6));
     }
     if (nb)
-        printf("  * nonblocking: time from post to completion, which overlaps other work\n");
+        printf("  * nonblocking: time from post to completion (%s in all), which overlaps other work: not a "
+               "cost and not in the shares; what it cost is the time blocked in Wait/Test\n",
+               fmt_t(cf_analysis_span_s(a), b1));
     printf("  wait: share of the sampled calls' time spent waiting for late ranks (- : not sampled)\n");
 }
 
@@ -281,10 +298,12 @@ static void text_fits(const cf_analysis_t *a)
 
     if (cf_analysis_nfits(a) == 0)
         return;
-    printf("\nFITS  T = alpha + M/B on per-bin medians, weighted by calls, in relative error; "
-           "[95%% confidence interval]; sizes: kept / distinct\n");
-    printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %5s %7s  %s\n", w, "op", "comm", "path",
-           "sizes", "size range", "alpha", "B", "n_half", "R^2", "startup", "verdict");
+    printf("\nFITS  T = alpha + M/B, piecewise where the protocol changes, on per-bin medians weighted by "
+           "calls, in relative error; alpha: startup (smallest sizes' segment), B: asymptotic bandwidth "
+           "(largest sizes' segment), [95%% interval]; sizes: kept / distinct; err: rms |predicted / "
+           "measured - 1| over the kept bins\n");
+    printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %6s %7s  %s\n", w, "op", "comm", "path",
+           "sizes", "size range", "alpha", "B", "n_half", "err", "startup", "verdict");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
         const cf_fit_t *ft = &f->fit;
@@ -308,37 +327,61 @@ static void text_fits(const cf_analysis_t *a)
                      fmt_t(ft->alpha_ci[0], b[3]), fmt_t(ft->alpha_ci[1], b[4]));
             snprintf(ci_b, sizeof(ci_b), "%s [%s, %s]", fmt_r(ft->bandwidth_Bps, b[2]),
                      fmt_r(ft->bandwidth_ci[0], b[3]), fmt_r(ft->bandwidth_ci[1], b[4]));
-            printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %5.3f %7s  %s\n", w, name, label,
+            printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %6s %7s  %s\n", w, name, label,
                    cf_path_name((unsigned)f->path), kept, range, ci_a, ci_b,
-                   fmt_s(ft->n_half_bytes, b[5]), ft->r2, fmt_pct(f->startup_share, b[6]), f->verdict);
+                   fmt_s(ft->n_half_bytes, b[5]), fmt_pct(f->err_rms, b[7]), fmt_pct(f->startup_share, b[6]),
+                   f->nonblocking ? "span, not a cost" : f->verdict);
+            if (f->leaning != NULL && !f->nonblocking)
+                printf("  %-*s %-17s uncertain: %s; the estimate leans %s\n", w, "", "", f->why, f->leaning);
         }
         for (int k = 0; ft->ok && ft->nseg > 1 && k < ft->nseg; k++) {
             const cf_segment_t *g = &ft->seg[k];
             char head[32];
             snprintf(head, sizeof(head), "segment %d", k + 1);
             snprintf(range, sizeof(range), "%s .. %s", fmt_s(g->size_lo, b[0]), fmt_s(g->size_hi, b[1]));
-            printf("  %-*s %-17s %7d  %-19s %-28s %-32s %8s\n", w, "", head, g->npoints, range,
-                   fmt_t(g->alpha_s, b[2]), fmt_r(g->bandwidth_Bps, b[3]),
-                   fmt_s(isinf(g->bandwidth_Bps) ? INFINITY : g->alpha_s * g->bandwidth_Bps, b[4]));
+            snprintf(ci_a, sizeof(ci_a), "%s%s", k == 0 ? "" : "line at 0: ", fmt_t(g->alpha_s, b[2]));
+            snprintf(ci_b, sizeof(ci_b), "%s [%s, %s]", fmt_r(g->bandwidth_Bps, b[3]),
+                     fmt_r(g->bandwidth_ci[0], b[5]), fmt_r(g->bandwidth_ci[1], b[6]));
+            printf("  %-*s %-17s %7d  %-19s %-28s %-32s %8s\n", w, "", head, g->npoints, range, ci_a, ci_b,
+                   fmt_s(k == 0 && !isinf(g->bandwidth_Bps) ? g->alpha_s * g->bandwidth_Bps : NAN, b[4]));
         }
-        if (isfinite(f->wait_share))
-            printf("  %-*s %-17s wait for late partners: %s of the sampled time%s\n", w, "", "",
-                   fmt_pct(f->wait_share, b[0]),
-                   ft->ok && (f->time_source & CF_AN_TIME_TRANSFER) ? "; fitted on transfer time" : "");
+        if (ft->ok) {
+            int nb = 0;
+            for (size_t k = 0; k < f->nbin; k++)
+                nb += f->bin[k].in_fit || f->bin[k].outlier;
+            if (f->transfer_bins == 0)
+                printf("  %-*s %-17s medians: call durations (no transfer samples)", w, "", "");
+            else if (f->transfer_bins >= nb)
+                printf("  %-*s %-17s medians: transfer times (%llu samples)", w, "", "",
+                       (unsigned long long)f->samples);
+            else
+                printf("  %-*s %-17s medians: transfer times in %d of %d bins, call durations in the rest",
+                       w, "", "", f->transfer_bins, (int)f->nbin);
+            if (f->few_sample_bins > 0)
+                printf(" (%d bin%s with fewer than %d samples)", f->few_sample_bins,
+                       f->few_sample_bins == 1 ? "" : "s", CF_AN_MIN_SAMPLES);
+            if (isfinite(f->wait_share))
+                printf("; wait for late partners: %s of the sampled time", fmt_pct(f->wait_share, b[0]));
+            putchar('\n');
+        } else if (isfinite(f->wait_share)) {
+            printf("  %-*s %-17s wait for late partners: %s of the sampled time\n", w, "", "",
+                   fmt_pct(f->wait_share, b[0]));
+        }
     }
 }
 
 static void text_bins(const cf_analysis_t *a)
 {
     int w = fit_width(a);
-    char label[24], b[6][CF_FMT_LEN], name[64];
+    char label[24], b[7][CF_FMT_LEN], name[64];
 
     if (cf_analysis_nfits(a) == 0)
         return;
-    printf("\nSIZE BINS  per call: median time (p50; transfer time where sampled), the fit's prediction; "
-           "startup = alpha / T\n");
-    printf("  %-*s %-6s %-10s %9s %10s %9s %9s %9s %7s  %s\n", w, "op", "comm", "path", "size", "calls",
-           "p50", "p99", "predicted", "startup", "verdict");
+    printf("\nSIZE BINS  per call: median time (p50; src: xfer = sampled transfer time, dur = call "
+           "duration; cover: calls sampled), the fit's prediction and its error (predicted / p50 - 1; "
+           "! = left out as an outlier); startup = alpha / T\n");
+    printf("  %-*s %-6s %-10s %9s %10s %9s %4s %6s %9s %9s %7s %7s  %s\n", w, "op", "comm", "path", "size",
+           "calls", "p50", "src", "cover", "p99", "predicted", "error", "startup", "verdict");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
         if (!fit_detailed(a, f))
@@ -346,11 +389,18 @@ static void text_bins(const cf_analysis_t *a)
         fit_name(f, name, sizeof(name));
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *bn = &f->bin[k];
-            printf("  %-*s %-6s %-10s %9s %10llu %9s %9s %9s %7s  %s\n", w, k == 0 ? name : "",
+            char err[CF_FMT_LEN + 2];
+            snprintf(err, sizeof(err), "%s%s", isfinite(bn->model_error) && bn->model_error >= 0 ? "+" : "",
+                     fmt_pct(bn->model_error, b[5]));
+            if (bn->outlier)
+                cf_strlcpy(err + strlen(err), "!", sizeof(err) - strlen(err));
+            printf("  %-*s %-6s %-10s %9s %10llu %9s %4s %6s %9s %9s %7s %7s  %s\n", w, k == 0 ? name : "",
                    k == 0 ? cf_an_comm_label(f->comm, label, sizeof(label)) : "",
                    k == 0 ? cf_path_name((unsigned)f->path) : "", fmt_s(bn->size, b[0]),
-                   (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]), fmt_t(bn->p99_s, b[2]),
-                   fmt_t(bn->predicted_s, b[3]), fmt_pct(bn->startup_share, b[4]), bn->verdict);
+                   (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]),
+                   bn->time_source == CF_AN_TIME_TRANSFER ? "xfer" : "dur", fmt_pct(bn->coverage, b[6]),
+                   fmt_t(bn->p99_s, b[2]), fmt_t(bn->predicted_s, b[3]), err, fmt_pct(bn->startup_share, b[4]),
+                   f->nonblocking ? "span" : bn->verdict);
         }
     }
     text_left_out(a, 0);

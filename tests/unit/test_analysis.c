@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "cf_advice.h"
 #include "cf_analysis.h"
 #include "cf_bins.h"
 #include "cf_summary.h"
@@ -1057,6 +1058,215 @@ static void test_wire_reference(void **state)
     cf_profile_free(&p);
 }
 
+/* Nonblocking spans (post to completion) overlap other work: they feed
+ * neither the reference link nor the cost ranking, whose shares add up
+ * without them. */
+static void test_nonblocking_spans(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *joint;
+    double sum = 0, spans = 0;
+    int seen = 0;
+    char buf[512];
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    /* Spans 100 times the link's time: a program that posts early and
+     * computes before it waits. */
+    for (int i = 0; i <= 20; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        add(&p, "MPI_Isend", "p2p", WORLD, INTER, m, 10, 100.0 * hockney((double)m));
+        add(&p, "MPI_Irecv", "p2p", WORLD, INTER, m, 10, 100.0 * hockney((double)m));
+        spans += 2 * 10 * 100.0 * hockney((double)m);
+    }
+    a = analyse(&p, NULL);
+    joint = cf_analysis_find(a, "p2p", CF_COMM_ID_NONE, INTER);
+    assert_non_null(joint);
+    assert_int_equal(joint->calls, 540); /* the blocking calls only */
+    assert_rel(joint->fit.bandwidth_Bps, BW, 1e-6);
+    assert_rel(cf_analysis_ref(a, INTER)->bandwidth_Bps, BW, 1e-6);
+    assert_rel(cf_analysis_span_s(a), spans, 1e-9);
+    for (size_t k = 0; k < cf_analysis_nops(a); k++) {
+        const cf_an_op_t *o = cf_analysis_op(a, k);
+        if (o->nonblocking) {
+            seen++;
+            assert_true(isnan(o->share));
+            assert_non_null(o->fit);
+            assert_true(o->fit->nonblocking);
+            assert_non_null(strstr(cf_analysis_advice(o, buf, sizeof(buf)), "not a cost"));
+        } else {
+            assert_int_equal(seen, 0); /* spans come after every cost */
+            sum += o->share;
+        }
+    }
+    assert_int_equal(seen, 2);
+    assert_rel(sum, 1.0, 1e-12);
+    {
+        json_t *j = cf_analysis_to_json(a), *ops = json_object_get(j, "operations"), *o;
+        size_t i;
+        json_array_foreach(ops, i, o) {
+            if (json_is_true(json_object_get(o, "nonblocking")))
+                assert_true(json_is_null(json_object_get(o, "verdict")));
+        }
+        json_decref(j);
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* A bin uses its transfer samples only when it has enough of them; one
+ * sample among a million calls stands for nothing, and the profile says. */
+static void test_sample_coverage(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    const cf_an_bin_t *b;
+    (void)state;
+
+    profile_new(&p);
+    for (int i = 0; i <= 12; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        cf_record_t *r = add(&p, "MPI_Recv", "p2p", WORLD, INTER, m, 1000000, 3.0 * hockney((double)m));
+        r->xfer_p50 = hockney((double)m);
+        r->xfer_p99 = r->xfer_p50;
+        r->xfer_sum = r->xfer_p50;
+        r->xfer_n = i == 5 ? 1 : 100; /* one bin with a single sample */
+        r->xfer_sum *= (double)r->xfer_n;
+    }
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Recv", WORLD, INTER);
+    assert_non_null(f);
+    b = bin_of(f, 32);
+    assert_int_equal(b->time_source, CF_AN_TIME_DURATION);
+    assert_rel(b->p50_s, 3.0 * hockney(32), 1e-12);
+    assert_int_equal(b->samples, 1);
+    assert_rel(b->coverage, 1e-6, 1e-12);
+    b = bin_of(f, 64);
+    assert_int_equal(b->time_source, CF_AN_TIME_TRANSFER);
+    assert_rel(b->p50_s, hockney(64), 1e-12);
+    assert_rel(b->coverage, 1e-4, 1e-12);
+    assert_int_equal(f->few_sample_bins, 1);
+    assert_int_equal(f->transfer_bins, 12);
+    assert_int_equal(f->time_source, CF_AN_TIME_DURATION | CF_AN_TIME_TRANSFER);
+    {
+        int found = 0;
+        for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+            found |= strstr(cf_analysis_caveat(a, i), "fewer than 8 transfer samples") != NULL;
+        assert_true(found);
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Every bin carries the model's error; a fit that misses its bins is no
+ * ground for a verdict. */
+static void test_model_error_and_uncertain(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    char buf[512];
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    /* Times that alternate 2x above and below a line: no line fits them. */
+    for (int i = 0; i <= 20; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        add(&p, "MPI_Bcast", "collective", WORLD, INTER, m, 10, hockney((double)m) * (i % 2 ? 2.2 : 0.45));
+    }
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Send", WORLD, INTER);
+    for (size_t k = 0; k < f->nbin; k++) {
+        assert_true(f->bin[k].in_fit);
+        assert_true(fabs(f->bin[k].model_error) < 1e-6);
+    }
+    assert_true(f->err_rms < 1e-6 && f->err_max < 1e-6);
+    assert_null(f->leaning);
+    assert_string_equal(f->verdict, "bandwidth-bound");
+    assert_string_equal(bin_of(f, 1)->verdict, "startup-bound");
+    assert_string_equal(bin_of(f, 1 << 26)->verdict, "bandwidth-bound");
+
+    f = cf_analysis_find(a, "MPI_Bcast", WORLD, INTER);
+    assert_true(f->fit.ok);
+    assert_true(f->err_rms > 0.25);
+    assert_string_equal(f->verdict, CF_AN_UNCERTAIN);
+    assert_non_null(f->leaning);
+    assert_non_null(strstr(f->why, "misses"));
+    for (size_t k = 0; k < cf_analysis_nops(a); k++) {
+        const cf_an_op_t *o = cf_analysis_op(a, k);
+        if (strcmp(o->op, "MPI_Bcast") == 0)
+            assert_non_null(strstr(cf_analysis_advice(o, buf, sizeof(buf)), "cannot tell"));
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* Fusion advice only for a stream that repeats per step and matters. */
+static void test_fusion_gating(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    /* Per rank 7, 11 and 13 calls: no common step. */
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 8, 7 * P, ring(8));
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 64, 11 * P, ring(64));
+    add(&p, "MPI_Allreduce", "collective", WORLD, INTER, 512, 13 * P, ring(512));
+    /* 100 steps of three small calls, but a sliver of the time. */
+    add(&p, "MPI_Reduce", "collective", WORLD, INTER, 8, 100 * P, 1e-9);
+    add(&p, "MPI_Reduce", "collective", WORLD, INTER, 16, 100 * P, 1e-9);
+    add(&p, "MPI_Reduce", "collective", WORLD, INTER, 32, 100 * P, 1e-9);
+    a = analyse(&p, NULL);
+    ad = cf_analysis_fusion_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_non_null(ad);
+    assert_null(ad->verdict);
+    assert_non_null(strstr(ad->reason, "no repeating step"));
+    ad = cf_analysis_fusion_find(a, "MPI_Reduce", WORLD, INTER);
+    assert_non_null(ad);
+    assert_int_equal(ad->steps, 100);
+    assert_true(ad->share < 0.01);
+    assert_null(ad->verdict);
+    assert_non_null(strstr(ad->reason, "1%"));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* More ranks than CPUs on a node: every number is in doubt, and the report
+ * says so first. */
+static void test_oversubscribed(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    json_t *j;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    p.oversubscribed = 1;
+    p.ranks_per_node_max = 4;
+    p.cpus_per_node_min = 2;
+    a = analyse(&p, NULL);
+    assert_true(cf_analysis_ncaveats(a) >= 1);
+    assert_non_null(strstr(cf_analysis_caveat(a, 0), "oversubscribed: 4 ranks share 2 CPUs"));
+    j = cf_analysis_to_json(a);
+    assert_true(json_is_true(json_object_get(json_object_get(j, "job"), "oversubscribed")));
+    assert_int_equal(json_array_size(json_object_get(j, "caveats")), cf_analysis_ncaveats(a));
+    json_decref(j);
+    cf_analysis_free(a);
+    p.oversubscribed = 0;
+    a = analyse(&p, NULL);
+    assert_int_equal(cf_analysis_ncaveats(a), 0);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1077,6 +1287,11 @@ int main(void)
         cmocka_unit_test(test_wire_ring),
         cmocka_unit_test(test_wire_recursive_doubling),
         cmocka_unit_test(test_wire_reference),
+        cmocka_unit_test(test_nonblocking_spans),
+        cmocka_unit_test(test_sample_coverage),
+        cmocka_unit_test(test_model_error_and_uncertain),
+        cmocka_unit_test(test_fusion_gating),
+        cmocka_unit_test(test_oversubscribed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,491 @@
+/* The report as JSON: formats what the stages computed, computes nothing
+ * of its own.  See cf_an_stage.h for the pipeline. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cf_an_stage.h"
+
+typedef struct {
+    int bad;
+} jctx_t;
+
+/* JSON has no infinity or NaN: those become null. */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jstr(const char *s)
+{
+    return s != NULL ? json_string(s) : json_null();
+}
+
+static void jset(jctx_t *c, json_t *o, const char *k, json_t *v)
+{
+    if (json_object_set_new(o, k, v) != 0)
+        c->bad = 1;
+}
+
+static void jpush(jctx_t *c, json_t *arr, json_t *v)
+{
+    if (json_array_append_new(arr, v) != 0)
+        c->bad = 1;
+}
+
+static json_t *jpair(double lo, double hi)
+{
+    json_t *a = json_array();
+    if (a != NULL && (json_array_append_new(a, jnum(lo)) || json_array_append_new(a, jnum(hi)))) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+static json_t *fit_json(jctx_t *c, const cf_an_fit_t *f)
+{
+    json_t *o = json_object(), *ci = json_object(), *segs = json_array(), *bins = json_array();
+    char label[24];
+    int ok = f->fit.ok;
+
+    jset(c, o, "kind", json_string(f->kind == CF_AN_P2P ? "p2p" : "collective"));
+    jset(c, o, "op", json_string(f->op));
+    jset(c, o, "joint", json_boolean(f->joint));
+    jset(c, o, "comm", json_string(cf_an_comm_label(f->comm, label, sizeof(label))));
+    jset(c, o, "comm_size", json_integer(f->comm_size));
+    jset(c, o, "path", json_string(cf_path_name((unsigned)f->path)));
+    jset(c, o, "calls", json_integer((json_int_t)f->calls));
+    jset(c, o, "bytes", json_integer((json_int_t)f->bytes));
+    jset(c, o, "time_s", jnum(f->time_s));
+    jset(c, o, "fit_ok", json_boolean(ok));
+    jset(c, o, "note", jstr(f->note));
+    jset(c, o, "sizes", json_integer(f->nsizes));
+    jset(c, o, "alpha_s", jnum(ok ? f->fit.alpha_s : NAN));
+    jset(c, o, "bandwidth_Bps", jnum(ok ? f->fit.bandwidth_Bps : NAN));
+    jset(c, o, "n_half_bytes", jnum(ok ? f->fit.n_half_bytes : NAN));
+    jset(c, o, "r2", jnum(ok ? f->fit.r2 : NAN));
+    jset(c, ci, "alpha_s", jpair(ok ? f->fit.alpha_ci[0] : NAN, ok ? f->fit.alpha_ci[1] : NAN));
+    jset(c, ci, "bandwidth_Bps",
+         jpair(ok ? f->fit.bandwidth_ci[0] : NAN, ok ? f->fit.bandwidth_ci[1] : NAN));
+    jset(c, o, "ci", ci);
+    jset(c, o, "size_lo", jnum(ok ? f->fit.size_lo : NAN));
+    jset(c, o, "size_hi", jnum(ok ? f->fit.size_hi : NAN));
+    jset(c, o, "points", json_integer(ok ? f->fit.npoints : 0));
+    jset(c, o, "outliers", json_integer(ok ? f->fit.noutliers : 0));
+    jset(c, o, "startup_share", jnum(f->startup_share));
+    jset(c, o, "startup_share_interval", jpair(f->startup_lo, f->startup_hi));
+    jset(c, o, "verdict", json_string(f->verdict));
+    jset(c, o, "leaning", jstr(f->leaning));
+    jset(c, o, "uncertain_why", f->why[0] ? json_string(f->why) : json_null());
+    jset(c, o, "model_error_rms", jnum(f->err_rms));
+    jset(c, o, "model_error_max", jnum(f->err_max));
+    jset(c, o, "nonblocking", json_boolean(f->nonblocking));
+    jset(c, o, "samples", json_integer((json_int_t)f->samples));
+    jset(c, o, "transfer_bins", json_integer(f->transfer_bins));
+    jset(c, o, "few_sample_bins", json_integer(f->few_sample_bins));
+    jset(c, o, "verdict_basis", jstr(f->basis));
+    jset(c, o, "below_n_half", jnum(f->below_n_half));
+    jset(c, o, "wait_share", jnum(f->wait_share));
+    jset(c, o, "time_source",
+         json_string(f->time_source == (CF_AN_TIME_DURATION | CF_AN_TIME_TRANSFER) ? "mixed"
+                     : f->time_source == CF_AN_TIME_TRANSFER                       ? "transfer"
+                                                                                   : "duration"));
+    jset(c, o, "zero_byte_p50_s", jnum(f->zero_p50_s));
+    if (f->kind == CF_AN_COLLECTIVE) {
+        json_t *hop = json_object();
+        jset(c, hop, "algo", jstr(f->hop_algo));
+        jset(c, hop, "alpha_s", jnum(f->hop_alpha_s));
+        jset(c, hop, "bandwidth_Bps", jnum(f->hop_Bps));
+        jset(c, o, "per_hop", hop);
+        jset(c, o, "efficiency", jnum(f->efficiency));
+    }
+    for (int s = 0; ok && s < f->fit.nseg; s++) {
+        const cf_segment_t *g = &f->fit.seg[s];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", jnum(g->size_lo));
+        jset(c, j, "size_hi", jnum(g->size_hi));
+        jset(c, j, "alpha_s", jnum(g->alpha_s));
+        jset(c, j, "bandwidth_Bps", jnum(g->bandwidth_Bps));
+        jset(c, j, "alpha_ci", jpair(g->alpha_ci[0], g->alpha_ci[1]));
+        jset(c, j, "bandwidth_ci", jpair(g->bandwidth_ci[0], g->bandwidth_ci[1]));
+        /* Only the first segment's intercept is a startup. */
+        jset(c, j, "n_half_bytes",
+             jnum(s > 0 || isinf(g->bandwidth_Bps) ? NAN : g->alpha_s * g->bandwidth_Bps));
+        jset(c, j, "points", json_integer(g->npoints));
+        jpush(c, segs, j);
+    }
+    jset(c, o, "segments", segs);
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
+        jset(c, j, "size_hi", json_integer((json_int_t)(b->size_hi > INT64_MAX ? INT64_MAX : b->size_hi)));
+        jset(c, j, "size", jnum(b->size));
+        jset(c, j, "calls", json_integer((json_int_t)b->calls));
+        jset(c, j, "bytes", json_integer((json_int_t)b->bytes));
+        jset(c, j, "time_s", jnum(b->time_s));
+        jset(c, j, "p50_s", jnum(b->p50_s));
+        jset(c, j, "duration_p50_s", jnum(b->duration_p50_s));
+        jset(c, j, "p99_s", jnum(b->p99_s));
+        jset(c, j, "time_source", json_string(b->time_source == CF_AN_TIME_TRANSFER ? "transfer" : "duration"));
+        jset(c, j, "samples", json_integer((json_int_t)b->samples));
+        jset(c, j, "coverage", jnum(b->coverage));
+        jset(c, j, "in_fit", json_boolean(b->in_fit));
+        jset(c, j, "outlier", json_boolean(b->outlier));
+        jset(c, j, "predicted_s", jnum(b->predicted_s));
+        jset(c, j, "model_error", jnum(b->model_error));
+        jset(c, j, "startup_share", jnum(b->startup_share));
+        jset(c, j, "verdict", json_string(b->verdict));
+        jpush(c, bins, j);
+    }
+    jset(c, o, "bins", bins);
+    return o;
+}
+
+static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *arr = json_array();
+    char label[24];
+
+    for (size_t i = 0; i < a->nfit; i++) {
+        const cf_an_fit_t *f = &a->fit[i];
+        const cf_an_ref_t *ref = cf_an_ref_of(a, f->path);
+        if (f->kind != CF_AN_COLLECTIVE)
+            continue;
+        for (size_t k = 0; k < f->nbin; k++) {
+            const cf_an_bin_t *b = &f->bin[k];
+            json_t *j = json_object();
+            jset(c, j, "op", json_string(f->op));
+            jset(c, j, "comm", json_string(cf_an_comm_label(f->comm, label, sizeof(label))));
+            jset(c, j, "comm_size", json_integer(f->comm_size));
+            jset(c, j, "path", json_string(cf_path_name((unsigned)f->path)));
+            jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
+            jset(c, j, "size_hi", json_integer((json_int_t)(b->size_hi > INT64_MAX ? INT64_MAX : b->size_hi)));
+            jset(c, j, "size", jnum(b->size));
+            jset(c, j, "calls", json_integer((json_int_t)b->calls));
+            jset(c, j, "p50_s", jnum(b->p50_s));
+            jset(c, j, "algbw_Bps", jnum(b->algbw_Bps));
+            jset(c, j, "busbw_Bps", jnum(b->busbw_Bps));
+            jset(c, j, "busbw_factor", jnum(cf_busbw_factor(f->coll, f->comm_size)));
+            jset(c, j, "ideal_ring_s", jnum(b->ideal_s));
+            jset(c, j, "ideal_algo", jstr(isfinite(b->ideal_s) ? cf_model_default_algo(f->coll) : NULL));
+            jset(c, j, "ideal_source", jstr(isfinite(b->ideal_s) && ref ? ref->source : NULL));
+            jset(c, j, "efficiency", jnum(b->efficiency));
+            jpush(c, arr, j);
+        }
+    }
+    return arr;
+}
+
+static json_t *regions_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *arr = json_array();
+    double ranks = a->p->ranks > 0 ? a->p->ranks : NAN;
+    char label[24];
+
+    for (size_t i = 0; i < a->nregion; i++) {
+        const cf_an_region_t *g = &a->region[i];
+        json_t *j = json_object(), *ops = json_array();
+        jset(c, j, "region", jstr(g->name));
+        jset(c, j, "entries", g->entries >= 0 ? json_integer(g->entries) : json_null());
+        jset(c, j, "time_s", jnum(g->time_s));
+        jset(c, j, "time_per_rank_s", jnum(g->time_s / ranks));
+        jset(c, j, "inclusive_s", jnum(g->inclusive_s));
+        jset(c, j, "inclusive_per_rank_s", jnum(g->inclusive_s / ranks));
+        jset(c, j, "share", jnum(g->share));
+        for (size_t k = 0; k < g->nop; k++) {
+            const cf_an_region_op_t *o = &g->op[k];
+            json_t *r = json_object();
+            jset(c, r, "op", json_string(o->op));
+            jset(c, r, "kind", json_string(o->kind));
+            jset(c, r, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+            jset(c, r, "comm_size", json_integer(o->comm_size));
+            jset(c, r, "path", json_string(cf_path_name((unsigned)o->path)));
+            jset(c, r, "calls", json_integer((json_int_t)o->calls));
+            jset(c, r, "bytes", json_integer((json_int_t)o->bytes));
+            jset(c, r, "time_s", jnum(o->time_s));
+            jset(c, r, "time_per_rank_s", jnum(o->time_s / ranks));
+            jset(c, r, "share", jnum(o->share));
+            jpush(c, ops, r);
+        }
+        jset(c, j, "operations", ops);
+        jpush(c, arr, j);
+    }
+    return arr;
+}
+
+static json_t *late_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *arr = json_array();
+    char label[24];
+
+    for (size_t i = 0; i < a->nlate; i++) {
+        const cf_an_late_t *l = &a->late[i];
+        json_t *j = json_object(), *last = json_array();
+        jset(c, j, "comm", json_string(cf_comm_label(l->comm, label, sizeof(label))));
+        jset(c, j, "comm_size", json_integer(l->comm_size));
+        jset(c, j, "instances", json_integer((json_int_t)l->instances));
+        for (size_t k = 0; k < l->nlast; k++) {
+            json_t *r = json_object();
+            jset(c, r, "rank", json_integer(l->last[k].rank));
+            jset(c, r, "count", json_integer((json_int_t)l->last[k].count));
+            jset(c, r, "share",
+                 jnum(l->instances > 0 ? (double)l->last[k].count / (double)l->instances : NAN));
+            jpush(c, last, r);
+        }
+        jset(c, j, "last", last);
+        jpush(c, arr, j);
+    }
+    return arr;
+}
+
+static json_t *jsize(uint64_t v)
+{
+    return json_integer((json_int_t)(v > INT64_MAX ? INT64_MAX : v));
+}
+
+static json_t *hop_json(jctx_t *c, const cf_an_hop_t *h)
+{
+    json_t *o = json_object();
+    int ok = h->fit.ok;
+    jset(c, o, "path", json_string(cf_path_name((unsigned)h->path)));
+    jset(c, o, "messages", jsize(h->msgs));
+    jset(c, o, "bytes", jsize(h->bytes));
+    jset(c, o, "sizes", json_integer(h->nsizes));
+    jset(c, o, "alpha_s", jnum(ok ? h->fit.alpha_s : NAN));
+    jset(c, o, "bandwidth_Bps", jnum(ok ? h->fit.bandwidth_Bps : NAN));
+    jset(c, o, "n_half_bytes", jnum(ok ? h->fit.n_half_bytes : NAN));
+    jset(c, o, "r2", jnum(ok ? h->fit.r2 : NAN));
+    jset(c, o, "size_lo", jnum(ok ? h->fit.size_lo : NAN));
+    jset(c, o, "size_hi", jnum(ok ? h->fit.size_hi : NAN));
+    jset(c, o, "segments", json_integer(ok ? h->fit.nseg : 0));
+    jset(c, o, "note", jstr(h->note));
+    return o;
+}
+
+static json_t *wire_coll_json(jctx_t *c, const cf_analysis_t *a, const cf_an_wire_t *w)
+{
+    json_t *o = json_object(), *bins = json_array();
+    const cf_wire_infer_t *inf = &w->inf;
+    const cf_wire_model_t *m = &inf->expected;
+    double n = w->w.payload;
+    char label[24], advice[512];
+
+    jset(c, o, "op", json_string(w->w.op));
+    jset(c, o, "comm", json_string(cf_an_comm_label(w->w.comm, label, sizeof(label))));
+    jset(c, o, "comm_size", json_integer(w->w.comm_size));
+    jset(c, o, "mixed_comms", json_boolean(w->w.mixed_comms));
+    jset(c, o, "path", w->w.path >= 0 ? json_string(cf_path_name((unsigned)w->w.path)) : json_null());
+    jset(c, o, "size_lo", jsize(w->w.size_lo));
+    jset(c, o, "size_hi", jsize(w->w.size_hi));
+    jset(c, o, "payload_bytes", jnum(n));
+    jset(c, o, "payload_lo_bytes", jnum(w->w.payload_lo));
+    jset(c, o, "payload_hi_bytes", jnum(w->w.payload_hi));
+    jset(c, o, "mpi_calls", jsize(w->w.mpi_calls));
+    jset(c, o, "share", jnum(w->share));
+    jset(c, o, "wire_messages_per_call_per_rank", jnum(w->w.msgs_per_call));
+    jset(c, o, "wire_bytes_per_call_per_rank", jnum(w->w.bytes_per_call));
+    jset(c, o, "message_size", jnum(w->msg_size));
+    jset(c, o, "message_share_of_payload", jnum(n > 0 ? w->msg_size / n : NAN));
+    for (size_t k = 0; k < w->w.nbin; k++) {
+        const cf_wire_bin_t *b = &w->w.bin[k];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", jsize(b->size_lo));
+        jset(c, j, "size_hi", jsize(b->size_hi));
+        jset(c, j, "size", jnum(b->msgs ? (double)b->bytes / (double)b->msgs : NAN));
+        jset(c, j, "messages_per_call_per_rank",
+             jnum(w->w.mpi_calls ? (double)b->msgs / (double)w->w.mpi_calls : NAN));
+        jpush(c, bins, j);
+    }
+    jset(c, o, "message_bins", bins);
+    jset(c, o, "inferred_algorithm", jstr(w->inferred ? inf->algo : NULL));
+    jset(c, o, "closest_algorithm", jstr(w->inferred ? inf->closest : NULL));
+    jset(c, o, "distance", jnum(w->inferred ? inf->distance : NAN));
+    jset(c, o, "model", jstr(w->inferred ? m->shape : NULL));
+    jset(c, o, "expected_messages", jnum(w->inferred ? m->msgs : NAN));
+    jset(c, o, "expected_bytes_per_call_per_rank", jnum(w->inferred ? m->bytes * n : NAN));
+    jset(c, o, "expected_message_size_lo", jnum(w->inferred ? m->size_lo * n : NAN));
+    jset(c, o, "expected_message_size_hi", jnum(w->inferred ? m->size_hi * n : NAN));
+    jset(c, o, "match", json_boolean(w->inferred && inf->algo != NULL));
+    jset(c, o, "model_s", jnum(w->model_s));
+    jset(c, o, "measured_s", jnum(w->measured_s));
+    jset(c, o, "best_algorithm", jstr(w->best_algo));
+    jset(c, o, "best_model_s", jnum(w->best_s));
+    {
+        json_t *l = json_object();
+        jset(c, l, "source", jstr(w->cost_source));
+        jset(c, l, "alpha_s", jnum(w->cost_alpha_s));
+        jset(c, l, "bandwidth_Bps", jnum(w->cost_Bps));
+        jset(c, o, "cost_link", l);
+    }
+    jset(c, o, "excess", jnum(w->excess));
+    jset(c, o, "saving_per_rank_s", jnum(w->saving_s));
+    jset(c, o, "advice", jstr(cf_analysis_wire_advice(a, w, advice, sizeof(advice))));
+    jset(c, o, "note", jstr(w->note));
+    return o;
+}
+
+static json_t *wire_other_json(jctx_t *c, const cf_an_wire_t *w)
+{
+    json_t *o = json_object();
+    jset(c, o, "op", w->w.op[0] ? json_string(w->w.op) : json_null());
+    jset(c, o, "mpi_calls", jsize(w->w.mpi_calls));
+    jset(c, o, "messages", jsize(w->w.msgs));
+    jset(c, o, "bytes", jsize(w->w.msg_bytes));
+    jset(c, o, "receives", jsize(w->w.recvs));
+    jset(c, o, "receive_bytes", jsize(w->w.recv_bytes));
+    jset(c, o, "wire_messages_per_call_per_rank", jnum(w->w.msgs_per_call));
+    jset(c, o, "message_size", jnum(w->msg_size));
+    jset(c, o, "note", jstr(w->note));
+    return o;
+}
+
+/* null without UCX records */
+static json_t *wire_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *o, *coll, *other, *hops, *tr;
+
+    if (a->nwire == 0 && a->nhop == 0)
+        return json_null();
+    o = json_object();
+    coll = json_array();
+    other = json_array();
+    hops = json_array();
+    for (size_t i = 0; i < a->nwire; i++) {
+        if (a->wire[i].collective)
+            jpush(c, coll, wire_coll_json(c, a, &a->wire[i]));
+        else
+            jpush(c, other, wire_other_json(c, &a->wire[i]));
+    }
+    for (size_t i = 0; i < a->nhop; i++)
+        jpush(c, hops, hop_json(c, &a->hop[i]));
+    tr = cf_wire_transports(a->p);
+    jset(c, o, "collectives", coll);
+    jset(c, o, "other", other);
+    jset(c, o, "hop_fits", hops);
+    jset(c, o, "transports", tr != NULL ? json_deep_copy(tr) : json_object());
+    return o;
+}
+
+json_t *cf_analysis_to_json(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = a->p;
+    const cf_an_ranks_t *rk = &a->ranks;
+    jctx_t c = {0};
+    json_t *root = json_object(), *job = json_object(), *mt = json_object();
+    json_t *ranks = json_array(), *refs = json_array(), *ops = json_array(), *fits = json_array();
+    char label[24], advice[512];
+
+    jset(&c, root, "format", json_string("commfit-report"));
+    jset(&c, root, "version", json_integer(1));
+    jset(&c, job, "ranks", json_integer(p->ranks));
+    jset(&c, job, "nodes", json_integer(p->nodes));
+    jset(&c, job, "wall_s", jnum(p->wall_s));
+    jset(&c, job, "partial", json_boolean(p->partial));
+    jset(&c, job, "oversubscribed", p->oversubscribed < 0 ? json_null() : json_boolean(p->oversubscribed));
+    jset(&c, job, "mpi_library", json_string(p->mpi_library));
+    jset(&c, job, "start_time", json_string(p->start_time));
+    jset(&c, root, "job", job);
+    {
+        json_t *cv = json_array();
+        for (size_t i = 0; i < a->ncaveat; i++)
+            jpush(&c, cv, json_string(a->caveat[i]));
+        jset(&c, root, "caveats", cv);
+    }
+
+    jset(&c, mt, "ranked_s", jnum(a->total_s));
+    jset(&c, mt, "nonblocking_spans_s", jnum(a->span_s));
+    jset(&c, mt, "total_s", jnum(rk->mpi_total_s));
+    jset(&c, mt, "mean_s", jnum(rk->mpi_mean_s));
+    jset(&c, mt, "min_s", jnum(rk->mpi_min_s));
+    jset(&c, mt, "max_s", jnum(rk->mpi_max_s));
+    jset(&c, mt, "min_rank", json_integer(rk->min_rank));
+    jset(&c, mt, "max_rank", json_integer(rk->max_rank));
+    jset(&c, mt, "wall_mean_s", jnum(rk->wall_mean_s));
+    jset(&c, mt, "fraction_of_wall", jnum(rk->mpi_fraction));
+    jset(&c, mt, "imbalance", jnum(rk->imbalance));
+    jset(&c, root, "mpi_time", mt);
+    {
+        json_t *bd = json_object();
+        jset(&c, bd, "startup", jnum(a->split.startup));
+        jset(&c, bd, "payload", jnum(a->split.payload));
+        jset(&c, bd, "no_payload", jnum(a->split.no_payload));
+        jset(&c, bd, "unexplained", jnum(a->split.unexplained));
+        jset(&c, root, "breakdown", bd);
+    }
+    for (size_t i = 0; i < p->nrank; i++) {
+        const cf_rank_info_t *r = &p->rank[i];
+        json_t *j = json_object();
+        jset(&c, j, "rank", json_integer(r->rank));
+        jset(&c, j, "node", json_integer(r->node));
+        jset(&c, j, "host", json_string(r->host));
+        jset(&c, j, "wall_s", jnum(r->wall_s));
+        jset(&c, j, "mpi_s", jnum(r->mpi_s));
+        jset(&c, j, "wait_s", jnum(r->wait_s));
+        jset(&c, j, "transfer_s", jnum(r->xfer_s));
+        jpush(&c, ranks, j);
+    }
+    jset(&c, root, "ranks", ranks);
+
+    for (int path = 0; path < CF_AN_NPATH; path++) {
+        const cf_an_ref_t *ref = &a->ref[path];
+        json_t *j;
+        if (ref->source == NULL)
+            continue;
+        j = json_object();
+        jset(&c, j, "path", json_string(cf_path_name((unsigned)path)));
+        jset(&c, j, "source", json_string(ref->source));
+        jset(&c, j, "alpha_s", jnum(ref->alpha_s));
+        jset(&c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
+        jpush(&c, refs, j);
+    }
+    jset(&c, root, "references", refs);
+
+    for (size_t k = 0; k < a->nop; k++) {
+        const cf_an_op_t *o = &a->op[k];
+        json_t *j = json_object();
+        jset(&c, j, "op", json_string(o->op));
+        jset(&c, j, "kind", json_string(o->kind));
+        jset(&c, j, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+        jset(&c, j, "comm_size", json_integer(o->comm_size));
+        jset(&c, j, "path", json_string(cf_path_name((unsigned)o->path)));
+        jset(&c, j, "nonblocking", json_boolean(o->nonblocking));
+        jset(&c, j, "calls", json_integer((json_int_t)o->calls));
+        jset(&c, j, "bytes", json_integer((json_int_t)o->bytes));
+        jset(&c, j, "time_s", jnum(o->time_s));
+        jset(&c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));
+        jset(&c, j, "share", jnum(o->share));
+        jset(&c, j, "startup_share", jnum(o->fit ? o->fit->startup_share : NAN));
+        /* A span is not a cost: no verdict on it. */
+        jset(&c, j, "verdict", jstr(o->fit && !o->nonblocking ? o->fit->verdict : NULL));
+        jset(&c, j, "uncertain_why", o->fit && o->fit->why[0] && !o->nonblocking ? json_string(o->fit->why)
+                                                                                 : json_null());
+        jset(&c, j, "wait_share", jnum(o->fit ? o->fit->wait_share : NAN));
+        jset(&c, j, "advice", json_string(cf_analysis_advice(o, advice, sizeof(advice))));
+        jpush(&c, ops, j);
+    }
+    jset(&c, root, "operations", ops);
+
+    for (size_t i = 0; i < a->nfit; i++)
+        jpush(&c, fits, fit_json(&c, &a->fit[i]));
+    jset(&c, root, "fits", fits);
+    jset(&c, root, "collectives", collectives_json(&c, a));
+    {
+        json_t *adv = cf_advice_to_json(a->fusion, a->nfusion);
+        if (adv == NULL)
+            c.bad = 1;
+        else
+            jset(&c, root, "advice", adv);
+    }
+    jset(&c, root, "regions", regions_json(&c, a));
+    jset(&c, root, "late_arrivals", late_json(&c, a));
+    jset(&c, root, "wire", wire_json(&c, a));
+
+    if (c.bad || root == NULL) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+

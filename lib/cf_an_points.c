@@ -1,0 +1,302 @@
+/* Stage "points": records grouped into fits and size bins, and the rows of
+ * the cost ranking.  See cf_an_stage.h for the pipeline. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cf_an_stage.h"
+
+/* ---- grouping: records sorted so that one fit, then one bin, is a run ---- */
+
+static int rec_usable(const cf_record_t *r)
+{
+    return r->layer == CF_LAYER_MPI && r->calls > 0;
+}
+
+static int is_kind(const cf_record_t *r, const char *kind)
+{
+    return strcmp(r->kind, kind) == 0;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_bin(const cf_record_t *a, const cf_record_t *b)
+{
+    int c = cmp_u64(a->size_lo, b->size_lo);
+    return c ? c : cmp_u64(a->size_hi, b->size_hi);
+}
+
+/* (op, comm, path, bin) */
+static int cmp_sep(const void *pa, const void *pb)
+{
+    const cf_record_t *a = *(const cf_record_t *const *)pa, *b = *(const cf_record_t *const *)pb;
+    int c = strcmp(a->op, b->op);
+    if (c == 0)
+        c = cmp_u64(a->comm, b->comm);
+    if (c == 0)
+        c = (a->path > b->path) - (a->path < b->path);
+    return c ? c : cmp_bin(a, b);
+}
+
+/* (path, bin) */
+static int cmp_joint(const void *pa, const void *pb)
+{
+    const cf_record_t *a = *(const cf_record_t *const *)pa, *b = *(const cf_record_t *const *)pb;
+    int c = (a->path > b->path) - (a->path < b->path);
+    return c ? c : cmp_bin(a, b);
+}
+
+static int same_group(const cf_record_t *a, const cf_record_t *b, int joint)
+{
+    if (a->path != b->path)
+        return 0;
+    return joint || (strcmp(a->op, b->op) == 0 && a->comm == b->comm);
+}
+
+double cf_an_pos(double v)
+{
+    return isfinite(v) && v > 0 ? v : 0.0;
+}
+
+int cf_an_comm_size(const cf_profile_t *p, uint32_t comm)
+{
+    const cf_comm_info_t *c = cf_profile_comm(p, comm);
+    return c != NULL && c->size > 0 ? c->size : 0;
+}
+
+static void fit_init(cf_an_fit_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->wait_share = f->startup_share = f->below_n_half = f->zero_p50_s = NAN;
+    f->n_half_bytes = f->efficiency = NAN;
+    f->hop_alpha_s = f->hop_Bps = NAN;
+    f->startup_lo = f->startup_hi = f->err_rms = f->err_max = NAN;
+    f->verdict = cf_verdict(NAN);
+}
+
+static void bin_init(cf_an_bin_t *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->p50_s = b->duration_p50_s = b->p99_s = b->predicted_s = b->startup_share = NAN;
+    b->algbw_Bps = b->busbw_Bps = b->ideal_s = b->efficiency = NAN;
+    b->coverage = b->model_error = NAN;
+    b->verdict = cf_verdict(NAN);
+}
+
+/* A bin's medians come from one source: the sampled transfer times when the
+ * bin has at least this many samples (or every call was sampled), else the
+ * call durations.  One transfer sampled among a million calls says little
+ * about them, and the first calls of a stream, which sampling favours,
+ * are the coldest. */
+
+/* Bins and totals of one group of records (sorted by bin). */
+static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n, int joint,
+                   cf_an_fit_t *f)
+{
+    size_t nb = 0;
+    double wait_num = 0, wait_den = 0;
+    int measured = 0;
+
+    fit_init(f);
+    f->joint = joint;
+    f->path = e[0]->path;
+    if (joint) {
+        f->kind = CF_AN_P2P;
+        cf_strlcpy(f->op, "p2p", sizeof(f->op));
+        f->comm = CF_COMM_ID_NONE;
+        f->coll = CF_COLL_P2P;
+    } else {
+        f->kind = is_kind(e[0], "collective") ? CF_AN_COLLECTIVE : CF_AN_P2P;
+        cf_strlcpy(f->op, e[0]->op, sizeof(f->op));
+        f->comm = e[0]->comm;
+        f->comm_size = cf_an_comm_size(p, f->comm);
+        f->coll = f->kind == CF_AN_P2P ? CF_COLL_P2P : cf_coll_from_name(f->op);
+        f->nonblocking = cf_an_is_nonblocking(e[0]->op, e[0]->kind);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || cmp_bin(e[i - 1], e[i]) != 0)
+            nb++;
+    f->bin = calloc(nb, sizeof(*f->bin));
+    if (f->bin == NULL)
+        return CF_ERR_NOMEM;
+
+    /* Two passes per bin: totals and samples first, then the medians of the
+     * source the samples allow. */
+    for (size_t i = 0, k = 0, first = 0; i < n; i++) {
+        const cf_record_t *r = e[i];
+        cf_an_bin_t *b;
+        int last = i + 1 == n || cmp_bin(r, e[i + 1]) != 0;
+
+        if (i > 0 && cmp_bin(e[i - 1], r) != 0) {
+            k++;
+            first = i;
+        }
+        b = &f->bin[k];
+        if (b->calls == 0) {
+            bin_init(b);
+            b->size_lo = r->size_lo;
+            b->size_hi = r->size_hi;
+        }
+        b->calls += r->calls;
+        b->bytes += r->bytes;
+        b->time_s += cf_an_pos(r->t_sum);
+        if (r->xfer_n > 0 && isfinite(r->xfer_p50) && r->xfer_p50 > 0)
+            b->samples += r->xfer_n;
+
+        if (joint && (i == 0 || r->comm != e[i - 1]->comm)) {
+            int cs = cf_an_comm_size(p, r->comm);
+            f->comm_size = cs > f->comm_size ? cs : f->comm_size;
+        }
+        /* Sampled calls know their wait and transfer, which add up to their
+         * duration; without samples a wait share cannot be told. */
+        if (r->xfer_n > 0) {
+            wait_num += cf_an_pos(r->wait_s);
+            wait_den += cf_an_pos(r->wait_s) + cf_an_pos(r->xfer_sum);
+            measured = 1;
+        } else if (cf_an_pos(r->wait_s) > 0) {
+            wait_num += r->wait_s;
+            wait_den += cf_an_pos(r->t_sum);
+            measured = 1;
+        }
+        f->wait_s += cf_an_pos(r->wait_s);
+        if (!last)
+            continue;
+
+        {
+            int xfer = b->samples > 0 && (b->samples >= CF_AN_MIN_SAMPLES || b->samples >= b->calls);
+            double tw = 0, dw = 0, t = 0, d = 0;
+            for (size_t m = first; m <= i; m++) {
+                const cf_record_t *q = e[m];
+                double c = (double)q->calls;
+                d += c * cf_an_pos(q->t_p50);
+                dw += c;
+                if (xfer && q->xfer_n > 0 && isfinite(q->xfer_p50) && q->xfer_p50 > 0) {
+                    t += c * q->xfer_p50;
+                    tw += c;
+                }
+                b->p99_s = fmax(b->p99_s, cf_an_pos(xfer && q->xfer_n > 0 ? q->xfer_p99 : q->t_p99));
+            }
+            b->duration_p50_s = dw > 0 ? d / dw : 0.0;
+            b->time_source = xfer ? CF_AN_TIME_TRANSFER : CF_AN_TIME_DURATION;
+            b->p50_s = xfer ? t / tw : b->duration_p50_s;
+            if (!xfer && b->samples > 0)
+                f->few_sample_bins++;
+            f->time_source |= b->time_source;
+        }
+    }
+    f->nbin = nb;
+    for (size_t k = 0; k < nb; k++) {
+        cf_an_bin_t *b = &f->bin[k];
+        b->size = (double)b->bytes / (double)b->calls;
+        b->coverage = (double)b->samples / (double)b->calls;
+        f->calls += b->calls;
+        f->bytes += b->bytes;
+        f->time_s += b->time_s;
+        f->samples += b->samples;
+        if (b->time_source == CF_AN_TIME_TRANSFER)
+            f->transfer_bins++;
+    }
+    if (measured && wait_den > 0)
+        f->wait_share = fmin(1.0, wait_num / wait_den);
+    return CF_OK;
+}
+
+/* Upper bound of the fits and ranking rows a sorted array makes. */
+static size_t runs(const cf_record_t *const *e, size_t n, int joint)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || !same_group(e[i - 1], e[i], joint))
+            k++;
+    return k;
+}
+
+/* The joint point-to-point fit of a path, the reference link of its
+ * collectives, takes blocking calls only: a nonblocking span from post to
+ * completion includes whatever the program did before it waited. */
+static int joint_member(const cf_record_t *r)
+{
+    return is_kind(r, "p2p") && !cf_an_is_nonblocking(r->op, r->kind);
+}
+
+int cf_an_points_build(cf_analysis_t *a)
+{
+    const cf_profile_t *p = a->p;
+    const cf_record_t **sep = NULL, **joint = NULL;
+    size_t nsep = 0, njoint = 0;
+    int rc = CF_ERR_NOMEM;
+
+    sep = malloc((p->nrec ? p->nrec : 1) * sizeof(*sep));
+    joint = malloc((p->nrec ? p->nrec : 1) * sizeof(*joint));
+    if (sep == NULL || joint == NULL)
+        goto out;
+    for (size_t i = 0; i < p->nrec; i++) {
+        const cf_record_t *r = &p->rec[i];
+        if (!rec_usable(r))
+            continue;
+        sep[nsep++] = r;
+        if (joint_member(r))
+            joint[njoint++] = r;
+    }
+    qsort(sep, nsep, sizeof(*sep), cmp_sep);
+    qsort(joint, njoint, sizeof(*joint), cmp_joint);
+
+    a->nop = runs(sep, nsep, 0);
+    a->fit = calloc(a->nop + runs(joint, njoint, 1) + 1, sizeof(*a->fit));
+    a->op = calloc(a->nop ? a->nop : 1, sizeof(*a->op));
+    if (a->fit == NULL || a->op == NULL)
+        goto out;
+
+    /* Joint p2p fits first: they are the reference links. */
+    for (size_t i = 0, j; i < njoint; i = j) {
+        for (j = i + 1; j < njoint && same_group(joint[j - 1], joint[j], 1); j++)
+            ;
+        a->nfit++;
+        if ((rc = collect(p, joint + i, j - i, 1, &a->fit[a->nfit - 1])) != CF_OK)
+            goto out;
+    }
+    for (size_t i = 0, j, k = 0; i < nsep; i = j, k++) {
+        cf_an_op_t *o = &a->op[k];
+        const cf_record_t *r = sep[i];
+        for (j = i + 1; j < nsep && same_group(sep[j - 1], sep[j], 0); j++)
+            ;
+        cf_strlcpy(o->op, r->op, sizeof(o->op));
+        cf_strlcpy(o->kind, r->kind, sizeof(o->kind));
+        o->comm = r->comm;
+        o->comm_size = cf_an_comm_size(p, r->comm);
+        o->path = r->path;
+        o->nonblocking = cf_an_is_nonblocking(r->op, r->kind);
+        for (size_t m = i; m < j; m++) {
+            o->calls += sep[m]->calls;
+            o->bytes += sep[m]->bytes;
+            o->time_s += cf_an_pos(sep[m]->t_sum);
+        }
+        /* A span overlaps other work: the time it cost is the blocked time
+         * in Wait/Test, which is ranked; the span is not. */
+        if (o->nonblocking)
+            a->span_s += o->time_s;
+        else
+            a->total_s += o->time_s;
+        if (!is_kind(r, "p2p") && !is_kind(r, "collective"))
+            continue;
+        a->nfit++;
+        if ((rc = collect(p, sep + i, j - i, 0, &a->fit[a->nfit - 1])) != CF_OK)
+            goto out;
+    }
+    rc = CF_OK;
+out:
+    free(joint);
+    free(sep);
+    return rc;
+}
+int cf_an_is_nonblocking(const char *op, const char *kind)
+{
+    if (strcmp(kind, "p2p") != 0 && strcmp(kind, "collective") != 0)
+        return 0;
+    return (strncmp(op, "MPI_I", 5) == 0 && op[5] >= 'a' && op[5] <= 'z') ||
+           strstr(op, "_init") != NULL;
+}
+

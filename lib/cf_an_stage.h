@@ -1,0 +1,81 @@
+/* The analysis as a pipeline of stages, each in its own file, each reading
+ * only what the stages before it wrote into the analysis:
+ *
+ *   cf_an_points.c  profile -> points: records grouped into fits and size
+ *                   bins, with the time source and sample coverage per bin;
+ *                   the cost ranking's rows
+ *   cf_an_fits.c    points -> fits: piecewise alpha + M/B, per-bin model
+ *                   error, verdicts with their uncertainty
+ *   cf_an_links.c   fits -> reference link per path (blocking point to
+ *                   point only, or --link), model times on it
+ *   cf_an_coll.c    links -> collectives: busbw, ideal time, efficiency,
+ *                   the wire algorithm beneath MPI
+ *   cf_an_ranks.c   ranks, regions, late arrivals, oversubscription
+ *   cf_advice.c     fusion advice: reads fits and links, never the reverse
+ *   cf_an_verdict.c what to tell the user: breakdown, advice sentences
+ *   cf_an_json.c    the JSON writer (computes nothing of its own)
+ *
+ * cf_analysis.c runs them in that order and holds the accessors.  This
+ * header is the stages' own; tools use cf_analysis.h. */
+#ifndef CF_AN_STAGE_H
+#define CF_AN_STAGE_H
+
+#include "cf_advice.h"
+#include "cf_analysis.h"
+
+#define CF_AN_NPATH 3
+
+struct cf_analysis {
+    const cf_profile_t *p;
+    cf_analysis_opts_t opts;
+    cf_an_fit_t *fit;
+    size_t nfit;
+    cf_an_op_t *op;
+    size_t nop;
+    double total_s;          /* ranked (blocking and completion) time, summed over ranks */
+    double span_s;           /* nonblocking post-to-completion spans, kept apart */
+    cf_an_ranks_t ranks;
+    cf_an_ref_t ref[CF_AN_NPATH];
+    cf_an_breakdown_t split;
+    cf_an_region_t *region;
+    size_t nregion;
+    cf_an_late_t *late;
+    size_t nlate;
+    cf_advice_t *fusion;
+    size_t nfusion;
+    cf_an_wire_t *wire;
+    size_t nwire;
+    cf_an_hop_t hop[CF_AN_NPATH]; /* paths with UCX sends, ascending */
+    size_t nhop;
+    char caveat[CF_AN_MAX_CAVEATS][320];
+    size_t ncaveat;
+};
+
+/* A value that counts: finite and positive, else 0. */
+CF_HIDDEN double cf_an_pos(double v);
+CF_HIDDEN int cf_an_comm_size(const cf_profile_t *p, uint32_t comm);
+CF_HIDDEN int cf_an_is_nonblocking(const char *op, const char *kind);
+
+/* points */
+CF_HIDDEN int cf_an_points_build(cf_analysis_t *a);
+/* fits */
+CF_HIDDEN int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f);
+/* links */
+CF_HIDDEN void cf_an_links_build(cf_analysis_t *a);
+CF_HIDDEN const cf_an_ref_t *cf_an_ref_of(const cf_analysis_t *a, int path);
+CF_HIDDEN double cf_an_ref_model(const cf_an_ref_t *ref, cf_coll_t c, const char *algo, int p,
+                                 double n, double *startup_p);
+CF_HIDDEN void cf_an_verdict_from_model(const cf_analysis_t *a, cf_an_fit_t *f);
+/* collectives */
+CF_HIDDEN void cf_an_collective_figures(const cf_analysis_t *a, cf_an_fit_t *f);
+CF_HIDDEN int cf_an_hops_build(cf_analysis_t *a);
+CF_HIDDEN int cf_an_wire_build(cf_analysis_t *a);
+/* ranks */
+CF_HIDDEN void cf_an_rank_figures(const cf_profile_t *p, cf_an_ranks_t *rk);
+CF_HIDDEN int cf_an_regions_build(cf_analysis_t *a);
+CF_HIDDEN int cf_an_late_build(cf_analysis_t *a);
+CF_HIDDEN void cf_an_caveats_build(cf_analysis_t *a);
+/* verdicts */
+CF_HIDDEN void cf_an_breakdown(cf_analysis_t *a);
+
+#endif

@@ -1,0 +1,159 @@
+/* Stage "verdicts": what to tell the user, from the fits, the links and
+ * the fusion advice: where the time goes, and one sentence per operation.
+ * See cf_an_stage.h for the pipeline. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cf_an_stage.h"
+#include "cf_units.h"
+
+void cf_an_breakdown(cf_analysis_t *a)
+{
+    cf_an_breakdown_t *b = &a->split;
+
+    memset(b, 0, sizeof(*b));
+    for (size_t k = 0; k < a->nop; k++) {
+        const cf_an_op_t *o = &a->op[k];
+        const cf_an_fit_t *f = o->fit;
+        if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
+            b->no_payload += o->time_s;
+        else if (f != NULL && f->basis != NULL && isfinite(f->startup_share)) {
+            b->startup += o->time_s * f->startup_share;
+            b->payload += o->time_s * (1.0 - f->startup_share);
+        } else
+            b->unexplained += o->time_s;
+    }
+    if (a->total_s > 0) {
+        b->startup /= a->total_s;
+        b->payload /= a->total_s;
+        b->no_payload /= a->total_s;
+        b->unexplained /= a->total_s;
+    } else {
+        b->startup = b->payload = b->no_payload = b->unexplained = NAN;
+    }
+}
+
+
+const char *cf_an_fmt_share_n(double frac, char *buf, size_t len)
+{
+    double inv = frac > 0 ? 1.0 / frac : NAN;
+    if (!isfinite(frac))
+        snprintf(buf, len, "?");
+    else if (fabs(frac - 1.0) < 0.05)
+        snprintf(buf, len, "n");
+    else if (frac < 1 && fabs(inv - round(inv)) < 0.05 * inv)
+        snprintf(buf, len, "n/%.0f", round(inv));
+    else
+        snprintf(buf, len, "%.2g n", frac);
+    return buf;
+}
+
+const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *w, char *buf, size_t len)
+{
+    char label[24], sz[CF_FMT_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], set[160];
+    const char *ompi = NULL, *on;
+
+    if (w == NULL || !w->collective || w->inf.algo == NULL || w->best_algo == NULL ||
+        !(w->excess >= CF_AN_WIRE_EXCESS) || strcmp(w->best_algo, w->inf.algo) == 0 || w->cost_source == NULL)
+        return NULL;
+    if (strstr(a->p->mpi_library, "Open MPI") != NULL)
+        ompi = cf_wire_ompi_setting(w->w.coll, w->best_algo, set, sizeof(set));
+    on = strcmp(w->cost_source, "collective fit") == 0 ? "with the per-hop alpha and B of its own fit"
+         : strcmp(w->cost_source, "link") == 0        ? "on the given link"
+         : strcmp(w->cost_source, "p2p fit") == 0     ? "on the point-to-point fit of its path"
+                                                      : "on the UCX per-hop fit of its path";
+    snprintf(buf, len,
+             "%s on %s runs %s (%s: %.3g per rank and call, of %s on average); at its sizes %s would "
+             "take %.0f%% less time %s: %s instead of %s per call%s%s",
+             w->w.op, cf_comm_label(w->w.comm, label, sizeof(label)), w->inf.algo, w->inf.expected.shape,
+             w->w.msgs_per_call, cf_an_fmt_share_n(w->msg_size / w->w.payload, sz, sizeof(sz)), w->best_algo,
+             100.0 * (1.0 - w->best_s / w->model_s), on, cf_fmt_time(w->best_s, t1, sizeof(t1)),
+             cf_fmt_time(w->model_s, t2, sizeof(t2)), ompi ? "; Open MPI: " : "", ompi ? ompi : "");
+    return buf;
+}
+
+char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
+{
+    const cf_an_fit_t *f = o->fit;
+    char nh[CF_FMT_LEN], sz[CF_FMT_LEN] = "", what[192];
+    int coll, fuse, no_gain;
+
+    if (strcmp(o->kind, "completion") == 0) {
+        snprintf(buf, len, "time blocked waiting for nonblocking operations to complete: post "
+                           "them earlier or overlap more work with them");
+        return buf;
+    }
+    if (strcmp(o->kind, "probe") == 0) {
+        snprintf(buf, len, "probing for messages, not a transfer");
+        return buf;
+    }
+    if (f == NULL) {
+        snprintf(buf, len, "not a transfer: not fitted");
+        return buf;
+    }
+    coll = f->kind == CF_AN_COLLECTIVE;
+    if (f->basis != NULL && strcmp(f->basis, "no payload") == 0) {
+        snprintf(buf, len, "no payload: its time is synchronization (waiting for the slowest "
+                           "rank, then startup); balance the work before it or drop the call");
+        return buf;
+    }
+    if (f->basis == NULL) {
+        snprintf(buf, len, "not enough size range to fit (%d size%s); give --link RATE,TIME to "
+                           "judge it against a link",
+                 f->nsizes, f->nsizes == 1 ? "" : "s");
+        return buf;
+    }
+    if (o->nonblocking) {
+        snprintf(buf, len, "nonblocking: its span from post to completion overlaps other work and is "
+                           "not a cost; the time blocked on it is in Wait/Test");
+        return buf;
+    }
+    if (f->leaning != NULL) {
+        snprintf(buf, len, "the data cannot tell startup from payload here (%s): measure more "
+                           "sizes or more calls per size, or judge it against a known link with "
+                           "--link RATE,TIME",
+                 f->why);
+        return buf;
+    }
+    cf_fmt_size(f->n_half_bytes, nh, sizeof(nh));
+    /* The fusion advice, where there is one, says whether fusing pays. */
+    fuse = o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "fuse") == 0;
+    no_gain = o->fusion != NULL && o->fusion->verdict != NULL && !fuse;
+    if (fuse)
+        snprintf(what, sizeof(what), "fuse them into buckets of %s (see the fusion advice)",
+                 cf_fmt_size(o->fusion->bucket_bytes, sz, sizeof(sz)));
+    else if (no_gain)
+        snprintf(what, sizeof(what), "yet fusing them gains nothing (%s)", o->fusion->reason);
+    else
+        snprintf(what, sizeof(what), "%s", coll ? "fuse them into fewer, larger calls (buckets)"
+                                                : "aggregate messages into fewer, larger ones");
+    if (f->startup_share > 0.5) {
+        if (isfinite(f->below_n_half) && isfinite(f->n_half_bytes))
+            snprintf(buf, len, "%.0f%% of the calls are below n_half = %s: %s", 100.0 * f->below_n_half,
+                     nh, what);
+        else
+            snprintf(buf, len, "startup dominates: %s", what);
+        return buf;
+    }
+    if (fuse && isfinite(f->below_n_half) && isfinite(f->n_half_bytes))
+        snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
+                           "n_half = %s: move fewer bytes or use faster links, and fuse the small "
+                           "calls into buckets of %s (see the fusion advice)",
+                 100.0 * f->below_n_half, nh, sz);
+    else if (!no_gain && isfinite(f->below_n_half) && f->below_n_half >= 0.5 &&
+             isfinite(f->n_half_bytes))
+        snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
+                           "n_half = %s: move fewer bytes or use faster links, and %s",
+                 100.0 * f->below_n_half, nh,
+                 coll ? "fuse the small calls into buckets" : "aggregate the small messages");
+    else if (coll && isfinite(f->efficiency) && f->efficiency < 0.5)
+        snprintf(buf, len, "payload dominates and it runs at %.0f%% of the ideal %s: check the "
+                           "algorithm the MPI library picks, then move fewer bytes",
+                 100.0 * f->efficiency, f->coll == CF_COLL_ALLREDUCE ? "ring" : "model");
+    else
+        snprintf(buf, len, "payload dominates: move fewer bytes (compression, lower precision) "
+                           "or use faster links");
+    return buf;
+}
+
