@@ -8,40 +8,55 @@
  * sigma; 3 sigma keeps ordinary jitter, flags a preempted or cold bin. */
 #define OUTLIER_K 3.0
 #define MAD_TO_SIGMA 1.4826
-/* Timings never agree better than a few percent, so a point this close to
- * the line is never an outlier, even when the rest fit exactly. */
-#define OUTLIER_FLOOR 0.05
-/* Below this rms relative misfit a single line is good enough. */
-#define SPLIT_FLOOR 0.02
+/* Per-bin medians on this machine scatter by 7 to 10 % (see cf_fit.h), so
+ * a point this close to its line is never an outlier, even when the rest
+ * of a short segment happen to fit more closely. */
+#define OUTLIER_FLOOR 0.10
 #define MIN_DISTINCT 3
+/* Growth of time across a segment below which its slope is noise (the
+ * per-bin scatter is 7 to 10 %), see slope_significant. */
+#define MIN_GROWTH 0.10
 /* Parameters a segment adds: startup, slope and the break before it. */
 #define SEG_PARAMS 3.0
-/* Price of a parameter in units of ln n (the Bayesian information
- * criterion has 1).  A break is not a fixed parameter but the best of
- * about n positions, and at BIC's price sweeps of pure noise split in 5 to
- * 8 % of cases; at 1.5 in about 1 % (9 to 54 sizes, 5 or 10 % Gaussian or
- * uniform noise), while a switch that doubles the time at the break is
- * still found in more than 90 % of 23-size sweeps with 10 % noise. */
+/* The split rule, calibrated by simulation (tests/unit/test_fit_sim.c, the
+ * numbers are in cf_fit.h).  Overridable at compile time only so that a
+ * calibration build can sweep them. */
+#ifndef SPLIT_PENALTY
 #define SPLIT_PENALTY 1.5
+#endif
+#ifndef SPLIT_FLOOR
+#define SPLIT_FLOOR 0.02
+#endif
 /* Calls at which a bin's median is as uncertain as the model itself, see
  * decision_weight. */
 #define CALLS_HALF 16.0
+/* Startups closer than this are not told apart by timers (MPI_Wtime
+ * resolves 1 to 30 ns), so an alpha interval is not called wide for it. */
+#define ALPHA_SLACK_S 10e-9
 
 /* Which weight a fit uses: the call counts (the parameters) or the
  * bounded per-bin weights that decide the segmentation. */
 typedef enum { W_CALLS, W_DECIDE } wkind_t;
 
+/* What the intercept of a line may do.  The first segment's intercept is
+ * the startup and cannot be negative; a later segment's is only where its
+ * line meets size 0 (negative above a token bucket's burst, larger than
+ * the startup above a rendezvous switch).  A flat line has no slope at
+ * all: its size range shows no measurable payload time. */
+typedef enum { A_STARTUP, A_FREE, A_FLAT } acon_t;
+
 typedef struct {
     double x, y, c; /* size, time, call count */
     double u;       /* bounded weight of the bin, see decision_weight */
     double s0;      /* 1 / T^2 before any line exists, see set_start_scale */
+    size_t idx;     /* index of the input point */
 } obs_t;
 
 /* Weighted line with its uncertainty.  b is 1/B in s/byte, 0 when the
- * slope is not positive.  The confidence interval of each coefficient is
- * centre +- t(dof) * se, taken from the constrained fit when that
- * coefficient was estimated, from the unconstrained one when it was pinned
- * at its bound (so the interval shows how far the data push past it). */
+ * line is flat.  The confidence interval of each coefficient is centre +-
+ * t(dof) * se, taken from the constrained fit when that coefficient was
+ * estimated, from the unconstrained one when it was pinned at its bound
+ * (so the interval shows how far the data push past it). */
 typedef struct {
     double a, b;
     double a_c, se_a, b_c, se_b;
@@ -128,9 +143,9 @@ static double weight(const obs_t *o, size_t i, const line_t *ref, wkind_t wk)
 
 /* Least squares of y = a + b x in relative error: weights c / t^2 (or
  * u / t^2) with t the reference line's time, or the start scale without
- * one. */
+ * one; the intercept as ac allows. */
 static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi,
-                    const line_t *ref, wkind_t wk, line_t *L)
+                    const line_t *ref, wkind_t wk, acon_t ac, line_t *L)
 {
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, xm, ym;
     double au, bu, sse_u = 0, s2u, se_au, se_bu;
@@ -172,8 +187,9 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
     se_bu = sqrt(s2u / sxx);
     se_au = sqrt(s2u * (1.0 / sw + xm * xm / sxx));
 
-    if (bu <= 0) {
-        /* Time does not grow with size: constant time, unbounded B. */
+    if (bu <= 0 || ac == A_FLAT) {
+        /* Constant time, unbounded B; the slope's interval stays that of
+         * the free line, so its B interval shows what the data allow. */
         L->a = ym;
         L->b = 0;
         L->a_c = ym;
@@ -182,8 +198,8 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
         L->b_c = bu;
         L->se_b = se_bu;
         L->dof_b = (int)nk - 2;
-    } else if (au < 0) {
-        /* Negative startup is unphysical: line through the origin. */
+    } else if (au < 0 && ac == A_STARTUP) {
+        /* A negative startup is unphysical: line through the origin. */
         double s0xx = 0, s0xy = 0, sse0 = 0, b0;
         for (size_t i = lo; i < hi; i++) {
             if (!keep[i])
@@ -234,17 +250,36 @@ static int wls_once(const obs_t *o, const unsigned char *keep, size_t lo, size_t
  * fast and bias B upwards by about the noise variance; reweighting with the
  * fitted times (iteratively reweighted least squares) removes that. */
 static int wls(const obs_t *o, const unsigned char *keep, size_t lo, size_t hi, wkind_t wk,
-               line_t *L)
+               acon_t ac, line_t *L)
 {
     line_t ref;
-    if (wls_once(o, keep, lo, hi, NULL, wk, L) != 0)
+    if (wls_once(o, keep, lo, hi, NULL, wk, ac, L) != 0)
         return -1;
     for (int it = 0; it < 3; it++) {
         ref = *L;
-        if (wls_once(o, keep, lo, hi, &ref, wk, L) != 0)
+        if (wls_once(o, keep, lo, hi, &ref, wk, ac, L) != 0)
             return -1;
     }
     return 0;
+}
+
+/* Whether a fitted slope says that time grows with size.  It does not
+ * when the payload time over the segment's own sizes is below MIN_GROWTH
+ * of the time (timings do not resolve it: the slope of a segment over 1 to
+ * 5 byte messages is noise, however small its standard error), nor when
+ * the 95 % interval of 1/B reaches 0 (the data allow a flat line) unless
+ * the time at least doubles across the segment: with 3 sizes the interval
+ * has one degree of freedom (t = 12.7) and would call flat what plainly
+ * grows; its width still shows in the B interval. */
+static int slope_significant(const line_t *L, double x_lo, double x_hi)
+{
+    double t_hi = line_at(L, x_hi), growth;
+    if (!(L->b > 0) || !(t_hi > 0))
+        return 0;
+    growth = L->b * (x_hi - x_lo) / t_hi;
+    if (growth < MIN_GROWTH)
+        return 0;
+    return L->b_c - t975(L->dof_b) * L->se_b > 0 || growth >= 0.5;
 }
 
 /* k-th smallest of v[0..n) (quickselect; reorders v). */
@@ -317,18 +352,23 @@ static void model_resid(const obs_t *o, const model_t *mod, double *r)
             r[i] = log_resid(o[i].y, line_at(&mod->seg[s].line, o[i].x));
 }
 
-/* Fit [lo, hi), dropping the worst point while it is beyond the threshold;
- * writes keep[lo..hi).  Trimming starts with the outlier-resistant start
- * weights (set_start_scale); once nothing stands out, it goes on with the
- * unbiased weights from the fitted times.  The points in [lo, pin_lo) and
- * [pin_hi, hi), the sizes next to a break, are never dropped: the break
- * search gave them to this line (see seg_cost), and without them the
- * switch between the segments (cf_fit_predict) would move and put them
- * under the other line. */
+/* Fit [lo, hi), dropping the worst interior point while it is beyond the
+ * threshold; writes keep[lo..hi).  Trimming starts with the
+ * outlier-resistant start weights (set_start_scale); once nothing stands
+ * out, it goes on with the unbiased weights from the fitted times.
+ *
+ * Only the points in [pin_lo, pin_hi) can be dropped: never the first or
+ * the last size of a segment.  At the ends of the whole sweep those are
+ * the numbers the fit exists to give (the smallest sizes the startup, the
+ * largest the asymptotic bandwidth); next to a break the break search
+ * gave them to this line (see seg_cost), and without them the switch
+ * between the segments (cf_fit_predict) would move and put them under the
+ * other line.  At most a quarter of the interior can go, and never below
+ * MIN_DISTINCT sizes. */
 static int fit_robust(const obs_t *o, size_t lo, size_t hi, size_t pin_lo, size_t pin_hi,
-                      wkind_t wk, unsigned char *keep, double *scratch, seg_t *seg)
+                      wkind_t wk, acon_t ac, unsigned char *keep, double *scratch, seg_t *seg)
 {
-    size_t maxdrop = (hi - lo) / 4, ndrop = 0;
+    size_t maxdrop = (pin_hi > pin_lo ? pin_hi - pin_lo : 0) / 4, ndrop = 0;
     int reweighted = 0;
 
     memset(keep + lo, 1, hi - lo);
@@ -337,8 +377,8 @@ static int fit_robust(const obs_t *o, size_t lo, size_t hi, size_t pin_lo, size_
     for (;;) {
         size_t worst = hi;
         double rworst = -1;
-        int rc = reweighted ? wls(o, keep, lo, hi, wk, &seg->line)
-                            : wls_once(o, keep, lo, hi, NULL, wk, &seg->line);
+        int rc = reweighted ? wls(o, keep, lo, hi, wk, ac, &seg->line)
+                            : wls_once(o, keep, lo, hi, NULL, wk, ac, &seg->line);
 
         if (rc != 0)
             return -1;
@@ -362,6 +402,11 @@ static int fit_robust(const obs_t *o, size_t lo, size_t hi, size_t pin_lo, size_
             break;
         reweighted = 1;
     }
+    /* A slope that says nothing about payload time would turn the noise
+     * of a flat stretch into a bandwidth: refit as a constant.  Only for
+     * the parameters: the segmentation compares lines as they fit. */
+    if (wk == W_CALLS && !slope_significant(&seg->line, o[lo].x, o[hi - 1].x))
+        return wls(o, keep, lo, hi, wk, A_FLAT, &seg->line);
     return 0;
 }
 
@@ -380,17 +425,18 @@ typedef struct {
 /* Cost of one segment over the distinct sizes [u, v) for the break search,
  * which looks at O(d^2) segments: bounded start weights and two rounds of
  * clipping at the robust threshold (at most a quarter of the points),
- * O(length) instead of the one-by-one trimming of fit_robust.  The sizes
- * next to a break (the first unless u = 0, the last unless v = d) are
- * never clipped and cost in full: otherwise a segment that fits its own
- * points closely could take the first bin of the next protocol as a cheap
- * outlier and put the break one size off; now the bin goes to the side
- * whose line explains it. */
+ * O(length) instead of the one-by-one trimming of fit_robust.  The first
+ * and last size of the segment are never clipped and cost in full, as in
+ * fit_robust: otherwise a segment that fits its own points closely could
+ * take the first bin of the next protocol as a cheap outlier and put the
+ * break one size off; now the bin goes to the side whose line explains
+ * it.  Only the first segment's intercept is held >= 0. */
 static double seg_cost(work_t *w, size_t u, size_t v)
 {
     double *c = &w->cost[u * (w->d + 1) + v];
     const obs_t *o = w->o;
     size_t lo, hi, len, pin_lo, pin_hi;
+    acon_t ac = u == 0 ? A_STARTUP : A_FREE;
     line_t L;
     double thr = OUTLIER_FLOOR, cost = 0;
 
@@ -403,12 +449,12 @@ static double seg_cost(work_t *w, size_t u, size_t v)
     lo = w->grp[u];
     hi = w->grp[v];
     len = hi - lo;
-    pin_lo = u > 0 ? w->grp[u + 1] : lo; /* [lo, pin_lo) and [pin_hi, hi) */
-    pin_hi = v < w->d ? w->grp[v - 1] : hi;
+    pin_lo = w->grp[u + 1]; /* [lo, pin_lo) and [pin_hi, hi) are never clipped */
+    pin_hi = w->grp[v - 1];
     memset(w->tkeep + lo, 1, len);
     for (int round = 0; round < 2; round++) {
         double cut;
-        if (wls_once(o, w->tkeep, lo, hi, NULL, W_DECIDE, &L) != 0) {
+        if (wls_once(o, w->tkeep, lo, hi, NULL, W_DECIDE, ac, &L) != 0) {
             *c = INFINITY;
             return *c;
         }
@@ -474,9 +520,8 @@ static int build_model(work_t *w, size_t k, wkind_t wk, model_t *mod, unsigned c
     mod->nseg = k + 1;
     for (size_t s = k + 1; s-- > 0;) {
         size_t u = w->arg[s * (w->d + 1) + v];
-        size_t pin_lo = w->grp[s > 0 ? u + 1 : u], pin_hi = w->grp[s < k ? v - 1 : v];
-        if (fit_robust(w->o, w->grp[u], w->grp[v], pin_lo, pin_hi, wk, keep, w->scratch,
-                       &mod->seg[s]) != 0)
+        if (fit_robust(w->o, w->grp[u], w->grp[v], w->grp[u + 1], w->grp[v - 1], wk,
+                       s == 0 ? A_STARTUP : A_FREE, keep, w->scratch, &mod->seg[s]) != 0)
             return -1;
         v = u;
     }
@@ -498,7 +543,9 @@ static int build_model(work_t *w, size_t k, wkind_t wk, model_t *mod, unsigned c
  * (sum u)^2 / sum u^2, and p the finer model's parameters (a startup and a
  * slope per segment, a position per break): n - p, the residual degrees of
  * freedom, keeps the test as strict with 10 sizes as with 50.  Each added
- * segment must pay SPLIT_PENALTY x ln n per parameter; see there. */
+ * segment must pay SPLIT_PENALTY x ln n per parameter, and the coarser
+ * model must miss by more than SPLIT_FLOOR rms; both were calibrated by
+ * simulating sweeps with this machine's noise (cf_fit.h). */
 static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine,
                       const unsigned char *fine_keep)
 {
@@ -518,7 +565,6 @@ static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine,
         su += o[i].u;
         su2 += o[i].u * o[i].u;
     }
-    /* Below SPLIT_FLOOR rms misfit one line is good enough. */
     if (!(su > 0) || !(sqrt(cc / su) > SPLIT_FLOOR))
         return 0;
     n = su * su / su2;
@@ -559,14 +605,14 @@ static void set_start_scale(obs_t *o, size_t m)
 
 /* The log of a bin's median time scatters by about 1.25 s / sqrt(calls)
  * from the jitter s of single calls (about 0.15 in sweeps), on top of the
- * few per cent (about 0.05) by which real timings depart from any
- * piecewise line however many calls are timed.  The inverse of that
- * variance, c / (c + CALLS_HALF) up to a constant (the two parts are equal
- * at about 16 calls), is the weight of a bin in the segmentation: it grows
- * with the calls but is bounded, so the small sizes, which sweeps repeat
- * 10 to 100 times more often, do not decide alone whether and where the
- * protocol switches, while a bin of a few calls still counts less.  Equal
- * calls give equal weights. */
+ * few per cent by which real timings depart from any piecewise line
+ * however many calls are timed.  The inverse of that variance, c / (c +
+ * CALLS_HALF) up to a constant (the two parts are equal at about 16
+ * calls), is the weight of a bin in the segmentation: it grows with the
+ * calls but is bounded, so the small sizes, which sweeps repeat 10 to 100
+ * times more often, do not decide alone whether and where the protocol
+ * switches, while a bin of a few calls still counts less.  Equal calls
+ * give equal weights. */
 static double decision_weight(double calls)
 {
     return calls / (calls + CALLS_HALF);
@@ -587,29 +633,100 @@ static double inv_or_inf(double b)
     return b > 0 ? 1.0 / b : INFINITY;
 }
 
-int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *kept_p)
+/* 95 % intervals of a line's alpha and B; the startup (first segment)
+ * cannot be negative, a later intercept can. */
+static void line_cis(const line_t *L, int startup, double alpha_ci[2], double bw_ci[2])
 {
-    int rc = cf_fit_hockney(pts, n, fit_p);
-    for (size_t i = 0; kept_p != NULL && i < n; i++)
-        kept_p[i] = rc == CF_OK;
-    for (int s = 0; rc == CF_OK && s < fit_p->nseg; s++) {
-        memcpy(fit_p->seg[s].alpha_ci, fit_p->alpha_ci, sizeof(fit_p->alpha_ci));
-        memcpy(fit_p->seg[s].bandwidth_ci, fit_p->bandwidth_ci, sizeof(fit_p->bandwidth_ci));
+    double t = t975(L->dof_a);
+    alpha_ci[0] = L->a_c - t * L->se_a;
+    alpha_ci[1] = L->a_c + t * L->se_a;
+    if (startup) {
+        alpha_ci[0] = fmax(0.0, alpha_ci[0]);
+        alpha_ci[1] = fmax(0.0, alpha_ci[1]);
     }
-    return rc;
+    t = t975(L->dof_b);
+    bw_ci[0] = inv_or_inf(L->b_c + t * L->se_b);
+    /* A flat line's B is infinite: its interval stays open above. */
+    bw_ci[1] = L->b > 0 ? inv_or_inf(L->b_c - t * L->se_b) : INFINITY;
 }
 
-int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
+/* The uncertainty rules of cf_fit.h. */
+static void set_uncertainty(cf_fit_t *f)
+{
+    const cf_segment_t *last = &f->seg[f->nseg - 1];
+    double lo = f->alpha_ci[0], hi = f->alpha_ci[1];
+
+    f->alpha_why = "";
+    if (!isfinite(hi))
+        f->alpha_why = "interval open";
+    else if (!(lo > 0))
+        f->alpha_why = "interval reaches 0";
+    else if (hi > 2.0 * lo + ALPHA_SLACK_S)
+        f->alpha_why = "interval wider than a factor 2";
+    f->alpha_uncertain = f->alpha_why[0] != '\0';
+
+    lo = f->bandwidth_ci[0];
+    hi = f->bandwidth_ci[1];
+    f->bandwidth_why = "";
+    if (isinf(f->bandwidth_Bps))
+        f->bandwidth_why = "time does not grow with size";
+    else if (!isfinite(hi) || !(lo > 0))
+        f->bandwidth_why = "interval open";
+    else if (last->nsizes < 3)
+        f->bandwidth_why = "last segment spans fewer than 3 sizes";
+    else if (last->size_hi < 4.0 * last->size_lo)
+        f->bandwidth_why = "last segment spans less than a factor 4 in size";
+    else if (hi > 2.0 * lo)
+        f->bandwidth_why = "interval wider than a factor 2";
+    f->bandwidth_uncertain = f->bandwidth_why[0] != '\0';
+}
+
+/* Quality of the piecewise model over the kept points: rms and largest
+ * |T_pred / T_meas - 1| (each kept bin counts once, so that a bin of few
+ * calls that the model misses shows), and r2 of the call-weighted
+ * relative-error regression (weights c / T_pred^2, as in the fit). */
+static void set_quality(const obs_t *o, const model_t *mod, const unsigned char *keep,
+                        cf_fit_t *f)
+{
+    double se2 = 0, emax = 0, sw = 0, swy = 0, sse = 0, sst = 0, ym;
+    size_t nk = 0;
+
+    for (size_t s = 0; s < mod->nseg; s++)
+        for (size_t i = mod->seg[s].lo; i < mod->seg[s].hi; i++) {
+            if (!keep[i])
+                continue;
+            double pred = line_at(&mod->seg[s].line, o[i].x), e = pred / o[i].y - 1.0;
+            double w = pred > 0 ? o[i].c / (pred * pred) : 0.0;
+            se2 += e * e;
+            emax = fmax(emax, fabs(e));
+            sw += w;
+            swy += w * o[i].y;
+            sse += w * (o[i].y - pred) * (o[i].y - pred);
+            nk++;
+        }
+    ym = sw > 0 ? swy / sw : 0.0;
+    for (size_t s = 0; s < mod->nseg; s++)
+        for (size_t i = mod->seg[s].lo; i < mod->seg[s].hi; i++) {
+            if (!keep[i])
+                continue;
+            double pred = line_at(&mod->seg[s].line, o[i].x);
+            double w = pred > 0 ? o[i].c / (pred * pred) : 0.0;
+            sst += w * (o[i].y - ym) * (o[i].y - ym);
+        }
+    f->err_rms = nk > 0 ? sqrt(se2 / (double)nk) : NAN;
+    f->err_max = nk > 0 ? emax : NAN;
+    f->r2 = sst > 0 ? 1.0 - sse / sst : 1.0;
+}
+
+int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *kept_p)
 {
     cf_fit_t fit;
     work_t w;
     obs_t *o = NULL;
     model_t cur, cand;
-    const seg_t *segs;
     unsigned char *keep[2] = {NULL, NULL};
-    size_t m = 0, nseg, nkept = 0, kmax;
+    size_t m = 0, nkept = 0, kmax;
     line_t all;
-    double t;
     int rc;
 
     if (pts == NULL && n > 0)
@@ -621,6 +738,12 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
     memset(&w, 0, sizeof(w));
     fit.alpha_s = fit.bandwidth_Bps = fit.n_half_bytes = fit.r2 = NAN;
     fit.alpha_ci[0] = fit.alpha_ci[1] = fit.bandwidth_ci[0] = fit.bandwidth_ci[1] = NAN;
+    fit.err_rms = fit.err_max = NAN;
+    fit.line_alpha_s = fit.line_bandwidth_Bps = fit.line_r2 = NAN;
+    fit.alpha_uncertain = fit.bandwidth_uncertain = 1;
+    fit.alpha_why = fit.bandwidth_why = "fewer than 3 sizes";
+    if (kept_p != NULL && n > 0)
+        memset(kept_p, 0, n);
 
     if (n > 0 && (o = malloc(n * sizeof(*o))) == NULL)
         return CF_ERR_NOMEM;
@@ -630,6 +753,7 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
             o[m].y = pts[i].time_s;
             o[m].c = pts[i].weight;
             o[m].u = decision_weight(pts[i].weight);
+            o[m].idx = i;
             m++;
         }
     }
@@ -689,44 +813,55 @@ int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
     /* The parameters of those segments: weighted by calls. */
     if (build_model(&w, cur.nseg - 1, W_CALLS, &cur, keep[0]) != 0)
         goto nodata;
-    nseg = cur.nseg;
-    segs = cur.seg;
-
-    if (wls(o, keep[0], 0, m, W_CALLS, &all) != 0)
-        goto nodata;
-    t = t975(all.dof_a);
-    fit.alpha_s = all.a;
-    fit.bandwidth_Bps = inv_or_inf(all.b);
-    fit.n_half_bytes = isinf(fit.bandwidth_Bps) ? (all.a > 0 ? INFINITY : 0.0)
-                                                : all.a * fit.bandwidth_Bps;
-    fit.r2 = all.r2;
-    fit.alpha_ci[0] = fmax(0.0, all.a_c - t * all.se_a);
-    fit.alpha_ci[1] = fmax(0.0, all.a_c + t * all.se_a);
-    t = t975(all.dof_b);
-    fit.bandwidth_ci[0] = inv_or_inf(all.b_c + t * all.se_b);
-    fit.bandwidth_ci[1] = inv_or_inf(all.b_c - t * all.se_b);
 
     fit.size_lo = INFINITY;
     fit.size_hi = -INFINITY;
-    for (size_t s = 0; s < nseg; s++) {
+    for (size_t s = 0; s < cur.nseg; s++) {
         cf_segment_t *g = &fit.seg[s];
+        const line_t *L = &cur.seg[s].line;
         g->size_lo = INFINITY;
         g->size_hi = -INFINITY;
         g->npoints = 0;
-        for (size_t i = segs[s].lo; i < segs[s].hi; i++) {
+        for (size_t i = cur.seg[s].lo; i < cur.seg[s].hi; i++) {
             if (!keep[0][i])
                 continue;
+            if (g->npoints == 0 || o[i].x != g->size_hi)
+                g->nsizes++;
             g->size_lo = fmin(g->size_lo, o[i].x);
             g->size_hi = fmax(g->size_hi, o[i].x);
             g->npoints++;
         }
-        g->alpha_s = segs[s].line.a;
-        g->bandwidth_Bps = inv_or_inf(segs[s].line.b);
+        g->alpha_s = L->a;
+        g->bandwidth_Bps = inv_or_inf(L->b);
+        line_cis(L, s == 0, g->alpha_ci, g->bandwidth_ci);
         fit.size_lo = fmin(fit.size_lo, g->size_lo);
         fit.size_hi = fmax(fit.size_hi, g->size_hi);
         nkept += (size_t)g->npoints;
     }
-    fit.nseg = (int)nseg;
+    fit.nseg = (int)cur.nseg;
+
+    /* Headline: startup from the small sizes, bandwidth from the large. */
+    fit.alpha_s = fit.seg[0].alpha_s;
+    fit.alpha_ci[0] = fit.seg[0].alpha_ci[0];
+    fit.alpha_ci[1] = fit.seg[0].alpha_ci[1];
+    fit.bandwidth_Bps = fit.seg[fit.nseg - 1].bandwidth_Bps;
+    fit.bandwidth_ci[0] = fit.seg[fit.nseg - 1].bandwidth_ci[0];
+    fit.bandwidth_ci[1] = fit.seg[fit.nseg - 1].bandwidth_ci[1];
+    fit.n_half_bytes = isinf(fit.bandwidth_Bps) ? (fit.alpha_s > 0 ? INFINITY : 0.0)
+                                                : fit.alpha_s * fit.bandwidth_Bps;
+    set_quality(o, &cur, keep[0], &fit);
+    set_uncertainty(&fit);
+
+    /* For reference: one line through every kept point. */
+    if (wls(o, keep[0], 0, m, W_CALLS, A_STARTUP, &all) == 0) {
+        fit.line_alpha_s = all.a;
+        fit.line_bandwidth_Bps = inv_or_inf(all.b);
+        fit.line_r2 = all.r2;
+    }
+
+    if (kept_p != NULL)
+        for (size_t i = 0; i < m; i++)
+            kept_p[o[i].idx] = keep[0][i];
     fit.npoints = (int)nkept;
     fit.noutliers = (int)(m - nkept);
     fit.ok = 1;
@@ -752,6 +887,11 @@ out:
     free(w.grp);
     free(o);
     return rc;
+}
+
+int cf_fit_hockney(const cf_point_t *pts, size_t n, cf_fit_t *fit_p)
+{
+    return cf_fit_run(pts, n, fit_p, NULL);
 }
 
 const cf_segment_t *cf_fit_segment_at(const cf_fit_t *fit, double size)
@@ -780,9 +920,16 @@ double cf_fit_predict(const cf_fit_t *fit, double size)
 
 double cf_fit_alpha_at(const cf_fit_t *fit, double size)
 {
+    const cf_segment_t *g;
+    double a;
     if (fit == NULL || !fit->ok || fit->nseg < 1)
         return NAN;
-    return cf_fit_segment_at(fit, size)->alpha_s;
+    g = cf_fit_segment_at(fit, size);
+    /* A negative intercept is no startup (the line of a token bucket's
+     * rate above its burst): the message still pays the startup of the
+     * small sizes.  Never more than the whole predicted time. */
+    a = g->alpha_s >= 0 ? g->alpha_s : fit->seg[0].alpha_s;
+    return fmin(a, fmax(cf_fit_predict(fit, size), 0.0));
 }
 
 double cf_fit_startup_share(const cf_fit_t *fit, const cf_point_t *pts, size_t n)

@@ -151,21 +151,170 @@ static void test_outliers(void **state)
     assert_rel(f.bandwidth_Bps, BW, 0.10);
 }
 
-static void test_outlier_at_edge(void **state)
+/* The smallest and the largest size are the startup and the bandwidth
+ * the fit exists to give: never outliers, however far off (models.md);
+ * an interior outlier still goes. */
+static void test_ends_never_dropped(void **state)
 {
     cf_point_t p[NPOW];
+    unsigned char kept[NPOW];
     cf_fit_t f;
     (void)state;
 
     rng_state = 99;
     make_hockney(p, ALPHA, BW, 0.05);
-    p[NPOW - 1].time_s *= 10; /* must not buy a three-point segment */
-    p[0].time_s /= 10;
-    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    p[NPOW - 1].time_s *= 3;
+    p[0].time_s /= 3;
+    p[12].time_s *= 10;
+    assert_int_equal(cf_fit_run(p, NPOW, &f, kept), CF_OK);
+    assert_true(kept[0] && kept[NPOW - 1]);
+    assert_false(kept[12]);
+    assert_true(f.size_lo == 1.0 && f.size_hi == ldexp(1.0, NPOW - 1));
+    /* The last segment holds the slow end: its B is what that size says. */
+    assert_true(f.seg[f.nseg - 1].size_hi == ldexp(1.0, NPOW - 1));
+}
+
+/* kept_p: per input index, 1 in the fit, 0 dropped or ignored. */
+static void test_kept_output(void **state)
+{
+    cf_point_t p[NPOW];
+    unsigned char kept[NPOW];
+    cf_fit_t f;
+    int nk = 0;
+    (void)state;
+
+    rng_state = 4242;
+    make_hockney(p, ALPHA, BW, 0.03);
+    p[5].weight = 0;     /* ignored */
+    p[9].time_s = 0;     /* ignored */
+    p[16].time_s *= 10;  /* outlier */
+    memset(kept, 7, sizeof(kept));
+    assert_int_equal(cf_fit_run(p, NPOW, &f, kept), CF_OK);
+    for (int i = 0; i < NPOW; i++) {
+        assert_true(kept[i] == 0 || kept[i] == 1);
+        nk += kept[i];
+    }
+    assert_false(kept[5] || kept[9] || kept[16]);
+    assert_int_equal(nk, f.npoints);
+    assert_int_equal(f.noutliers, 1);
+    /* cf_fit_hockney is the same fit. */
+    {
+        cf_fit_t g;
+        assert_int_equal(cf_fit_hockney(p, NPOW, &g), CF_OK);
+        assert_true(g.alpha_s == f.alpha_s && g.bandwidth_Bps == f.bandwidth_Bps);
+    }
+    /* No data: all 0. */
+    memset(kept, 7, 3);
+    assert_int_equal(cf_fit_run(p, 2, &f, kept), CF_ERR_NODATA);
+    assert_true(kept[0] == 0 && kept[1] == 0);
+}
+
+/* Above a token bucket's burst b at rate R the time is a + b/B0 + (M - b)/R:
+ * a line with a negative intercept.  Clamping it to 0 biased the rate, and
+ * dropping the largest sizes as outliers reported 2.2 x R. */
+static void test_token_bucket(void **state)
+{
+    const double a = 5e-6, b0 = 10e9, burst = 1048576, rate = 1e9;
+    cf_point_t p[NPOW];
+    unsigned char kept[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    for (int noisy = 0; noisy < 2; noisy++) {
+        rng_state = 77;
+        for (int i = 0; i < NPOW; i++) {
+            double m = ldexp(1.0, i);
+            p[i].size = m;
+            p[i].time_s = (a + fmin(m, burst) / b0 + fmax(0.0, m - burst) / rate) *
+                          (1.0 + 0.03 * noisy * rng_uniform());
+            p[i].weight = 1;
+        }
+        assert_int_equal(cf_fit_run(p, NPOW, &f, kept), CF_OK);
+        assert_true(f.nseg >= 2);
+        assert_true(kept[NPOW - 1] && kept[NPOW - 2]);
+        assert_true(f.seg[f.nseg - 1].alpha_s < 0); /* a line, not a startup */
+        assert_rel(f.bandwidth_Bps, rate, noisy ? 0.10 : 1e-6);
+        assert_rel(f.alpha_s, a, noisy ? 0.15 : 1e-6);
+        if (!noisy)
+            assert_in_slack(rate, f.bandwidth_ci, 1e-9);
+        /* The startup of a message above the burst is still a. */
+        assert_rel(cf_fit_alpha_at(&f, 64e6), f.alpha_s, 1e-12);
+        assert_string_equal(cf_verdict(cf_fit_startup_share(&f, &(cf_point_t){64e6, 0, 1}, 1)),
+                            "bandwidth-bound");
+    }
+}
+
+/* A segment over 1 to 5 byte messages: its slope is noise, the messages
+ * are startup-bound (it once gave B = 7.5 MB/s and "bandwidth-bound"). */
+static void test_tiny_sizes_flat(void **state)
+{
+    static const double t[] = {1.00e-6, 1.02e-6, 1.01e-6, 1.04e-6, 1.05e-6};
+    cf_point_t p[5];
+    cf_fit_t f;
+    (void)state;
+
+    for (int i = 0; i < 5; i++)
+        p[i] = (cf_point_t){i + 1.0, t[i], 1000};
+    assert_int_equal(cf_fit_hockney(p, 5, &f), CF_OK);
     assert_int_equal(f.nseg, 1);
-    assert_int_equal(f.noutliers, 2);
-    assert_rel(f.alpha_s, ALPHA, 0.10);
-    assert_rel(f.bandwidth_Bps, BW, 0.10);
+    assert_true(isinf(f.bandwidth_Bps));
+    assert_true(isinf(f.bandwidth_ci[1]));
+    assert_true(f.bandwidth_uncertain);
+    assert_string_equal(f.bandwidth_why, "time does not grow with size");
+    assert_rel(f.alpha_s, 1.024e-6, 0.01);
+    assert_string_equal(cf_verdict(cf_fit_startup_share(&f, p, 5)), "startup-bound");
+    assert_true(f.err_max < 0.03);
+}
+
+/* Headline = the two ends: startup from the first segment, bandwidth from
+ * the last (NetPIPE reported 1.73 GB/s from one line through a curve whose
+ * upper segment ran at 9.9). */
+static void test_headline_is_the_ends(void **state)
+{
+    cf_point_t p[NPOW];
+    cf_fit_t f;
+    (void)state;
+
+    for (int i = 0; i < NPOW; i++) {
+        double m = ldexp(1.0, i);
+        p[i] = (cf_point_t){m, m < 65536 ? 2e-6 + m / 1e9 : 40e-6 + m / 9.9e9, 1};
+    }
+    assert_int_equal(cf_fit_hockney(p, NPOW, &f), CF_OK);
+    assert_int_equal(f.nseg, 2);
+    assert_true(f.alpha_s == f.seg[0].alpha_s);
+    assert_true(f.bandwidth_Bps == f.seg[1].bandwidth_Bps);
+    assert_rel(f.alpha_s, 2e-6, 1e-6);
+    assert_rel(f.bandwidth_Bps, 9.9e9, 1e-6);
+    assert_rel(f.n_half_bytes, 2e-6 * 9.9e9, 1e-6);
+    assert_true(f.alpha_ci[0] == f.seg[0].alpha_ci[0] && f.alpha_ci[1] == f.seg[0].alpha_ci[1]);
+    assert_true(f.bandwidth_ci[0] == f.seg[1].bandwidth_ci[0]);
+    /* The old single line, kept for reference, misses both. */
+    assert_true(fabs(f.line_bandwidth_Bps / 9.9e9 - 1) > 0.1);
+    assert_true(f.line_r2 < f.r2);
+    assert_true(f.err_rms < 1e-6 && f.err_max < 1e-6);
+    assert_false(f.alpha_uncertain);
+    assert_false(f.bandwidth_uncertain);
+    assert_string_equal(f.bandwidth_why, "");
+}
+
+/* A last segment of 3 sizes spanning a factor 4 gives no trustworthy B. */
+static void test_bandwidth_uncertain_short_tail(void **state)
+{
+    cf_point_t p[12];
+    cf_fit_t f;
+    (void)state;
+
+    rng_state = 3;
+    for (int i = 0; i < 12; i++) {
+        double m = i < 9 ? ldexp(1.0, 2 * i) : ldexp(1.0, 16) * (1.0 + 0.5 * (i - 8));
+        p[i] = (cf_point_t){m, (m < 65537 ? 2e-6 + m / 10e9 : 30e-6 + m / 1e9) *
+                                   (1.0 + 0.03 * rng_uniform()),
+                            100};
+    }
+    assert_int_equal(cf_fit_hockney(p, 12, &f), CF_OK);
+    assert_true(f.nseg >= 2);
+    assert_true(f.bandwidth_uncertain);
+    assert_true(strlen(f.bandwidth_why) > 0);
 }
 
 static void make_switch(cf_point_t *p, double noise)
@@ -565,7 +714,12 @@ int main(void)
         cmocka_unit_test(test_noise),
         cmocka_unit_test(test_noise_ci_coverage),
         cmocka_unit_test(test_outliers),
-        cmocka_unit_test(test_outlier_at_edge),
+        cmocka_unit_test(test_ends_never_dropped),
+        cmocka_unit_test(test_kept_output),
+        cmocka_unit_test(test_token_bucket),
+        cmocka_unit_test(test_tiny_sizes_flat),
+        cmocka_unit_test(test_headline_is_the_ends),
+        cmocka_unit_test(test_bandwidth_uncertain_short_tail),
         cmocka_unit_test(test_protocol_switch),
         cmocka_unit_test(test_protocol_switch_noisy),
         cmocka_unit_test(test_three_segments),
