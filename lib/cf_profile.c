@@ -27,9 +27,30 @@ void cf_profile_free(cf_profile_t *p)
     for (size_t i = 0; i < p->nregion; i++)
         free(p->region[i]);
     free(p->region);
+    for (size_t i = 0; i < p->npartial_reason; i++)
+        free(p->partial_reason[i]);
+    free(p->partial_reason);
     if (p->extra)
         json_decref(p->extra);
     cf_profile_init(p);
+}
+
+int cf_profile_add_partial_reason(cf_profile_t *p, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    p->partial = 1;
+    char **a = realloc(p->partial_reason, (p->npartial_reason + 1) * sizeof(char *));
+    if (!a)
+        return CF_ERR_NOMEM;
+    p->partial_reason = a;
+    if (!(a[p->npartial_reason] = strdup(buf)))
+        return CF_ERR_NOMEM;
+    p->npartial_reason++;
+    return CF_OK;
 }
 
 const cf_comm_info_t *cf_profile_comm(const cf_profile_t *p, uint32_t id)
@@ -64,6 +85,15 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     json_object_set_new(job, "nodes", json_integer(p->nodes));
     json_object_set_new(job, "wall_s", json_real(p->wall_s));
     json_object_set_new(job, "partial", json_boolean(p->partial));
+    json_t *why = json_array();
+    for (size_t i = 0; i < p->npartial_reason; i++)
+        json_array_append_new(why, json_string(p->partial_reason[i]));
+    json_object_set_new(job, "partial_reasons", why);
+    if (p->oversubscribed >= 0) {
+        json_object_set_new(job, "oversubscribed", json_boolean(p->oversubscribed));
+        json_object_set_new(job, "ranks_per_node_max", json_integer(p->ranks_per_node_max));
+        json_object_set_new(job, "cpus_per_node_min", json_integer(p->cpus_per_node_min));
+    }
     json_object_set_new(job, "mpi_library", json_string(p->mpi_library));
     json_object_set_new(job, "start_time", json_string(p->start_time));
     json_object_set_new(job, "clock_hz", json_real(p->clock_hz));
@@ -73,10 +103,11 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     json_t *ranks = json_array();
     for (size_t i = 0; i < p->nrank; i++) {
         const cf_rank_info_t *r = &p->rank[i];
-        json_array_append_new(ranks, json_pack("{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:I}", "rank", r->rank, "node",
-                                               r->node, "host", r->host, "wall_s", r->wall_s, "mpi_s", r->mpi_s,
-                                               "wait_s", r->wait_s, "transfer_s", r->xfer_s, "dropped",
-                                               (json_int_t)r->dropped));
+        json_array_append_new(ranks, json_pack("{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:i}", "rank", r->rank,
+                                               "node", r->node, "host", r->host, "wall_s", r->wall_s, "mpi_s",
+                                               r->mpi_s, "wait_s", r->wait_s, "transfer_s", r->xfer_s, "dropped",
+                                               (json_int_t)r->dropped, "node_ranks", r->node_ranks, "node_cpus",
+                                               r->node_cpus));
     }
     json_object_set_new(root, "ranks", ranks);
 
@@ -115,6 +146,10 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         json_object_set_new(o, "time_s", json_pack("{s:f, s:f, s:f, s:f, s:f}", "sum", r->t_sum, "min", r->t_min,
                                                    "max", r->t_max, "p50", r->t_p50, "p99", r->t_p99));
         json_object_set_new(o, "wait_s", json_real(r->wait_s));
+        if (r->sample_eligible) {
+            json_object_set_new(o, "sample_eligible", json_integer((json_int_t)r->sample_eligible));
+            json_object_set_new(o, "sample_selected", json_integer((json_int_t)r->sample_selected));
+        }
         if (r->xfer_n)
             json_object_set_new(o, "transfer_s", json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t)r->xfer_n, "sum",
                                                            r->xfer_sum, "p50", r->xfer_p50, "p99", r->xfer_p99));
@@ -293,8 +328,32 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         goto err;
     }
     p.partial = json_is_true(partial);
-    CF_CHECK(cf_get_str(job, "mpi_library", p.mpi_library, sizeof(p.mpi_library), "job", err, errlen));
     json_t *x;
+    if ((x = json_object_get(job, "partial_reasons")) && json_is_array(x)) {
+        size_t k;
+        json_t *s;
+        json_array_foreach(x, k, s) {
+            if (!json_is_string(s)) {
+                cf_errf(err, errlen, "job: partial_reasons[%zu] is not a string", k);
+                goto err;
+            }
+            int keep = p.partial;
+            if (cf_profile_add_partial_reason(&p, "%s", json_string_value(s)) != CF_OK) {
+                rc = CF_ERR_NOMEM;
+                goto err;
+            }
+            p.partial = keep; /* the flag is what the file says */
+        }
+    }
+    if ((x = json_object_get(job, "oversubscribed")) && json_is_boolean(x))
+        p.oversubscribed = json_is_true(x);
+    if ((x = json_object_get(job, "ranks_per_node_max")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
+        json_integer_value(x) <= INT32_MAX)
+        p.ranks_per_node_max = (int)json_integer_value(x);
+    if ((x = json_object_get(job, "cpus_per_node_min")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
+        json_integer_value(x) <= INT32_MAX)
+        p.cpus_per_node_min = (int)json_integer_value(x);
+    CF_CHECK(cf_get_str(job, "mpi_library", p.mpi_library, sizeof(p.mpi_library), "job", err, errlen));
     if ((x = json_object_get(job, "start_time")) && json_is_string(x))
         cf_strlcpy(p.start_time, json_string_value(x), sizeof(p.start_time));
     if ((x = json_object_get(job, "clock_hz")) && json_is_number(x))
@@ -344,6 +403,12 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             r->xfer_s = json_number_value(x);
         if ((x = json_object_get(o, "dropped")) && json_is_integer(x))
             r->dropped = (uint64_t)json_integer_value(x);
+        if ((x = json_object_get(o, "node_ranks")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
+            json_integer_value(x) <= INT32_MAX)
+            r->node_ranks = (int)json_integer_value(x);
+        if ((x = json_object_get(o, "node_cpus")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
+            json_integer_value(x) <= INT32_MAX)
+            r->node_cpus = (int)json_integer_value(x);
     }
 
     if (!(a = cf_get_array(root, "communicators", err, errlen)))
@@ -447,6 +512,10 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_num(t, "p99", &r->t_p99, where, err, errlen));
         if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
             r->wait_s = json_number_value(x);
+        if ((x = json_object_get(o, "sample_eligible")) && json_is_integer(x) && json_integer_value(x) >= 0)
+            r->sample_eligible = (uint64_t)json_integer_value(x);
+        if ((x = json_object_get(o, "sample_selected")) && json_is_integer(x) && json_integer_value(x) >= 0)
+            r->sample_selected = (uint64_t)json_integer_value(x);
         if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
             snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
             CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));

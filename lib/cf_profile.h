@@ -29,6 +29,10 @@ typedef struct {
      * partner (collectives), or one-way time on synchronized clocks (p2p) */
     uint64_t xfer_n;
     double xfer_sum, xfer_p50, xfer_p99;
+    /* calls of this record the sampler considered (blocking collectives,
+     * messages with a partner rank), and those its rule chose; 0 in older
+     * profiles.  Coverage is xfer_n / sample_eligible. */
+    uint64_t sample_eligible, sample_selected;
 } cf_record_t;
 
 typedef struct {
@@ -37,6 +41,7 @@ typedef struct {
     double wall_s, mpi_s;
     double wait_s, xfer_s; /* over the sampled calls: waiting for others, moving data */
     uint64_t dropped;      /* records this rank could not keep */
+    int node_ranks, node_cpus; /* ranks on this rank's node, CPUs they may run on; 0 when unknown */
 } cf_rank_info_t;
 
 typedef struct {
@@ -50,6 +55,10 @@ typedef struct {
     int ranks, nodes;
     double wall_s;
     int partial;
+    char **partial_reason; /* why partial: short sentences */
+    size_t npartial_reason;
+    int oversubscribed; /* -1 unknown (older profile), 0, 1 */
+    int ranks_per_node_max, cpus_per_node_min; /* 0 when unknown */
     char mpi_library[128];
     char start_time[32]; /* ISO 8601 UTC */
     double clock_hz;     /* tick rate the plugin measured, informative */
@@ -71,6 +80,8 @@ typedef struct {
 
 void cf_profile_init(cf_profile_t *p);
 void cf_profile_free(cf_profile_t *p);
+/* Appends a reason for partial (printf format); sets partial. */
+int cf_profile_add_partial_reason(cf_profile_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const cf_comm_info_t *cf_profile_comm(const cf_profile_t *p, uint32_t id);
 /* Name of a communicator for reports: "world", "self" or "c<id hex>". */
 const char *cf_comm_label(uint32_t id, char *buf, size_t len);

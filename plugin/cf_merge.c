@@ -183,7 +183,14 @@ typedef struct {
     char host[64];
     double wall_s, mpi_s, wait_s, xfer_s;
     uint64_t dropped;
+    int node_ranks, node_cpus;
 } cf_rank_wire_t;
+
+/* Losses counted on every rank and summed on rank 0, for the reasons of a
+ * partial profile. */
+enum { CF_LOSS_THREADS, CF_LOSS_RECORDS, CF_LOSS_REQUESTS, CF_LOSS_STREAMS, CF_LOSS_N };
+/* Conditions some rank met at finalize. */
+enum { CF_FAIL_NOMEM, CF_FAIL_MERGE, CF_FAIL_COMMS, CF_FAIL_REGIONS, CF_FAIL_N };
 
 /* ---- output path ---- */
 static void cf_default_name(char *buf, size_t len, const char *dir)
@@ -297,6 +304,57 @@ static void cf_profile_add_sections(cf_profile_t *p, cf_sample_result_t *sres)
         json_object_set_new(p->extra, "samples", sres->trace);
 }
 
+/* Rank 0: job.partial_reasons, from the losses of all ranks. */
+static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int *fail, uint64_t samples_lost)
+{
+    const cf_config_t *c = &cf_g.cfg;
+    if (fail[CF_FAIL_NOMEM])
+        cf_profile_add_partial_reason(p, "out of memory at finalize on some rank: records left out");
+    if (loss[CF_LOSS_THREADS])
+        cf_profile_add_partial_reason(p, "%llu threads not recorded (COMMFIT_MAX_THREADS=%u)",
+                                      (unsigned long long)loss[CF_LOSS_THREADS], c->max_threads);
+    if (loss[CF_LOSS_RECORDS])
+        cf_profile_add_partial_reason(p, "records dropped: %llu calls or keys found the tables full "
+                                      "(COMMFIT_TABLE_SIZE=%u, COMMFIT_MERGE_MAX=%u)",
+                                      (unsigned long long)loss[CF_LOSS_RECORDS], c->table_size, c->merge_max);
+    if (loss[CF_LOSS_REQUESTS])
+        cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS=%u)",
+                                      (unsigned long long)loss[CF_LOSS_REQUESTS], c->max_requests);
+    if (fail[CF_FAIL_MERGE])
+        cf_profile_add_partial_reason(p, "more distinct records over the job than COMMFIT_MERGE_MAX=%u: some left out",
+                                      c->merge_max);
+    if (fail[CF_FAIL_COMMS])
+        cf_profile_add_partial_reason(p, "communicators not all described (more than 4096, or no memory)");
+    if (fail[CF_FAIL_REGIONS])
+        cf_profile_add_partial_reason(p, "region names not all kept (too many regions)");
+    if (samples_lost)
+        cf_profile_add_partial_reason(p, "samples ran out: %llu calls chosen for sampling were not sampled "
+                                      "(COMMFIT_SAMPLES=%u per process)",
+                                      (unsigned long long)samples_lost, c->samples);
+    if (loss[CF_LOSS_STREAMS])
+        cf_profile_add_partial_reason(p, "%llu messages not sampled: more than %d message streams on a thread",
+                                      (unsigned long long)loss[CF_LOSS_STREAMS], CF_CHANNELS);
+}
+
+/* Rank 0: the job's oversubscription, from each rank's node figures. */
+static void cf_oversubscription(cf_profile_t *p)
+{
+    p->oversubscribed = -1;
+    for (size_t i = 0; i < p->nrank; i++) {
+        const cf_rank_info_t *r = &p->rank[i];
+        if (r->node_ranks <= 0 || r->node_cpus <= 0)
+            continue;
+        if (p->oversubscribed < 0)
+            p->oversubscribed = 0;
+        if (r->node_ranks > r->node_cpus)
+            p->oversubscribed = 1;
+        if (r->node_ranks > p->ranks_per_node_max)
+            p->ranks_per_node_max = r->node_ranks;
+        if (!p->cpus_per_node_min || r->node_cpus < p->cpus_per_node_min)
+            p->cpus_per_node_min = r->node_cpus;
+    }
+}
+
 void cf_runtime_finalize(void)
 {
     if (atomic_load(&cf_g.state) != 1)
@@ -309,14 +367,19 @@ void cf_runtime_finalize(void)
     cf_table_t mine;
     uint32_t nthreads = atomic_load(&cf_nthreads);
     uint64_t dropped = atomic_load(&cf_threads_refused) + atomic_load(&cf_g.req_dropped);
-    uint64_t mpi_ns = 0, missed = 0;
-    int ok = cf_table_init(&mine, cf_g.cfg.merge_max * 2) == CF_OK;
+    uint64_t mpi_ns = 0, missed = 0, streams_full = 0;
+    cf_table_t elig; /* calls = eligible for sampling, bytes = selected */
+    int ok_mine = cf_table_init(&mine, cf_g.cfg.merge_max * 2) == CF_OK;
+    int ok_elig = cf_table_init(&elig, cf_g.cfg.merge_max * 2) == CF_OK;
+    int ok = ok_mine && ok_elig;
     if (!cf_all_ok(ok)) {
         if (!ok || cf_g.world_rank == 0)
             cf_log("rank %d: out of memory at finalize%s; no profile", cf_g.world_rank,
                    ok ? " on some rank" : "");
-        if (ok)
+        if (ok_mine)
             cf_table_fini(&mine);
+        if (ok_elig)
+            cf_table_fini(&elig);
         atomic_store(&cf_g.state, 2);
         return;
     }
@@ -325,6 +388,15 @@ void cf_runtime_finalize(void)
         mpi_ns += t->mpi_ns;
         dropped += t->table.dropped;
         missed += t->missed;
+        streams_full += t->chan_full;
+        for (uint32_t s = 0; s <= t->elig_mask; s++) {
+            const cf_elig_t *e = &t->elig[s];
+            cf_stat_t *dst = e->key ? cf_table_get(&elig, e->key) : NULL;
+            if (dst) {
+                dst->calls += e->eligible;
+                dst->bytes += e->selected;
+            }
+        }
         for (uint32_t s = 0; s < t->table.cap; s++) {
             cf_stat_t *src = &t->table.slots[s];
             if (!src->key)
@@ -335,6 +407,9 @@ void cf_runtime_finalize(void)
         }
     }
     dropped += mine.dropped;
+    uint64_t refused = atomic_load(&cf_threads_refused), req_dropped = atomic_load(&cf_g.req_dropped);
+    uint64_t loss[CF_LOSS_N] = {refused, dropped - refused - req_dropped, req_dropped, streams_full}, loss_all[CF_LOSS_N];
+    PMPI_Reduce(loss, loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
     if (cf_g.cfg.verbose)
         cf_log("rank %d: %u threads recorded, %llu refused (COMMFIT_MAX_THREADS), %llu records dropped "
                "(COMMFIT_TABLE_SIZE), %llu requests not tracked (COMMFIT_MAX_REQUESTS), %llu completions of "
@@ -352,11 +427,16 @@ void cf_runtime_finalize(void)
     size_t nu = 0, nx = 0;
     cf_stat_t *stats = cf_merge_table(&mine, cf_g.cfg.merge_max, &nu, &overflow);
     cf_table_fini(&mine);
-    cf_stat_t *xstats = NULL;
+    cf_stat_t *xstats = NULL, *estats = NULL;
+    size_t ne = 0;
+    int eoverflow = 0;
     if (have_samples) {
         xstats = cf_merge_table(&sres.xfer, cf_g.cfg.merge_max, &nx, &xoverflow);
         cf_table_fini(&sres.xfer);
     }
+    if (have_samples) /* agreed by all ranks */
+        estats = cf_merge_table(&elig, cf_g.cfg.merge_max, &ne, &eoverflow);
+    cf_table_fini(&elig);
 
     /* 4. communicators: union of ids, then their descriptions */
     uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t)), no_comm = 0;
@@ -390,6 +470,8 @@ void cf_runtime_finalize(void)
     me.wall_s = cf_ns_to_s((double)(end_mono - cf_g.init_mono_ns));
     me.mpi_s = cf_ns_to_s((double)mpi_ns);
     me.dropped = dropped;
+    me.node_ranks = cf_g.node_ranks;
+    me.node_cpus = cf_g.node_cpus;
     if (have_samples) {
         me.wait_s = cf_ns_to_s(sres.wait_ns);
         me.xfer_s = cf_ns_to_s(sres.xfer_ns);
@@ -403,9 +485,8 @@ void cf_runtime_finalize(void)
     unsigned *rids = NULL;
     int rlost = cf_regions_merge(cf_g.world_rank == 0 ? &p : NULL, &rids) != CF_OK;
 
-    int lost = (cf_g.world_rank == 0 && !stats) || !cw || overflow || coverflow || rlost;
-    int any_lost = lost;
-    PMPI_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
+    int fail[CF_FAIL_N] = {(cf_g.world_rank == 0 && !stats) || !cw, overflow, coverflow, rlost}, fail_all[CF_FAIL_N];
+    PMPI_Allreduce(fail, fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     json_t *papi_section = cf_papi_section(), *ucx_section = cf_ucx_section(); /* collective */
 
     if (cf_g.world_rank == 0) {
@@ -413,7 +494,7 @@ void cf_runtime_finalize(void)
         p.memcpy_Bps = cf_memcpy_bandwidth();
         p.nodes = cf_g.nnodes;
         p.clock_hz = cf_clock.hz;
-        p.partial = any_lost;
+        p.partial = 0;
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
         int vlen = 0;
         PMPI_Get_library_version(ver, &vlen);
@@ -434,11 +515,13 @@ void cf_runtime_finalize(void)
             r->dropped = all[i].dropped;
             r->wait_s = all[i].wait_s;
             r->xfer_s = all[i].xfer_s;
+            r->node_ranks = all[i].node_ranks;
+            r->node_cpus = all[i].node_cpus;
             if (r->wall_s > p.wall_s)
                 p.wall_s = r->wall_s;
-            if (r->dropped)
-                p.partial = 1;
         }
+        cf_oversubscription(&p);
+        cf_partial_reasons(&p, loss_all, fail_all, have_samples ? sres.lost : 0);
         p.comm = calloc(nuc ? nuc : 1, sizeof(*p.comm));
         for (size_t i = 0; p.comm && cw && i < nuc; i++) {
             cf_comm_info_t *c = &p.comm[p.ncomm++];
@@ -448,7 +531,7 @@ void cf_runtime_finalize(void)
             cf_strlcpy(c->name, cw[i].name, sizeof(c->name));
         }
         p.rec = calloc(nu ? nu : 1, sizeof(*p.rec));
-        size_t xi = 0;
+        size_t xi = 0, ei = 0;
         for (size_t i = 0; p.rec && stats && i < nu; i++) {
             const cf_stat_t *s = &stats[i];
             if (!s->calls)
@@ -491,12 +574,17 @@ void cf_runtime_finalize(void)
                 r->xfer_p50 = cf_ns_to_s(cf_hist_quantile(x->hist, 0.5, (double)x->t_min, (double)x->t_max));
                 r->xfer_p99 = cf_ns_to_s(cf_hist_quantile(x->hist, 0.99, (double)x->t_min, (double)x->t_max));
             }
+            while (estats && ei < ne && estats[ei].key < s->key)
+                ei++;
+            if (estats && ei < ne && estats[ei].key == s->key) {
+                r->sample_eligible = estats[ei].calls;
+                r->sample_selected = estats[ei].bytes;
+            }
         }
         if (have_samples)
             cf_profile_add_sections(&p, &sres);
-        if (p.partial)
-            cf_log("the profile is partial: some calls were not recorded (raise COMMFIT_TABLE_SIZE, "
-                   "COMMFIT_MAX_REQUESTS, COMMFIT_MAX_THREADS or COMMFIT_MERGE_MAX; COMMFIT_VERBOSE=1 says which)");
+        for (size_t i = 0; i < p.npartial_reason; i++)
+            cf_log("the profile is partial: %s", p.partial_reason[i]);
         cf_extra_put(&p.extra, "papi", papi_section);
         cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_write_profile(&p);
@@ -507,6 +595,7 @@ void cf_runtime_finalize(void)
     free(all);
     free(stats);
     free(xstats);
+    free(estats);
     free(rids);
     free(cw);
     free(ucids);

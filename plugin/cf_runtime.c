@@ -1,13 +1,18 @@
 /* Runtime state of the plugin: configuration, threads, communicators and
  * requests.  Locks are taken only to register a thread or a communicator. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
@@ -174,10 +179,17 @@ cf_thread_t *cf_thread_register(void)
     t->status_buf = malloc(CF_SCRATCH * sizeof(*t->status_buf));
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
     t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
-    if (!t->snaps || !t->status_buf || !t->chan_key || !t->chan_seq ||
+    /* room for every record of the thread's table, at most half full */
+    uint32_t ne = 64;
+    while (ne < 2 * cf_g.cfg.table_size)
+        ne <<= 1;
+    t->elig = calloc(ne, sizeof(*t->elig));
+    t->elig_mask = ne - 1;
+    if (!t->snaps || !t->status_buf || !t->chan_key || !t->chan_seq || !t->elig ||
         cf_table_init(&t->table, cf_g.cfg.table_size) != CF_OK) {
         free(t->chan_key);
         free(t->chan_seq);
+        free(t->elig);
         free(t->snaps);
         free(t->status_buf);
         free(t);
@@ -490,7 +502,7 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         if (st)
             cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
         if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT)))
-            cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, t_post);
+            cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
         return;
     }
     uintptr_t k = cf_req_handle_bits(req), w;
@@ -526,8 +538,8 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     r->peer = cf_world_of(c, peer);
     r->tag = tag;
     if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT)))
-        cf_p2p_sent(t, r->comm_id, r->peer, tag, cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region,
-                                                             cf_size_bin(bytes)), t_post);
+        cf_p2p_sent(t, r->comm_id, r->peer, tag,
+                    cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
 }
 
 void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
@@ -541,7 +553,8 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
     r->flags |= CF_REQ_ACTIVE;
     if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL)))
         cf_p2p_sent(t, r->comm_id, r->peer, r->tag,
-                    cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), t_post);
+                    cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), r->bytes,
+                    t_post, 1);
 }
 
 void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
@@ -582,7 +595,8 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if (stat)
         cf_stat_add(stat, bytes, ns);
     if ((r->flags & CF_REQ_RECV) && st)
-        cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, r->t_post, t_done);
+        cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
+                        t_done);
     if (r->flags & CF_REQ_PERSISTENT) {
         /* the handle stays valid and ours until MPI_Request_free */
         cf_g.req_val[snap->slot].flags &= (uint8_t)~CF_REQ_ACTIVE;
@@ -604,6 +618,34 @@ void cf_req_forget(MPI_Request req)
 }
 
 /* ---- init ---- */
+
+/* CPUs this node's ranks may run on: the union of their affinity masks,
+ * capped by the CPUs online.  A rank whose mask cannot be read (more CPUs
+ * than the fixed mask holds) counts as allowed everywhere.  Collective over
+ * the node communicator. */
+#define CF_CPU_WORDS (CPU_SETSIZE / 64)
+static int cf_node_cpus(MPI_Comm node)
+{
+    uint64_t mask[CF_CPU_WORDS + 1] = {0}; /* the last word: some rank's mask is unknown */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                mask[c / 64] |= UINT64_C(1) << (c % 64);
+    } else
+        mask[CF_CPU_WORDS] = 1;
+    PMPI_Allreduce(MPI_IN_PLACE, mask, CF_CPU_WORDS + 1, MPI_UINT64_T, MPI_BOR, node);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = 0;
+    for (int w = 0; w < CF_CPU_WORDS; w++)
+        n += __builtin_popcountll(mask[w]);
+    if (mask[CF_CPU_WORDS] || n == 0)
+        n = online > 0 ? (int)online : 0;
+    if (online > 0 && n > online)
+        n = (int)online;
+    return n;
+}
 
 
 void cf_runtime_init(int provided)
@@ -655,6 +697,8 @@ void cf_runtime_init(int provided)
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm) == MPI_SUCCESS) {
         int leader = rank;
         PMPI_Bcast(&leader, 1, MPI_INT, 0, shm); /* world rank of the node's first rank */
+        PMPI_Comm_size(shm, &cf_g.node_ranks);
+        cf_g.node_cpus = cf_node_cpus(shm);
         PMPI_Comm_free(&shm);
         PMPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
     } else {

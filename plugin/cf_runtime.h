@@ -90,6 +90,10 @@ typedef struct {
 
 /* ---- per-thread state ---- */
 #define CF_SCRATCH 4096
+/* calls of one record the sampler saw, and those it chose (cf_sample.h) */
+typedef struct {
+    uint64_t key, eligible, selected;
+} cf_elig_t;
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
@@ -102,6 +106,10 @@ typedef struct {
     uint64_t *chan_key, *chan_seq; /* message count per channel (cf_sample.c) */
     uint64_t chan_last_key[2];
     uint32_t chan_last_slot[2];
+    uint64_t chan_full; /* messages not sampled: no room for their stream */
+    cf_elig_t *elig;    /* per record key, open addressing */
+    uint32_t elig_mask, elig_last;
+    uint64_t elig_dropped;
 } cf_thread_t;
 #define CF_CHANNELS 4096
 
@@ -113,6 +121,7 @@ typedef struct {
     int world_rank, world_size;
     int node, nnodes;
     int *world_node; /* node index of each world rank */
+    int node_ranks, node_cpus; /* ranks on this node, CPUs they may use (0 = unknown) */
     MPI_Comm world_handle;
     MPI_Comm tool_comm; /* our own duplicate of world, for our messages */
     uint64_t init_ticks, init_mono_ns;

@@ -52,10 +52,26 @@ void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t se
     s->comm_size = c->size;
 }
 
-uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir)
+cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key)
+{
+    uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & t->elig_mask;
+    for (unsigned n = 0; n < 32; n++, i = (i + 1) & t->elig_mask) {
+        if (t->elig[i].key == 0)
+            t->elig[i].key = key;
+        if (t->elig[i].key == key) {
+            t->elig_last = i;
+            return &t->elig[i];
+        }
+    }
+    t->elig_dropped++;
+    return NULL;
+}
+
+uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
 {
     uint64_t k = ((uint64_t)comm_id << 32) ^ ((uint64_t)(uint32_t)peer_world << 1) ^
-                 ((uint64_t)(uint32_t)tag * 0x9E3779B97F4A7C15ull) ^ (uint64_t)dir;
+                 ((uint64_t)(uint32_t)tag * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(bin + 1) * 0xC2B2AE3D27D4EB4Full) ^
+                 (uint64_t)dir;
     k |= UINT64_C(1) << 63; /* never 0, the empty marker */
     /* most codes talk to the same partner again and again: remember the last
      * channel of each direction */
@@ -72,11 +88,12 @@ uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag,
             return t->chan_seq[i]++;
         }
     }
-    return UINT64_MAX; /* no room: this channel is not sampled on this side */
+    t->chan_full++;
+    return UINT64_MAX; /* no room: this stream is not sampled on this side */
 }
 
-void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, uint64_t seq, uint64_t post,
-                   uint64_t done)
+void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, unsigned bin, uint64_t seq,
+                   uint64_t post, uint64_t done)
 {
     _Atomic uint32_t *n = dir ? &cf_samples.nrecvd : &cf_samples.nsent;
     uint32_t i = atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
@@ -93,6 +110,7 @@ void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, in
     s->src = src;
     s->dst = dst;
     s->tag = tag;
+    s->bin = bin;
 }
 
 /* ---- at finalize ---- */
@@ -294,31 +312,47 @@ typedef struct {
     double post; /* global ns */
     uint32_t comm_id, seq;
     int32_t src, tag;
+    uint32_t bin, pad;
 } cf_wire_send_t;
 
-/* order of channels, then of messages on a channel */
-static int cf_cmp_msg(uint32_t comm_a, int src_a, int tag_a, uint32_t seq_a, uint32_t comm_b, int src_b, int tag_b,
-                      uint32_t seq_b)
+/* a message's place: its stream (channel and size bin), then its number in it */
+typedef struct {
+    uint32_t comm;
+    int32_t src, tag;
+    uint32_t bin, seq;
+} cf_msg_id_t;
+
+static int cf_cmp_msg(cf_msg_id_t a, cf_msg_id_t b)
 {
-    if (comm_a != comm_b)
-        return comm_a < comm_b ? -1 : 1;
-    if (src_a != src_b)
-        return src_a < src_b ? -1 : 1;
-    if (tag_a != tag_b)
-        return tag_a < tag_b ? -1 : 1;
-    return seq_a < seq_b ? -1 : seq_a > seq_b;
+    if (a.comm != b.comm)
+        return a.comm < b.comm ? -1 : 1;
+    if (a.src != b.src)
+        return a.src < b.src ? -1 : 1;
+    if (a.tag != b.tag)
+        return a.tag < b.tag ? -1 : 1;
+    if (a.bin != b.bin)
+        return a.bin < b.bin ? -1 : 1;
+    return a.seq < b.seq ? -1 : a.seq > b.seq;
+}
+
+static cf_msg_id_t cf_send_id(const cf_wire_send_t *x)
+{
+    return (cf_msg_id_t){x->comm_id, x->src, x->tag, x->bin, x->seq};
+}
+
+static cf_msg_id_t cf_recv_id(const cf_psample_t *x)
+{
+    return (cf_msg_id_t){x->comm_id, x->src, x->tag, x->bin, x->seq};
 }
 
 static int cf_cmp_send(const void *a, const void *b)
 {
-    const cf_wire_send_t *x = a, *y = b;
-    return cf_cmp_msg(x->comm_id, x->src, x->tag, x->seq, y->comm_id, y->src, y->tag, y->seq);
+    return cf_cmp_msg(cf_send_id(a), cf_send_id(b));
 }
 
 static int cf_cmp_recv(const void *a, const void *b)
 {
-    const cf_psample_t *x = a, *y = b;
-    return cf_cmp_msg(x->comm_id, x->src, x->tag, x->seq, y->comm_id, y->src, y->tag, y->seq);
+    return cf_cmp_msg(cf_recv_id(a), cf_recv_id(b));
 }
 
 static int cf_cmp_dst(const void *a, const void *b)
@@ -344,7 +378,7 @@ static void cf_messages(cf_sample_result_t *res)
     for (uint32_t i = 0; i < ns; i++) {
         const cf_psample_t *s = &cf_samples.sent[i];
         out[i] = (cf_wire_send_t){.key = s->key, .post = cf_global_ns(cf_local_ns(s->post)), .comm_id = s->comm_id,
-                                  .seq = s->seq, .src = s->src, .tag = s->tag};
+                                  .seq = s->seq, .src = s->src, .tag = s->tag, .bin = s->bin};
         if (s->dst >= 0 && s->dst < p)
             scount[s->dst] += (int)sizeof(cf_wire_send_t);
     }
@@ -365,7 +399,7 @@ static void cf_messages(cf_sample_result_t *res)
     size_t i = 0, j = 0;
     while (i < nin && j < nr) {
         const cf_psample_t *r = &cf_samples.recvd[j];
-        int c = cf_cmp_msg(in[i].comm_id, in[i].src, in[i].tag, in[i].seq, r->comm_id, r->src, r->tag, r->seq);
+        int c = cf_cmp_msg(cf_send_id(&in[i]), cf_recv_id(r));
         if (c < 0) {
             i++;
             res->p2p_unmatched++;

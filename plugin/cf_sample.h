@@ -3,9 +3,16 @@
  *
  * Every rank samples the same instances without talking: a collective by
  * its sequence number on the communicator, a message by its sequence number
- * on its channel (communicator, sender, receiver, tag), which MPI's
- * non-overtaking rule makes identical on both sides.  Samples go to fixed
- * buffers; when one is full the rest is not sampled (and the profile says). */
+ * in its stream (communicator, sender, receiver, tag, size bin), which MPI's
+ * non-overtaking rule makes identical on both sides.  The size bin is that of
+ * the message itself, which the receiver knows from the status when it
+ * counts the message (at completion), so a receive posted for any source
+ * or a larger count does not matter; every size bin gets its own first
+ * samples.  Collectives stay per communicator: the payload a rank records
+ * for one instance can differ between ranks (v-variants, rooted calls), so
+ * a per-bin count would not name the same instance everywhere.  Samples go
+ * to fixed buffers; when one is full the rest is not sampled (and the
+ * profile says so, in job.partial_reasons). */
 #ifndef CF_SAMPLE_H
 #define CF_SAMPLE_H
 
@@ -27,7 +34,7 @@ typedef struct {
     uint64_t post, done; /* ticks; done is 0 on the sending side */
     uint32_t comm_id, seq;
     int32_t src, dst, tag; /* world ranks */
-    uint32_t pad;
+    uint32_t bin;          /* size bin of the message */
 } cf_psample_t;
 
 typedef struct {
@@ -47,12 +54,24 @@ static inline int cf_sampled(uint64_t seq)
 }
 
 CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);
-CF_HIDDEN uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir);
-CF_HIDDEN void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, uint64_t seq,
-                             uint64_t post, uint64_t done);
+CF_HIDDEN uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin);
+CF_HIDDEN void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, unsigned bin,
+                             uint64_t seq, uint64_t post, uint64_t done);
+CF_HIDDEN cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key);
+
+/* One more call of record key was considered for sampling (and chosen or
+ * not).  Calls repeat their record: one compare on the fast path. */
+static inline void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
+{
+    cf_elig_t *e = &t->elig[t->elig_last];
+    if (__builtin_expect(e->key != key, 0) && !(e = cf_elig_slot(t, key)))
+        return;
+    e->eligible++;
+    e->selected += (uint64_t)selected;
+}
 
 /* A blocking collective returned. */
-static inline void cf_coll_sample(cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
+static inline void cf_coll_sample(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
 {
     if (!c || !cf_samples.coll)
         return;
@@ -60,7 +79,9 @@ static inline void cf_coll_sample(cf_comm_t *c, uint64_t key, int root, uint64_t
      * the sequence number needs no atomic increment */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
     atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
-    if (cf_sampled(seq))
+    int pick = cf_sampled(seq);
+    cf_elig_note(t, key, pick);
+    if (pick)
         cf_coll_sample_slow(c, key, root, seq, t0, t1);
 }
 
@@ -82,25 +103,36 @@ static inline int cf_world_of(const cf_comm_t *c, int rank)
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
 }
 
-/* A message was sent to world rank peer (posted at t_post). */
-static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uint64_t key, uint64_t t_post)
+/* A message of bytes was sent to world rank peer (posted at t_post), under
+ * record key.  note = 0 leaves the call uncounted in the record's eligible
+ * calls (MPI_Sendrecv counts its call once, on the receiving side). */
+static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uint64_t key, uint64_t bytes,
+                               uint64_t t_post, int note)
 {
     if (peer < 0 || !cf_samples.sent)
         return;
-    uint64_t seq = cf_chan_next(t, comm_id, peer, tag, 0);
-    if (seq != UINT64_MAX && cf_sampled(seq))
-        cf_p2p_sample(0, key, comm_id, cf_g.world_rank, peer, tag, seq, t_post, 0);
+    unsigned bin = cf_size_bin(bytes);
+    uint64_t seq = cf_chan_next(t, comm_id, peer, tag, 0, bin);
+    int pick = seq != UINT64_MAX && cf_sampled(seq);
+    if (note)
+        cf_elig_note(t, key, pick);
+    if (pick)
+        cf_p2p_sample(0, key, comm_id, cf_g.world_rank, peer, tag, bin, seq, t_post, 0);
 }
 
-/* A message from world rank src completed a receive posted at t_post. */
-static inline void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, int tag, uint64_t key,
+/* A message of bytes (from the status) from world rank src completed a
+ * receive posted at t_post. */
+static inline void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, int tag, uint64_t key, uint64_t bytes,
                                    uint64_t t_post, uint64_t t_done)
 {
     if (src < 0 || !cf_samples.recvd)
         return;
-    uint64_t seq = cf_chan_next(t, comm_id, src, tag, 1);
-    if (seq != UINT64_MAX && cf_sampled(seq))
-        cf_p2p_sample(1, key, comm_id, src, cf_g.world_rank, tag, seq, t_post, t_done);
+    unsigned bin = cf_size_bin(bytes);
+    uint64_t seq = cf_chan_next(t, comm_id, src, tag, 1, bin);
+    int pick = seq != UINT64_MAX && cf_sampled(seq);
+    cf_elig_note(t, key, pick);
+    if (pick)
+        cf_p2p_sample(1, key, comm_id, src, cf_g.world_rank, tag, bin, seq, t_post, t_done);
 }
 
 CF_HIDDEN int cf_samples_init(void);

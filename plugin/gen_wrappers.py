@@ -111,14 +111,15 @@ def wrapper(e):
         a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
     if k in ("send", "coll"):
         path = "cf_comm_peer_path(cf_c, %s)" % a["peer"] if k == "send" else "cf_c ? cf_c->path : CF_PATH_SELF"
-        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, %s, cf_t0, cf_t1);"
-                   % (op, path, a["bytes"]))
+        out.append("    uint64_t cf_nb = %s;" % a["bytes"])
+        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, cf_nb, cf_t0, cf_t1);"
+                   % (op, path))
         if k == "send":
             out.append("    if (%s)" % ok)
-            out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_t0);"
+            out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_nb, cf_t0, 1);"
                        % (a["peer"], a["tag"]))
         else:
-            out.append("    cf_coll_sample(cf_c, cf_k, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
+            out.append("    cf_coll_sample(cf_t, cf_c, cf_k, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
     elif k in ("recv", "probe", "iprobe"):
         got = ok + (" && *%s" % a["flag"] if k == "iprobe" else "")
         out.append("    int cf_got = %s;" % got)
@@ -129,7 +130,7 @@ def wrapper(e):
         if k == "recv":
             out.append("    if (cf_got)")
             out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_src), cf_sp->MPI_TAG, cf_k, "
-                       "cf_t0, cf_t1);")
+                       "cf_b, cf_t0, cf_t1);")
         else:
             out.append("    (void)cf_k;")
     elif k == "sendrecv":
@@ -140,10 +141,11 @@ def wrapper(e):
         out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
                    "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1);" % op)
         out.append("    if (%s) {" % ok)
-        out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_t0);"
+        # the call counts once among its record's eligible calls, with its receive
+        out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_sb, cf_t0, 0);"
                    % (a["peer"], a["tag"]))
         out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_sp->MPI_SOURCE), "
-                   "cf_sp->MPI_TAG, cf_k, cf_t0, cf_t1);")
+                   "cf_sp->MPI_TAG, cf_k, cf_rb, cf_t0, cf_t1);")
         out.append("    }")
     else:  # isend, irecv, psend, precv, icoll: timed from post to completion
         flags = {"isend": "0", "irecv": "CF_REQ_RECV", "psend": "CF_REQ_PERSISTENT",

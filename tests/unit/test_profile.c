@@ -37,8 +37,14 @@ static void make_profile(cf_profile_t *p)
     snprintf(p->mpi_library, sizeof(p->mpi_library), "Open MPI v4.1.4");
     p->nrank = 2;
     p->rank = calloc(2, sizeof(*p->rank));
-    p->rank[0] = (cf_rank_info_t){.rank = 0, .node = 0, .host = "a", .wall_s = 1.5, .mpi_s = 0.25};
-    p->rank[1] = (cf_rank_info_t){.rank = 1, .node = 1, .host = "b", .wall_s = 1.4, .mpi_s = 0.5};
+    p->rank[0] = (cf_rank_info_t){.rank = 0, .node = 0, .host = "a", .wall_s = 1.5, .mpi_s = 0.25, .node_ranks = 3,
+                                   .node_cpus = 2};
+    p->rank[1] = (cf_rank_info_t){.rank = 1, .node = 1, .host = "b", .wall_s = 1.4, .mpi_s = 0.5, .node_ranks = 1,
+                                   .node_cpus = 8};
+    p->oversubscribed = 1;
+    p->ranks_per_node_max = 3;
+    p->cpus_per_node_min = 2;
+    cf_profile_add_partial_reason(p, "samples ran out: %d calls chosen for sampling were not sampled", 7);
     p->ncomm = 1;
     p->comm = calloc(1, sizeof(*p->comm));
     p->comm[0] = (cf_comm_info_t){.id = CF_COMM_ID_WORLD, .size = 4, .nodes = 2, .name = "MPI_COMM_WORLD"};
@@ -50,7 +56,8 @@ static void make_profile(cf_profile_t *p)
     p->rec[0] = (cf_record_t){.layer = 0, .op = "MPI_Allreduce", .kind = "collective", .comm = CF_COMM_ID_WORLD,
                               .path = 2, .size_lo = 8192, .size_hi = 16383, .calls = 28, .bytes = 229376,
                               .t_sum = 0.028, .t_min = 0.0005, .t_max = 0.003, .t_p50 = 0.001, .t_p99 = 0.0029,
-                              .region = 1, .xfer_n = 3, .xfer_sum = 0.0021, .xfer_p50 = 0.0007, .xfer_p99 = 0.0008};
+                              .region = 1, .xfer_n = 3, .xfer_sum = 0.0021, .xfer_p50 = 0.0007, .xfer_p99 = 0.0008,
+                              .sample_eligible = 28, .sample_selected = 5};
     p->rec[1] = (cf_record_t){.layer = 1, .op = "ucp_tag_send_nbx", .kind = "p2p", .parent_op = "MPI_Send",
                               .path = 1, .size_lo = 1, .size_hi = 1, .calls = 1, .bytes = 1};
 }
@@ -85,10 +92,67 @@ static void test_roundtrip(void **state)
     assert_int_equal(q.rec[1].layer, 1);
     assert_string_equal(q.rec[1].parent_op, "MPI_Send");
     assert_int_equal(q.rec[1].path, 1);
+    assert_int_equal(q.rec[0].sample_eligible, 28);
+    assert_int_equal(q.rec[0].sample_selected, 5);
+    assert_int_equal(q.rec[1].sample_eligible, 0);
+    assert_true(q.partial);
+    assert_int_equal(q.npartial_reason, 1);
+    assert_string_equal(q.partial_reason[0], "samples ran out: 7 calls chosen for sampling were not sampled");
+    assert_int_equal(q.oversubscribed, 1);
+    assert_int_equal(q.ranks_per_node_max, 3);
+    assert_int_equal(q.cpus_per_node_min, 2);
+    assert_int_equal(q.rank[0].node_ranks, 3);
+    assert_int_equal(q.rank[0].node_cpus, 2);
+    assert_int_equal(q.rank[1].node_cpus, 8);
     /* no temporary file is left behind */
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q tmp", tmpdir);
     assert_int_not_equal(system(cmd), 0);
+    cf_profile_free(&p);
+    cf_profile_free(&q);
+}
+
+/* A profile written before the oversubscription and sampling members reads
+ * as unknown: -1 and 0, no reasons. */
+static void test_older_profile(void **state)
+{
+    (void)state;
+    cf_profile_t p, q;
+    char err[256];
+    make_profile(&p);
+    json_t *root = cf_profile_to_json(&p);
+    json_t *job = json_object_get(root, "job");
+    json_object_del(job, "partial_reasons");
+    json_object_del(job, "oversubscribed");
+    json_object_del(job, "ranks_per_node_max");
+    json_object_del(job, "cpus_per_node_min");
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(root, "ranks"), i, o) {
+        json_object_del(o, "node_ranks");
+        json_object_del(o, "node_cpus");
+    }
+    json_array_foreach(json_object_get(root, "records"), i, o) {
+        json_object_del(o, "sample_eligible");
+        json_object_del(o, "sample_selected");
+    }
+    assert_int_equal(cf_profile_from_json(root, &q, err, sizeof(err)), CF_OK);
+    assert_true(q.partial); /* the flag itself is kept */
+    assert_int_equal(q.npartial_reason, 0);
+    assert_null(q.partial_reason);
+    assert_int_equal(q.oversubscribed, -1);
+    assert_int_equal(q.ranks_per_node_max, 0);
+    assert_int_equal(q.cpus_per_node_min, 0);
+    assert_int_equal(q.rank[0].node_ranks, 0);
+    assert_int_equal(q.rank[0].node_cpus, 0);
+    assert_int_equal(q.rec[0].sample_eligible, 0);
+    /* a profile that does not know the node figures does not write them */
+    cf_profile_t u;
+    cf_profile_init(&u);
+    json_t *r2 = cf_profile_to_json(&u);
+    assert_null(json_object_get(json_object_get(r2, "job"), "oversubscribed"));
+    json_decref(r2);
+    json_decref(root);
     cf_profile_free(&p);
     cf_profile_free(&q);
 }
@@ -209,7 +273,7 @@ static void test_fuzz(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_unwritable), cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_truncations), cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Samples that run out are reported: with sample buffers of 64 entries a
+# ping-pong sweep chooses far more messages than fit, and the profile is
+# partial with a reason naming the samples; with the default buffers it is
+# complete.  Every size bin has its own first samples, and each record says
+# how many of its calls the sampler considered and chose.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+for n in 64 default; do
+    if [ $n = default ]; then unset COMMFIT_SAMPLES; else COMMFIT_SAMPLES=$n; export COMMFIT_SAMPLES; fi
+    COMMFIT_OUTPUT="$cf_tmp/s$n.json" COMMFIT_SUMMARY=0 \
+        cf_mpirun 2 -- "$CF_BUILDDIR/examples/pingpong" --min 1 --max 64KiB --iters 200 > /dev/null \
+        || cf_fail "job with COMMFIT_SAMPLES=$n failed"
+done
+unset COMMFIT_SAMPLES
+"$CF_PYTHON" - "$cf_tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+fails = 0
+def check(what, ok, detail=""):
+    global fails
+    fails += not ok
+    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+small = json.load(open(d + "/s64.json"))
+full = json.load(open(d + "/sdefault.json"))
+j = small["job"]
+why = j.get("partial_reasons", [])
+lost = small["sampling"]["not_sampled_buffer_full"]
+check("64 samples: partial", j["partial"] is True)
+check("64 samples: one reason, naming the samples and their count",
+      len(why) == 1 and why[0].startswith("samples ran out: %d calls" % lost) and "COMMFIT_SAMPLES=64" in why[0],
+      "%r (not sampled: %d)" % (why, lost))
+check("64 samples: calls were left unsampled", lost > 1000, "%d" % lost)
+j = full["job"]
+check("default samples: not partial", j["partial"] is False and j.get("partial_reasons") == [],
+      "%r" % j.get("partial_reasons"))
+check("default samples: nothing left unsampled", full["sampling"]["not_sampled_buffer_full"] == 0)
+# 200 timed round trips and their warm-up per size: 2 ranks x 220 = 440 sends and receives
+# per record, all eligible.  Streams per size: pings (219, the last one has a tag of its own,
+# which rank 1 receives with MPI_ANY_TAG) and pongs (220); of each the first 64, then 1 in 16
+def pick(n):
+    return min(n, 64) + max(0, (n - 64 + 15) // 16)
+p2p = [r for r in full["records"] if r["op"] in ("MPI_Send", "MPI_Recv")]
+bins = sorted(set(r["size_lo"] for r in p2p))
+check("default samples: 17 size bins of sends and receives", len(p2p) == 34 and len(bins) == 17,
+      "%d records, bins %s" % (len(p2p), bins))
+for r in p2p:
+    per_rank = r["calls"] // 2
+    chosen = pick(per_rank - 1) + pick(1) + pick(per_rank)
+    n = r.get("transfer_s", {}).get("n", 0)
+    ok = r.get("sample_eligible") == r["calls"] and r.get("sample_selected") == chosen and n == chosen
+    if not ok or r is p2p[0]:
+        check("%s %d B: eligible = calls, selected = first 64 + 1 in 16 per stream, all paired" % (r["op"], r["size_lo"]),
+              ok, "calls %d, eligible %s, selected %s (expected %d), transfer_s.n %d" % (
+                  r["calls"], r.get("sample_eligible"), r.get("sample_selected"), chosen, n))
+# with 64 entries the first stream takes them all, and later bins are chosen but not kept
+first = min((r for r in small["records"] if r["op"] == "MPI_Recv"), key=lambda r: r["size_lo"])
+check("64 samples: the first bin holds the paired samples", first.get("transfer_s", {}).get("n") == 128,
+      "%r" % first.get("transfer_s"))
+print("%d failed" % fails)
+sys.exit(1 if fails else 0)
+PY
