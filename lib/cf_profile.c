@@ -18,9 +18,6 @@ void cf_profile_init(cf_profile_t *p)
 
 void cf_profile_free(cf_profile_t *p)
 {
-    for (size_t i = 0; i < p->npartial_reason; i++)
-        free(p->partial_reason[i]);
-    free(p->partial_reason);
     free(p->rank);
     free(p->comm);
     free(p->rec);
@@ -360,24 +357,6 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         p.clock_hz = json_number_value(x);
     if ((x = json_object_get(job, "memcpy_Bps")) && json_is_number(x))
         p.memcpy_Bps = json_number_value(x);
-    if ((x = json_object_get(job, "partial_reasons")) && json_is_array(x) && json_array_size(x) > 0) {
-        size_t k;
-        json_t *e;
-        if ((p.partial_reason = calloc(json_array_size(x), sizeof(*p.partial_reason))) == NULL) {
-            rc = CF_ERR_NOMEM;
-            goto err;
-        }
-        json_array_foreach(x, k, e) {
-            if (json_is_string(e) && (p.partial_reason[p.npartial_reason] = strdup(json_string_value(e))) != NULL)
-                p.npartial_reason++;
-        }
-    }
-    if ((x = json_object_get(job, "oversubscribed")) && json_is_boolean(x))
-        p.oversubscribed = json_is_true(x);
-    if ((x = json_object_get(job, "ranks_per_node_max")) && json_is_integer(x))
-        p.ranks_per_node_max = (int)json_integer_value(x);
-    if ((x = json_object_get(job, "cpus_per_node_min")) && json_is_integer(x))
-        p.cpus_per_node_min = (int)json_integer_value(x);
 
     json_t *a, *o;
     size_t i;

@@ -63,10 +63,6 @@ typedef struct {
     char start_time[32]; /* ISO 8601 UTC */
     double clock_hz;     /* tick rate the plugin measured, informative */
     double memcpy_Bps;   /* copy bandwidth measured at init, for pack costs */
-    int oversubscribed;  /* -1 unknown (older profile), 0, 1 */
-    int ranks_per_node_max, cpus_per_node_min; /* 0: unknown */
-    char **partial_reason; /* why partial, one phrase each */
-    size_t npartial_reason;
     cf_rank_info_t *rank;
     size_t nrank;
     cf_comm_info_t *comm;

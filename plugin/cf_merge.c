@@ -275,10 +275,11 @@ static void cf_profile_add_sections(cf_profile_t *p, cf_sample_result_t *sres)
     if (sres->clock)
         json_object_set_new(p->extra, "clock", sres->clock);
     json_object_set_new(p->extra, "sampling",
-                        json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I}", "first", CF_SAMPLE_FIRST, "every",
+                        json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "first", CF_SAMPLE_FIRST, "every",
                                   (int)cf_g.cfg.sample_every, "collective_calls", (json_int_t)sres->coll_used,
                                   "collective_calls_incomplete", (json_int_t)sres->coll_incomplete, "messages_matched",
-                                  (json_int_t)sres->p2p_matched, "messages_unmatched",
+                                  (json_int_t)sres->p2p_matched, "messages_receive_posted_late",
+                                  (json_int_t)sres->p2p_late_recv, "messages_unmatched",
                                   (json_int_t)sres->p2p_unmatched, "not_sampled_buffer_full", (json_int_t)sres->lost));
     if (sres->late) {
         /* {comm id: {rank: times last}} -> [{comm, instances, last: [{rank, count}]}] */

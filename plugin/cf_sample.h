@@ -143,6 +143,7 @@ typedef struct {
     cf_table_t xfer;    /* per key: calls = samples, t_sum/hist = transfer, t_wait = wait (ns) */
     double wait_ns, xfer_ns; /* this rank's totals over sampled calls */
     uint64_t coll_used, coll_incomplete, p2p_matched, p2p_unmatched, lost;
+    uint64_t p2p_late_recv; /* matched, but the receive was posted after the send: not timed */
     json_t *late;     /* rank 0: last arrivals per communicator */
     json_t *trace;    /* rank 0: sampled instances with times, for commfit trace */
     json_t *clock;    /* rank 0: the clock section */
