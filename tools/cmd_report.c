@@ -820,6 +820,8 @@ static void csv_key(const char *row, const cf_an_fit_t *f)
 
 /* The wire columns of a row that has none. */
 #define CSV_NO_WIRE ",,,,,,"
+/* time_source .. uncertain_why of a row that has none. */
+#define CSV_NO_QUALITY ",,,,,"
 
 /* Rows "wire" (collectives beneath MPI) and "hop" (per-hop fits of the UCX
  * sends of a path); columns that do not apply are empty. */
@@ -866,6 +868,7 @@ static void csv_wire(const cf_analysis_t *a)
         csv_str(ok ? w->inf.algo : NULL);
         csv_num(ok ? w->inf.expected.msgs : NAN);
         csv_str(ok ? (w->inf.algo != NULL ? "true" : "false") : NULL);
+        fputs(CSV_NO_QUALITY, stdout);
         putchar('\n');
     }
     for (size_t i = 0; i < cf_analysis_nhops(a); i++) {
@@ -887,6 +890,7 @@ static void csv_wire(const cf_analysis_t *a)
         for (int j = 0; j < 4; j++)
             csv_num(NAN);
         fputs(CSV_NO_WIRE, stdout);
+        fputs(CSV_NO_QUALITY, stdout);
         putchar('\n');
     }
 }
@@ -897,7 +901,8 @@ static void print_csv(const cf_analysis_t *a)
            "predicted_s,alpha_s,bandwidth_Bps,n_half_bytes,r2,alpha_ci_lo,alpha_ci_hi,"
            "bandwidth_ci_lo,bandwidth_ci_hi,startup_share,verdict,verdict_basis,wait_share,note,"
            "algbw_Bps,busbw_Bps,ideal_s,efficiency,wire_messages_per_call,wire_bytes_per_call,"
-           "message_size,inferred_algorithm,expected_messages,match\n");
+           "message_size,inferred_algorithm,expected_messages,match,time_source,samples,coverage,"
+           "model_error,uncertain_why\n");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
         const cf_fit_t *ft = &f->fit;
@@ -922,6 +927,13 @@ static void print_csv(const cf_analysis_t *a)
         csv_num(NAN);
         csv_num(f->efficiency);
         fputs(CSV_NO_WIRE, stdout);
+        csv_str(f->time_source == (CF_AN_TIME_DURATION | CF_AN_TIME_TRANSFER) ? "mixed"
+                : f->time_source == CF_AN_TIME_TRANSFER                       ? "transfer"
+                                                                              : "duration");
+        printf(",%llu", (unsigned long long)f->samples);
+        csv_num(f->calls > 0 ? (double)f->samples / (double)f->calls : NAN);
+        csv_num(f->err_rms); /* a fit's row: the rms error over its kept bins */
+        csv_str(f->why[0] ? f->why : NULL);
         putchar('\n');
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *b = &f->bin[k];
@@ -938,12 +950,17 @@ static void print_csv(const cf_analysis_t *a)
             csv_str(b->verdict);
             csv_str(f->basis);
             csv_num(NAN);
-            csv_str(b->in_fit ? NULL : "not in fit");
+            csv_str(b->in_fit ? NULL : b->outlier ? "outlier: not in fit" : "not in fit");
             csv_num(b->algbw_Bps);
             csv_num(b->busbw_Bps);
             csv_num(b->ideal_s);
             csv_num(b->efficiency);
             fputs(CSV_NO_WIRE, stdout);
+            csv_str(b->time_source == CF_AN_TIME_TRANSFER ? "transfer" : "duration");
+            printf(",%llu", (unsigned long long)b->samples);
+            csv_num(b->coverage);
+            csv_num(b->model_error);
+            csv_str(NULL);
             putchar('\n');
         }
     }
