@@ -718,6 +718,43 @@ static void set_quality(const obs_t *o, const model_t *mod, const unsigned char 
     f->r2 = sst > 0 ? 1.0 - sse / sst : 1.0;
 }
 
+/* n_half: the size at which the payload costs as much as the startup,
+ * T(n_half) = 2 alpha under the piecewise model, the first time the
+ * curve reaches it.  With one segment that is alpha B; with segments it
+ * is where the measured curve crosses, not alpha times the asymptotic B
+ * (on a shaped link whose burst lets messages below it run at wire speed,
+ * alpha x B would name a size a hundred times too small).  Beyond the
+ * largest size the last segment is extrapolated; INFINITY when it is flat
+ * and never gets there. */
+static double crossover(const cf_fit_t *fit)
+{
+    double target = 2.0 * fit->seg[0].alpha_s;
+
+    if (!(fit->seg[0].alpha_s > 0))
+        return 0.0;
+    for (int k = 0; k < fit->nseg; k++) {
+        const cf_segment_t *g = &fit->seg[k];
+        double lo = 0, hi = INFINITY, m;
+        if (k > 0) {
+            double a = fit->seg[k - 1].size_hi, b = g->size_lo;
+            lo = a > 0 ? sqrt(a * b) : 0.5 * (a + b);
+        }
+        if (k + 1 < fit->nseg) {
+            double a = g->size_hi, b = fit->seg[k + 1].size_lo;
+            hi = a > 0 ? sqrt(a * b) : 0.5 * (a + b);
+        }
+        /* A switch that jumps past the target crosses at the edge. */
+        if (k > 0 && g->alpha_s + (isinf(g->bandwidth_Bps) ? 0.0 : lo / g->bandwidth_Bps) >= target)
+            return lo;
+        if (isinf(g->bandwidth_Bps))
+            continue;
+        m = (target - g->alpha_s) * g->bandwidth_Bps;
+        if (m >= lo && m < hi)
+            return m;
+    }
+    return INFINITY;
+}
+
 int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *kept_p)
 {
     cf_fit_t fit;
@@ -847,8 +884,7 @@ int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *
     fit.bandwidth_Bps = fit.seg[fit.nseg - 1].bandwidth_Bps;
     fit.bandwidth_ci[0] = fit.seg[fit.nseg - 1].bandwidth_ci[0];
     fit.bandwidth_ci[1] = fit.seg[fit.nseg - 1].bandwidth_ci[1];
-    fit.n_half_bytes = isinf(fit.bandwidth_Bps) ? (fit.alpha_s > 0 ? INFINITY : 0.0)
-                                                : fit.alpha_s * fit.bandwidth_Bps;
+    fit.n_half_bytes = crossover(&fit);
     set_quality(o, &cur, keep[0], &fit);
     set_uncertainty(&fit);
 

@@ -106,8 +106,10 @@ typedef struct {
      * dominates: alpha_s is the startup, seg[0].alpha_s (small sizes);
      * bandwidth_Bps the asymptotic bandwidth, seg[nseg-1].bandwidth_Bps
      * (largest sizes); their 95 % intervals are those segments'.
-     * n_half_bytes = alpha_s x bandwidth_Bps (INFINITY for an infinite B
-     * and alpha_s > 0).  cf_fit_predict and cf_fit_alpha_at give per-size
+     * n_half_bytes: where the payload costs as much as the startup,
+     * T(n_half) = 2 alpha_s under the piecewise model (alpha_s x
+     * bandwidth_Bps with one segment; INFINITY when the curve never gets
+     * there).  cf_fit_predict and cf_fit_alpha_at give per-size
      * numbers, which follow the segments. */
     double alpha_s, bandwidth_Bps, n_half_bytes;
     double alpha_ci[2], bandwidth_ci[2]; /* 95 %; an open upper end is INFINITY */

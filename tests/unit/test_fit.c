@@ -235,8 +235,12 @@ static void test_token_bucket(void **state)
         assert_true(f.seg[f.nseg - 1].alpha_s < 0); /* a line, not a startup */
         assert_rel(f.bandwidth_Bps, rate, noisy ? 0.10 : 1e-6);
         assert_rel(f.alpha_s, a, noisy ? 0.15 : 1e-6);
-        if (!noisy)
+        if (!noisy) {
             assert_in_slack(rate, f.bandwidth_ci, 1e-9);
+            /* Startup and payload cost the same inside the burst, at a b0:
+             * a x the asymptotic rate would say 5 kB. */
+            assert_rel(f.n_half_bytes, a * b0, 1e-6);
+        }
         /* The startup of a message above the burst is still a. */
         assert_rel(cf_fit_alpha_at(&f, 64e6), f.alpha_s, 1e-12);
         assert_string_equal(cf_verdict(cf_fit_startup_share(&f, &(cf_point_t){64e6, 0, 1}, 1)),
@@ -285,7 +289,9 @@ static void test_headline_is_the_ends(void **state)
     assert_true(f.bandwidth_Bps == f.seg[1].bandwidth_Bps);
     assert_rel(f.alpha_s, 2e-6, 1e-6);
     assert_rel(f.bandwidth_Bps, 9.9e9, 1e-6);
-    assert_rel(f.n_half_bytes, 2e-6 * 9.9e9, 1e-6);
+    /* n_half where the curve crosses 2 alpha: in the first segment, at
+     * alpha x its B, not alpha x the asymptotic B. */
+    assert_rel(f.n_half_bytes, 2e-6 * 1e9, 1e-6);
     assert_true(f.alpha_ci[0] == f.seg[0].alpha_ci[0] && f.alpha_ci[1] == f.seg[0].alpha_ci[1]);
     assert_true(f.bandwidth_ci[0] == f.seg[1].bandwidth_ci[0]);
     /* The old single line, kept for reference, misses both. */
