@@ -24,7 +24,8 @@
 #                              are checked to be 127.0.0.1 while it runs)
 #   shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2
 #   shaped-1gbit-pingpong-2 shaped-1gbit-allreduce-2
-#   shaped-200mbit-pingpong-4  two emulated nodes (tests/cluster/cluster.sh:
+#   shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 (~3 min: 8 ms per call)
+#                              two emulated nodes (tests/cluster/cluster.sh:
 #                              network namespaces, veth, egress `tc tbf`
 #                              rate R burst 256kb), ob1 + tcp between nodes;
 #                              -4 is 2 ranks per node mapped by node, so the
@@ -58,7 +59,7 @@ MELT=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps*/example
 
 all_cases="shm-pingpong-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4 ucx-pingpong-2 ucx-allreduce-2
 tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
-shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 netpipe-shm-2 lammps-melt-4"
+shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
