@@ -1,0 +1,380 @@
+#!/bin/bash
+# record.sh - re-record cases of the profile corpus (tests/corpus/<case>/).
+#
+# Usage: tests/corpus/record.sh [--build DIR] CASE... | all | list
+#   DIR defaults to ./build under the source tree (configured and built:
+#   .libs/libcommfit.so, tools/commfit, examples/pingpong, examples/coll_sweep).
+#
+# Every case runs one program under the profiler and keeps, in its directory:
+#   profile.json  the commfit profile as recorded (its `samples` section is
+#                 dropped when the file would be larger than ~300 kB)
+#   truth.csv     size_bytes,time_s as the program itself measured them in the
+#                 SAME run (pingpong: half the median round trip = one-way
+#                 time; coll_sweep: median over iterations of the slowest
+#                 rank; NetPIPE: its own one-way time per size)
+#   meta.json     what ran, on which transport and path, what physics expects
+#                 (`expect`, read by tests/tools/check_corpus.py), date, host
+#   raw program output (pingpong.csv, coll_sweep.csv, np.out, log.lammps)
+#
+# Cases (transport; ranks):
+#   shm-pingpong-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4
+#                              ob1 + vader shared memory
+#   ucx-pingpong-2 ucx-allreduce-2   UCX PML (any transport: shm here)
+#   tcp-pingpong-2 tcp-allreduce-2   ob1 + tcp BTL on lo only (the connections
+#                              are checked to be 127.0.0.1 while it runs)
+#   shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2
+#   shaped-1gbit-pingpong-2 shaped-1gbit-allreduce-2
+#   shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 (~3 min: 8 ms per call)
+#                              two emulated nodes (tests/cluster/cluster.sh:
+#                              network namespaces, veth, egress `tc tbf`
+#                              rate R burst 256kb), ob1 + tcp between nodes;
+#                              -4 is 2 ranks per node mapped by node, so the
+#                              ping-pong pair 0-1 crosses the link
+#   netpipe-shm-2              NPopenmpi (NetPIPE) on ob1 + vader
+#   lammps-melt-4              LAMMPS in.melt, 4 ranks, ob1 + vader, with a
+#                              NetPIPE run on the same path right before it
+#
+# Needs root for the shaped cases, netpipe-openmpi (NPopenmpi) and lammps +
+# lammps-examples (lmp, in.melt) for the last two:
+#   apt-get install netpipe-openmpi lammps lammps-examples
+# The machine should be as quiet as it can be: truths and profiles share the
+# noise of one run, but a loaded machine makes noisy sweeps.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=$src/build
+if [ "${1:-}" = --build ]; then build=$(cd "$2" && pwd); shift 2; fi
+lib=$build/.libs/libcommfit.so
+commfit=$build/tools/commfit
+cluster=$src/tests/cluster/cluster.sh
+PY=${PYTHON:-python3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
+
+SHM=(--mca pml ob1 --mca btl self,vader)
+TCP=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
+BURST=256kb
+MELT=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps*/examples/melt/in.melt* 2>/dev/null | head -n 1)
+
+all_cases="shm-pingpong-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4 ucx-pingpong-2 ucx-allreduce-2
+tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
+shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4"
+
+die() { echo "record.sh: $*" >&2; exit 1; }
+
+# meta KEY=JSON...: write $dir/meta.json from the case's settings
+meta() {
+    "$PY" - "$dir/meta.json" "$@" <<'PY'
+import json, os, socket, sys, time, platform
+m = {}
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    try:
+        m[k] = json.loads(v)
+    except ValueError:
+        m[k] = v
+m["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+m["host"] = {"name": socket.gethostname(), "kernel": platform.release(), "cores": os.cpu_count(),
+             "loadavg_after": open("/proc/loadavg").read().split()[:3]}
+json.dump(m, open(sys.argv[1], "w"), indent=1, sort_keys=True)
+open(sys.argv[1], "a").write("\n")
+PY
+}
+
+# jsonarr ARGS...: the arguments as a JSON array (the command line in meta)
+jsonarr() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "$@"; }
+
+# shrink: drop samples from a profile larger than ~300 kB
+shrink() {
+    "$PY" - "$dir/profile.json" <<'PY'
+import json, os, sys
+p = sys.argv[1]
+if os.path.getsize(p) > 300000:
+    d = json.load(open(p))
+    d.pop("samples", None)
+    json.dump(d, open(p, "w"), indent=1)
+    print("record.sh: %s: samples dropped, %d bytes" % (p, os.path.getsize(p)))
+PY
+}
+
+# truth_pingpong / truth_coll: program CSV -> truth.csv (size_bytes,time_s)
+truth_pingpong() {
+    "$PY" -c '
+import csv, sys
+w = open(sys.argv[2], "w"); w.write("size_bytes,time_s\n")
+for r in csv.DictReader(open(sys.argv[1])):
+    w.write("%s,%.6e\n" % (r["bytes"], float(r["half_rtt_us"]) * 1e-6))' "$dir/pingpong.csv" "$dir/truth.csv"
+}
+truth_coll() {
+    "$PY" -c '
+import csv, sys
+w = open(sys.argv[2], "w"); w.write("size_bytes,time_s\n")
+for r in csv.DictReader(open(sys.argv[1])):
+    w.write("%s,%.6e\n" % (r["bytes"], float(r["time_us"]) * 1e-6))' "$dir/coll_sweep.csv" "$dir/truth.csv"
+}
+# NetPIPE's output file: bytes, Mbps, one-way seconds per line
+truth_netpipe() { # NPOUT TRUTH
+    "$PY" -c '
+import sys
+w = open(sys.argv[2], "w"); w.write("size_bytes,time_s\n")
+for l in open(sys.argv[1]):
+    f = l.split()
+    if len(f) >= 3:
+        w.write("%d,%.6e\n" % (int(f[0]), float(f[2])))' "$1" "$2"
+}
+# netpipe_summary NPOUT: {"latency_s": time of the smallest message, "peak_Bps": max throughput}
+netpipe_summary() {
+    "$PY" -c '
+import json, sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) >= 3]
+rows = [(int(r[0]), float(r[1]) * 1e6 / 8, float(r[2])) for r in rows]
+small = min(rows)
+peak = max(rows, key=lambda r: r[1])
+print(json.dumps({"latency_s": small[2], "latency_size_bytes": small[0],
+                  "peak_Bps": peak[1], "peak_size_bytes": peak[0]}))' "$1"
+}
+
+SWEEP_EXPECT='{"verdict_small": "startup-bound", "verdict_large": "bandwidth-bound"}'
+
+# local CASE: pingpong/allreduce on this host (shm, ucx, tcp)
+run_local() {
+    local case=$1 transport=${1%%-*} np=${1##*-} kind prog opts out cmd
+    kind=${case#*-}; kind=${kind%-*}
+    case $transport in
+        shm) opts=("${SHM[@]}"); tdesc="ob1 + vader (shared memory)" ;;
+        ucx) opts=("${UCX[@]}"); tdesc="UCX PML, pml_ucx_tls any, pml_ucx_devices any" ;;
+        tcp) opts=("${TCP[@]}"); tdesc="ob1 + tcp BTL on lo (127.0.0.1)" ;;
+    esac
+    if [ "$kind" = pingpong ]; then
+        prog=("$build/examples/pingpong" --min 8 --max 4MiB --csv); out=pingpong.csv
+        fits='[{"op": "p2p", "joint": true, "path": "intra-node"}, {"op": "MPI_Send", "path": "intra-node"}]'
+    else
+        prog=("$build/examples/coll_sweep" --op allreduce --min 8 --max 4MiB --csv); out=coll_sweep.csv
+        fits='[{"op": "MPI_Allreduce", "comm": "world"}]'
+    fi
+    cmd=(mpirun -np "$np" --oversubscribe --bind-to none "${opts[@]}" "${prog[@]}")
+    local conns=null
+    if [ "$transport" = tcp ]; then
+        COMMFIT_LIB=$lib "$commfit" run -q -o "$dir/profile.json" -- "${cmd[@]}" > "$dir/$out" &
+        local job=$! c="" pairs
+        for _ in $(seq 1 40); do
+            sleep 0.25
+            c=$(ss -tnpH 2>/dev/null | grep -E '"(pingpong|coll_sweep)"' | awk '{print $4 " " $5}' | sort -u)
+            [ -n "$c" ] && break
+        done
+        wait $job || die "$case: job failed"
+        echo "$c" | sed 's/^/record.sh: tcp connection /'
+        [ -n "$c" ] || die "$case: no TCP connection of the program seen"
+        echo "$c" | grep -qv '^127\.0\.0\.1:[0-9]* 127\.0\.0\.1:' && die "$case: a connection not on lo: $c"
+        mapfile -t pairs < <(echo "$c" | tr ' ' '>')
+        conns=$(jsonarr "${pairs[@]}")
+    else
+        COMMFIT_LIB=$lib "$commfit" run -q -o "$dir/profile.json" -- "${cmd[@]}" > "$dir/$out" || die "$case: job failed"
+    fi
+    if [ "$kind" = pingpong ]; then truth_pingpong; else truth_coll; fi
+    shrink
+    local exp
+    exp=$("$PY" -c 'import json,sys; e=json.loads(sys.argv[1]); e["fits"]=json.loads(sys.argv[2]); print(json.dumps(e))' \
+        "$SWEEP_EXPECT" "$fits")
+    meta case="$case" program="$(jsonarr "${prog[@]}")" \
+        command="$(jsonarr "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
+        transport="$tdesc" path="intra-node" ranks="$np" ranks_per_node="$np" nodes=1 \
+        truth="$( [ "$kind" = pingpong ] && echo '"pingpong: half the median round trip per size (one-way), 0<->1"' ||
+                  echo '"coll_sweep: median over iterations of the slowest rank, per size"')" \
+        tcp_connections="$conns" expect="$exp"
+}
+
+# shaped-RATE-KIND-NP: two namespace nodes, each egress shaped by tbf
+run_shaped() {
+    local case=$1 rest rate kind np prog out fits map=() rpn=1 bits
+    rest=${case#shaped-}; rate=${rest%%-*}; rest=${rest#*-}; kind=${rest%-*}; np=${rest##*-}
+    "$cluster" available --shaping > /dev/null || die "$case: no emulated cluster here (needs root, ip netns, tc tbf)"
+    export CFN_PREFIX=cfr$$
+    trap '"$cluster" down > /dev/null 2>&1' EXIT
+    "$cluster" up 2 --rate "$rate" --burst "$BURST" > /dev/null || die "$case: cluster up failed"
+    [ "$np" -gt 2 ] && { map=(--map-by node); rpn=$((np / 2)); }
+    if [ "$kind" = pingpong ]; then
+        # at 200mbit a 4 MiB round trip takes 0.35 s: keep the sweep to ~15 s;
+        # 2 MiB is still 8x the burst, so the slope above it is the rate
+        case $rate in 200mbit) max=2MiB ;; *) max=4MiB ;; esac
+        prog=("$build/examples/pingpong" --min 8 --max "$max" --csv); out=pingpong.csv
+        fits='[{"op": "p2p", "joint": true, "path": "inter-node"}, {"op": "MPI_Send", "path": "inter-node"}]'
+    else
+        case $rate in 200mbit) max=1MiB ;; *) max=4MiB ;; esac
+        prog=("$build/examples/coll_sweep" --op allreduce --min 8 --max "$max" --csv); out=coll_sweep.csv
+        fits='[{"op": "MPI_Allreduce", "comm": "world"}]'
+    fi
+    local before after stream
+    stream=$(tbf_stream) || die "$case: the TCP stream through the shaper failed"
+    before=$("$cluster" exec "${CFN_PREFIX}0" -- tc -s qdisc show dev eth0)
+    COMMFIT_OUTPUT=$dir/profile.json COMMFIT_SUMMARY=0 "$cluster" run --slots "$rpn" -- -np "$np" "${map[@]}" \
+        -x LD_PRELOAD="$lib" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY "${prog[@]}" > "$dir/$out" || die "$case: job failed"
+    after=$("$cluster" exec "${CFN_PREFIX}0" -- tc -s qdisc show dev eth0)
+    "$cluster" down > /dev/null 2>&1; trap - EXIT
+    if [ "$kind" = pingpong ]; then truth_pingpong; else truth_coll; fi
+    shrink
+    # tc rate units: mbit = 1e6 bit/s, gbit = 1e9 bit/s; burst kb = 1024 bytes
+    case $rate in *mbit) bits=$((${rate%mbit} * 1000000)) ;; *gbit) bits=$((${rate%gbit} * 1000000000)) ;; esac
+    local stats
+    stats=$("$PY" - "$before" "$after" <<'PY'
+import json, re, sys
+def sent(t):
+    m = re.search(r"Sent (\d+) bytes (\d+) pkt", t)
+    return int(m.group(1)), int(m.group(2))
+b0, p0 = sent(sys.argv[1]); b1, p1 = sent(sys.argv[2])
+print(json.dumps({"node0_egress_bytes": b1 - b0, "node0_egress_packets": p1 - p0,
+                  "bytes_per_packet": round((b1 - b0) / max(1, p1 - p0), 1), "qdisc": sys.argv[2].splitlines()[0]}))
+PY
+)
+    local payload exp
+    payload=$("$PY" -c "print($bits / 8 * 1448 / 1514)")
+    exp=$("$PY" -c '
+import json, sys
+e = json.loads(sys.argv[1]); e["fits"] = json.loads(sys.argv[2])
+np, kind, payload = int(sys.argv[4]), sys.argv[3], float(sys.argv[5])
+# Ping-pong: the payload rate is the slope of T(M) above the burst (see
+# payload_rate_derivation).  Allreduce: no rate is claimed.  With 2 ranks every
+# algorithm sends the whole vector out of each node once, so the link alone would
+# give T = M / rate, but both directions run at once and the two cores also run
+# both TCP stacks and the reduction: the times the program measures fall short of the
+# link (the truth check holds the fit to those times instead).  With 4 ranks how
+# many bytes leave a node depends on the algorithm Open MPI picks.
+if kind == "pingpong":
+    e["bandwidth_Bps"] = payload; e["bandwidth_tol"] = 0.10
+print(json.dumps(e))' "$SWEEP_EXPECT" "$fits" "$kind" "$np" "$payload")
+    meta case="$case" program="$(jsonarr "${prog[@]}")" \
+        command="$(jsonarr env COMMFIT_OUTPUT=profile.json COMMFIT_SUMMARY=0 tests/cluster/cluster.sh run --slots "$rpn" -- -np "$np" "${map[@]}" -x LD_PRELOAD=libcommfit.so -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY "${prog[@]}")" \
+        cluster="$(jsonarr tests/cluster/cluster.sh up 2 --rate "$rate" --burst "$BURST")" \
+        transport='"ob1 + tcp BTL between 2 network-namespace nodes over veth + bridge (vader within a node)"' \
+        path="inter-node" ranks="$np" ranks_per_node="$rpn" nodes=2 \
+        tbf="{\"rate\": \"$rate\", \"rate_bits_per_s\": $bits, \"burst\": \"$BURST\", \"burst_bytes\": 262144, \"latency\": \"50ms\"}" \
+        tbf_observed="$stats" \
+        payload_rate_Bps="$payload" \
+        payload_rate_derivation="\"tbf charges qdisc_pkt_len: for a GSO skb on veth that is skb->len plus (gso_segs - 1) x the headers (Ethernet 14 + IP 20 + TCP 32 with timestamps), i.e. the frames without preamble/FCS: a full frame is 1514 bytes for an MSS of 1448 payload bytes (MTU 1500). Payload rate R = $bits / 8 x 1448 / 1514 B/s. Checked in this run (tbf_stream): a bulk TCP stream node 0 -> node 1 through the same shaper, tc's byte count against the payload sent. tbf_observed is what the qdisc counted during the job itself (acks and small messages pull bytes/packet below 1514). Burst: each node's egress has its own bucket of 256 KiB, which refills while the other node sends, so a ping-pong message M up to about the burst crosses in M / (2 R) (twice the rate), and above it in about (M - burst) / R: the asymptotic B, the slope of T(M) over the largest sizes, is R.\"" \
+        tbf_stream="$stream" \
+        truth="$( [ "$kind" = pingpong ] && echo '"pingpong: half the median round trip per size (one-way), 0<->1 (on different nodes)"' ||
+                  echo '"coll_sweep: median over iterations of the slowest rank, per size"')" \
+        expect="$exp"
+}
+
+# tbf_stream: 16 MiB over one TCP connection from node 0 to node 1 through the
+# shaper; what tc counted on node 0's egress against the payload (JSON)
+tbf_stream() {
+    local n0=${CFN_PREFIX}0 n1=${CFN_PREFIX}1 port=5999 b0 b1 out
+    "$cluster" exec "$n1" -- "$PY" -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1); s.settimeout(20); c, _ = s.accept()
+while c.recv(1 << 20): pass
+c.close()' "${CFN_SUBNET:-10.77.0}.2" $port &
+    local srv=$!
+    sleep 0.5
+    b0=$("$cluster" exec "$n0" -- tc -s qdisc show dev eth0 | sed -n 's/.*Sent \([0-9]*\) bytes \([0-9]*\) pkt.*/\1 \2/p')
+    out=$("$cluster" exec "$n0" -- "$PY" -c '
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=20)
+mss = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+b = b"x" * (1 << 20); t = time.time()
+for i in range(16): s.sendall(b)
+s.shutdown(socket.SHUT_WR); s.recv(1)
+print(mss, 16 << 20, time.time() - t)' "${CFN_SUBNET:-10.77.0}.2" $port) || { kill $srv 2>/dev/null; return 1; }
+    wait $srv
+    b1=$("$cluster" exec "$n0" -- tc -s qdisc show dev eth0 | sed -n 's/.*Sent \([0-9]*\) bytes \([0-9]*\) pkt.*/\1 \2/p')
+    "$PY" -c '
+import json, sys
+b0, p0, b1, p1 = map(int, sys.argv[1].split() + sys.argv[2].split())
+mss, payload, secs = int(sys.argv[3].split()[0]), int(sys.argv[3].split()[1]), float(sys.argv[3].split()[2])
+print(json.dumps({"mss": mss, "payload_bytes": payload, "tc_bytes": b1 - b0, "tc_packets": p1 - p0,
+                  "tc_bytes_per_packet": round((b1 - b0) / (p1 - p0), 1),
+                  "payload_per_tc_byte": round(payload / (b1 - b0), 5), "expected_1448_per_1514": round(1448 / 1514, 5),
+                  "app_rate_Bps": round(payload / secs)}))' "$b0" "$b1" "$out"
+}
+
+run_netpipe() {
+    local case=netpipe-shm-2 cmd
+    command -v NPopenmpi > /dev/null || die "$case: NPopenmpi not found (apt-get install netpipe-openmpi)"
+    cmd=(mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" NPopenmpi -l 8 -u 4194304 -p 0 -o "$dir/np.out")
+    COMMFIT_LIB=$lib "$commfit" run -q -o "$dir/profile.json" -- "${cmd[@]}" > "$dir/np.log" 2>&1 || die "$case: job failed"
+    truth_netpipe "$dir/np.out" "$dir/truth.csv"
+    shrink
+    local np
+    np=$(netpipe_summary "$dir/np.out")
+    meta case="$case" program='["NPopenmpi", "-l", "8", "-u", "4194304", "-p", "0", "-o", "np.out"]' \
+        command="$(jsonarr "$commfit" run -q -o profile.json -- mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" NPopenmpi -l 8 -u 4194304 -p 0 -o np.out)" \
+        transport='"ob1 + vader (shared memory)"' path="intra-node" ranks=2 ranks_per_node=2 nodes=1 \
+        truth='"np.out: NetPIPE bytes, Mbps, one-way seconds (half its round trip); latency = time of the smallest message, bandwidth = max throughput"' \
+        netpipe="$np" \
+        expect='{"verdict_small": "startup-bound", "verdict_large": "bandwidth-bound", "fits": [{"op": "p2p", "joint": true, "path": "intra-node"}], "reference": {"path": "intra-node", "alpha_tol": 0.25, "bandwidth_tol": 0.25}}'
+}
+
+run_lammps() {
+    local case=lammps-melt-4 cmd np
+    command -v lmp > /dev/null || die "$case: lmp not found (apt-get install lammps)"
+    [ -n "$MELT" ] || die "$case: in.melt not found (apt-get install lammps-examples)"
+    # NetPIPE on the same path, without the profiler, right before
+    if command -v NPopenmpi > /dev/null; then
+        mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" NPopenmpi -l 8 -u 4194304 -p 0 -o "$dir/np.out" > /dev/null 2>&1 ||
+            die "$case: NetPIPE failed"
+        np=$(netpipe_summary "$dir/np.out")
+    else
+        die "$case: NPopenmpi not found (apt-get install netpipe-openmpi)"
+    fi
+    cp "$MELT" "$dir/in.melt"
+    cmd=(mpirun -np 4 --oversubscribe --bind-to none "${SHM[@]}" lmp -in in.melt -log log.lammps -screen none)
+    (cd "$dir" && COMMFIT_LIB=$lib "$commfit" run -q -o profile.json -- "${cmd[@]}") || die "$case: job failed"
+    shrink
+    local truth
+    truth=$("$PY" - "$dir/log.lammps" <<'PY'
+import json, re, sys
+t = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps", l)
+    if m:
+        t["loop_time_s"], t["procs"], t["steps"] = float(m.group(1)), int(m.group(2)), int(m.group(3))
+    f = [x.strip() for x in l.split("|")]
+    if len(f) == 6 and f[0] in ("Pair", "Neigh", "Comm", "Output", "Modify", "Other"):
+        v = [float(x) if x else None for x in f[1:]]  # "Other" has only avg and %total
+        t[f[0].lower()] = {"min_s": v[0], "avg_s": v[1], "max_s": v[2], "varavg_pct": v[3], "total_pct": v[4]}
+print(json.dumps(t))
+PY
+)
+    printf 'section,min_s,avg_s,max_s,total_pct\n' > "$dir/truth.csv"
+    "$PY" -c 'import json,sys; t=json.loads(sys.argv[1])
+for k in ("pair","neigh","comm","output","modify","other"):
+    if k in t: print(",".join([k] + ["" if t[k][c] is None else "%g" % t[k][c] for c in ("min_s", "avg_s", "max_s", "total_pct")]))
+lt = t["loop_time_s"]
+print("loop,%g,%g,%g,100" % (lt, lt, lt))' "$truth" >> "$dir/truth.csv"
+    meta case="$case" program='["lmp", "-in", "in.melt", "-log", "log.lammps", "-screen", "none"]' \
+        command="$(jsonarr "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
+        input="\"$MELT (3d Lennard-Jones melt, 4000 atoms, 250 steps)\"" \
+        transport='"ob1 + vader (shared memory)"' path="intra-node" ranks=4 ranks_per_node=4 nodes=1 \
+        truth='"log.lammps: MPI task timing breakdown (truth.csv: section,min_s,avg_s,max_s,total_pct; loop = Loop time)"' \
+        lammps="$truth" netpipe="$np" \
+        netpipe_command="$(jsonarr mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" NPopenmpi -l 8 -u 4194304 -p 0 -o np.out)" \
+        expect='{"no_fuse": true, "nonblocking_not_cost": true, "reference": {"path": "intra-node", "alpha_tol": 0.25, "bandwidth_tol": 0.25}}'
+}
+
+record() {
+    local case=$1
+    dir=$here/$case
+    rm -rf "$dir"; mkdir -p "$dir"
+    echo "record.sh: $case"
+    case $case in
+        shm-*|ucx-*|tcp-*) run_local "$case" ;;
+        shaped-*) run_shaped "$case" ;;
+        netpipe-shm-2) run_netpipe ;;
+        lammps-melt-4) run_lammps ;;
+        *) die "unknown case '$case' (try: record.sh list)" ;;
+    esac
+    ls -s "$dir" | tail -n +2 | tr '\n' ' '; echo
+}
+
+[ $# -gt 0 ] || { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0"; exit 2; }
+{ [ -x "$commfit" ] && [ -f "$lib" ]; } || die "no built commfit in $build (give --build DIR)"
+# shellcheck disable=SC2086
+case $1 in
+    list) echo "$all_cases" | tr ' ' '\n'; exit 0 ;;
+    all) set -- $all_cases ;;
+esac
+for c in "$@"; do record "$c"; done
