@@ -412,6 +412,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, bd, "payload", jnum(a->split.payload));
         jset(&c, bd, "no_payload", jnum(a->split.no_payload));
         jset(&c, bd, "unexplained", jnum(a->split.unexplained));
+        jset(&c, bd, "uncertain", jnum(a->split.uncertain));
         jset(&c, root, "breakdown", bd);
     }
     for (size_t i = 0; i < p->nrank; i++) {

@@ -16,8 +16,12 @@ void cf_an_breakdown(cf_analysis_t *a)
     for (size_t k = 0; k < a->nop; k++) {
         const cf_an_op_t *o = &a->op[k];
         const cf_an_fit_t *f = o->fit;
+        if (o->nonblocking)
+            continue; /* a span is not a cost: the ranked time leaves it out */
         if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
             b->no_payload += o->time_s;
+        else if (f != NULL && f->leaning != NULL)
+            b->uncertain += o->time_s;
         else if (f != NULL && f->basis != NULL && isfinite(f->startup_share)) {
             b->startup += o->time_s * f->startup_share;
             b->payload += o->time_s * (1.0 - f->startup_share);
@@ -29,8 +33,9 @@ void cf_an_breakdown(cf_analysis_t *a)
         b->payload /= a->total_s;
         b->no_payload /= a->total_s;
         b->unexplained /= a->total_s;
+        b->uncertain /= a->total_s;
     } else {
-        b->startup = b->payload = b->no_payload = b->unexplained = NAN;
+        b->startup = b->payload = b->no_payload = b->unexplained = b->uncertain = NAN;
     }
 }
 

@@ -182,11 +182,13 @@ typedef struct {
     const struct cf_an_fit *joint; /* the joint p2p fit; NULL for the other sources */
 } cf_an_ref_t;
 
-/* Where the recorded MPI time goes: each operation's time split by its
- * startup share; operations without payload and those not fitted (wait,
- * probe, too few sizes without a link) apart.  Shares of the total. */
+/* Where the ranked MPI time goes: each operation's time split by its
+ * startup share; operations without payload, those not fitted (wait,
+ * probe, too few sizes without a link) and those whose verdict is
+ * uncertain apart.  Shares of the ranked total. */
 typedef struct {
     double startup, payload, no_payload, unexplained;
+    double uncertain; /* operations whose verdict is uncertain: not split */
 } cf_an_breakdown_t;
 
 typedef struct cf_analysis cf_analysis_t;

@@ -36,3 +36,22 @@ void cf_clock_init(void)
     cf_clock.use_tsc = 1;
 #endif
 }
+
+void cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p)
+{
+    uint64_t best = UINT64_MAX, t = 0, m = 0;
+    for (int i = 0; i < 32; i++) {
+        uint64_t m0 = cf_clock_mono_ns(), ti = cf_ticks(), m1 = cf_clock_mono_ns();
+        if (m1 >= m0 && m1 - m0 < best) {
+            best = m1 - m0;
+            t = ti;
+            m = m0 + (m1 - m0) / 2;
+        }
+    }
+    if (best == UINT64_MAX) { /* the clock went backwards each time: take the last reads */
+        t = cf_ticks();
+        m = cf_clock_mono_ns();
+    }
+    *ticks_p = t;
+    *mono_p = m;
+}

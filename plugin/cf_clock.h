@@ -44,4 +44,12 @@ static inline uint64_t cf_ticks_to_ns(uint64_t ticks)
 /* Chooses the clock and measures the tick rate (about 20 ms). */
 CF_HIDDEN void cf_clock_init(void);
 
+/* A tick count and the CLOCK_MONOTONIC time of the same instant: of
+ * several tries, the one whose two clock reads bracket the tick read most
+ * closely, the clock time taken in the middle.  One plain pair of reads
+ * can be split by a preemption, and ranks that map their ticks onto the
+ * shared clock through such a pair disagree by that much: hundreds of ns
+ * to microseconds, more than a one-way message on shared memory takes. */
+CF_HIDDEN void cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p);
+
 #endif

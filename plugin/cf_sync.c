@@ -60,7 +60,8 @@ void cf_sync_measure(cf_sync_pt_t *pt)
 
 void cf_sync_rate(void)
 {
-    uint64_t t = cf_ticks(), m = cf_clock_mono_ns();
+    uint64_t t, m;
+    cf_clock_pair(&t, &m);
     /* the init sync points, taken a few ms after the start with the
      * calibration's scale, move by nanoseconds in the new one: kept */
     if (t > cf_g.init_ticks && m > cf_g.init_mono_ns)
