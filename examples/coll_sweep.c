@@ -98,7 +98,8 @@ static void usage(FILE *out, const char *prog)
         "of 1024) or kB, KB, MB, GB (powers of 1000).  Sizes double from --min to\n"
         "--max.  \"size\" follows nccl-tests: the reduced or broadcast vector, or p x\n"
         "block for allgather, alltoall, gather, scatter and reduce_scatter_block.\n"
-        "time_us is the median over iterations of the slowest rank's time;\n"
+        "time_us is the median over iterations of the slowest rank's time (CSV:\n"
+        "rank_time_us, the median over iterations and ranks of each rank's own);\n"
         "algbw = size / time and busbw = algbw x factor, in GB/s (1e9 B/s).\n",
         prog, AUTO_MIN_ITERS, AUTO_MAX_ITERS);
 }
@@ -353,7 +354,10 @@ int main(int argc, char **argv)
     w.rbuf = malloc(cap);
     double *t = malloc((size_t)max_iters * sizeof *t);
     double *tmax = malloc((size_t)max_iters * sizeof *tmax);
-    if (!w.sbuf || !w.rbuf || !t || !tmax) {
+    /* every rank's time of every iteration, on rank 0: the per-rank median
+     * is what a profiler on each rank sees as the call's duration */
+    double *tall = rank == 0 ? malloc((size_t)max_iters * (size_t)p * sizeof *tall) : NULL;
+    if (!w.sbuf || !w.rbuf || !t || !tmax || (rank == 0 && !tall)) {
         fprintf(stderr, "%s: rank %d: out of memory\n", argv[0], rank);
         MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
     }
@@ -362,7 +366,7 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         if (o.csv) {
-            printf("op,ranks,bytes,count,iters,time_us,algbw_GBps,busbw_GBps\n");
+            printf("op,ranks,bytes,count,iters,time_us,algbw_GBps,busbw_GBps,rank_time_us\n");
         } else {
             printf("# coll_sweep: op=%s ranks=%d dtype=%s sync=%s busbw_factor=%.4f\n",
                    op_names[o.op], p, dtype, o.sync ? "barrier" : "none",
@@ -401,6 +405,7 @@ int main(int argc, char **argv)
             errors++;
         }
         MPI_Reduce(t, tmax, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Gather(t, (int)iters, MPI_DOUBLE, tall, (int)iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
         if (rank == 0) {
             double sec = median(tmax, iters);
@@ -408,8 +413,8 @@ int main(int argc, char **argv)
             double busbw = algbw * busbw_factor(o.op, p);
             size_t count = bytes / tsize;
             if (o.csv)
-                printf("%s,%d,%zu,%zu,%ld,%.3f,%.4f,%.4f\n", op_names[o.op], p, bytes, count,
-                       iters, sec * 1e6, algbw, busbw);
+                printf("%s,%d,%zu,%zu,%ld,%.3f,%.4f,%.4f,%.3f\n", op_names[o.op], p, bytes, count,
+                       iters, sec * 1e6, algbw, busbw, median(tall, iters * p) * 1e6);
             else
                 printf("%12zu %11zu %6ld %12.3f %11.4f %11.4f\n", bytes, count, iters,
                        sec * 1e6, algbw, busbw);
@@ -428,6 +433,7 @@ int main(int argc, char **argv)
     free(w.rbuf);
     free(t);
     free(tmax);
+    free(tall);
     MPI_Finalize();
     return (rank == 0 && total_errors) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -439,6 +439,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "source", json_string(ref->source));
         jset(&c, j, "alpha_s", jnum(ref->alpha_s));
         jset(&c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
+        jset(&c, j, "uncertain_why", ref->why[0] ? json_string(ref->why) : json_null());
         jpush(&c, refs, j);
     }
     jset(&c, root, "references", refs);

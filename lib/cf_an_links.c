@@ -7,6 +7,7 @@
  * nonblocking span never feeds it: from post to completion it holds
  * whatever the program did before it waited. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,17 @@ void cf_an_links_build(cf_analysis_t *a)
                 ref->fit = &f->fit;
                 ref->joint = f;
             }
+        }
+        if (ref->joint != NULL) {
+            const cf_an_fit_t *f = ref->joint;
+            if (a->p->oversubscribed == 1)
+                snprintf(ref->why, sizeof(ref->why), "measured with more ranks than CPUs on a node");
+            else if (f->leaning != NULL)
+                snprintf(ref->why, sizeof(ref->why), "%s", f->why);
+            else if (f->fit.alpha_uncertain)
+                snprintf(ref->why, sizeof(ref->why), "startup: %s", f->fit.alpha_why);
+            else if (f->fit.bandwidth_uncertain)
+                snprintf(ref->why, sizeof(ref->why), "bandwidth: %s", f->fit.bandwidth_why);
         }
         /* Without MPI point to point on the path, the wire beneath MPI. */
         for (size_t k = 0; ref->source == NULL && k < a->nhop; k++) {

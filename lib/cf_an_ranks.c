@@ -228,6 +228,7 @@ void cf_an_caveats_build(cf_analysis_t *a)
         bins += (int)a->fit[i].nbin;
     }
     if (few > 0)
-        caveat(a, "%d of %d size bins had fewer than %d transfer samples: their medians are call "
-                  "durations, waiting for the partner included", few, bins, CF_AN_MIN_SAMPLES);
+        caveat(a, "%d of %d size bins had too few timed transfers (fewer than %d, or most receives "
+                  "posted after their sends): their medians are call durations, waiting for the "
+                  "partner included", few, bins, CF_AN_MIN_SAMPLES);
 }

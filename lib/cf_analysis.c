@@ -186,7 +186,7 @@ const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a)
 
 const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path)
 {
-    static const cf_an_ref_t none = {NULL, NAN, NAN, NULL, NULL};
+    static const cf_an_ref_t none = {NULL, NAN, NAN, NULL, NULL, ""};
     return path >= 0 && path < CF_AN_NPATH ? &a->ref[path] : &none;
 }
 

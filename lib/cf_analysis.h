@@ -68,10 +68,12 @@ typedef enum { CF_AN_P2P = 0, CF_AN_COLLECTIVE = 1 } cf_an_kind_t;
 #define CF_AN_TIME_DURATION 1 /* call duration (t_p50) */
 #define CF_AN_TIME_TRANSFER 2 /* sampled transfer time (xfer_p50) */
 
-/* A bin's medians are transfer times when it has at least this many
- * samples (or every call was sampled), else call durations: one transfer
- * sampled among a million calls says little about them, and the first
- * calls of a stream, which sampling favours, are the coldest. */
+/* A bin's times are transfer times when it has at least this many
+ * samples (or every call was sampled), and, for messages, at least half of
+ * those chosen were timed; else call durations: one transfer sampled among
+ * a million calls says little about them, the first calls of a stream,
+ * which sampling favours, are the coldest, and when most receives came
+ * after their sends the few timed messages are the exceptions. */
 #define CF_AN_MIN_SAMPLES 8
 #define CF_AN_MAX_CAVEATS 12
 
@@ -96,6 +98,8 @@ typedef struct {
     double duration_p50_s;     /* median call duration, wait included */
     double p99_s;              /* largest p99 of the merged records */
     uint64_t samples;          /* calls with a sampled transfer time */
+    uint64_t selected;         /* point to point: messages chosen for timing (some untimed:
+                                * a receive posted after its send cannot time it) */
     double coverage;           /* samples / calls */
     int time_source;           /* CF_AN_TIME_TRANSFER (enough samples) or CF_AN_TIME_DURATION */
     int in_fit;                /* 1: a point the fit kept (size > 0, not an outlier) */
@@ -180,6 +184,7 @@ typedef struct {
     double alpha_s, bandwidth_Bps; /* link, or the overall line of the fit */
     const cf_fit_t *fit;       /* the joint p2p fit or the UCX hop fit it comes from */
     const struct cf_an_fit *joint; /* the joint p2p fit; NULL for the other sources */
+    char why[160];             /* why its numbers are uncertain; "" when they are not */
 } cf_an_ref_t;
 
 /* Where the ranked MPI time goes: each operation's time split by its

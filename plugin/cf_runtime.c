@@ -647,6 +647,36 @@ static int cf_node_cpus(MPI_Comm node)
     return n;
 }
 
+/* The ranks that share this kernel, and so its CPUs, whatever their host
+ * names: network namespaces or containers on one machine are separate
+ * nodes to MPI but not to the scheduler.  Ranks with the same boot id; the
+ * shared-memory node where it cannot be read or two machines' ids collide
+ * in the 31 bits the split takes.  Collective over world; returns a
+ * communicator the caller frees. */
+static MPI_Comm cf_machine_comm(MPI_Comm node)
+{
+    char id[64] = "";
+    uint64_t h = 1469598103934665603ull, lo, hi; /* FNV-1a */
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    MPI_Comm m = MPI_COMM_NULL;
+    int readable = f != NULL && fgets(id, sizeof(id), f) != NULL, all = 0;
+    if (f != NULL)
+        fclose(f);
+    for (const char *c = id; *c && *c != '\n'; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    PMPI_Allreduce(&readable, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (all && PMPI_Comm_split(MPI_COMM_WORLD, (int)(h & 0x7fffffff), 0, &m) == MPI_SUCCESS) {
+        PMPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, m);
+        PMPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, m);
+        int same = lo == hi, every = 0;
+        PMPI_Allreduce(&same, &every, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (every)
+            return m;
+        PMPI_Comm_free(&m);
+    }
+    PMPI_Comm_dup(node, &m);
+    return m;
+}
 
 void cf_runtime_init(int provided)
 {
@@ -697,8 +727,12 @@ void cf_runtime_init(int provided)
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm) == MPI_SUCCESS) {
         int leader = rank;
         PMPI_Bcast(&leader, 1, MPI_INT, 0, shm); /* world rank of the node's first rank */
-        PMPI_Comm_size(shm, &cf_g.node_ranks);
-        cf_g.node_cpus = cf_node_cpus(shm);
+        /* CPUs are contended by every rank on the machine, not only by
+         * those MPI counts as this node's */
+        MPI_Comm machine = cf_machine_comm(shm);
+        PMPI_Comm_size(machine, &cf_g.node_ranks);
+        cf_g.node_cpus = cf_node_cpus(machine);
+        PMPI_Comm_free(&machine);
         PMPI_Comm_free(&shm);
         PMPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
     } else {

@@ -364,7 +364,7 @@ static void text_fits(const cf_analysis_t *a)
                 printf("  %-*s %-17s medians: transfer times in %d of %d bins, call durations in the rest",
                        w, "", "", f->transfer_bins, (int)f->nbin);
             if (f->few_sample_bins > 0)
-                printf(" (%d bin%s with fewer than %d samples)", f->few_sample_bins,
+                printf(" (%d bin%s with too few timed transfers: fewer than %d, or most receives late)", f->few_sample_bins,
                        f->few_sample_bins == 1 ? "" : "s", CF_AN_MIN_SAMPLES);
             if (isfinite(f->wait_share))
                 printf("; wait for late partners: %s of the sampled time", fmt_pct(f->wait_share, b[0]));
@@ -431,8 +431,9 @@ static void text_collectives(const cf_analysis_t *a)
         if (!used)
             continue;
         if (ref->source != NULL)
-            printf("  ideal on %s from the %s: alpha %s, B %s\n", cf_path_name((unsigned)path),
-                   ref->source, fmt_t(ref->alpha_s, b[0]), fmt_r(ref->bandwidth_Bps, b[1]));
+            printf("  ideal on %s from the %s: alpha %s, B %s%s%s%s\n", cf_path_name((unsigned)path),
+                   ref->source, fmt_t(ref->alpha_s, b[0]), fmt_r(ref->bandwidth_Bps, b[1]),
+                   ref->why[0] ? " (uncertain: " : "", ref->why, ref->why[0] ? ")" : "");
         else
             printf("  ideal on %s: none, no point-to-point fit on this path (give --link RATE,TIME)\n",
                    cf_path_name((unsigned)path));

@@ -10,8 +10,9 @@
 #                 dropped when the file would be larger than ~300 kB)
 #   truth.csv     size_bytes,time_s as the program itself measured them in the
 #                 SAME run (pingpong: half the median round trip = one-way
-#                 time; coll_sweep: median over iterations of the slowest
-#                 rank; NetPIPE: its own one-way time per size)
+#                 time; coll_sweep: median over iterations and ranks of
+#                 the time per call on each rank, what a profiler on each
+#                 rank sees; NetPIPE: its own one-way time per size)
 #   meta.json     what ran, on which transport and path, what physics expects
 #                 (`expect`, read by tests/tools/check_corpus.py), date, host
 #   raw program output (pingpong.csv, coll_sweep.csv, np.out, log.lammps)
@@ -31,7 +32,8 @@
 #                              -4 is 2 ranks per node mapped by node, so the
 #                              ping-pong pair 0-1 crosses the link
 #   netpipe-shm-2              NPopenmpi (NetPIPE) on ob1 + vader
-#   lammps-melt-4              LAMMPS in.melt, 4 ranks, ob1 + vader, with a
+#   lammps-melt-2 lammps-melt-4
+#                              LAMMPS in.melt, 2 and 4 ranks, ob1 + vader, with a
 #                              NetPIPE run on the same path right before it
 #
 # Needs root for the shaped cases, netpipe-openmpi (NPopenmpi) and lammps +
@@ -59,7 +61,8 @@ MELT=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps*/example
 
 all_cases="shm-pingpong-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4 ucx-pingpong-2 ucx-allreduce-2
 tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
-shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4"
+shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4
+lammps-melt-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -111,7 +114,7 @@ truth_coll() {
 import csv, sys
 w = open(sys.argv[2], "w"); w.write("size_bytes,time_s\n")
 for r in csv.DictReader(open(sys.argv[1])):
-    w.write("%s,%.6e\n" % (r["bytes"], float(r["time_us"]) * 1e-6))' "$dir/coll_sweep.csv" "$dir/truth.csv"
+    w.write("%s,%.6e\n" % (r["bytes"], float(r["rank_time_us"]) * 1e-6))' "$dir/coll_sweep.csv" "$dir/truth.csv"
 }
 # NetPIPE's output file: bytes, Mbps, one-way seconds per line
 truth_netpipe() { # NPOUT TRUTH
@@ -181,7 +184,7 @@ run_local() {
         command="$(jsonarr "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
         transport="$tdesc" path="intra-node" ranks="$np" ranks_per_node="$np" nodes=1 \
         truth="$( [ "$kind" = pingpong ] && echo '"pingpong: half the median round trip per size (one-way), 0<->1"' ||
-                  echo '"coll_sweep: median over iterations of the slowest rank, per size"')" \
+                  echo '"coll_sweep: median over iterations and ranks of the time per call on each rank (rank_time_us; time_us in coll_sweep.csv is that of the slowest rank)"')" \
         tcp_connections="$conns" expect="$exp"
 }
 
@@ -254,7 +257,7 @@ print(json.dumps(e))' "$SWEEP_EXPECT" "$fits" "$kind" "$np" "$payload")
         payload_rate_derivation="\"tbf charges qdisc_pkt_len: for a GSO skb on veth that is skb->len plus (gso_segs - 1) x the headers (Ethernet 14 + IP 20 + TCP 32 with timestamps), i.e. the frames without preamble/FCS: a full frame is 1514 bytes for an MSS of 1448 payload bytes (MTU 1500). Payload rate R = $bits / 8 x 1448 / 1514 B/s. Checked in this run (tbf_stream): a bulk TCP stream node 0 -> node 1 through the same shaper, tc's byte count against the payload sent. tbf_observed is what the qdisc counted during the job itself (acks and small messages pull bytes/packet below 1514). Burst: each node's egress has its own bucket of 256 KiB, which refills while the other node sends, so a ping-pong message M up to about the burst crosses in M / (2 R) (twice the rate), and above it in about (M - burst) / R: the asymptotic B, the slope of T(M) over the largest sizes, is R.\"" \
         tbf_stream="$stream" \
         truth="$( [ "$kind" = pingpong ] && echo '"pingpong: half the median round trip per size (one-way), 0<->1 (on different nodes)"' ||
-                  echo '"coll_sweep: median over iterations of the slowest rank, per size"')" \
+                  echo '"coll_sweep: median over iterations and ranks of the time per call on each rank (rank_time_us; time_us in coll_sweep.csv is that of the slowest rank)"')" \
         expect="$exp"
 }
 
@@ -308,8 +311,8 @@ run_netpipe() {
         expect='{"verdict_small": "startup-bound", "verdict_large": "bandwidth-bound", "fits": [{"op": "p2p", "joint": true, "path": "intra-node"}], "reference": {"path": "intra-node", "alpha_tol": 0.25, "bandwidth_tol": 0.25}}'
 }
 
-run_lammps() {
-    local case=lammps-melt-4 cmd np
+run_lammps() { # CASE RANKS
+    local case=$1 ranks=$2 cmd np
     command -v lmp > /dev/null || die "$case: lmp not found (apt-get install lammps)"
     [ -n "$MELT" ] || die "$case: in.melt not found (apt-get install lammps-examples)"
     # NetPIPE on the same path, without the profiler, right before
@@ -321,7 +324,7 @@ run_lammps() {
         die "$case: NPopenmpi not found (apt-get install netpipe-openmpi)"
     fi
     cp "$MELT" "$dir/in.melt"
-    cmd=(mpirun -np 4 --oversubscribe --bind-to none "${SHM[@]}" lmp -in in.melt -log log.lammps -screen none)
+    cmd=(mpirun -np "$ranks" --oversubscribe --bind-to none "${SHM[@]}" lmp -in in.melt -log log.lammps -screen none)
     (cd "$dir" && COMMFIT_LIB=$lib "$commfit" run -q -o profile.json -- "${cmd[@]}") || die "$case: job failed"
     shrink
     local truth
@@ -348,7 +351,7 @@ print("loop,%g,%g,%g,100" % (lt, lt, lt))' "$truth" >> "$dir/truth.csv"
     meta case="$case" program='["lmp", "-in", "in.melt", "-log", "log.lammps", "-screen", "none"]' \
         command="$(jsonarr "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
         input="\"$MELT (3d Lennard-Jones melt, 4000 atoms, 250 steps)\"" \
-        transport='"ob1 + vader (shared memory)"' path="intra-node" ranks=4 ranks_per_node=4 nodes=1 \
+        transport='"ob1 + vader (shared memory)"' path="intra-node" ranks="$ranks" ranks_per_node="$ranks" nodes=1 \
         truth='"log.lammps: MPI task timing breakdown (truth.csv: section,min_s,avg_s,max_s,total_pct; loop = Loop time)"' \
         lammps="$truth" netpipe="$np" \
         netpipe_command="$(jsonarr mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" NPopenmpi -l 8 -u 4194304 -p 0 -o np.out)" \
@@ -364,7 +367,8 @@ record() {
         shm-*|ucx-*|tcp-*) run_local "$case" ;;
         shaped-*) run_shaped "$case" ;;
         netpipe-shm-2) run_netpipe ;;
-        lammps-melt-4) run_lammps ;;
+        lammps-melt-4) run_lammps "$case" 4 ;;
+        lammps-melt-2) run_lammps "$case" 2 ;;
         *) die "unknown case '$case' (try: record.sh list)" ;;
     esac
     ls -s "$dir" | tail -n +2 | tr '\n' ' '; echo
