@@ -4,7 +4,8 @@
  *
  * Startup share of a bin: alpha(M) / T(M) under the fit.  Its interval:
  * the payload time M / B of the bin's segment under the two ends of the
- * 95 % interval of B, against the measured median T:
+ * 95 % interval of B (its lower end at least the asymptotic B's: bytes do
+ * not travel slower in small messages), against the measured median T:
  *     share in [1 - M / (B_lo T), 1 - M / (B_hi T)], clipped to [0, 1]
  * (and widened to hold the estimate).  Only B is uncertain there: the
  * measured time is what it is, and startup is the part that is not
@@ -28,6 +29,11 @@ static void bw_interval(const cf_fit_t *fit, double size, double *lo_p, double *
 {
     const cf_segment_t *g = cf_fit_segment_at(fit, size);
     double lo = g != NULL ? g->bandwidth_ci[0] : NAN, hi = g != NULL ? g->bandwidth_ci[1] : NAN;
+    /* Bytes do not travel slower in a small message than the largest ones
+     * do: the asymptotic bandwidth's lower end bounds every size's (a short
+     * flat segment of tiny messages alone would allow 1 MB/s). */
+    if (fit->bandwidth_ci[0] > 0 && !(lo >= fit->bandwidth_ci[0]))
+        lo = fit->bandwidth_ci[0];
     *lo_p = lo > 0 ? lo : 0.0;
     *hi_p = hi > 0 ? hi : INFINITY;
 }

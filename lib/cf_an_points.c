@@ -61,17 +61,19 @@ double cf_an_pos(double v)
     return isfinite(v) && v > 0 ? v : 0.0;
 }
 
-/* A record's transfer time.  Collectives: the median of the sampled
- * instances.  Messages: the mean one-way time, which a ping-pong's half
- * round trip is, however the two directions differ (a rate shaper's burst
- * lets every other message through at wire speed: the median of the two
- * modes is neither, 16 times off at 128 KiB); the median where a few
- * samples dominate the mean (it falls below a tenth of p99: a preemption
- * among fast messages). */
+/* A record's transfer time: the median of its samples, except for
+ * messages whose samples fall in two modes, where the median sits in one
+ * of them and the mean is what a ping-pong's half round trip is (a rate
+ * shaper's burst lets every other message through at wire speed: at
+ * 128 KiB the median was 16 times below the half round trip).  Two modes
+ * show as a mean 1.5 times off the median either way; a few preemptions
+ * among fast messages, which also pull the mean up, show as a mean below a
+ * tenth of p99, and keep the median. */
 static double rec_transfer(const cf_record_t *r)
 {
     double mean = r->xfer_n > 0 && isfinite(r->xfer_sum) ? r->xfer_sum / (double)r->xfer_n : NAN;
-    if (!is_kind(r, "p2p") || !(mean > 0) || (isfinite(r->xfer_p99) && 10.0 * mean < r->xfer_p99))
+    if (!is_kind(r, "p2p") || !(mean > 0) || !(r->xfer_p50 > 0) ||
+        fabs(log(mean / r->xfer_p50)) < log(1.5) || (isfinite(r->xfer_p99) && 10.0 * mean < r->xfer_p99))
         return r->xfer_p50;
     return mean;
 }

@@ -362,6 +362,16 @@ static int cf_cmp_dst(const void *a, const void *b)
     return x->dst < y->dst ? -1 : x->dst > y->dst;
 }
 
+/* Whether a receive record's completion is the end of the call itself. */
+static int cf_blocking_recv(uint64_t key)
+{
+    const char *name = cf_layer_op_name(CF_LAYER_MPI, cf_key_op(key));
+    if (name == NULL || strncmp(name, "MPI_", 4) != 0)
+        return 0;
+    return !(name[4] == 'I' && name[5] >= 'a' && name[5] <= 'z') && strstr(name, "_init") == NULL &&
+           strcmp(name, "MPI_Start") != 0 && strcmp(name, "MPI_Startall") != 0;
+}
+
 static void cf_messages(cf_sample_result_t *res)
 {
     int p = cf_g.world_size;
@@ -424,8 +434,11 @@ static void cf_messages(cf_sample_result_t *res)
                     one_way = 0;
                 cf_xfer_add(&res->xfer, r->key, one_way, wait);
                 /* the sender's record gets the time too, unless it is the same
-                 * record (MPI_Sendrecv on both sides) */
-                if (in[i].key != r->key)
+                 * record (MPI_Sendrecv on both sides), or the receive was
+                 * nonblocking: its completion is seen only when the program
+                 * waits, after whatever it did in between (its own sends), so
+                 * the time is the receive's span, not the message's */
+                if (in[i].key != r->key && cf_blocking_recv(r->key))
                     cf_xfer_add(&res->xfer, in[i].key, one_way, 0);
             }
             res->p2p_matched++;
