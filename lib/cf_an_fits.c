@@ -12,7 +12,8 @@
  * payload.  A bin whose interval holds 50 % is "uncertain"; so is a fit
  * whose predictions miss its bins by more than MAX_RMS_ERR (rms), since
  * then neither alpha nor B describes them.  The operation's share and
- * interval are the call-weighted means over its bins. */
+ * interval are the means over its bins weighted by calls x modelled time,
+ * so that they are shares of its time. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,9 @@ int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
                 }
             }
             if (b->predicted_s > 0 || b->size <= 0) {
-                double t = b->size <= 0 ? 1.0 : b->predicted_s;
+                /* a zero-byte call weighs its own time: the startup where
+                 * the model gives one, else what it measured */
+                double t = b->predicted_s > 0 ? b->predicted_s : cf_an_pos(b->duration_p50_s);
                 num += w * b->startup_share * t;
                 den += w * t;
                 if (isfinite(blo)) {

@@ -221,6 +221,13 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
         for (size_t k = 0; k < nb; k++)
             all &= f->bin[k].time_source == CF_AN_TIME_TRANSFER || f->bin[k].bytes == 0;
         if (!all) {
+            for (size_t i = 0, k = 0; i < n; i++) {
+                if (i > 0 && cmp_bin(e[i - 1], e[i]) != 0)
+                    k++;
+                if (i == 0 || cmp_bin(e[i - 1], e[i]) != 0)
+                    f->bin[k].p99_s = 0;
+                f->bin[k].p99_s = fmax(f->bin[k].p99_s, cf_an_pos(e[i]->t_p99));
+            }
             for (size_t k = 0; k < nb; k++) {
                 f->bin[k].time_source = CF_AN_TIME_DURATION;
                 f->bin[k].p50_s = f->bin[k].duration_p50_s;

@@ -98,7 +98,8 @@ int cf_an_regions_build(cf_analysis_t *a)
     for (size_t i = 0; i < p->nrec; i++) {
         const cf_record_t *r = &p->rec[i];
         size_t k = r->region >= 1 && r->region <= p->nregion ? r->region - 1 : p->nregion;
-        if (!(r->layer == CF_LAYER_MPI && r->calls > 0))
+        /* the ranked time: a nonblocking span is not a cost here either */
+        if (!(r->layer == CF_LAYER_MPI && r->calls > 0) || cf_an_is_nonblocking(r->op, r->kind))
             continue;
         if (region_add(p, &a->region[k], r) != CF_OK)
             return CF_ERR_NOMEM;
@@ -210,20 +211,42 @@ void cf_an_caveats_build(cf_analysis_t *a)
     json_int_t lost = sampling_count(p, "not_sampled_buffer_full");
     int few = 0, bins = 0;
 
-    if (p->oversubscribed == 1)
-        caveat(a, "oversubscribed: %d ranks share %d CPU%s on a node, so a call's time includes waiting "
-                  "for a CPU; alpha, B and the verdicts can be off many times over: run one rank per core "
-                  "to trust them",
-               p->ranks_per_node_max, p->cpus_per_node_min, p->cpus_per_node_min == 1 ? "" : "s");
+    if (p->oversubscribed == 1) {
+        /* the most crowded machine's own pair (the job's maximum and minimum
+         * can come from different ones) */
+        int nr = p->ranks_per_node_max, nc = p->cpus_per_node_min;
+        double worst = 0;
+        for (size_t i = 0; i < p->nrank; i++) {
+            const cf_rank_info_t *r = &p->rank[i];
+            if (r->node_cpus > 0 && (double)r->node_ranks / r->node_cpus > worst) {
+                worst = (double)r->node_ranks / r->node_cpus;
+                nr = r->node_ranks;
+                nc = r->node_cpus;
+            }
+        }
+        caveat(a, "oversubscribed: %d ranks share %d CPU%s on a machine, so a call's time includes "
+                  "waiting for a CPU; alpha, B and the verdicts can be off many times over: run one rank "
+                  "per core to trust them",
+               nr, nc, nc == 1 ? "" : "s");
+    }
     if (p->partial)
         caveat(a, "partial profile: some calls were not recorded or not sampled (budgets exceeded)%s",
                p->npartial_reason > 0 ? ":" : "");
     for (size_t i = 0; i < p->npartial_reason; i++)
         caveat(a, "  %s", p->partial_reason[i]);
-    if (lost > 0)
-        caveat(a, "samples ran out: %lld calls were not sampled for transfer times (raise "
-                  "COMMFIT_SAMPLES)", (long long)lost);
+    {
+        int said = 0;
+        for (size_t i = 0; i < p->npartial_reason; i++)
+            said |= strstr(p->partial_reason[i], "samples ran out") != NULL;
+        if (lost > 0 && !said)
+            caveat(a, "samples ran out: %lld calls were not sampled for transfer times (raise "
+                      "COMMFIT_SAMPLES)", (long long)lost);
+    }
+    /* each bin once: the operations' own fits, not the joint ones that
+     * repeat their bins, nor spans */
     for (size_t i = 0; i < a->nfit; i++) {
+        if (a->fit[i].joint || a->fit[i].nonblocking)
+            continue;
         few += a->fit[i].few_sample_bins;
         bins += (int)a->fit[i].nbin;
     }

@@ -22,9 +22,11 @@
  * median, weight = calls.  When several records fall into one bin (regions,
  * communicators, operations of a joint fit), their medians are combined
  * weighted by calls: an approximation of the median of the union, exact
- * when they agree.  A record with sampled transfer times (xfer_n > 0)
- * contributes its transfer median instead of the duration median, so the
- * fit sees the cost of moving the data, not the wait for a late partner.
+ * when they agree.  Where the bin has enough timed transfers
+ * (CF_AN_MIN_SAMPLES), a record contributes its transfer median instead of
+ * the duration median (for messages whose one-way times fall in two modes,
+ * their mean: see cf_an_points.c), so the fit sees the cost of moving the
+ * data, not the wait for a late partner.
  * Zero-byte bins cannot inform B: they stay out of the fit, are reported
  * as bins, and count as pure startup in the startup share.
  *

@@ -14,7 +14,9 @@
  *   would bias that segment's B.
  * - Flat segments: a segment has B = INFINITY (time does not measurably
  *   grow with size, its messages are startup-bound) when its fitted slope
- *   is <= 0, when the 95 % interval of its 1/B reaches 0, or when the
+ *   is <= 0, when the 95 % interval of its 1/B reaches 0 (unless its
+ *   time grows by half or more across its own sizes: a 3-size segment
+ *   has one degree of freedom, t = 12.7), or when the
  *   payload time over its own sizes, (size_hi - size_lo)/B, is below 10 %
  *   of its time at size_hi (MIN_GROWTH: per-bin medians scatter by about
  *   that much, so a smaller growth is noise, as in a segment of 1 to 5

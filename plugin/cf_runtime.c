@@ -665,7 +665,13 @@ static MPI_Comm cf_machine_comm(MPI_Comm node)
     for (const char *c = id; *c && *c != '\n'; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ull;
     PMPI_Allreduce(&readable, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all && PMPI_Comm_split(MPI_COMM_WORLD, (int)(h & 0x7fffffff), 0, &m) == MPI_SUCCESS) {
+    if (all) {
+        int ok = PMPI_Comm_split(MPI_COMM_WORLD, (int)(h & 0x7fffffff), 0, &m) == MPI_SUCCESS;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!all && ok)
+            PMPI_Comm_free(&m);
+    }
+    if (all) {
         PMPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, m);
         PMPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, m);
         int same = lo == hi, every = 0;

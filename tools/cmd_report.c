@@ -352,17 +352,22 @@ static void text_fits(const cf_analysis_t *a)
                    fmt_s(k == 0 && !isinf(g->bandwidth_Bps) ? g->alpha_s * g->bandwidth_Bps : NAN, b[4]));
         }
         if (ft->ok) {
-            int nb = 0;
-            for (size_t k = 0; k < f->nbin; k++)
+            int nb = 0, nx = 0;
+            for (size_t k = 0; k < f->nbin; k++) {
                 nb += f->bin[k].in_fit || f->bin[k].outlier;
-            if (f->transfer_bins == 0)
+                nx += (f->bin[k].in_fit || f->bin[k].outlier) && f->bin[k].time_source == CF_AN_TIME_TRANSFER;
+            }
+            if (nx == 0 && f->samples > 0)
+                printf("  %-*s %-17s medians: call durations (transfer times in only some bins: one "
+                       "quantity per line)", w, "", "");
+            else if (nx == 0)
                 printf("  %-*s %-17s medians: call durations (no transfer samples)", w, "", "");
-            else if (f->transfer_bins >= nb)
+            else if (nx >= nb)
                 printf("  %-*s %-17s medians: transfer times (%llu samples)", w, "", "",
                        (unsigned long long)f->samples);
             else
                 printf("  %-*s %-17s medians: transfer times in %d of %d bins, call durations in the rest",
-                       w, "", "", f->transfer_bins, (int)f->nbin);
+                       w, "", "", nx, nb);
             if (f->few_sample_bins > 0)
                 printf(" (%d bin%s with too few timed transfers: fewer than %d, or most receives late)", f->few_sample_bins,
                        f->few_sample_bins == 1 ? "" : "s", CF_AN_MIN_SAMPLES);

@@ -428,6 +428,17 @@ static void test_zero_byte_bins(void **state)
     assert_true(f->bin[1].in_fit);
     assert_rel(f->zero_p50_s, 1e-3, 1e-12);
     assert_rel(f->bin[0].startup_share, 1.0, 0);
+    {
+        /* The zero-byte calls weigh their startup in the share, as the
+         * others weigh their modelled time: a third, bandwidth-bound. */
+        double num = 5 * 10e-6, den = 5 * 10e-6;
+        for (int i = 4; i <= 20; i += 2) {
+            num += 10 * 10e-6;
+            den += 10 * (10e-6 + ldexp(1.0, i) / 5e9);
+        }
+        assert_rel(f->startup_share, num / den, 1e-3);
+        assert_string_equal(f->verdict, "bandwidth-bound");
+    }
     for (size_t k = 0; k < cf_analysis_nops(a); k++)
         if (strcmp(cf_analysis_op(a, k)->op, "MPI_Barrier") == 0)
             assert_non_null(strstr(cf_analysis_advice(cf_analysis_op(a, k), buf, sizeof(buf)),
