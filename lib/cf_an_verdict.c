@@ -115,10 +115,18 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         return buf;
     }
     if (f->leaning != NULL) {
-        snprintf(buf, len, "the data cannot tell startup from payload here (%s): measure more "
-                           "sizes or more calls per size, or judge it against a known link with "
-                           "--link RATE,TIME",
-                 f->why);
+        /* The fusion advice models the calls as measured, whichever term
+         * dominates them: it stands where the verdict cannot. */
+        if (o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "fuse") == 0)
+            snprintf(buf, len, "fuse them into buckets of %s (see the fusion advice, which models the "
+                               "calls as measured); which of startup and payload dominates cannot be "
+                               "told here (%s)",
+                     cf_fmt_size(o->fusion->bucket_bytes, sz, sizeof(sz)), f->why);
+        else
+            snprintf(buf, len, "the data cannot tell startup from payload here (%s): measure more "
+                               "sizes or more calls per size, or judge it against a known link with "
+                               "--link RATE,TIME",
+                     f->why);
         return buf;
     }
     cf_fmt_size(f->n_half_bytes, nh, sizeof(nh));

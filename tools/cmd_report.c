@@ -184,9 +184,9 @@ static void text_verdict(const cf_analysis_t *a)
         const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
         char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
         if (bd->uncertain > bd->startup && bd->uncertain > bd->payload)
-            printf("  Uncertain: most of the recorded MPI time is in operations whose startup and payload "
+            printf("  Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
                    "cannot be told apart (below); %s is startup and %s payload;\n",
-                   fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
+                   fmt_pct(bd->uncertain, b3), fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
         else if (bd->startup > bd->payload)
             printf("  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
                    fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
@@ -196,8 +196,11 @@ static void text_verdict(const cf_analysis_t *a)
         printf("  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
                "too few sizes)%s%s%s.\n",
                fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4),
-               bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? fmt_pct(bd->uncertain, b1) : "",
-               bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "");
+               bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload) ? ", " : "",
+               bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload)
+                   ? fmt_pct(bd->uncertain, b1) : "",
+               bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload)
+                   ? " is in operations whose split cannot be told (uncertain)" : "");
     }
     /* Costs only: a nonblocking span overlaps other work, and what it cost
      * is the blocked time in Wait/Test, ranked as such. */
