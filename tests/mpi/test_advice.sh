@@ -16,10 +16,22 @@ train() {
         --compute-us 1000 "$@"
 }
 
-COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=1 train --bucket 0 > "$cf_tmp/a.out" 2> "$cf_tmp/a.err" \
-    || { cat "$cf_tmp/a.err"; cf_fail "per-tensor run failed"; }
-cat "$cf_tmp/a.out"
-grep "^commfit: fusion:" "$cf_tmp/a.err" || cf_fail "the end-of-run summary has no fusion line"
+# Four ranks on two cores: now and then the scheduler scatters the bins so
+# much that the fit misses them by more than 25 % rms, and commfit then
+# rightly gives no fusion advice (it says so in the report). A second,
+# independent run is then taken, not a looser rule.
+for attempt in 1 2; do
+    COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=1 train --bucket 0 > "$cf_tmp/a.out" 2> "$cf_tmp/a.err" \
+        || { cat "$cf_tmp/a.err"; cf_fail "per-tensor run failed"; }
+    cat "$cf_tmp/a.out"
+    grep "^commfit: fusion:" "$cf_tmp/a.err" && break
+    [ $attempt = 1 ] || cf_fail "the end-of-run summary has no fusion line"
+    "$commfit" report --format json "$cf_tmp/a.json" | "$CF_PYTHON" -c '
+import json, sys
+for a in json.load(sys.stdin)["advice"]:
+    if a["op"] == "MPI_Allreduce":
+        print("== no fusion advice on the first run (%s); a second measurement" % a["reason"])'
+done
 "$commfit" report --format json "$cf_tmp/a.json" > "$cf_tmp/a-report.json" || cf_fail "report --format json failed"
 "$commfit" report --by-region "$cf_tmp/a.json" > "$cf_tmp/a-report.txt" || cf_fail "report failed"
 sed -n '/^FUSION ADVICE/,/^OPERATIONS/p' "$cf_tmp/a-report.txt"
