@@ -1,6 +1,7 @@
 /* Error rates of the split rule, by simulation with this machine's noise.
  *
- * Noise model (measured, see cf_fit.h): a bin's median time is the model
+ * Noise model (measured on a loaded machine, the conservative end; see
+ * cf_fit.h): a bin's median time is the model
  * time times exp(N(0, sigma)), sigma 0.10 up to 2 KiB and 0.07 above; 3 %
  * of the bins are slow by a factor 1.3 to 3 (log-uniform).  Sweeps are
  * log-spaced from 8 B to 4 MiB with the calls a sweep gives (a 0.2 s
