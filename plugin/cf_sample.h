@@ -48,21 +48,27 @@ typedef struct {
 
 CF_HIDDEN extern cf_samples_t cf_samples;
 
-/* After the first ones, 1 in mask + 1, and never more than
- * CF_SAMPLE_PER_OCTAVE per doubling of the count: a stream of millions of
- * calls (NetPIPE repeats 2.4 M messages of one size) would otherwise fill
- * the buffers before later sizes are reached, and one sample would stand
- * for a million calls of those.  Deterministic in seq, so every rank picks
- * the same instances. */
+/* After the first ones, 1 in mask + 1; past CF_SAMPLE_CAP_FROM calls of a
+ * stream, no more than CF_SAMPLE_PER_OCTAVE per doubling of the count: a
+ * stream of millions of calls (NetPIPE repeats 2.4 M messages of one size)
+ * would otherwise fill the buffers before later sizes are reached, and one
+ * sample would stand for a million calls of those.  Below it, streams keep
+ * their hundreds of samples, among which the first ones (a size's warm-up)
+ * weigh little.  Deterministic in seq, so every rank picks the same
+ * instances. */
+#define CF_SAMPLE_CAP_FROM 4096
 #define CF_SAMPLE_PER_OCTAVE 32
 static inline int cf_sampled(uint64_t seq)
 {
-    uint64_t octave, mask;
+    uint64_t mask = cf_samples.mask;
     if (seq < CF_SAMPLE_FIRST)
         return 1;
-    octave = UINT64_C(1) << (63 - __builtin_clzll(seq));
-    mask = octave / CF_SAMPLE_PER_OCTAVE - 1;
-    return (seq & (mask > cf_samples.mask ? mask : cf_samples.mask)) == 0;
+    if (seq >= CF_SAMPLE_CAP_FROM) {
+        uint64_t octave = UINT64_C(1) << (63 - __builtin_clzll(seq));
+        if (octave / CF_SAMPLE_PER_OCTAVE - 1 > mask)
+            mask = octave / CF_SAMPLE_PER_OCTAVE - 1;
+    }
+    return (seq & mask) == 0;
 }
 
 CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);
