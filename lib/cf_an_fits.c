@@ -133,7 +133,9 @@ int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
         goto out;
     if (rc != CF_OK || !f->fit.ok) {
         f->fit.ok = 0;
-        f->note = "not enough size range";
+        /* 3 distinct sizes and still no line: their weights leave the
+         * regression degenerate */
+        f->note = npts >= 3 && f->fit.npoints >= 3 ? "no line fits these sizes" : "not enough size range";
         rc = CF_OK;
         goto out;
     }

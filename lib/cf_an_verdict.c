@@ -104,8 +104,9 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         return buf;
     }
     if (f->basis == NULL) {
-        snprintf(buf, len, "not enough size range to fit (%d size%s); give --link RATE,TIME to "
-                           "judge it against a link",
+        snprintf(buf, len, "%s (%d size%s); give --link RATE,TIME to judge it against a link",
+                 f->note != NULL && strcmp(f->note, "no line fits these sizes") == 0 ? "no line fits these sizes"
+                                                                                   : "not enough size range to fit",
                  f->nsizes, f->nsizes == 1 ? "" : "s");
         return buf;
     }

@@ -367,7 +367,9 @@ void cf_runtime_finalize(void)
     /* 1. this rank's threads into one table */
     cf_table_t mine;
     uint32_t nthreads = atomic_load(&cf_nthreads);
-    uint64_t dropped = atomic_load(&cf_threads_refused) + atomic_load(&cf_g.req_dropped);
+    /* read once: the counts below must add up to what was loaded here */
+    uint64_t refused = atomic_load(&cf_threads_refused), req_dropped = atomic_load(&cf_g.req_dropped);
+    uint64_t dropped = refused + req_dropped;
     uint64_t mpi_ns = 0, missed = 0, streams_full = 0;
     cf_table_t elig; /* calls = eligible for sampling, bytes = selected */
     int ok_mine = cf_table_init(&mine, cf_g.cfg.merge_max * 2) == CF_OK;
@@ -408,16 +410,15 @@ void cf_runtime_finalize(void)
         }
     }
     dropped += mine.dropped;
-    uint64_t refused = atomic_load(&cf_threads_refused), req_dropped = atomic_load(&cf_g.req_dropped);
     uint64_t loss[CF_LOSS_N] = {refused, dropped - refused - req_dropped, req_dropped, streams_full}, loss_all[CF_LOSS_N];
     PMPI_Reduce(loss, loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
     if (cf_g.cfg.verbose)
         cf_log("rank %d: %u threads recorded, %llu refused (COMMFIT_MAX_THREADS), %llu records dropped "
                "(COMMFIT_TABLE_SIZE), %llu requests not tracked (COMMFIT_MAX_REQUESTS), %llu completions of "
                "requests posted outside the profiler",
-               cf_g.world_rank, nthreads, (unsigned long long)atomic_load(&cf_threads_refused),
-               (unsigned long long)(dropped - atomic_load(&cf_threads_refused) - atomic_load(&cf_g.req_dropped)),
-               (unsigned long long)atomic_load(&cf_g.req_dropped), (unsigned long long)missed);
+               cf_g.world_rank, nthreads, (unsigned long long)refused,
+               (unsigned long long)(dropped - refused - req_dropped), (unsigned long long)req_dropped,
+               (unsigned long long)missed);
 
     /* 2. samples: wait at collectives, one-way message times, clocks */
     cf_sample_result_t sres;
