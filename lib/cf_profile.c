@@ -175,9 +175,58 @@ static void cf_errf(char *err, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen)
+/* The file a profile goes to: path itself, or what a symlink there names,
+ * so that the link stays a link.  Anything but a regular file or a new
+ * name is refused: the temporary file renamed over a device, a FIFO or a
+ * directory would replace it (as root, COMMFIT_OUTPUT=/dev/null turned the
+ * machine's /dev/null into a regular file). */
+static int cf_profile_target(const char *path, char *out, size_t outlen, char *err, size_t errlen)
 {
-    char tmp[4096];
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno != ENOENT) {
+            cf_errf(err, errlen, "cannot look at %s: %s", path, strerror(errno));
+            return CF_ERR_IO;
+        }
+        if (snprintf(out, outlen, "%s", path) >= (int)outlen) {
+            cf_errf(err, errlen, "path too long");
+            return CF_ERR_INVALID;
+        }
+        return CF_OK;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (real == NULL) {
+            cf_errf(err, errlen, "%s is a symbolic link to nothing that exists: refused", path);
+            return CF_ERR_INVALID;
+        }
+        if (stat(real, &st) != 0 || snprintf(out, outlen, "%s", real) >= (int)outlen) {
+            cf_errf(err, errlen, "cannot follow the symbolic link %s", path);
+            free(real);
+            return CF_ERR_INVALID;
+        }
+        free(real);
+    } else if (snprintf(out, outlen, "%s", path) >= (int)outlen) {
+        cf_errf(err, errlen, "path too long");
+        return CF_ERR_INVALID;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        cf_errf(err, errlen, "%s is %s, not a file: refused", out,
+                S_ISDIR(st.st_mode)                           ? "a directory"
+                : S_ISFIFO(st.st_mode)                        ? "a FIFO"
+                : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                              : "a socket or other special file");
+        return CF_ERR_INVALID;
+    }
+    return CF_OK;
+}
+
+int cf_profile_write(const cf_profile_t *p, const char *path_in, char *err, size_t errlen)
+{
+    char tmp[4200], path[4096];
+    int trc = cf_profile_target(path_in, path, sizeof(path), err, errlen);
+    if (trc != CF_OK)
+        return trc;
     if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
         cf_errf(err, errlen, "path too long");
         return CF_ERR_INVALID;

@@ -26,6 +26,17 @@ kept=$(sed -n 's/^commfit: profile written to //p' "$cf_tmp/err2.txt")
 cf_check known_calls "$kept" 2 > /dev/null || cf_fail "the kept profile is wrong"
 echo "ok   unwritable output: message, exit status 0, profile kept at $kept"
 
+# A FIFO (as a device like /dev/null would be) is refused, left as it was,
+# and the profile kept under the default name.
+mkfifo "$cf_tmp/out.fifo" || cf_fail "mkfifo failed"
+COMMFIT_OUTPUT="$cf_tmp/out.fifo" cf_mpirun 2 -- "$prog" 2> "$cf_tmp/err3.txt" || cf_fail "job failed with a FIFO output"
+cat "$cf_tmp/err3.txt"
+[ -p "$cf_tmp/out.fifo" ] || cf_fail "the FIFO was replaced"
+grep -q "out.fifo is a FIFO, not a file: refused" "$cf_tmp/err3.txt" || cf_fail "no message for a FIFO output"
+kept=$(sed -n 's/^commfit: profile written to //p' "$cf_tmp/err3.txt")
+[ -n "$kept" ] && [ -f "$kept" ] || cf_fail "the profile was not kept elsewhere"
+echo "ok   FIFO output: refused with a message, left a FIFO, profile kept at $kept"
+
 COMMFIT_DISABLE=1 COMMFIT_OUTPUT="$cf_tmp/disabled.json" cf_mpirun 2 -- "$prog" \
     || cf_fail "job failed with COMMFIT_DISABLE=1"
 [ ! -e "$cf_tmp/disabled.json" ] || cf_fail "COMMFIT_DISABLE=1 still wrote a profile"

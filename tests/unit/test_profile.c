@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "cf_profile.h"
@@ -195,6 +196,53 @@ static char *profile_text(size_t *len_p)
     return s;
 }
 
+/* Only a regular file or a new name takes a profile: a FIFO, a device or
+ * a directory is refused and left as it was, a symbolic link is written
+ * through and stays a link. */
+static void test_output_kinds(void **state)
+{
+    (void)state;
+    cf_profile_t p, q;
+    char fifo[300], dir[300], file[300], link[300], err[256] = "";
+    struct stat st;
+    make_profile(&p);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+    snprintf(dir, sizeof(dir), "%s/adir", tmpdir);
+    snprintf(file, sizeof(file), "%s/real.json", tmpdir);
+    snprintf(link, sizeof(link), "%s/link.json", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(cf_profile_write(&p, fifo, err, sizeof(err)), CF_ERR_INVALID);
+    assert_non_null(strstr(err, "a FIFO, not a file"));
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(cf_profile_write(&p, dir, err, sizeof(err)), CF_ERR_INVALID);
+    assert_non_null(strstr(err, "a directory"));
+    assert_int_equal(cf_profile_write(&p, "/dev/null", err, sizeof(err)), CF_ERR_INVALID);
+    assert_non_null(strstr(err, "a device"));
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    /* through a link: the file it names gets the profile */
+    assert_int_equal(cf_profile_write(&p, file, err, sizeof(err)), CF_OK);
+    assert_int_equal(symlink(file, link), 0);
+    p.ranks = 3;
+    assert_int_equal(cf_profile_write(&p, link, err, sizeof(err)), CF_OK);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(cf_profile_read(file, &q, err, sizeof(err)), CF_OK);
+    assert_int_equal(q.ranks, 3);
+    cf_profile_free(&q);
+    /* a link to nothing is refused, and nothing is created */
+    unlink(file);
+    assert_int_equal(cf_profile_write(&p, link, err, sizeof(err)), CF_ERR_INVALID);
+    assert_non_null(strstr(err, "symbolic link to nothing"));
+    assert_int_not_equal(stat(file, &st), 0);
+    unlink(link);
+    unlink(fifo);
+    rmdir(dir);
+    cf_profile_free(&p);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -273,7 +321,7 @@ static void test_fuzz(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_output_kinds), cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_truncations), cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
