@@ -165,6 +165,15 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     return root;
 }
 
+/* Control characters from a profile (a host name, a library string, a
+ * crafted file) never reach a terminal: each becomes '?'. */
+static void cf_clean(char *s)
+{
+    for (; s != NULL && *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 static void cf_errf(char *err, size_t len, const char *fmt, ...)
 {
     if (!err || !len)
@@ -173,6 +182,27 @@ static void cf_errf(char *err, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
+    cf_clean(err);
+}
+
+/* Every string the readers take from a profile, cleaned. */
+static void cf_profile_clean(cf_profile_t *p)
+{
+    cf_clean(p->mpi_library);
+    cf_clean(p->start_time);
+    for (size_t i = 0; i < p->npartial_reason; i++)
+        cf_clean(p->partial_reason[i]);
+    for (size_t i = 0; i < p->nrank; i++)
+        cf_clean(p->rank[i].host);
+    for (size_t i = 0; i < p->ncomm; i++)
+        cf_clean(p->comm[i].name);
+    for (size_t i = 0; i < p->nregion; i++)
+        cf_clean(p->region[i]);
+    for (size_t i = 0; i < p->nrec; i++) {
+        cf_clean(p->rec[i].op);
+        cf_clean(p->rec[i].kind);
+        cf_clean(p->rec[i].parent_op);
+    }
 }
 
 /* The file a profile goes to: path itself, or what a symlink there names,
@@ -562,6 +592,7 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             strcmp(k, "communicators") && strcmp(k, "regions") && strcmp(k, "records"))
             json_object_set(p.extra, k, v);
     }
+    cf_profile_clean(&p);
     *p_out = p;
     return CF_OK;
 

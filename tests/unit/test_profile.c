@@ -273,6 +273,25 @@ static void test_bad_inputs(void **state)
 }
 
 /* Every prefix of a valid profile is an error, never a crash or a success. */
+/* A host name or library string with terminal escapes reads back clean. */
+static void test_control_characters(void **state)
+{
+    (void)state;
+    cf_profile_t p, q;
+    char path[300], err[256] = "";
+    make_profile(&p);
+    snprintf(p.rank[0].host, sizeof(p.rank[0].host), "n\033[2J\ax");
+    snprintf(p.mpi_library, sizeof(p.mpi_library), "lib\r\nfake line");
+    snprintf(path, sizeof(path), "%s/ctl.json", tmpdir);
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_read(path, &q, err, sizeof(err)), CF_OK);
+    assert_string_equal(q.rank[0].host, "n?[2J?x");
+    assert_string_equal(q.mpi_library, "lib??fake line");
+    cf_profile_free(&q);
+    cf_profile_free(&p);
+    unlink(path);
+}
+
 static void test_truncations(void **state)
 {
     (void)state;
@@ -322,7 +341,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_output_kinds), cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_truncations), cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_truncations), cmocka_unit_test(test_control_characters), cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
