@@ -86,6 +86,7 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     for (size_t i = 0; i < p->npartial_reason; i++)
         json_array_append_new(why, json_string(p->partial_reason[i]));
     json_object_set_new(job, "partial_reasons", why);
+    json_object_set_new(job, "failed_calls", json_integer((json_int_t)(p->failed_calls > INT64_MAX ? INT64_MAX : p->failed_calls)));
     if (p->oversubscribed >= 0) {
         json_object_set_new(job, "oversubscribed", json_boolean(p->oversubscribed));
         json_object_set_new(job, "ranks_per_node_max", json_integer(p->ranks_per_node_max));
@@ -421,6 +422,8 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             p.partial = keep; /* the flag is what the file says */
         }
     }
+    if ((x = json_object_get(job, "failed_calls")) && json_is_integer(x) && json_integer_value(x) >= 0)
+        p.failed_calls = (uint64_t)json_integer_value(x);
     if ((x = json_object_get(job, "oversubscribed")) && json_is_boolean(x))
         p.oversubscribed = json_is_true(x);
     if ((x = json_object_get(job, "ranks_per_node_max")) && json_is_integer(x) && json_integer_value(x) >= 0 &&

@@ -188,7 +188,7 @@ typedef struct {
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
  * partial profile. */
-enum { CF_LOSS_THREADS, CF_LOSS_RECORDS, CF_LOSS_REQUESTS, CF_LOSS_STREAMS, CF_LOSS_N };
+enum { CF_LOSS_THREADS, CF_LOSS_RECORDS, CF_LOSS_REQUESTS, CF_LOSS_STREAMS, CF_LOSS_FAILED, CF_LOSS_N };
 /* Conditions some rank met at finalize. */
 enum { CF_FAIL_NOMEM, CF_FAIL_MERGE, CF_FAIL_COMMS, CF_FAIL_REGIONS, CF_FAIL_N };
 
@@ -370,7 +370,7 @@ void cf_runtime_finalize(void)
     /* read once: the counts below must add up to what was loaded here */
     uint64_t refused = atomic_load(&cf_threads_refused), req_dropped = atomic_load(&cf_g.req_dropped);
     uint64_t dropped = refused + req_dropped;
-    uint64_t mpi_ns = 0, missed = 0, streams_full = 0;
+    uint64_t mpi_ns = 0, missed = 0, streams_full = 0, failed = 0;
     cf_table_t elig; /* calls = eligible for sampling, bytes = selected */
     int ok_mine = cf_table_init(&mine, cf_g.cfg.merge_max * 2) == CF_OK;
     int ok_elig = cf_table_init(&elig, cf_g.cfg.merge_max * 2) == CF_OK;
@@ -392,6 +392,7 @@ void cf_runtime_finalize(void)
         dropped += t->table.dropped;
         missed += t->missed;
         streams_full += t->chan_full;
+        failed += t->failed;
         for (uint32_t s = 0; s <= t->elig_mask; s++) {
             const cf_elig_t *e = &t->elig[s];
             cf_stat_t *dst = e->key ? cf_table_get(&elig, e->key) : NULL;
@@ -410,7 +411,8 @@ void cf_runtime_finalize(void)
         }
     }
     dropped += mine.dropped;
-    uint64_t loss[CF_LOSS_N] = {refused, dropped - refused - req_dropped, req_dropped, streams_full}, loss_all[CF_LOSS_N];
+    uint64_t loss[CF_LOSS_N] = {refused, dropped - refused - req_dropped, req_dropped, streams_full, failed};
+    uint64_t loss_all[CF_LOSS_N];
     PMPI_Reduce(loss, loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
     if (cf_g.cfg.verbose)
         cf_log("rank %d: %u threads recorded, %llu refused (COMMFIT_MAX_THREADS), %llu records dropped "
@@ -524,6 +526,7 @@ void cf_runtime_finalize(void)
         }
         cf_oversubscription(&p);
         cf_partial_reasons(&p, loss_all, fail_all, have_samples ? sres.lost : 0);
+        p.failed_calls = loss_all[CF_LOSS_FAILED];
         p.comm = calloc(nuc ? nuc : 1, sizeof(*p.comm));
         for (size_t i = 0; p.comm && cw && i < nuc; i++) {
             cf_comm_info_t *c = &p.comm[p.ncomm++];

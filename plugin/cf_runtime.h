@@ -107,6 +107,7 @@ typedef struct {
     uint64_t chan_last_key[2];
     uint32_t chan_last_slot[2];
     uint64_t chan_full; /* messages not sampled: no room for their stream */
+    uint64_t failed;    /* point-to-point calls that returned an error */
     cf_elig_t *elig;    /* per record key, open addressing */
     uint32_t elig_mask, elig_last;
     uint64_t elig_dropped;
@@ -279,6 +280,16 @@ static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm
     if (s)
         cf_stat_add(s, bytes, ns);
     return key;
+}
+
+/* A point-to-point call that returned an error moved nothing: its time is
+ * MPI time, the call counts as failed, and no record books it as traffic.
+ * Returns no key. */
+static inline uint64_t cf_record_failed(cf_thread_t *t, uint64_t t0, uint64_t t1)
+{
+    t->mpi_ns += cf_ticks_to_ns(t1 - t0);
+    t->failed++;
+    return 0;
 }
 
 /* ---- requests ----

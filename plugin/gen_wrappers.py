@@ -112,8 +112,12 @@ def wrapper(e):
     if k in ("send", "coll"):
         path = "cf_comm_peer_path(cf_c, %s)" % a["peer"] if k == "send" else "cf_c ? cf_c->path : CF_PATH_SELF"
         out.append("    uint64_t cf_nb = %s;" % a["bytes"])
-        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, cf_nb, cf_t0, cf_t1);"
-                   % (op, path))
+        # a point-to-point call that failed moved nothing: counted as failed, not as traffic
+        # (a collective is booked either way, so that every rank's sampling sequence agrees)
+        rec = "cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, cf_nb, cf_t0, cf_t1)" % (op, path)
+        if k == "send":
+            rec = "%s ? %s : cf_record_failed(cf_t, cf_t0, cf_t1)" % (ok, rec)
+        out.append("    uint64_t cf_k = %s;" % rec)
         if k == "send":
             out.append("    if (%s)" % ok)
             out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_nb, cf_t0, 1);"
@@ -125,8 +129,8 @@ def wrapper(e):
         out.append("    int cf_got = %s;" % got)
         out.append("    uint64_t cf_b = cf_got ? cf_status_bytes(cf_sp) : 0;")
         out.append("    int cf_src = cf_got ? cf_sp->MPI_SOURCE : %s;" % a["peer"])
-        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_src), cf_b, "
-                   "cf_t0, cf_t1);" % op)
+        out.append("    uint64_t cf_k = %s ? cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_src), "
+                   "cf_b, cf_t0, cf_t1) : cf_record_failed(cf_t, cf_t0, cf_t1);" % (ok, op))
         if k == "recv":
             out.append("    if (cf_got)")
             out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_src), cf_sp->MPI_TAG, cf_k, "
@@ -138,8 +142,8 @@ def wrapper(e):
         out.append("    uint64_t cf_rb = %s ? cf_status_bytes(cf_sp) : 0;" % ok)
         out.append("    int cf_peer = %s != MPI_PROC_NULL ? %s : %s ? cf_sp->MPI_SOURCE : MPI_PROC_NULL;"
                    % (a["peer"], a["peer"], ok))
-        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
-                   "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1);" % op)
+        out.append("    uint64_t cf_k = %s ? cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
+                   "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1) : cf_record_failed(cf_t, cf_t0, cf_t1);" % (ok, op))
         out.append("    if (%s) {" % ok)
         # the call counts once among its record's eligible calls, with its receive
         out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_sb, cf_t0, 0);"
