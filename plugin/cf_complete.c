@@ -6,18 +6,40 @@
 #include "cf_runtime.h"
 #include "cf_sample.h"
 
+/* Room for n snapshots and statuses: the fixed scratch, grown (once, to a
+ * power of two) for a call over more requests than it holds; 0 when out
+ * of memory, and those completions are counted as missed. */
+static int cf_scratch_fit(cf_thread_t *t, int n)
+{
+    size_t cap = t->scratch_cap;
+    if ((size_t)n <= cap)
+        return 1;
+    while (cap < (size_t)n)
+        cap *= 2;
+    cf_req_snap_t *s = realloc(t->snaps, cap * sizeof(*s));
+    if (!s)
+        return 0;
+    t->snaps = s;
+    MPI_Status *st = realloc(t->status_buf, cap * sizeof(*st));
+    if (!st)
+        return 0;
+    t->status_buf = st;
+    t->scratch_cap = cap;
+    return 1;
+}
+
 /* Statuses to use: the caller's, or ours when it passed MPI_STATUSES_IGNORE
- * (NULL when there are too many: receive sizes then fall back to the posted count). */
+ * (NULL when there is no room: receive sizes then fall back to the posted count). */
 static MPI_Status *cf_statuses(cf_thread_t *t, MPI_Status *given, int n)
 {
     if (given != MPI_STATUSES_IGNORE)
         return given;
-    return n <= CF_SCRATCH ? t->status_buf : MPI_STATUSES_IGNORE;
+    return n >= 0 && (size_t)n <= t->scratch_cap ? t->status_buf : MPI_STATUSES_IGNORE;
 }
 
 static int cf_copy_requests(cf_thread_t *t, const MPI_Request *reqs, int n)
 {
-    if (n < 0 || n > CF_SCRATCH || !reqs)
+    if (n < 0 || !reqs || !cf_scratch_fit(t, n))
         return 0;
     for (int i = 0; i < n; i++)
         cf_req_snap(reqs[i], &t->snaps[i]);

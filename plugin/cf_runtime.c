@@ -177,6 +177,7 @@ cf_thread_t *cf_thread_register(void)
         goto out;
     t->snaps = malloc(CF_SCRATCH * sizeof(*t->snaps));
     t->status_buf = malloc(CF_SCRATCH * sizeof(*t->status_buf));
+    t->scratch_cap = CF_SCRATCH;
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
     t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
     /* room for every record of the thread's table, at most half full */

@@ -102,6 +102,7 @@ typedef struct {
     uint64_t missed;   /* completions of requests that were not tracked */
     cf_req_snap_t *snaps;
     MPI_Status *status_buf;
+    size_t scratch_cap; /* entries of snaps and status_buf (CF_SCRATCH, grown for more) */
     void *papi; /* counter state (cf_papi.c), NULL when counters are off */
     uint64_t *chan_key, *chan_seq; /* message count per channel (cf_sample.c) */
     uint64_t chan_last_key[2];
