@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +314,17 @@ static int cf_get_num(json_t *o, const char *key, double *v, const char *where, 
     return CF_OK;
 }
 
+/* A time: a number, finite and not negative. */
+static int cf_get_time(json_t *o, const char *key, double *v, const char *where, char *err, size_t errlen)
+{
+    int rc = cf_get_num(o, key, v, where, err, errlen);
+    if (rc == CF_OK && !(isfinite(*v) && *v >= 0)) {
+        cf_errf(err, errlen, "%s: '%s' is %g, not a time (finite, not negative)", where, key, *v);
+        return CF_ERR_FORMAT;
+    }
+    return rc;
+}
+
 static int cf_get_u64(json_t *o, const char *key, uint64_t *v, const char *where, char *err, size_t errlen)
 {
     json_t *x = json_object_get(o, key);
@@ -398,7 +410,7 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
     }
     CF_CHECK(cf_get_int(job, "ranks", &p.ranks, "job", err, errlen));
     CF_CHECK(cf_get_int(job, "nodes", &p.nodes, "job", err, errlen));
-    CF_CHECK(cf_get_num(job, "wall_s", &p.wall_s, "job", err, errlen));
+    CF_CHECK(cf_get_time(job, "wall_s", &p.wall_s, "job", err, errlen));
     json_t *partial = json_object_get(job, "partial");
     if (!json_is_boolean(partial)) {
         cf_errf(err, errlen, "job: 'partial' is missing or not a boolean");
@@ -456,8 +468,8 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_int(o, "rank", &r->rank, where, err, errlen));
         CF_CHECK(cf_get_int(o, "node", &r->node, where, err, errlen));
         CF_CHECK(cf_get_str(o, "host", r->host, sizeof(r->host), where, err, errlen));
-        CF_CHECK(cf_get_num(o, "wall_s", &r->wall_s, where, err, errlen));
-        CF_CHECK(cf_get_num(o, "mpi_s", &r->mpi_s, where, err, errlen));
+        CF_CHECK(cf_get_time(o, "wall_s", &r->wall_s, where, err, errlen));
+        CF_CHECK(cf_get_time(o, "mpi_s", &r->mpi_s, where, err, errlen));
         if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
             r->wait_s = json_number_value(x);
         if ((x = json_object_get(o, "transfer_s")) && json_is_number(x))
@@ -472,6 +484,11 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             r->node_cpus = (int)json_integer_value(x);
     }
 
+    if (p.ranks < 1 || (size_t)p.ranks != p.nrank) {
+        cf_errf(err, errlen, "job: 'ranks' is %d but 'ranks' lists %zu rank%s", p.ranks, p.nrank,
+                p.nrank == 1 ? "" : "s");
+        goto err;
+    }
     if (!(a = cf_get_array(root, "communicators", err, errlen)))
         goto err;
     p.ncomm = json_array_size(a);
@@ -507,6 +524,7 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         }
     }
 
+    uint64_t calls_total = 0, bytes_total = 0;
     if (!(a = cf_get_array(root, "records", err, errlen)))
         goto err;
     p.nrec = json_array_size(a);
@@ -560,17 +578,24 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_u64(o, "size_hi", &r->size_hi, where, err, errlen));
         CF_CHECK(cf_get_u64(o, "calls", &r->calls, where, err, errlen));
         CF_CHECK(cf_get_u64(o, "bytes", &r->bytes, where, err, errlen));
+        /* totals are summed over records: they must not overflow */
+        if (r->calls > INT64_MAX - calls_total || r->bytes > INT64_MAX - bytes_total) {
+            cf_errf(err, errlen, "%s: calls or bytes overflow the job's totals", where);
+            goto err;
+        }
+        calls_total += r->calls;
+        bytes_total += r->bytes;
         json_t *t = json_object_get(o, "time_s");
         snprintf(where, sizeof(where), "records[%zu].time_s", i);
         if (!json_is_object(t)) {
             cf_errf(err, errlen, "%s is missing or not an object", where);
             goto err;
         }
-        CF_CHECK(cf_get_num(t, "sum", &r->t_sum, where, err, errlen));
-        CF_CHECK(cf_get_num(t, "min", &r->t_min, where, err, errlen));
-        CF_CHECK(cf_get_num(t, "max", &r->t_max, where, err, errlen));
-        CF_CHECK(cf_get_num(t, "p50", &r->t_p50, where, err, errlen));
-        CF_CHECK(cf_get_num(t, "p99", &r->t_p99, where, err, errlen));
+        CF_CHECK(cf_get_time(t, "sum", &r->t_sum, where, err, errlen));
+        CF_CHECK(cf_get_time(t, "min", &r->t_min, where, err, errlen));
+        CF_CHECK(cf_get_time(t, "max", &r->t_max, where, err, errlen));
+        CF_CHECK(cf_get_time(t, "p50", &r->t_p50, where, err, errlen));
+        CF_CHECK(cf_get_time(t, "p99", &r->t_p99, where, err, errlen));
         if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
             r->wait_s = json_number_value(x);
         if ((x = json_object_get(o, "sample_eligible")) && json_is_integer(x) && json_integer_value(x) >= 0)

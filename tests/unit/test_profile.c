@@ -32,7 +32,7 @@ static int teardown(void **state)
 static void make_profile(cf_profile_t *p)
 {
     cf_profile_init(p);
-    p->ranks = 4;
+    p->ranks = 2;
     p->nodes = 2;
     p->wall_s = 1.5;
     snprintf(p->mpi_library, sizeof(p->mpi_library), "Open MPI v4.1.4");
@@ -72,7 +72,7 @@ static void test_roundtrip(void **state)
     snprintf(path, sizeof(path), "%s/rt.json", tmpdir);
     assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
     assert_int_equal(cf_profile_read(path, &q, err, sizeof(err)), CF_OK);
-    assert_int_equal(q.ranks, 4);
+    assert_int_equal(q.ranks, 2);
     assert_int_equal(q.nodes, 2);
     assert_int_equal(q.nrank, 2);
     assert_string_equal(q.rank[1].host, "b");
@@ -225,12 +225,12 @@ static void test_output_kinds(void **state)
     /* through a link: the file it names gets the profile */
     assert_int_equal(cf_profile_write(&p, file, err, sizeof(err)), CF_OK);
     assert_int_equal(symlink(file, link), 0);
-    p.ranks = 3;
+    p.wall_s = 2.5;
     assert_int_equal(cf_profile_write(&p, link, err, sizeof(err)), CF_OK);
     assert_int_equal(lstat(link, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
     assert_int_equal(cf_profile_read(file, &q, err, sizeof(err)), CF_OK);
-    assert_int_equal(q.ranks, 3);
+    assert_true(q.wall_s == 2.5);
     cf_profile_free(&q);
     /* a link to nothing is refused, and nothing is created */
     unlink(file);
@@ -292,6 +292,32 @@ static void test_control_characters(void **state)
     unlink(path);
 }
 
+/* Values no run can produce are refused with a message naming them. */
+static void test_inconsistent_values(void **state)
+{
+    (void)state;
+    cf_profile_t p, q;
+    char path[300], err[256] = "";
+    snprintf(path, sizeof(path), "%s/odd.json", tmpdir);
+    make_profile(&p);
+    p.ranks = 0; /* with 2 rank entries */
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_read(path, &q, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "job: 'ranks' is 0 but 'ranks' lists 2 ranks"));
+    p.ranks = 2;
+    p.rec[0].t_sum = -1.0;
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_read(path, &q, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "records[0].time_s: 'sum' is -1, not a time"));
+    p.rec[0].t_sum = 0.028;
+    p.rec[0].calls = p.rec[1].calls = (uint64_t)INT64_MAX / 2 + 1; /* each fine, not their sum */
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_read(path, &q, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "overflow"));
+    cf_profile_free(&p);
+    unlink(path);
+}
+
 static void test_truncations(void **state)
 {
     (void)state;
@@ -341,7 +367,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_output_kinds), cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_truncations), cmocka_unit_test(test_control_characters), cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_truncations), cmocka_unit_test(test_control_characters), cmocka_unit_test(test_inconsistent_values), cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
