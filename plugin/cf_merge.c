@@ -215,16 +215,29 @@ static void cf_default_name(char *buf, size_t len, const char *dir)
         snprintf(buf, len, "%s%scommfit-%s-%s.%d.json", dir ? dir : "", dir ? "/" : "", date, job, i);
 }
 
+/* A spawned job's name for COMMFIT_OUTPUT: "out.json" -> "out.spawn-<pid>.json",
+ * so that it never replaces its parent's profile and can be told apart. */
+static void cf_spawned_name(char *buf, size_t len, const char *out)
+{
+    size_t n = strlen(out);
+    int has_ext = n > 5 && strcmp(out + n - 5, ".json") == 0;
+    snprintf(buf, len, "%.*s.spawn-%ld.json", (int)(has_ext ? n - 5 : n), out, (long)getpid());
+}
+
 static void cf_write_profile(const cf_profile_t *p)
 {
-    char path[4200], err[512];
+    char path[4200], err[512], out[4200];
     if (cf_g.cfg.output[0]) {
-        if (cf_profile_write(p, cf_g.cfg.output, err, sizeof(err)) == CF_OK) {
-            if (cf_g.cfg.summary)
-                cf_log("profile written to %s", cf_g.cfg.output);
+        if (cf_g.spawned)
+            cf_spawned_name(out, sizeof(out), cf_g.cfg.output);
+        else
+            snprintf(out, sizeof(out), "%s", cf_g.cfg.output);
+        if (cf_profile_write(p, out, err, sizeof(err)) == CF_OK) {
+            if (cf_g.cfg.summary || cf_g.spawned)
+                cf_log("profile written to %s%s", out, cf_g.spawned ? " (a spawned job: its own file)" : "");
             return;
         }
-        cf_log("cannot write the profile to COMMFIT_OUTPUT=%s (%s)", cf_g.cfg.output, err);
+        cf_log("cannot write the profile to COMMFIT_OUTPUT=%s (%s)", out, err);
     }
     const char *dirs[] = {NULL, getenv("TMPDIR"), "/tmp"};
     for (size_t i = 0; i < CF_ARRAY_LEN(dirs); i++) {

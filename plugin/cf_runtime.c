@@ -728,6 +728,11 @@ void cf_runtime_init(int provided)
     if (shared)
         cf_g.req_done_shared = (MPI_Request)shared;
     PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm);
+    {
+        /* a job started by MPI_Comm_spawn writes a profile of its own */
+        MPI_Comm parent = MPI_COMM_NULL;
+        cf_g.spawned = PMPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent != MPI_COMM_NULL;
+    }
 
     /* node map: node index of every world rank, from the shared-memory split */
     MPI_Comm shm;

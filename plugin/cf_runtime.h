@@ -124,6 +124,7 @@ typedef struct {
     int node, nnodes;
     int *world_node; /* node index of each world rank */
     int node_ranks, node_cpus; /* ranks on this node, CPUs they may use (0 = unknown) */
+    int spawned;               /* started by MPI_Comm_spawn: its profile is its own */
     MPI_Comm world_handle;
     MPI_Comm tool_comm; /* our own duplicate of world, for our messages */
     uint64_t init_ticks, init_mono_ns;

@@ -1,0 +1,30 @@
+#!/bin/sh
+# A job started by MPI_Comm_spawn writes its own profile next to its
+# parent's (out.json -> out.spawn-<pid>.json) instead of replacing it.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+COMMFIT_OUTPUT="$cf_tmp/sp.json" COMMFIT_SUMMARY=0 cf_mpirun 1 -- "$CF_BUILDDIR/tests/mpi/spawn" 2> "$cf_tmp/err.txt" \
+    || { cat "$cf_tmp/err.txt"; cf_fail "the spawning job failed"; }
+cat "$cf_tmp/err.txt"
+ls "$cf_tmp"
+"$CF_PYTHON" - "$cf_tmp" <<'PY'
+import glob, json, sys
+d = sys.argv[1]
+fails = 0
+def check(what, ok, detail=""):
+    global fails
+    fails += not ok
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+kids = glob.glob(d + "/sp.spawn-*.json")
+check("the parent's profile is there", len(glob.glob(d + "/sp.json")) == 1)
+check("one profile of the spawned job, under its own name", len(kids) == 1, str(kids))
+if kids:
+    parent, kid = json.load(open(d + "/sp.json")), json.load(open(kids[0]))
+    check("the parent's is of 1 rank", parent["job"]["ranks"] == 1, str(parent["job"]["ranks"]))
+    check("the spawned job's is of 2 ranks", kid["job"]["ranks"] == 2, str(kid["job"]["ranks"]))
+    sends = sum(r["calls"] for r in kid["records"] if r["layer"] == "mpi" and r["op"] == "MPI_Send")
+    check("the spawned job's MPI_Send is in its own profile", sends == 1, str(sends))
+    psends = sum(r["calls"] for r in parent["records"] if r["layer"] == "mpi" and r["op"] == "MPI_Send")
+    check("and not in the parent's", psends == 0, str(psends))
+print("%d failed" % fails)
+sys.exit(1 if fails else 0)
+PY
