@@ -115,6 +115,41 @@ int MPI_Comm_free(MPI_Comm *comm)
     return rc;
 }
 
+/* A disconnected communicator gives back what it took, as a freed one:
+ * an MPI_Comm_idup that gets the handle back must not be booked to it. */
+int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+    MPI_Comm h = *comm;
+    int rc = PMPI_Comm_disconnect(comm);
+    if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1)
+        cf_comm_unregister(h);
+    return rc;
+}
+
+/* The new handle is valid when the call returns (usable once the request
+ * completes): it is described now, locally, like any other. */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return cf_comm_created(PMPI_Comm_idup(comm, newcomm, request), newcomm, "MPI_Comm_idup");
+}
+
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    return cf_comm_created(PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes),
+                           intercomm, "MPI_Comm_spawn");
+}
+
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_accept(port_name, info, root, comm, newcomm), newcomm, "MPI_Comm_accept");
+}
+
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return cf_comm_created(PMPI_Comm_connect(port_name, info, root, comm, newcomm), newcomm, "MPI_Comm_connect");
+}
+
 int MPI_Type_free(MPI_Datatype *datatype)
 {
     int rc = PMPI_Type_free(datatype);
