@@ -392,6 +392,13 @@ static char *fmt3(double v, const scale_t *sc, size_t nsc, int integral_base, ch
         x = a / sc[k].factor;
         r = round3(x);
     }
+    /* Beyond what a unit reads well (a corrupt profile, a denormal): three
+     * significant digits in scientific form, never a rounding to 0 whose
+     * logarithm would overflow the decimals. */
+    if (!(r >= 1e-3) || r >= 1e6) {
+        snprintf(buf, len, "%s%.3g %s", sign, x, sc[k].name);
+        return buf;
+    }
     if (r >= 100.0)
         decimals = 0;
     else if (r >= 10.0)

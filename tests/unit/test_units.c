@@ -287,6 +287,20 @@ static void test_locale_independent(void **state)
     assert_true(v == 2.5e-6);
 }
 
+/* Values no unit reads well (a corrupt profile, a denormal) print in
+ * scientific form, never as "nan" or a run of digits. */
+static void test_fmt_extremes(void **state)
+{
+    char b[64];
+    (void)state;
+    assert_string_equal(cf_fmt_time(1e-306, b, sizeof(b)), "1e-297 ns");
+    assert_string_equal(cf_fmt_time(5e-324, b, sizeof(b)), "4.94e-315 ns");
+    assert_string_equal(cf_fmt_time(1e306, b, sizeof(b)), "1e+306 s");
+    assert_string_equal(cf_fmt_size(1e300, b, sizeof(b)), "1e+288 TB");
+    assert_string_equal(cf_fmt_rate(-1e-306, b, sizeof(b)), "-1e-306 B/s");
+    assert_null(strstr(cf_fmt_time(1e-310, b, sizeof(b)), "nan"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_locale_independent),
+        cmocka_unit_test(test_fmt_extremes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
