@@ -106,24 +106,25 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
                            "MPI_Intercomm_merge");
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+/* A communicator freed or disconnected gives back what it took: a later
+ * one that gets the handle back (MPI_Comm_idup) must not be booked to it. */
+static int cf_comm_gone(int rc, MPI_Comm h)
 {
-    MPI_Comm h = *comm;
-    int rc = PMPI_Comm_free(comm);
     if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1)
         cf_comm_unregister(h);
     return rc;
 }
 
-/* A disconnected communicator gives back what it took, as a freed one:
- * an MPI_Comm_idup that gets the handle back must not be booked to it. */
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    MPI_Comm h = *comm;
+    return cf_comm_gone(PMPI_Comm_free(comm), h);
+}
+
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
     MPI_Comm h = *comm;
-    int rc = PMPI_Comm_disconnect(comm);
-    if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1)
-        cf_comm_unregister(h);
-    return rc;
+    return cf_comm_gone(PMPI_Comm_disconnect(comm), h);
 }
 
 /* The new handle is valid when the call returns (usable once the request
