@@ -1,8 +1,9 @@
 /* Fitting the Hockney model T(M) = alpha + M/B to per-bin medians.
  *
- * - Relative error: weighted least squares with weights count / T^2, so the
- *   small sizes, whose times are short, still determine alpha when the
- *   large sizes dominate the total time.  T is the fitted time (iteratively
+ * - Relative error: weighted least squares with weights u / T^2 (u =
+ *   c / (c + 16) for a bin of c calls, see below), so the small sizes,
+ *   whose times are short, still determine alpha when the large sizes
+ *   dominate the total time.  T is the fitted time (iteratively
  *   reweighted), which avoids the bias that weights from the measured times
  *   give; the very first fit uses max(T_i, median of T_i and its two
  *   neighbours), under which neither a slow nor a fast outlier has leverage.
@@ -43,8 +44,9 @@
  *   SPLIT_PENALTY x ln n per added parameter (3 per segment: startup,
  *   slope, break), and the coarser one misses by more than 2 % rms.  A bin
  *   that both miss by more than the finer model's outlier threshold costs
- *   both the same.  The segments' parameters are then fitted with the call
- *   counts.
+ *   both the same.  The segments' parameters are then fitted with the same
+ *   weights u (with the call counts, the frequent small sizes of a sweep
+ *   pinned a segment's line to its lower end).
  * - Calibration of SPLIT_PENALTY (tests/unit/test_fit_sim.c).  Noise model,
  *   measured on this machine (Open MPI 4.1, ob1/vader, 2 ranks, shared
  *   2-core host; 6 runs each of examples/pingpong and coll_sweep
@@ -67,13 +69,17 @@
  *   the scatter is smaller, sigma 0.05 to 0.08, and the same rule finds
  *   x1.3 in 17 / 35 / 50 % and x3 in 87 / 95 / 98 %, pure lines split in
  *   2.8 / 3.4 / 4.0 %.  Finding 95 % of x1.3 jumps in 10 sizes is out of
- *   reach at this noise: the rule that finds even 20 % of them splits pure
- *   lines in more than 10 % of sweeps (a x1.3 step weighs like 3 bins of
- *   noise, and on the knee between startup- and bandwidth-bound sizes one
- *   line absorbs it to 4 % rms).  The rule keeps pure lines whole (< 5 %)
+ *   reach at this noise for any rule: the likelihood-ratio test knowing
+ *   the noise exactly, without slow bins, at 5 % false splits, finds
+ *   51 / 59 / 63 % in 10 / 15 / 23 sizes (test_bound_of_any_rule), and
+ *   92 % in 10 sizes only at half the noise.  With the slow bins, a
+ *   variant of this rule that finds even 20 % of them splits pure lines
+ *   in more than 10 % of sweeps (a x1.3 step weighs like 3 bins of noise,
+ *   and on the knee between startup- and bandwidth-bound sizes one line
+ *   absorbs it to 4 % rms).  The rule keeps pure lines whole (< 5 %)
  *   and finds the eager -> rendezvous switches of this machine (x3.5 to
  *   x4).  Above a token bucket's burst (23 sizes) the asymptotic B is
- *   unbiased (mean error 0 %) and within 10 % of R in 76 % of single
+ *   unbiased (mean error 0 %) and within 10 % of R in 82 % of single
  *   sweeps.
  * - Refinement, by how the model predicts: where the chosen segments miss
  *   two neighbouring kept bins on the same side by more than the report's
@@ -126,7 +132,7 @@ typedef struct {
     double alpha_s, bandwidth_Bps, n_half_bytes;
     double alpha_ci[2], bandwidth_ci[2]; /* 95 %; an open upper end is INFINITY */
     /* How well the piecewise model predicts the kept points: r2 of the
-     * call-weighted relative-error regression (weights c / T_pred^2);
+     * weighted relative-error regression (weights u / T_pred^2);
      * err_rms and err_max the rms and the largest |T_pred / T_meas - 1|,
      * every kept bin counting once whatever its calls. */
     double r2, err_rms, err_max;

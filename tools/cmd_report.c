@@ -307,8 +307,8 @@ static void text_fits(const cf_analysis_t *a)
 
     if (cf_analysis_nfits(a) == 0)
         return;
-    printf("\nFITS  T = alpha + M/B, piecewise where the protocol changes, on per-bin medians weighted by "
-           "calls, in relative error; alpha: startup (smallest sizes' segment), B: asymptotic bandwidth "
+    printf("\nFITS  T = alpha + M/B, piecewise where the protocol changes, on per-bin medians (weight "
+           "calls/(calls+16)), in relative error; alpha: startup (smallest sizes' segment), B: asymptotic bandwidth "
            "(largest sizes' segment), [95%% interval]; sizes: kept / distinct; err: rms |predicted / "
            "measured - 1| over the kept bins\n");
     printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %6s %7s  %s\n", w, "op", "comm", "path",

@@ -150,6 +150,110 @@ static void test_jump_found(void **state)
     }
 }
 
+/* What any rule could do at this noise: the likelihood-ratio test of one
+ * line against two with a break (3 sizes at least each side), knowing the
+ * noise exactly and without slow bins, its threshold set so that pure
+ * lines split in 5 % of sweeps.  Slow bins only make things harder: data
+ * with them are data without them passed through more noise. */
+static double line_cost(const double *m, const double *y, int lo, int hi)
+{
+    double a = 0, b = 0, ref[MAXN], cost = 0;
+
+    for (int i = lo; i < hi; i++)
+        ref[i] = y[i];
+    for (int it = 0; it < 4; it++) {
+        double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, d;
+        for (int i = lo; i < hi; i++) {
+            double w = 1.0 / (ref[i] * ref[i]);
+            sw += w;
+            sx += w * m[i];
+            sy += w * y[i];
+            sxx += w * m[i] * m[i];
+            sxy += w * m[i] * y[i];
+        }
+        d = sw * sxx - sx * sx;
+        b = (sw * sxy - sx * sy) / d;
+        a = (sy - b * sx) / sw;
+        for (int i = lo; i < hi; i++)
+            ref[i] = a + b * m[i] > 0 ? a + b * m[i] : y[i];
+    }
+    for (int i = lo; i < hi; i++) {
+        double sigma = m[i] <= 2048 ? 0.10 : 0.07, p = a + b * m[i];
+        double r = p > 0 ? log(y[i] / p) : 10.0;
+        cost += r * r / (sigma * sigma);
+    }
+    return cost;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Likelihood ratio of the best break, and where it is. */
+static double oracle_stat(const double *m, const double *y, int n, int *at)
+{
+    double one = line_cost(m, y, 0, n), best = INFINITY;
+    for (int b = 3; b <= n - 3; b++) {
+        double two = line_cost(m, y, 0, b) + line_cost(m, y, b, n);
+        if (two < best) {
+            best = two;
+            *at = b;
+        }
+    }
+    return one - best;
+}
+
+static double oracle_found(int n, double jump, int trials)
+{
+    double m[MAXN], y[MAXN], *null = malloc((size_t)trials * sizeof(*null)), thr;
+    int found = 0, at = 0;
+
+    assert_non_null(null);
+    sizes_of(m, n);
+    for (int k = 0; k < trials; k++) {
+        double a = rng_logu(1e-6, 50e-6), bw = rng_logu(0.1e9, 20e9);
+        for (int i = 0; i < n; i++)
+            y[i] = (a + m[i] / bw) * exp((m[i] <= 2048 ? 0.10 : 0.07) * rng_normal());
+        null[k] = oracle_stat(m, y, n, &at);
+    }
+    qsort(null, (size_t)trials, sizeof(*null), cmp_double);
+    thr = null[(int)(0.95 * trials)];
+    for (int k = 0; k < trials; k++) {
+        double a = rng_logu(1e-6, 50e-6), bw = rng_logu(0.1e9, 20e9);
+        int brk = 3 + (int)(rng_u01() * (n - 5));
+        for (int i = 0; i < n; i++)
+            y[i] = (i < brk ? 1.0 : jump) * (a + m[i] / bw) *
+                   exp((m[i] <= 2048 ? 0.10 : 0.07) * rng_normal());
+        found += oracle_stat(m, y, n, &at) > thr && abs(at - brk) <= 1;
+    }
+    free(null);
+    return (double)found / trials;
+}
+
+/* The bound is printed beside the rule's rates.  If a change of the noise
+ * model made 95 % for x1.3 in 10 sizes reachable, this fails: then the
+ * split rule must be recalibrated to reach it. */
+static void test_bound_of_any_rule(void **state)
+{
+    static const struct {
+        double jump;
+        int n;
+    } cases[] = {{1.3, 10}, {1.3, 15}, {1.3, 23}, {2.0, 10}, {3.0, 10}};
+    (void)state;
+
+    rng_state = 0x853c49e6748fea9bull;
+    for (size_t i = 0; i < CF_ARRAY_LEN(cases); i++) {
+        double r = oracle_found(cases[i].n, cases[i].jump, 2000);
+        print_message("bound (likelihood ratio, noise known, no slow bins, 5 %% false splits): "
+                      "x%.1f jump, %2d sizes: found in %.1f %% of sweeps\n",
+                      cases[i].jump, cases[i].n, 100 * r);
+        if (cases[i].jump == 1.3 && cases[i].n == 10)
+            assert_true(r < 0.95);
+    }
+}
+
 /* Above a token bucket's burst b, T = a + b/B0 + (M - b)/R: the upper
  * line's intercept is negative; the asymptotic B must be R. */
 static void test_token_bucket_rate(void **state)
@@ -178,7 +282,7 @@ static void test_token_bucket_rate(void **state)
     /* No bias: the mean is within 10 %; single sweeps scatter by the 5
      * or so noisy sizes above the burst. */
     assert_true(fabs(sum_err / trials) <= 0.10);
-    assert_true(within >= 0.70 * trials);
+    assert_true(within >= 0.78 * trials);
 }
 
 int main(void)
@@ -186,6 +290,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pure_lines_rarely_split),
         cmocka_unit_test(test_jump_found),
+        cmocka_unit_test(test_bound_of_any_rule),
         cmocka_unit_test(test_token_bucket_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
