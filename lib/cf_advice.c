@@ -145,20 +145,50 @@ static json_int_t region_entries(const cf_profile_t *p, const char *path)
     return json_is_integer(v) ? json_integer_value(v) : 0;
 }
 
+/* The profile's MPI records by (op, comm, path): each stream finds its
+ * own records without a pass over all of them. */
+static uint64_t stream_hash(const char *op, uint32_t comm, int path)
+{
+    uint64_t h = cf_hash_str(CF_HASH_SEED, op);
+    h = cf_hash_bytes(h, &comm, sizeof(comm));
+    return cf_hash_bytes(h, &path, sizeof(path));
+}
+
+static int stream_index(const cf_profile_t *p, cf_index_t *x)
+{
+    if (cf_index_init(x, p->nrec) != CF_OK)
+        return CF_ERR_NOMEM;
+    for (size_t i = 0; i < p->nrec; i++)
+        if (p->rec[i].layer == CF_LAYER_MPI)
+            cf_index_put(x, stream_hash(p->rec[i].op, p->rec[i].comm, p->rec[i].path), i);
+    return CF_OK;
+}
+
+/* The next record of the stream f with calls; NULL after the last. */
+static const cf_record_t *stream_next(const cf_profile_t *p, const cf_index_t *x,
+                                      const cf_an_fit_t *f, size_t *cursor)
+{
+    size_t i;
+    while (cf_index_next(x, stream_hash(f->op, f->comm, f->path), cursor, &i)) {
+        const cf_record_t *r = &p->rec[i];
+        if (r->layer == CF_LAYER_MPI && r->calls > 0 && r->comm == f->comm && r->path == f->path &&
+            strcmp(r->op, f->op) == 0)
+            return r;
+    }
+    return NULL;
+}
+
 /* Steps from the regions enclosing every call of the stream; 0: none. */
-static uint64_t steps_from_regions(const cf_profile_t *p, const cf_an_fit_t *f, char *path,
-                                   size_t len)
+static uint64_t steps_from_regions(const cf_profile_t *p, const cf_index_t *x,
+                                   const cf_an_fit_t *f, char *path, size_t len)
 {
     const char *common = NULL;
-    size_t clen = 0;
+    const cf_record_t *r;
+    size_t clen = 0, cur = 0;
 
-    for (size_t i = 0; i < p->nrec; i++) {
-        const cf_record_t *r = &p->rec[i];
+    while ((r = stream_next(p, x, f, &cur)) != NULL) {
         const char *name;
         size_t k;
-        if (r->layer != CF_LAYER_MPI || r->calls == 0 || r->comm != f->comm ||
-            r->path != f->path || strcmp(r->op, f->op) != 0)
-            continue;
         if (r->region == 0 || r->region > p->nregion || p->region[r->region - 1] == NULL)
             return 0; /* calls outside regions */
         name = p->region[r->region - 1];
@@ -224,15 +254,14 @@ static const char *join_source(int s)
 }
 
 /* Measured time per rank on the slowest rank: transfer where sampled. */
-static void measured(const cf_profile_t *p, const cf_an_fit_t *f, cf_advice_t *ad)
+static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit_t *f,
+                     cf_advice_t *ad)
 {
+    const cf_record_t *r;
     double sum = 0;
     int source = 0;
-    for (size_t i = 0; i < p->nrec; i++) {
-        const cf_record_t *r = &p->rec[i];
-        if (r->layer != CF_LAYER_MPI || r->calls == 0 || r->comm != f->comm ||
-            r->path != f->path || strcmp(r->op, f->op) != 0)
-            continue;
+    size_t cur = 0;
+    while ((r = stream_next(p, x, f, &cur)) != NULL) {
         double t = isfinite(r->t_sum) && r->t_sum > 0 ? r->t_sum : 0.0;
         double w = isfinite(r->wait_s) && r->wait_s > 0 ? r->wait_s : 0.0;
         if (r->xfer_n > 0 && isfinite(r->xfer_sum) && r->xfer_sum >= 0 && r->xfer_sum + w > 0) {
@@ -300,7 +329,8 @@ static void candidates(cf_advice_t *ad)
     ad->ncand = n;
 }
 
-static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
+static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
+                  cf_advice_t *ad)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
     model_ctx_t ctx = {a, f};
@@ -320,7 +350,7 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
     ad->memcpy_Bps = isfinite(p->memcpy_Bps) && p->memcpy_Bps > 0 ? p->memcpy_Bps : NAN;
     candidates(ad);
 
-    ad->steps = steps_from_regions(p, f, ad->steps_region, sizeof(ad->steps_region));
+    ad->steps = steps_from_regions(p, x, f, ad->steps_region, sizeof(ad->steps_region));
     if (ad->steps > 0) {
         ad->steps_source = "region";
     } else {
@@ -330,7 +360,7 @@ static int advise(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
     }
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
-    measured(p, f, ad);
+    measured(p, x, f, ad);
     ad->share = cf_analysis_total_s(a) > 0 ? f->time_s / cf_analysis_total_s(a) : NAN;
     if (ad->nonblocking) {
         /* Spans from post to completion overlap each other and compute: they
@@ -466,6 +496,7 @@ static int cmp_advice(const void *pa, const void *pb)
 int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
 {
     cf_advice_t *adv = NULL;
+    cf_index_t x = {0, NULL};
     size_t n = 0, cap = 0;
 
     if (a == NULL || adv_p == NULL || n_p == NULL)
@@ -476,19 +507,24 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
             f->coll != CF_COLL_BARRIER && f->bytes > 0 && f->comm_size >= 1 && f->nbin > 0)
             cap++;
     }
-    if (cap > 0 && (adv = calloc(cap, sizeof(*adv))) == NULL)
+    if (cap > 0 && ((adv = calloc(cap, sizeof(*adv))) == NULL ||
+                    stream_index(cf_analysis_profile(a), &x) != CF_OK)) {
+        free(adv);
         return CF_ERR_NOMEM;
+    }
     for (size_t i = 0; i < cf_analysis_nfits(a) && n < cap; i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
         if (!(f->kind == CF_AN_COLLECTIVE && !f->joint && f->coll != CF_COLL_NONE &&
               f->coll != CF_COLL_BARRIER && f->bytes > 0 && f->comm_size >= 1 && f->nbin > 0))
             continue;
-        if (advise(a, f, &adv[n]) != CF_OK) {
+        if (advise(a, &x, f, &adv[n]) != CF_OK) {
+            cf_index_free(&x);
             free(adv);
             return CF_ERR_NOMEM;
         }
         n++;
     }
+    cf_index_free(&x);
     if (n > 1)
         qsort(adv, n, sizeof(*adv), cmp_advice);
     *adv_p = adv;

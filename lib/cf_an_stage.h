@@ -30,6 +30,9 @@ struct cf_analysis {
     cf_analysis_opts_t opts;
     cf_an_fit_t *fit;
     size_t nfit;
+    cf_index_t fit_index; /* by (op, comm, path), once the fits are sorted */
+    cf_index_t op_index;  /* the same for the ranking, once sorted */
+    cf_index_t fusion_index;
     cf_an_op_t *op;
     size_t nop;
     double total_s;          /* ranked (blocking and completion) time, summed over ranks */

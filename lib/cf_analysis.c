@@ -24,6 +24,13 @@ const char *cf_an_comm_label(uint32_t comm, char *buf, size_t len)
     return cf_comm_label(comm, buf, len);
 }
 
+static uint64_t fit_hash(const char *op, uint32_t comm, int path)
+{
+    uint64_t h = cf_hash_str(CF_HASH_SEED, op);
+    h = cf_hash_bytes(h, &comm, sizeof(comm));
+    return cf_hash_bytes(h, &path, sizeof(path));
+}
+
 static int cmp_fit(const void *pa, const void *pb)
 {
     const cf_an_fit_t *a = pa, *b = pb;
@@ -81,6 +88,12 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
         if ((rc = cf_an_fit_group(a, &a->fit[i])) != CF_OK)
             goto err;
     qsort(a->fit, a->nfit, sizeof(*a->fit), cmp_fit);
+    if (cf_index_init(&a->fit_index, a->nfit) != CF_OK) {
+        rc = CF_ERR_NOMEM;
+        goto err;
+    }
+    for (size_t i = 0; i < a->nfit; i++)
+        cf_index_put(&a->fit_index, fit_hash(a->fit[i].op, a->fit[i].comm, a->fit[i].path), i);
     /* links, then what is costed on them */
     if ((rc = cf_an_hops_build(a)) != CF_OK)
         goto err;
@@ -94,6 +107,12 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
         o->share = !o->nonblocking && a->total_s > 0 ? o->time_s / a->total_s : NAN;
     }
     qsort(a->op, a->nop, sizeof(*a->op), cmp_op);
+    if (cf_index_init(&a->op_index, a->nop) != CF_OK) {
+        rc = CF_ERR_NOMEM;
+        goto err;
+    }
+    for (size_t k = 0; k < a->nop; k++)
+        cf_index_put(&a->op_index, fit_hash(a->op[k].op, a->op[k].comm, a->op[k].path), k);
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fit = cf_analysis_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
     if ((rc = cf_an_regions_build(a)) != CF_OK || (rc = cf_an_late_build(a)) != CF_OK)
@@ -101,6 +120,13 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     /* advice reads the fits and links; the verdicts read the advice */
     if ((rc = cf_advice_run(a, &a->fusion, &a->nfusion)) != CF_OK)
         goto err;
+    if (cf_index_init(&a->fusion_index, a->nfusion) != CF_OK) {
+        rc = CF_ERR_NOMEM;
+        goto err;
+    }
+    for (size_t k = 0; k < a->nfusion; k++)
+        cf_index_put(&a->fusion_index,
+                     fit_hash(a->fusion[k].op, a->fusion[k].comm, a->fusion[k].path), k);
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fusion = cf_analysis_fusion_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
     cf_an_breakdown(a);
@@ -120,6 +146,9 @@ void cf_analysis_free(cf_analysis_t *a)
     if (a == NULL)
         return;
     fits_free(a->fit, a->nfit);
+    cf_index_free(&a->fit_index);
+    cf_index_free(&a->op_index);
+    cf_index_free(&a->fusion_index);
     free(a->op);
     for (size_t i = 0; a->region != NULL && i < a->p->nregion + 1; i++)
         free(a->region[i].op);
@@ -151,7 +180,8 @@ const cf_an_fit_t *cf_analysis_find(const cf_analysis_t *a, const char *op, uint
                                     int path)
 {
     int joint = strcmp(op, "p2p") == 0 && comm == CF_COMM_ID_NONE;
-    for (size_t i = 0; i < a->nfit; i++) {
+    size_t cur = 0, i;
+    while (cf_index_next(&a->fit_index, fit_hash(op, comm, path), &cur, &i)) {
         const cf_an_fit_t *f = &a->fit[i];
         if (f->joint == joint && f->path == path && f->comm == comm && strcmp(f->op, op) == 0)
             return f;
@@ -167,6 +197,16 @@ size_t cf_analysis_nops(const cf_analysis_t *a)
 const cf_an_op_t *cf_analysis_op(const cf_analysis_t *a, size_t i)
 {
     return i < a->nop ? &a->op[i] : NULL;
+}
+
+const cf_an_op_t *cf_analysis_op_find(const cf_analysis_t *a, const char *op, uint32_t comm,
+                                      int path)
+{
+    size_t cur = 0, i;
+    while (cf_index_next(&a->op_index, fit_hash(op, comm, path), &cur, &i))
+        if (a->op[i].comm == comm && a->op[i].path == path && strcmp(a->op[i].op, op) == 0)
+            return &a->op[i];
+    return NULL;
 }
 
 double cf_analysis_total_s(const cf_analysis_t *a)
@@ -223,7 +263,8 @@ const struct cf_advice *cf_analysis_fusion(const cf_analysis_t *a, size_t i)
 const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const char *op,
                                                 uint32_t comm, int path)
 {
-    for (size_t i = 0; i < a->nfusion; i++)
+    size_t cur = 0, i;
+    while (cf_index_next(&a->fusion_index, fit_hash(op, comm, path), &cur, &i))
         if (a->fusion[i].comm == comm && a->fusion[i].path == path &&
             strcmp(a->fusion[i].op, op) == 0)
             return &a->fusion[i];

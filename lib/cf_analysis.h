@@ -217,6 +217,9 @@ CF_HIDDEN const cf_an_fit_t *cf_analysis_find(const cf_analysis_t *a, const char
 /* Cost ranking, largest time first. */
 CF_HIDDEN size_t cf_analysis_nops(const cf_analysis_t *a);
 CF_HIDDEN const cf_an_op_t *cf_analysis_op(const cf_analysis_t *a, size_t i);
+/* The ranking's row of (op, comm, path); NULL: none. */
+CF_HIDDEN const cf_an_op_t *cf_analysis_op_find(const cf_analysis_t *a, const char *op,
+                                                uint32_t comm, int path);
 CF_HIDDEN double cf_analysis_total_s(const cf_analysis_t *a); /* sum over the ranking */
 CF_HIDDEN const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a);
 CF_HIDDEN const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path);

@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <string.h>
 #include "cf_common.h"
 
@@ -26,4 +27,57 @@ size_t cf_strlcpy(char *dst, const char *src, size_t len)
         dst[k] = 0;
     }
     return n;
+}
+
+int cf_index_init(cf_index_t *x, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    x->slot = calloc(cap, sizeof(*x->slot));
+    x->mask = x->slot != NULL ? cap - 1 : 0;
+    return x->slot != NULL ? CF_OK : CF_ERR_NOMEM;
+}
+
+void cf_index_put(cf_index_t *x, uint64_t h, size_t pos)
+{
+    size_t s = (size_t)h & x->mask;
+    if (x->slot == NULL)
+        return;
+    while (x->slot[s] != 0)
+        s = (s + 1) & x->mask;
+    x->slot[s] = pos + 1;
+}
+
+int cf_index_next(const cf_index_t *x, uint64_t h, size_t *cursor, size_t *pos)
+{
+    size_t s;
+    if (x->slot == NULL || *cursor > x->mask)
+        return 0;
+    s = ((size_t)h + *cursor) & x->mask;
+    if (x->slot[s] == 0)
+        return 0;
+    *pos = x->slot[s] - 1;
+    (*cursor)++;
+    return 1;
+}
+
+void cf_index_free(cf_index_t *x)
+{
+    free(x->slot);
+    x->slot = NULL;
+    x->mask = 0;
+}
+
+uint64_t cf_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t cf_hash_str(uint64_t h, const char *s)
+{
+    return cf_hash_bytes(h, s, strlen(s));
 }

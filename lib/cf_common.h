@@ -27,4 +27,26 @@ size_t cf_strlcpy(char *dst, const char *src, size_t len);
 
 #define CF_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* An open-addressing index from 64-bit hashes to positions in an array
+ * the caller owns: lookups walk a hash's probe sequence and compare the
+ * items themselves, so that the tools stay linear in the size of a
+ * profile (thousands of communicators, records, fits).  A zeroed index is
+ * empty and valid: nothing is found in it. */
+typedef struct {
+    size_t mask;  /* slots - 1 */
+    size_t *slot; /* position + 1; 0: empty */
+} cf_index_t;
+
+/* Room for n positions; CF_ERR_NOMEM on failure (the index stays empty). */
+int cf_index_init(cf_index_t *x, size_t n);
+void cf_index_put(cf_index_t *x, uint64_t h, size_t pos);
+/* The next position stored under h or a colliding hash: *cursor starts at
+ * 0; returns 0 when there is none. */
+int cf_index_next(const cf_index_t *x, uint64_t h, size_t *cursor, size_t *pos);
+void cf_index_free(cf_index_t *x);
+/* FNV-1a of n bytes, continuing from h (start with CF_HASH_SEED). */
+#define CF_HASH_SEED 0xcbf29ce484222325ull
+uint64_t cf_hash_bytes(uint64_t h, const void *p, size_t n);
+uint64_t cf_hash_str(uint64_t h, const char *s);
+
 #endif

@@ -68,6 +68,7 @@ typedef struct {
     size_t nrank;
     cf_comm_info_t *comm;
     size_t ncomm;
+    cf_index_t comm_index; /* by id, built by the reader (empty: cf_profile_comm scans) */
     cf_record_t *rec;
     size_t nrec;
     char **region; /* region names */

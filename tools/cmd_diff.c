@@ -43,6 +43,7 @@ typedef struct {
     const char *path;
     cf_profile_t p;
     cf_analysis_t *a;
+    int *ord; /* per communicator: see comm_ordinals */
 } side_t;
 
 /* One row: an operation on matched communicators; either side may be missing. */
@@ -98,53 +99,95 @@ static int load(side_t *s, const cf_analysis_opts_t *an)
     return cf_tool_load(&diff_tool, s->path, an, &s->p, &s->a);
 }
 
-/* The key that matches a communicator of `self` to one of `other`. */
-static const char *comm_key(const cf_profile_t *self, const cf_profile_t *other, uint32_t id,
-                            char *buf, size_t len)
+static uint64_t name_size_hash(const cf_comm_info_t *c)
 {
-    const cf_comm_info_t *c = cf_profile_comm(self, id);
-    int k = 0;
+    return cf_hash_bytes(cf_hash_str(CF_HASH_SEED, c->name), &c->size, sizeof(c->size));
+}
+
+/* A communicator that the other profile lacks (ids differ from run to run)
+ * is matched by name, size and ordinal: ord[i] is how many communicators
+ * before it in `self` have its name and size and are absent from `other`.
+ * One pass with an index by (name, size). */
+static int comm_ordinals(side_t *self, const side_t *other)
+{
+    const cf_profile_t *p = &self->p;
+    cf_index_t x = {0, NULL};
+    int *seen = calloc(p->ncomm ? p->ncomm : 1, sizeof(*seen));
+
+    self->ord = calloc(p->ncomm ? p->ncomm : 1, sizeof(*self->ord));
+    if (seen == NULL || self->ord == NULL || cf_index_init(&x, p->ncomm) != CF_OK) {
+        free(seen);
+        return CF_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *c = &p->comm[i];
+        size_t cur = 0, j;
+        int found = 0;
+        if (cf_profile_comm(&other->p, c->id) != NULL)
+            continue;
+        while (!found && cf_index_next(&x, name_size_hash(c), &cur, &j))
+            found = p->comm[j].size == c->size && strcmp(p->comm[j].name, c->name) == 0;
+        if (!found) {
+            j = i;
+            cf_index_put(&x, name_size_hash(c), i);
+        }
+        self->ord[i] = seen[j]++;
+    }
+    cf_index_free(&x);
+    free(seen);
+    return CF_OK;
+}
+
+/* The key that matches a communicator of `self` to one of `other`. */
+static const char *comm_key(const side_t *self, const side_t *other, uint32_t id, char *buf,
+                            size_t len)
+{
+    const cf_comm_info_t *c = cf_profile_comm(&self->p, id);
 
     if (id == CF_COMM_ID_WORLD || id == CF_COMM_ID_SELF || id == CF_COMM_ID_NONE || c == NULL ||
-        cf_profile_comm(other, id) != NULL)
+        cf_profile_comm(&other->p, id) != NULL)
         return cf_comm_label(id, buf, len);
-    for (size_t i = 0; i < self->ncomm && self->comm[i].id != id; i++) {
-        const cf_comm_info_t *x = &self->comm[i];
-        if (x->size == c->size && strcmp(x->name, c->name) == 0 && cf_profile_comm(other, x->id) == NULL)
-            k++;
-    }
-    snprintf(buf, len, "%s/%d#%d", c->name, c->size, k);
+    snprintf(buf, len, "%s/%d#%d", c->name, c->size, self->ord[c - self->p.comm]);
     return buf;
 }
 
 static void op_key(const side_t *self, const side_t *other, const cf_an_op_t *o, char *buf, size_t len)
 {
     char ck[64];
-    snprintf(buf, len, "%s|%s|%d", o->op, comm_key(&self->p, &other->p, o->comm, ck, sizeof(ck)),
-             o->path);
+    snprintf(buf, len, "%s|%s|%d", o->op, comm_key(self, other, o->comm, ck, sizeof(ck)), o->path);
 }
 
 static int build_rows(side_t s[2], row_t **rows_p, size_t *n_p)
 {
     size_t cap = cf_analysis_nops(s[0].a) + cf_analysis_nops(s[1].a), n = 0;
     row_t *rows = calloc(cap ? cap : 1, sizeof(*rows));
+    cf_index_t x = {0, NULL};
 
-    if (rows == NULL)
+    if (rows == NULL || cf_index_init(&x, cap) != CF_OK || comm_ordinals(&s[0], &s[1]) != CF_OK ||
+        comm_ordinals(&s[1], &s[0]) != CF_OK) {
+        cf_index_free(&x);
+        free(rows);
         return CF_ERR_NOMEM;
+    }
     for (int side = 0; side < 2; side++) {
         for (size_t i = 0; i < cf_analysis_nops(s[side].a); i++) {
             const cf_an_op_t *o = cf_analysis_op(s[side].a, i);
             char key[192];
-            size_t r;
+            size_t r, cur = 0;
+            int found = 0;
             op_key(&s[side], &s[1 - side], o, key, sizeof(key));
-            for (r = 0; r < n && strcmp(rows[r].key, key) != 0; r++)
-                ;
-            if (r == n)
-                cf_strlcpy(rows[n++].key, key, sizeof(rows[0].key));
+            while (!found && cf_index_next(&x, cf_hash_str(CF_HASH_SEED, key), &cur, &r))
+                found = strcmp(rows[r].key, key) == 0;
+            if (!found) {
+                r = n++;
+                cf_strlcpy(rows[r].key, key, sizeof(rows[0].key));
+                cf_index_put(&x, cf_hash_str(CF_HASH_SEED, rows[r].key), r);
+            }
             rows[r].op[side] = o;
             rows[r].adv[side] = cf_analysis_fusion_find(s[side].a, o->op, o->comm, o->path);
         }
     }
+    cf_index_free(&x);
     *rows_p = rows;
     *n_p = n;
     return CF_OK;
@@ -421,6 +464,7 @@ int cf_cmd_diff(int argc, char **argv)
         fprintf(stderr, "commfit diff: %s\n", cf_status_str(rc));
     free(rows);
     for (int i = 0; i < 2; i++) {
+        free(s[i].ord);
         cf_analysis_free(s[i].a);
         cf_profile_free(&s[i].p);
     }

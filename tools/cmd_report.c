@@ -655,12 +655,7 @@ static void text_fusion(const cf_analysis_t *a)
 
     for (size_t i = 0; i < cf_analysis_nfusion(a) && shown < TEXT_FUSION_MAX; i++) {
         const cf_advice_t *ad = cf_analysis_fusion(a, i);
-        const cf_an_op_t *o = NULL;
-        for (size_t k = 0; k < cf_analysis_nops(a); k++) {
-            const cf_an_op_t *x = cf_analysis_op(a, k);
-            if (x->comm == ad->comm && x->path == ad->path && strcmp(x->op, ad->op) == 0)
-                o = x;
-        }
+        const cf_an_op_t *o = cf_analysis_op_find(a, ad->op, ad->comm, ad->path);
         if (o == NULL || !(o->share >= TEXT_FUSION_SHARE))
             continue;
         if (shown++ == 0)

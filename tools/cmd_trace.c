@@ -3,6 +3,7 @@
  * chrome://tracing).  Each instance is a slice with its waiting part nested
  * inside, on the synchronized clock, so late arrivals line up visibly. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cf_profile.h"
@@ -16,13 +17,33 @@ static void cf_trace_usage(FILE *out)
                  "  -o, --output FILE  write to FILE instead of stdout\n");
 }
 
-static json_t *cf_trace_event(const char *name, const char *cat, int rank, double ts_s, double dur_s, json_t *args)
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void put_str(FILE *out, const char *v)
 {
-    json_t *e = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f}", "name", name, "cat", cat, "ph", "X", "pid", 0, "tid",
-                          rank, "ts", ts_s * 1e6, "dur", dur_s * 1e6);
-    if (args)
-        json_object_set_new(e, "args", args);
-    return e;
+    fputc('"', out);
+    for (; *v; v++) {
+        unsigned char ch = (unsigned char)*v;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* One complete ("X") event; the events are written as they are read, so
+ * that memory does not grow with the trace. */
+static void put_event(FILE *out, int *first, const char *name, const char *cat, long long rank,
+                      double ts_s, double dur_s)
+{
+    fputs(*first ? "\n" : ",\n", out);
+    *first = 0;
+    fputs("{\"name\":", out);
+    put_str(out, name);
+    fprintf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%lld,\"ts\":%.15g,\"dur\":%.15g", cat,
+            rank, ts_s * 1e6, dur_s * 1e6);
 }
 
 int cf_cmd_trace(int argc, char **argv)
@@ -59,12 +80,23 @@ int cf_cmd_trace(int argc, char **argv)
         cf_profile_free(&p);
         return CF_EXIT_USAGE;
     }
-    json_t *events = json_array();
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "commfit trace: cannot write %s\n", outpath);
+        cf_profile_free(&p);
+        return 1;
+    }
+    int first = 1;
+    fputs("{\"traceEvents\":[", out);
     for (size_t i = 0; i < p.nrank; i++) {
         char name[96];
         snprintf(name, sizeof(name), "rank %d (%s)", p.rank[i].rank, p.rank[i].host);
-        json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M",
-                                                "pid", 0, "tid", p.rank[i].rank, "args", "name", name));
+        fputs(first ? "\n" : ",\n", out);
+        first = 0;
+        fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":",
+                p.rank[i].rank);
+        put_str(out, name);
+        fputs("}}", out);
     }
     size_t k;
     json_t *e;
@@ -73,36 +105,33 @@ int cf_cmd_trace(int argc, char **argv)
         json_int_t rank, comm, seq;
         const char *op;
         double enter, leave, wait;
-        if (json_unpack(e, "[I, I, I, s, F, F, F]", &rank, &comm, &seq, &op, &enter, &leave, &wait) != 0) {
+        if (json_unpack(e, "[I, I, I, s, F, F, F]", &rank, &comm, &seq, &op, &enter, &leave, &wait) != 0 ||
+            !isfinite(enter) || !isfinite(leave) || !isfinite(wait)) {
             bad++;
             continue;
         }
         char label[24];
         cf_comm_label((uint32_t)comm, label, sizeof(label));
-        json_array_append_new(events, cf_trace_event(op, "mpi", (int)rank, enter, leave - enter,
-                                                     json_pack("{s:s, s:I, s:f}", "comm", label, "seq", seq,
-                                                               "wait_us", wait * 1e6)));
-        if (wait > 0)
-            json_array_append_new(events, cf_trace_event("waiting for others", "wait", (int)rank, enter, wait, NULL));
+        put_event(out, &first, op, "mpi", (long long)rank, enter, leave - enter);
+        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"seq\":%lld,\"wait_us\":%.15g}}", label, (long long)seq,
+                wait * 1e6);
+        if (wait > 0) {
+            put_event(out, &first, "waiting for others", "wait", (long long)rank, enter, wait);
+            fputc('}', out);
+        }
     }
     if (bad)
         fprintf(stderr, "commfit trace: %s: %zu malformed instances skipped\n", path, bad);
-    json_t *root = json_pack("{s:o, s:s, s:{s:s, s:i}}", "traceEvents", events, "displayTimeUnit", "ns", "otherData",
-                             "source", path, "ranks", p.ranks);
-    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":", out);
+    put_str(out, path);
+    fprintf(out, ",\"ranks\":%d}}\n", p.ranks);
     int rc = 0;
-    if (!out) {
-        fprintf(stderr, "commfit trace: cannot write %s\n", outpath);
+    if (ferror(out) || fflush(out) != 0)
         rc = 1;
-    } else {
-        if (json_dumpf(root, out, JSON_COMPACT) != 0 || fputc('\n', out) == EOF)
-            rc = 1;
-        if (outpath && fclose(out) != 0)
-            rc = 1;
-        if (rc)
-            fprintf(stderr, "commfit trace: write error\n");
-    }
-    json_decref(root);
+    if (outpath && fclose(out) != 0)
+        rc = 1;
+    if (rc)
+        fprintf(stderr, "commfit trace: write error\n");
     cf_profile_free(&p);
     return rc;
 }

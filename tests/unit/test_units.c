@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "cf_common.h"
 #include "cf_units.h"
 
 static double time_of(const char *s)
@@ -301,9 +302,40 @@ static void test_fmt_extremes(void **state)
     assert_null(strstr(cf_fmt_time(1e-310, b, sizeof(b)), "nan"));
 }
 
+/* The tools' hash index: every position stored under a hash is found, in
+ * the order stored, also among colliding hashes and after the table wraps;
+ * an empty index finds nothing. */
+static void test_index(void **state)
+{
+    cf_index_t x = {0, NULL};
+    size_t cur = 0, pos, n = 0, last = 0;
+    (void)state;
+
+    assert_int_equal(cf_index_next(&x, 5, &cur, &pos), 0);
+    assert_int_equal(cf_index_init(&x, 1000), CF_OK);
+    for (size_t i = 0; i < 1000; i++)
+        cf_index_put(&x, (i % 7) == 3 ? x.mask : i % 7, i); /* hash mask: probes wrap to 0 */
+    for (uint64_t h = 0; h < 7; h++) {
+        uint64_t key = h == 3 ? x.mask : h;
+        cur = 0;
+        n = 0;
+        while (cf_index_next(&x, key, &cur, &pos)) {
+            if (pos % 7 != h)
+                continue; /* another hash's entry in the probe run: callers compare items */
+            assert_true(n == 0 || pos > last);
+            last = pos;
+            n++;
+        }
+        assert_int_equal(n, (1000 - h + 6) / 7);
+    }
+    cf_index_free(&x);
+    assert_null(x.slot);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_parse_time_invalid),
         cmocka_unit_test(test_parse_size),
