@@ -372,7 +372,57 @@ static int cf_blocking_recv(uint64_t key)
            strcmp(name, "MPI_Start") != 0 && strcmp(name, "MPI_Startall") != 0;
 }
 
-static void cf_messages(cf_sample_result_t *res)
+/* The sampled messages this rank received go to rank 0 for commfit trace,
+ * the first COMMFIT_TRACE of them: rows of CF_MSG_FIELDS doubles. */
+#define CF_MSG_FIELDS 10
+
+static void cf_message_rows(cf_sample_result_t *res, const double *rows, uint32_t kept)
+{
+    int p = cf_g.world_size, mine = (int)kept * CF_MSG_FIELDS;
+    int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
+    int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
+    double *all = NULL, none = 0;
+    size_t tot = 0;
+
+    if (!cf_all_ok(cf_g.world_rank != 0 || (counts && displs)))
+        goto out;
+    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, cf_g.tool_comm);
+    if (cf_g.world_rank == 0) {
+        for (int r = 0; r < p; r++) {
+            displs[r] = (int)tot;
+            tot += (size_t)counts[r];
+        }
+        all = malloc((tot + 1) * sizeof(double));
+    }
+    if (!cf_all_ok(cf_g.world_rank != 0 || all))
+        goto out;
+    PMPI_Gatherv(rows ? rows : &none, rows ? mine : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
+                 cf_g.tool_comm);
+    if (cf_g.world_rank == 0) {
+        json_t *msgs = json_array();
+        for (int r = 0; r < p; r++)
+            for (int k = 0; k < counts[r]; k += CF_MSG_FIELDS) {
+                const double *e = &all[displs[r] + k];
+                json_array_append_new(
+                    msgs, json_pack("[I, i, I, I, I, s, s, f, f, f, b]", (json_int_t)e[0], r, (json_int_t)e[1],
+                                    (json_int_t)e[2], (json_int_t)cf_size_bin_lo((unsigned)e[3]),
+                                    cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[4]),
+                                    cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[5]), e[6], e[7], e[8], e[9] != 0));
+            }
+        if (res->trace == NULL)
+            res->trace = json_pack("{s:s}", "time_origin", "seconds since rank 0 entered MPI_Init, on rank 0's clock");
+        json_object_set_new(res->trace, "message_columns",
+                            json_pack("[s,s,s,s,s,s,s,s,s,s,s]", "src", "dst", "comm", "tag", "size_lo", "send_op",
+                                      "recv_op", "send_post_s", "recv_post_s", "recv_done_s", "receive_late"));
+        json_object_set_new(res->trace, "messages", msgs);
+    }
+out:
+    free(all);
+    free(counts);
+    free(displs);
+}
+
+static void cf_messages(cf_sample_result_t *res, double origin_ns)
 {
     int p = cf_g.world_size;
     uint32_t ns = atomic_load(&cf_samples.nsent), nr = atomic_load(&cf_samples.nrecvd);
@@ -408,6 +458,8 @@ static void cf_messages(cf_sample_result_t *res)
     qsort(in, nin, sizeof(*in), cf_cmp_send);
     qsort(cf_samples.recvd, nr, sizeof(cf_psample_t), cf_cmp_recv);
     size_t i = 0, j = 0;
+    uint32_t ntrace = nr < cf_g.cfg.trace ? nr : cf_g.cfg.trace, kept = 0;
+    double *rows = calloc((size_t)ntrace * CF_MSG_FIELDS + 1, sizeof(double));
     while (i < nin && j < nr) {
         const cf_psample_t *r = &cf_samples.recvd[j];
         int c = cf_cmp_msg(cf_send_id(&in[i]), cf_recv_id(r));
@@ -427,6 +479,19 @@ static void cf_messages(cf_sample_result_t *res)
              * for a 1 KiB ping-pong on shared memory whose send outlasts the
              * reply), done - the send's post holds the receiver's delay.
              * Only a receive already waiting times the message. */
+            if (rows != NULL && kept < ntrace) {
+                double *e = &rows[(size_t)kept++ * CF_MSG_FIELDS];
+                e[0] = in[i].src;
+                e[1] = r->comm_id;
+                e[2] = r->tag;
+                e[3] = r->bin;
+                e[4] = cf_key_op(in[i].key);
+                e[5] = cf_key_op(r->key);
+                e[6] = (in[i].post - origin_ns) * 1e-9;
+                e[7] = (rpost - origin_ns) * 1e-9;
+                e[8] = (done - origin_ns) * 1e-9;
+                e[9] = rpost > in[i].post;
+            }
             if (rpost > in[i].post) {
                 res->p2p_late_recv++;
             } else {
@@ -447,6 +512,8 @@ static void cf_messages(cf_sample_result_t *res)
         }
     }
     res->p2p_unmatched += (nin - i) + (nr - j);
+    cf_message_rows(res, rows, kept);
+    free(rows);
 out:
     free(scount);
     free(rcount);
@@ -473,7 +540,7 @@ int cf_samples_finalize(cf_sample_result_t *res)
     PMPI_Bcast(&origin, 1, MPI_DOUBLE, 0, cf_g.tool_comm);
     if (cf_samples.coll) {
         cf_collectives(res, origin);
-        cf_messages(res);
+        cf_messages(res, origin);
     }
     res->lost = atomic_load(&cf_samples.lost);
     uint64_t counts[6] = {res->coll_used, res->coll_incomplete, res->p2p_matched, res->p2p_unmatched, res->lost,

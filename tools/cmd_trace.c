@@ -1,7 +1,10 @@
-/* commfit trace PROFILE > trace.json: the sampled collective instances in
- * the Chrome Trace Event format (one track per rank, open in Perfetto or
- * chrome://tracing).  Each instance is a slice with its waiting part nested
- * inside, on the synchronized clock, so late arrivals line up visibly. */
+/* commfit trace PROFILE > trace.json: the sampled collective instances and
+ * point-to-point messages in the Chrome Trace Event format (open in
+ * Perfetto or chrome://tracing), on the synchronized clock.  Each rank has
+ * a track of collective instances, each a slice with its waiting part
+ * nested inside, so late arrivals line up; and a track of the messages it
+ * received, each an arrow from the send's post on the sender's message
+ * track to the receive, so it shows who waited for whom. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +34,14 @@ static void put_str(FILE *out, const char *v)
             fputc(ch, out);
     }
     fputc('"', out);
+}
+
+/* Flow from a message's send (ph "s") to its receive ("f"). */
+static void put_flow(FILE *out, char ph, size_t id, long long tid, double ts_s)
+{
+    fprintf(out, ",\n{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"%c\",%s\"id\":%zu,\"pid\":0,"
+                 "\"tid\":%lld,\"ts\":%.15g}",
+            ph, ph == 'f' ? "\"bp\":\"e\"," : "", id, tid, ts_s * 1e6);
 }
 
 /* One complete ("X") event; the events are written as they are read, so
@@ -98,9 +109,24 @@ int cf_cmd_trace(int argc, char **argv)
         put_str(out, name);
         fputs("}}", out);
     }
+    /* every rank's message track, below its own */
+    for (size_t i = 0; i < p.nrank; i++) {
+        char name[112];
+        snprintf(name, sizeof(name), "rank %d (%s) messages received", p.rank[i].rank, p.rank[i].host);
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%lld,\"args\":{\"name\":",
+                (long long)p.rank[i].rank + p.ranks);
+        put_str(out, name);
+        fputs("}}", out);
+        fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,"
+                     "\"args\":{\"sort_index\":%lld}}",
+                p.rank[i].rank, 2LL * p.rank[i].rank);
+        fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":%lld,"
+                     "\"args\":{\"sort_index\":%lld}}",
+                (long long)p.rank[i].rank + p.ranks, 2LL * p.rank[i].rank + 1);
+    }
     size_t k;
     json_t *e;
-    size_t bad = 0;
+    size_t bad = 0, nmsg = 0;
     json_array_foreach(inst, k, e) {
         json_int_t rank, comm, seq;
         const char *op;
@@ -120,8 +146,41 @@ int cf_cmd_trace(int argc, char **argv)
             fputc('}', out);
         }
     }
+    json_t *msgs = json_object_get(samples, "messages");
+    json_array_foreach(msgs, k, e) {
+        json_int_t src, dst, comm, tag, size;
+        const char *sop, *rop;
+        double spost, rpost, rdone;
+        int late;
+        if (json_unpack(e, "[I, I, I, I, I, s, s, F, F, F, b]", &src, &dst, &comm, &tag, &size, &sop, &rop, &spost,
+                        &rpost, &rdone, &late) != 0 ||
+            !isfinite(spost) || !isfinite(rpost) || !isfinite(rdone) || src < 0 || dst < 0 ||
+            src >= p.ranks || dst >= p.ranks || rdone < rpost) {
+            bad++;
+            continue;
+        }
+        char label[24], name[96];
+        cf_comm_label((uint32_t)comm, label, sizeof(label));
+        long long stid = (long long)src + p.ranks, rtid = (long long)dst + p.ranks;
+        /* The send is known by its post only: a tick on the sender's track. */
+        snprintf(name, sizeof(name), "%s to %lld", sop, (long long)dst);
+        put_event(out, &first, name, "p2p", stid, spost, 1e-9);
+        fputs("}", out);
+        /* A blocking receive is the span the program waited in it; a
+         * nonblocking one only its completion (the span overlaps other work). */
+        int nonblocking = strncmp(rop, "MPI_I", 5) == 0;
+        double ts = nonblocking ? rdone - 1e-9 : rpost, dur = nonblocking ? 1e-9 : rdone - rpost;
+        snprintf(name, sizeof(name), "%s from %lld", rop, (long long)src);
+        put_event(out, &first, name, "p2p", rtid, ts, dur > 1e-9 ? dur : 1e-9);
+        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"tag\":%lld,\"size_bin_bytes\":%lld,\"one_way_us\":%.15g,"
+                     "\"receive_posted_after_send\":%s}}",
+                label, (long long)tag, (long long)size, (rdone - spost) * 1e6, late ? "true" : "false");
+        put_flow(out, 's', nmsg, stid, spost);
+        put_flow(out, 'f', nmsg, rtid, ts + (dur > 2e-9 ? dur / 2 : 0));
+        nmsg++;
+    }
     if (bad)
-        fprintf(stderr, "commfit trace: %s: %zu malformed instances skipped\n", path, bad);
+        fprintf(stderr, "commfit trace: %s: %zu malformed instances or messages skipped\n", path, bad);
     fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":", out);
     put_str(out, path);
     fprintf(out, ",\"ranks\":%d}}\n", p.ranks);

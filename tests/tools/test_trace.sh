@@ -1,6 +1,8 @@
 #!/bin/sh
 # commfit trace: every sampled instance of every rank becomes a slice on its
-# rank's track, with the waiting part nested inside.
+# rank's track, with the waiting part nested inside; every sampled message
+# (at most COMMFIT_TRACE per receiving rank) an arrow from its send's post on
+# the sender's message track to its receive on the receiver's.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 COMMFIT_OUTPUT="$cf_tmp/skew.json" COMMFIT_SUMMARY=0 \
     cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/wait_skew" 1000 8 || cf_fail "job failed"
@@ -14,8 +16,8 @@ def check(what, ok, detail=""):
     global fails
     fails += not ok
     print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
-names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M"}
-check("one named track per rank", sorted(names) == [0, 1], str(names))
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+check("two named tracks per rank", sorted(names) == [0, 1, 2, 3], str(names))
 ops = [e for e in ev if e["ph"] == "X" and e["cat"] == "mpi"]
 # 8 allreduces and 2 bcasts on each of 2 ranks
 check("slices", len(ops) == 20, str(len(ops)))
@@ -28,6 +30,41 @@ r0 = sum(w["dur"] for w in waits if w["tid"] == 0)
 r1 = sum(w["dur"] for w in waits if w["tid"] == 1)
 check("rank 0 waits for the late rank 1 at allreduce", r0 > r1, "%.0f us vs %.0f us" % (r0, r1))
 print("%d passed, %d failed" % (5 - fails, fails))
+sys.exit(1 if fails else 0)
+PY
+# messages: 200 round trips of each of 4 sizes, the first 16 per receiver kept
+COMMFIT_OUTPUT="$cf_tmp/pp.json" COMMFIT_SUMMARY=0 COMMFIT_TRACE=16 \
+    cf_mpirun 2 -- "$CF_BUILDDIR/examples/pingpong" --min 8 --max 64 --iters 200 --warmup 2 > /dev/null \
+    || cf_fail "ping-pong failed"
+"$CF_BUILDDIR/tools/commfit" trace -o "$cf_tmp/pp.trace.json" "$cf_tmp/pp.json" || cf_fail "commfit trace failed"
+"$CF_PYTHON" - "$cf_tmp/pp.json" "$cf_tmp/pp.trace.json" <<'PY' || exit 1
+import json, sys
+prof = json.load(open(sys.argv[1]))
+ev = json.load(open(sys.argv[2]))["traceEvents"]
+fails = 0
+def check(what, ok, detail=""):
+    global fails
+    fails += not ok
+    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+cols = prof["samples"]["message_columns"]
+rows = [dict(zip(cols, r)) for r in prof["samples"]["messages"]]
+per_dst = {d: sum(r["dst"] == d for r in rows) for d in (0, 1)}
+check("16 sampled messages per receiving rank", per_dst == {0: 16, 1: 16}, str(per_dst))
+check("each from the other rank, sent by MPI_Send, received by MPI_Recv",
+      all(r["src"] == 1 - r["dst"] and r["send_op"] == "MPI_Send" and r["recv_op"] == "MPI_Recv" for r in rows))
+check("in the sweep's sizes", all(r["size_lo"] in (8, 16, 32, 64) for r in rows))
+check("receive completes after its send's post and its own post",
+      all(r["recv_done_s"] >= r["send_post_s"] - 1e-6 and r["recv_done_s"] >= r["recv_post_s"] for r in rows))
+starts = {e["id"]: e for e in ev if e["ph"] == "s"}
+ends = {e["id"]: e for e in ev if e["ph"] == "f"}
+check("one arrow per message", len(starts) == 32 and sorted(starts) == sorted(ends), "%d arrows" % len(starts))
+check("arrows run from the sender's message track to the receiver's",
+      all(starts[i]["tid"] == 2 + (1 - (ends[i]["tid"] - 2)) for i in starts))
+recvs = [e for e in ev if e["ph"] == "X" and e["cat"] == "p2p" and e["name"].startswith("MPI_Recv from")]
+inside = all(any(x["tid"] == ends[i]["tid"] and x["ts"] <= ends[i]["ts"] <= x["ts"] + x["dur"] for x in recvs)
+             for i in ends)
+check("every arrow ends inside its receive's slice", inside and len(recvs) == 32, "%d receives" % len(recvs))
+print("%d passed, %d failed" % (7 - fails, fails))
 sys.exit(1 if fails else 0)
 PY
 "$CF_BUILDDIR/tools/commfit" trace /nonexistent.json 2> "$cf_tmp/err"; rc=$?
