@@ -117,6 +117,44 @@ void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, in
 
 typedef enum { CF_SYNC_NXN, CF_SYNC_ROOT_FIRST, CF_SYNC_ROOT_LAST } cf_sync_kind_t;
 
+/* Gathers n doubles from every rank to rank 0, which gets them in *all_p
+ * with each rank's count and offset (NULL elsewhere).  Collective; 0 when
+ * some rank lacked memory, and then nothing was gathered. */
+static int cf_gather_doubles(const double *mine, int n, double **all_p, int **counts_p, int **displs_p)
+{
+    int p = cf_g.world_size;
+    int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
+    int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
+    double *all = NULL, none = 0;
+
+    *all_p = NULL;
+    *counts_p = *displs_p = NULL;
+    if (!cf_all_ok(cf_g.world_rank != 0 || (counts && displs)))
+        goto fail;
+    PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, cf_g.tool_comm);
+    if (cf_g.world_rank == 0) {
+        size_t tot = 0;
+        for (int r = 0; r < p; r++) {
+            displs[r] = (int)tot;
+            tot += (size_t)counts[r];
+        }
+        all = malloc((tot + 1) * sizeof(double));
+    }
+    if (!cf_all_ok(cf_g.world_rank != 0 || all))
+        goto fail;
+    PMPI_Gatherv(mine ? mine : &none, mine ? n : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
+                 cf_g.tool_comm);
+    *all_p = all;
+    *counts_p = counts;
+    *displs_p = displs;
+    return 1;
+fail:
+    free(all);
+    free(counts);
+    free(displs);
+    return 0;
+}
+
 /* Who waits for whom: bcast and scatter wait for a late root; reduce and
  * gather make the root wait for the last leaf; the rest wait for the last. */
 static cf_sync_kind_t cf_sync_kind(uint64_t key)
@@ -244,25 +282,11 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     }
 
     /* the trace goes to rank 0: a gather, bounded by COMMFIT_TRACE per rank */
-    int p = cf_g.world_size, mine = (int)kept * 6;
-    int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    double *all = NULL;
-    if (!cf_all_ok(cf_g.world_rank != 0 || (counts && displs)))
+    int p = cf_g.world_size, *counts, *displs;
+    double *all;
+    if (!cf_gather_doubles(tr, (int)kept * 6, &all, &counts, &displs))
         goto no_trace;
-    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, w);
     if (cf_g.world_rank == 0) {
-        size_t tot = 0;
-        for (int r = 0; r < p; r++) {
-            displs[r] = (int)tot;
-            tot += (size_t)counts[r];
-        }
-        all = malloc((tot + 1) * sizeof(double));
-    }
-    if (!cf_all_ok(cf_g.world_rank != 0 || all))
-        goto no_trace;
-    PMPI_Gatherv(tr ? tr : latest, tr ? mine : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, w);
-    if (cf_g.world_rank == 0 && all) {
         json_t *inst = json_array();
         for (int r = 0; r < p; r++)
             for (int k = 0; k < counts[r]; k += 6) {
@@ -378,26 +402,11 @@ static int cf_blocking_recv(uint64_t key)
 
 static void cf_message_rows(cf_sample_result_t *res, const double *rows, uint32_t kept)
 {
-    int p = cf_g.world_size, mine = (int)kept * CF_MSG_FIELDS;
-    int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    double *all = NULL, none = 0;
-    size_t tot = 0;
+    int p = cf_g.world_size, *counts, *displs;
+    double *all;
 
-    if (!cf_all_ok(cf_g.world_rank != 0 || (counts && displs)))
-        goto out;
-    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, cf_g.tool_comm);
-    if (cf_g.world_rank == 0) {
-        for (int r = 0; r < p; r++) {
-            displs[r] = (int)tot;
-            tot += (size_t)counts[r];
-        }
-        all = malloc((tot + 1) * sizeof(double));
-    }
-    if (!cf_all_ok(cf_g.world_rank != 0 || all))
-        goto out;
-    PMPI_Gatherv(rows ? rows : &none, rows ? mine : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
-                 cf_g.tool_comm);
+    if (!cf_gather_doubles(rows, (int)kept * CF_MSG_FIELDS, &all, &counts, &displs))
+        return;
     if (cf_g.world_rank == 0) {
         json_t *msgs = json_array();
         for (int r = 0; r < p; r++)
@@ -416,7 +425,6 @@ static void cf_message_rows(cf_sample_result_t *res, const double *rows, uint32_
                                       "recv_op", "send_post_s", "recv_post_s", "recv_done_s", "receive_late"));
         json_object_set_new(res->trace, "messages", msgs);
     }
-out:
     free(all);
     free(counts);
     free(displs);
