@@ -169,6 +169,7 @@ static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
             jset(c, j, "busbw_Bps", jnum(b->busbw_Bps));
             jset(c, j, "busbw_factor", jnum(cf_busbw_factor(f->coll, f->comm_size)));
             jset(c, j, "ideal_ring_s", jnum(b->ideal_s));
+            jset(c, j, "ideal_busbw_Bps", jnum(b->ideal_busbw_Bps));
             jset(c, j, "ideal_algo", jstr(isfinite(b->ideal_s) ? cf_model_default_algo(f->coll) : NULL));
             jset(c, j, "ideal_source", jstr(isfinite(b->ideal_s) && ref ? ref->source : NULL));
             jset(c, j, "efficiency", jnum(b->efficiency));

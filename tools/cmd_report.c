@@ -3,6 +3,7 @@
  *   commfit report train.json
  *   commfit report --format json --link 400Gb/s,5us train.json
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "cf_profile.h"
 #include "cf_units.h"
 #include "cf_wire.h"
+#include "cf_html.h"
 #include "commfit.h"
 #include "toolopts.h"
 
@@ -24,12 +26,13 @@
 #define TEXT_RANKS_EDGE 5
 
 /* In the order of report_formats. */
-typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV } report_fmt_t;
+typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_HTML } report_fmt_t;
 
 typedef struct {
     report_fmt_t fmt;
     cf_analysis_opts_t an;
     int by_region;
+    const char *output; /* NULL: stdout */
     const char *path;
 } report_opts_t;
 
@@ -41,7 +44,8 @@ static void usage(FILE *f)
             "bandwidth dominates, holds collectives against their ideal models, and says\n"
             "what fusion bucket size each collective needs.\n"
             "\n"
-            "  -f, --format FMT        text (default), json or csv\n"
+            "  -f, --format FMT        text (default), json, csv or html\n"
+            "  -o, --output FILE       write the report to FILE instead of stdout\n"
             "  -l, --link RATE,TIME    hold collectives against this link, e.g. 400Gb/s,5us,\n"
             "                          instead of the point-to-point fit of their path\n"
             "  -r, --by-region         text: MPI time by MPI_Pcontrol region and operation\n"
@@ -55,16 +59,21 @@ static void usage(FILE *f)
             "json: the same numbers (fields: README.md, \"Reading the report\").\n"
             "csv: one row per fit and per size bin (column 'row': fit or bin; with UCX\n"
             "records also wire, per collective, and hop, per path).\n"
+            "html: one self-contained page (charts inlined, nothing loaded at view time):\n"
+            "the verdict and fusion advice, time against size per fit with its model,\n"
+            "busbw of the collectives, MPI time per rank, regions, operations.\n"
             "Exit status: 0 done, 2 bad usage or a profile that cannot be read.\n");
 }
 
-static const char *const report_formats[] = {"text", "json", "csv", NULL};
+static const char *const report_formats[] = {"text", "json", "csv", "html", NULL};
 static const cf_tool_t report_tool = {"report", report_formats, NULL, usage};
 
 /* 0, CF_EXIT_USAGE, or -1 when --help was printed. */
 static int parse_args(int argc, char **argv, report_opts_t *o)
 {
-    const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region}, {NULL, 0, NULL}};
+    const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region, NULL},
+                                    {"output", 'o', NULL, &o->output},
+                                    {NULL, 0, NULL, NULL}};
     cf_tool_t tool = report_tool;
     cf_tool_args_t args;
     int rc;
@@ -133,67 +142,67 @@ static const char *verdict_text(const cf_an_fit_t *f, char *buf, size_t len)
 }
 
 /* ", startup-bound (startup 87% of its time)", ", uncertain: why (...)" */
-static void print_verdict_clause(const cf_an_fit_t *f)
+static void print_verdict_clause(FILE *out, const cf_an_fit_t *f)
 {
     char v[64];
     if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") != 0) {
         if (f->leaning != NULL)
-            printf(", uncertain: %s (estimate: startup %.0f%%, %s)", f->why, 100.0 * f->startup_share,
+            fprintf(out, ", uncertain: %s (estimate: startup %.0f%%, %s)", f->why, 100.0 * f->startup_share,
                    f->leaning);
         else
-            printf(", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
+            fprintf(out, ", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
                    strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
     } else if (f != NULL) {
-        printf(", %s", verdict_text(f, v, sizeof(v)));
+        fprintf(out, ", %s", verdict_text(f, v, sizeof(v)));
     }
 }
 
-static void text_header(const cf_analysis_t *a, const char *path)
+static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
     const cf_an_ranks_t *rk = cf_analysis_ranks(a);
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
 
-    printf("commfit report: %s\n", path);
-    printf("job   %d rank%s on %d node%s, %s wall, %s%s%s\n", p->ranks, p->ranks == 1 ? "" : "s",
+    fprintf(out, "commfit report: %s\n", path);
+    fprintf(out, "job   %d rank%s on %d node%s, %s wall, %s%s%s\n", p->ranks, p->ranks == 1 ? "" : "s",
            p->nodes, p->nodes == 1 ? "" : "s", fmt_t(p->wall_s, b1),
            p->mpi_library[0] ? p->mpi_library : "MPI library unknown",
            p->start_time[0] ? ", started " : "", p->start_time);
     if (rk->n > 0)
-        printf("MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
+        fprintf(out, "MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
                "(rank %d)\n",
                fmt_pct(rk->mpi_fraction, b1), fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_min_s, b3),
                rk->min_rank, fmt_t(rk->mpi_max_s, b4), rk->max_rank);
     for (size_t i = 0; i < cf_analysis_ncaveats(a); i++) {
         const char *c = cf_analysis_caveat(a, i);
-        printf("%s%s\n", c[0] == ' ' ? "        " : "WARNING: ", c[0] == ' ' ? c + 2 : c);
+        fprintf(out, "%s%s\n", c[0] == ' ' ? "        " : "WARNING: ", c[0] == ' ' ? c + 2 : c);
     }
 }
 
-static void text_verdict(const cf_analysis_t *a)
+static void text_verdict(FILE *out, const cf_analysis_t *a)
 {
     size_t nops = cf_analysis_nops(a);
     char label[24], pct[CF_FMT_LEN], advice[512];
 
-    printf("\nVERDICT\n");
+    fprintf(out, "\nVERDICT\n");
     if (nops == 0) {
-        printf("  No MPI communication was recorded.\n");
+        fprintf(out, "  No MPI communication was recorded.\n");
         return;
     }
     {
         const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
         char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
         if (bd->uncertain > bd->startup && bd->uncertain > bd->payload)
-            printf("  Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
+            fprintf(out, "  Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
                    "cannot be told apart (below); %s is startup and %s payload;\n",
                    fmt_pct(bd->uncertain, b3), fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
         else if (bd->startup > bd->payload)
-            printf("  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
+            fprintf(out, "  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
                    fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
         else
-            printf("  Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup;\n",
+            fprintf(out, "  Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup;\n",
                    fmt_pct(bd->payload, b2), fmt_pct(bd->startup, b1));
-        printf("  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
+        fprintf(out, "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
                "too few sizes)%s%s%s.\n",
                fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4),
                bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload) ? ", " : "",
@@ -211,17 +220,17 @@ static void text_verdict(const cf_analysis_t *a)
         /* Past the third, only what still matters. */
         if (shown >= 3 && !(o->share >= 0.01))
             break;
-        printf("  %zu. %s on %s: %s of MPI time", ++shown, o->op,
+        fprintf(out, "  %zu. %s on %s: %s of MPI time", ++shown, o->op,
                cf_comm_label(o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
-        print_verdict_clause(o->fit);
-        printf(".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
+        print_verdict_clause(out, o->fit);
+        fprintf(out, ".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
     }
     /* The algorithm beneath a collective, when it costs notably more than another. */
     for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
         const cf_an_wire_t *w = cf_analysis_wire(a, i);
         char line[512];
         if (w->share >= 0.01 && cf_analysis_wire_advice(a, w, line, sizeof(line)) != NULL)
-            printf("  Beneath MPI: %s.\n", line);
+            fprintf(out, "  Beneath MPI: %s.\n", line);
     }
 }
 
@@ -648,7 +657,7 @@ static int text_ranks(const cf_analysis_t *a)
 #define TEXT_FUSION_SHARE 0.01
 #define TEXT_FUSION_MAX 5
 
-static void text_fusion(const cf_analysis_t *a)
+static void text_fusion(FILE *out, const cf_analysis_t *a)
 {
     size_t shown = 0;
     char label[24], b[8][CF_FMT_LEN];
@@ -664,23 +673,23 @@ static void text_fusion(const cf_analysis_t *a)
         if (o == NULL || !(o->share >= TEXT_FUSION_SHARE))
             continue;
         if (shown++ == 0)
-            printf("\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
+            fprintf(out, "\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
                    "(alpha + bytes/B) + 2 x fused bytes / copy bandwidth\n");
         cf_comm_label(ad->comm, label, sizeof(label));
-        printf("  %s on %s (%d rank%s): %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label,
+        fprintf(out, "  %s on %s (%d rank%s): %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label,
                ad->comm_size, ad->comm_size == 1 ? "" : "s", ad->calls_per_step,
                fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps, ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "");
         if (ad->model_source[0] == '\0') {
-            printf("    no advice: %s\n", ad->reason);
+            fprintf(out, "    no advice: %s\n", ad->reason);
             continue;
         }
-        printf("    model: %s, alpha %s, B %s; startup %s of the time; packing copies at %s\n",
+        fprintf(out, "    model: %s, alpha %s, B %s; startup %s of the time; packing copies at %s\n",
                ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
                fmt_pct(ad->startup_share, b[2]),
                isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
-        printf("    now: %s over the run on the slowest rank (%s), %s/step; the model gives %s/step\n",
+        fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; the model gives %s/step\n",
                fmt_t(ad->current_s, b[0]),
                strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
                : strcmp(ad->current_source, "duration") == 0 ? "call durations"
@@ -691,22 +700,22 @@ static void text_fusion(const cf_analysis_t *a)
             for (size_t c = 0; c < ad->ncand; c++)
                 if (ad->cand[c].bucket_bytes == ad->bucket_bytes)
                     cd = &ad->cand[c];
-            printf("    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled (copies %s); "
+            fprintf(out, "    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled (copies %s); "
                    "saves %s of %s (%s)\n",
                    fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
                    ad->buckets_per_step == 1 ? "" : "s", fmt_t(ad->model_s, b[1]),
                    fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), fmt_t(ad->predicted_saving_s, b[2]),
                    fmt_t(ad->current_s, b[3]),
                    fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]));
-            printf("          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
+            fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
                    ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
         } else {
-            printf("    no gain: %s (best bucket size saves %s)\n", ad->reason,
+            fprintf(out, "    no gain: %s (best bucket size saves %s)\n", ad->reason,
                    fmt_pct(ad->best_saving_share, b[0]));
         }
         if (ad->extrapolated) {
             const cf_an_fit_t *f = cf_analysis_find(a, ad->op, ad->comm, ad->path);
-            printf("    note: buckets are larger than any size fitted (up to %s): the line is "
+            fprintf(out, "    note: buckets are larger than any size fitted (up to %s): the line is "
                    "extrapolated; a size sweep of the collective would confirm B\n",
                    fmt_s(f != NULL ? f->fit.size_hi : NAN, b[0]));
         }
@@ -715,10 +724,17 @@ static void text_fusion(const cf_analysis_t *a)
             if (cd->name == NULL || !(ad->model_current_s > 0))
                 continue;
             double gain = (ad->model_current_s - cd->model_s) / ad->model_current_s;
-            printf("    %s: %.0f call%s/step, %s %s\n", cd->name, cd->buckets,
+            fprintf(out, "    %s: %.0f call%s/step, %s %s\n", cd->name, cd->buckets,
                    cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]));
         }
     }
+}
+
+void cf_report_text_top(FILE *out, const cf_analysis_t *a, const char *path)
+{
+    text_header(out, a, path);
+    text_verdict(out, a);
+    text_fusion(out, a);
 }
 
 static void text_regions(const cf_analysis_t *a)
@@ -780,9 +796,7 @@ static void text_late(const cf_analysis_t *a)
 
 static int print_text(const cf_analysis_t *a, const char *path, int by_region)
 {
-    text_header(a, path);
-    text_verdict(a);
-    text_fusion(a);
+    cf_report_text_top(stdout, a, path);
     text_ops(a);
     if (by_region)
         text_regions(a);
@@ -1008,17 +1022,32 @@ int cf_cmd_report(int argc, char **argv)
     rc = parse_args(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    if (o.fmt == FMT_HTML && !cf_html_available()) {
+        fprintf(stderr, "commfit report: --format html is not available: this commfit was built without "
+                        "Chart.js (Debian: libjs-chart.js; configure --with-chartjs=FILE)\n");
+        return CF_EXIT_USAGE;
+    }
     if ((rc = cf_tool_load(&report_tool, o.path, &o.an, &p, &a)) != CF_OK)
         return rc;
+    if (o.output != NULL && freopen(o.output, "w", stdout) == NULL) {
+        fprintf(stderr, "commfit report: cannot write '%s': %s\n", o.output, strerror(errno));
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+        return CF_EXIT_USAGE;
+    }
     switch (o.fmt) {
     case FMT_TEXT: rc = print_text(a, o.path, o.by_region); break;
     case FMT_JSON: rc = print_json(a); break;
     case FMT_CSV: print_csv(a); rc = CF_OK; break;
+    case FMT_HTML: rc = cf_report_html(stdout, a, o.path); break;
     }
     if (rc == CF_OK && fflush(stdout) != 0)
         rc = CF_ERR_IO;
+    if (rc == CF_OK && o.output != NULL && fclose(stdout) != 0)
+        rc = CF_ERR_IO;
     if (rc != CF_OK)
-        fprintf(stderr, "commfit report: %s\n", cf_status_str(rc));
+        fprintf(stderr, "commfit report: %s%s%s\n", o.output ? o.output : "", o.output ? ": " : "",
+                cf_status_str(rc));
     cf_analysis_free(a);
     cf_profile_free(&p);
     return rc == CF_OK ? 0 : 1;
