@@ -70,6 +70,23 @@ const char *cf_comm_label(uint32_t id, char *buf, size_t len)
     return buf;
 }
 
+const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t len)
+{
+    const cf_comm_info_t *c = id == CF_COMM_ID_NONE || id == CF_COMM_ID_WORLD || id == CF_COMM_ID_SELF || p == NULL
+                                  ? NULL
+                                  : cf_profile_comm(p, id);
+    if (c != NULL && c->user_name[0])
+        snprintf(buf, len, "%s", c->user_name);
+    else if (c != NULL && c->desc[0])
+        snprintf(buf, len, "%s, %d rank%s", c->desc, c->size, c->size == 1 ? "" : "s");
+    else if (c != NULL && c->name[0] && strcmp(c->name, "other") != 0)
+        /* a profile from before descriptions: the constructor */
+        snprintf(buf, len, "%s, %d rank%s", c->name, c->size, c->size == 1 ? "" : "s");
+    else
+        cf_comm_label(id, buf, len);
+    return buf;
+}
+
 static const char *const cf_layer_names[] = {"mpi", "ucx"};
 
 json_t *cf_profile_to_json(const cf_profile_t *p)
@@ -114,8 +131,10 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     for (size_t i = 0; i < p->ncomm; i++) {
         const cf_comm_info_t *c = &p->comm[i];
         char label[24];
-        json_array_append_new(comms, json_pack("{s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)c->id, "label",
-                                               cf_comm_label(c->id, label, sizeof(label)), "name", c->name,
+        json_array_append_new(comms, json_pack("{s:I, s:s, s:s, s:s, s:o, s:i, s:i}", "id", (json_int_t)c->id,
+                                               "label", cf_comm_label(c->id, label, sizeof(label)), "name", c->name,
+                                               "description", c->desc, "user_name",
+                                               c->user_name[0] ? json_string(c->user_name) : json_null(),
                                                "size", c->size, "nodes", c->nodes));
     }
     json_object_set_new(root, "communicators", comms);
@@ -196,8 +215,11 @@ static void cf_profile_clean(cf_profile_t *p)
         cf_clean(p->partial_reason[i]);
     for (size_t i = 0; i < p->nrank; i++)
         cf_clean(p->rank[i].host);
-    for (size_t i = 0; i < p->ncomm; i++)
+    for (size_t i = 0; i < p->ncomm; i++) {
         cf_clean(p->comm[i].name);
+        cf_clean(p->comm[i].desc);
+        cf_clean(p->comm[i].user_name);
+    }
     for (size_t i = 0; i < p->nregion; i++)
         cf_clean(p->region[i]);
     for (size_t i = 0; i < p->nrec; i++) {
@@ -507,6 +529,10 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_int(o, "nodes", &c->nodes, where, err, errlen));
         if ((x = json_object_get(o, "name")) && json_is_string(x))
             cf_strlcpy(c->name, json_string_value(x), sizeof(c->name));
+        if ((x = json_object_get(o, "description")) && json_is_string(x))
+            cf_strlcpy(c->desc, json_string_value(x), sizeof(c->desc));
+        if ((x = json_object_get(o, "user_name")) && json_is_string(x))
+            cf_strlcpy(c->user_name, json_string_value(x), sizeof(c->user_name));
     }
 
     if ((a = json_object_get(root, "regions")) && json_is_array(a)) {

@@ -47,7 +47,9 @@ typedef struct {
 typedef struct {
     uint32_t id;
     int size, nodes;
-    char name[48];
+    char name[48];                    /* the constructor: "MPI_Comm_split", "other" */
+    char desc[CF_COMM_DESC_LEN];      /* "split of world, colour 3"; "" when unknown */
+    char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name; "" when not set */
 } cf_comm_info_t;
 
 typedef struct {
@@ -82,6 +84,11 @@ int cf_profile_add_partial_reason(cf_profile_t *p, const char *fmt, ...) __attri
 const cf_comm_info_t *cf_profile_comm(const cf_profile_t *p, uint32_t id);
 /* Name of a communicator for reports: "world", "self" or "c<id hex>". */
 const char *cf_comm_label(uint32_t id, char *buf, size_t len);
+/* What people call it: "world", "self", the MPI_Comm_set_name name, else how
+ * it was made and its size ("split of world, colour 3, 8 ranks"), else the
+ * label.  len: CF_COMM_NAME_LEN is enough. */
+#define CF_COMM_NAME_LEN (CF_COMM_DESC_LEN + 32)
+const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t len);
 
 json_t *cf_profile_to_json(const cf_profile_t *p);
 /* Atomic write: temp file in the same directory, then rename. */

@@ -63,6 +63,10 @@ typedef struct {
     int *world;           /* world rank of each rank of the (remote) group */
     _Atomic uint64_t seq; /* collective sequence number (cf_sample.h) */
     char name[48];
+    /* written by the constructor's wrapper (cf_lifecycle.c) before the handle
+     * reaches the program, and by MPI_Comm_set_name; read at finalize */
+    char desc[CF_COMM_DESC_LEN];      /* "split of world, colour 3"; "" when unknown */
+    char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name; "" when not set */
 } cf_comm_t;
 
 /* ---- requests in flight ---- */

@@ -118,6 +118,23 @@ static const char *fmt_pct(double v, char *buf)
     return buf;
 }
 
+/* A communicator in a sentence: "world (4 ranks)", "'halo' (2 ranks)",
+ * "split of world, colour 3, 8 ranks" (cf_comm_name), with its label
+ * when that is what the tables show. */
+#define COMM_TEXT_LEN (CF_COMM_NAME_LEN + 40)
+static const char *comm_text(const cf_profile_t *p, uint32_t id, int size, char *buf, size_t len)
+{
+    char name[CF_COMM_NAME_LEN], label[24];
+    const cf_comm_info_t *c = cf_profile_comm(p, id);
+    cf_comm_name(p, id, name, sizeof(name));
+    cf_comm_label(id, label, sizeof(label));
+    if (strcmp(name, label) == 0 || (c != NULL && c->user_name[0]))
+        snprintf(buf, len, "%s (%d rank%s)", name, size, size == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "%s (%s)", name, label);
+    return buf;
+}
+
 static int op_width(const cf_analysis_t *a)
 {
     int w = 9;
@@ -182,7 +199,7 @@ static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
 static void text_verdict(FILE *out, const cf_analysis_t *a)
 {
     size_t nops = cf_analysis_nops(a);
-    char label[24], pct[CF_FMT_LEN], advice[512];
+    char label[CF_COMM_NAME_LEN], pct[CF_FMT_LEN], advice[512];
 
     fprintf(out, "\nVERDICT\n");
     if (nops == 0) {
@@ -221,7 +238,7 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
         if (shown >= 3 && !(o->share >= 0.01))
             break;
         fprintf(out, "  %zu. %s on %s: %s of MPI time", ++shown, o->op,
-               cf_comm_label(o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
+               cf_comm_name(cf_analysis_profile(a), o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
         print_verdict_clause(out, o->fit);
         fprintf(out, ".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
     }
@@ -266,6 +283,28 @@ static void text_ops(const cf_analysis_t *a)
                "cost and not in the shares; what it cost is the time blocked in Wait/Test\n",
                fmt_t(cf_analysis_span_s(a), b1));
     printf("  wait: share of the sampled calls' time spent waiting for late ranks (- : not sampled)\n");
+}
+
+/* What the labels in the tables stand for, when there is more than world
+ * and self. */
+static void text_comms(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    size_t other = 0;
+    char label[24], name[CF_COMM_NAME_LEN];
+
+    for (size_t i = 0; i < p->ncomm; i++)
+        other += p->comm[i].id != CF_COMM_ID_WORLD && p->comm[i].id != CF_COMM_ID_SELF;
+    if (other == 0)
+        return;
+    printf("\nCOMMUNICATORS  the labels of the tables; named by MPI_Comm_set_name, else by how they were made\n");
+    printf("  %-9s %6s %5s  %-24s %s\n", "comm", "ranks", "nodes", "made by", "name");
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *c = &p->comm[i];
+        printf("  %-9s %6d %5d  %-24s %s%s%s%s\n", cf_comm_label(c->id, label, sizeof(label)), c->size, c->nodes,
+               c->name, cf_comm_name(p, c->id, name, sizeof(name)), c->user_name[0] && c->desc[0] ? " (" : "",
+               c->user_name[0] ? c->desc : "", c->user_name[0] && c->desc[0] ? ")" : "");
+    }
 }
 
 /* Name of a fit in tables: the joint p2p fit of a path reads "p2p (all)". */
@@ -660,7 +699,7 @@ static int text_ranks(const cf_analysis_t *a)
 static void text_fusion(FILE *out, const cf_analysis_t *a)
 {
     size_t shown = 0;
-    char label[24], b[8][CF_FMT_LEN];
+    char label[COMM_TEXT_LEN], b[8][CF_FMT_LEN];
 
     for (size_t i = 0; i < cf_analysis_nfusion(a) && shown < TEXT_FUSION_MAX; i++) {
         const cf_advice_t *ad = cf_analysis_fusion(a, i);
@@ -675,9 +714,8 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
         if (shown++ == 0)
             fprintf(out, "\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
                    "(alpha + bytes/B) + 2 x fused bytes / copy bandwidth\n");
-        cf_comm_label(ad->comm, label, sizeof(label));
-        fprintf(out, "  %s on %s (%d rank%s): %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label,
-               ad->comm_size, ad->comm_size == 1 ? "" : "s", ad->calls_per_step,
+        comm_text(cf_analysis_profile(a), ad->comm, ad->comm_size, label, sizeof(label));
+        fprintf(out, "  %s on %s: %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label, ad->calls_per_step,
                fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps, ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "");
@@ -774,17 +812,16 @@ static void text_regions(const cf_analysis_t *a)
 
 static void text_late(const cf_analysis_t *a)
 {
-    char label[24], b1[CF_FMT_LEN];
+    char label[COMM_TEXT_LEN], b1[CF_FMT_LEN];
 
     if (cf_analysis_nlate(a) == 0)
         return;
     printf("\nLATE ARRIVALS  which rank entered last at the sampled collective instances, per communicator\n");
     for (size_t i = 0; i < cf_analysis_nlate(a); i++) {
         const cf_an_late_t *l = cf_analysis_late(a, i);
-        printf("  %s", cf_comm_label(l->comm, label, sizeof(label)));
+        printf("  %s", comm_text(cf_analysis_profile(a), l->comm, l->comm_size, label, sizeof(label)));
         if (l->comm_size > 0)
-            printf(" (%d ranks; evenly spread, each would be last in %s)", l->comm_size,
-                   fmt_pct(1.0 / l->comm_size, b1));
+            printf(" (evenly spread, each would be last in %s)", fmt_pct(1.0 / l->comm_size, b1));
         printf(": %llu instances\n", l->instances);
         for (size_t k = 0; k < l->nlast && k < TEXT_LATE_TOP; k++)
             printf("    rank %6d  last %8llu times  %6s\n", l->last[k].rank, l->last[k].count,
@@ -798,6 +835,7 @@ static int print_text(const cf_analysis_t *a, const char *path, int by_region)
 {
     cf_report_text_top(stdout, a, path);
     text_ops(a);
+    text_comms(a);
     if (by_region)
         text_regions(a);
     text_fits(a);
@@ -836,13 +874,14 @@ static void csv_str(const char *s)
     putchar('"');
 }
 
-static void csv_key(const char *row, const cf_an_fit_t *f)
+static void csv_key(const cf_analysis_t *a, const char *row, const cf_an_fit_t *f)
 {
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
     fputs(row, stdout);
     csv_str(f->kind == CF_AN_P2P ? "p2p" : "collective");
     csv_str(f->op);
     csv_str(cf_an_comm_label(f->comm, label, sizeof(label)));
+    csv_str(f->joint ? "all" : cf_comm_name(cf_analysis_profile(a), f->comm, name, sizeof(name)));
     printf(",%d", f->comm_size);
     csv_str(cf_path_name((unsigned)f->path));
 }
@@ -870,7 +909,7 @@ static void csv_fit_params(const cf_fit_t *ft)
 
 static void csv_wire(const cf_analysis_t *a)
 {
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
 
     for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
         const cf_an_wire_t *w = cf_analysis_wire(a, i);
@@ -881,6 +920,8 @@ static void csv_wire(const cf_analysis_t *a)
         csv_str("collective");
         csv_str(w->w.op);
         csv_str(cf_an_comm_label(w->w.comm, label, sizeof(label)));
+        csv_str(w->w.comm == CF_COMM_ID_NONE ? "all"
+                                             : cf_comm_name(cf_analysis_profile(a), w->w.comm, name, sizeof(name)));
         printf(",%d", w->w.comm_size);
         csv_str(w->w.path >= 0 ? cf_path_name((unsigned)w->w.path) : NULL);
         printf(",%llu,%llu", (unsigned long long)w->w.size_lo, (unsigned long long)w->w.size_hi);
@@ -904,7 +945,7 @@ static void csv_wire(const cf_analysis_t *a)
         const cf_an_hop_t *h = cf_analysis_hop(a, i);
         const cf_fit_t *ft = &h->fit;
         int ok = ft->ok;
-        printf("hop,ucx,send,,");
+        printf("hop,ucx,send,,,");
         csv_str(cf_path_name((unsigned)h->path));
         csv_num(ok ? ft->size_lo : NAN);
         csv_num(ok ? ft->size_hi : NAN);
@@ -926,7 +967,7 @@ static void csv_wire(const cf_analysis_t *a)
 
 static void print_csv(const cf_analysis_t *a)
 {
-    printf("row,kind,op,comm,comm_size,path,size_lo,size_hi,size,calls,bytes,time_s,p50_s,"
+    printf("row,kind,op,comm,comm_name,comm_size,path,size_lo,size_hi,size,calls,bytes,time_s,p50_s,"
            "predicted_s,alpha_s,bandwidth_Bps,n_half_bytes,r2,alpha_ci_lo,alpha_ci_hi,"
            "bandwidth_ci_lo,bandwidth_ci_hi,startup_share,verdict,verdict_basis,wait_share,note,"
            "algbw_Bps,busbw_Bps,ideal_s,efficiency,wire_messages_per_call,wire_bytes_per_call,"
@@ -937,7 +978,7 @@ static void print_csv(const cf_analysis_t *a)
         const cf_fit_t *ft = &f->fit;
         int ok = ft->ok;
 
-        csv_key("fit", f);
+        csv_key(a, "fit", f);
         csv_num(ok ? ft->size_lo : NAN);
         csv_num(ok ? ft->size_hi : NAN);
         csv_num(NAN);
@@ -966,7 +1007,7 @@ static void print_csv(const cf_analysis_t *a)
         putchar('\n');
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *b = &f->bin[k];
-            csv_key("bin", f);
+            csv_key(a, "bin", f);
             printf(",%llu,%llu", (unsigned long long)b->size_lo, (unsigned long long)b->size_hi);
             csv_num(b->size);
             printf(",%llu,%llu", (unsigned long long)b->calls, (unsigned long long)b->bytes);

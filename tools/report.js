@@ -69,9 +69,11 @@
     });
     return t;
   }
+  /* "world, 4 ranks", "split of world, colour 3, 2 ranks" (the report's comm_name) */
   function commText(o) {
-    var c = o.comm_description ? o.comm + ' (' + o.comm_description + ')' : o.comm;
-    return c + (o.comm_size > 0 ? ', ' + o.comm_size + ' rank' + (o.comm_size === 1 ? '' : 's') : '');
+    var n = o.comm_name || o.comm;
+    if (!/ ranks?$/.test(n) && o.comm_size > 0) n += ', ' + o.comm_size + ' rank' + (o.comm_size === 1 ? '' : 's');
+    return n;
   }
 
   var palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
@@ -412,7 +414,7 @@
         ['transfer'].concat(q.transfer_s.map(fmtTime)), ['wall'].concat(q.wall_s.map(fmtTime))]));
     }
     (R.late_arrivals || []).forEach(function (l) {
-      parent.appendChild(el('h3', null, 'Late arrivals on ' + l.comm + ': ' + l.instances + ' sampled instances' +
+      parent.appendChild(el('h3', null, 'Late arrivals on ' + commText(l) + ': ' + l.instances + ' sampled instances' +
         (l.comm_size > 0 ? '; evenly spread, each rank would be last in ' + fmtPct(1 / l.comm_size) : '')));
       parent.appendChild(table(['rank', 'last', 'share'], l.last.slice(0, 8).map(function (x) {
         return [x.rank, x.count + ' times', fmtPct(x.share)];
@@ -467,6 +469,14 @@
     if (R.operations.length > rows.length) p.appendChild(el('p', 'note', (R.operations.length - rows.length) + ' more operations: see --format json.'));
     p.appendChild(el('p', 'legend-note', '* nonblocking: time from post to completion, which overlaps other work; wait: share of the sampled calls\' time spent waiting for late ranks.'));
     summary.operations = R.operations.length;
+    var comms = R.communicators || [];
+    if (comms.some(function (c) { return c.comm !== 'world' && c.comm !== 'self'; })) {
+      p.appendChild(el('h3', null, 'Communicators'));
+      p.appendChild(table(['label', 'name', 'made by', 'description', 'ranks', 'nodes'], comms.map(function (c) {
+        return [c.comm, c.comm_name, c.made_by, c.description || '-', c.size, c.nodes];
+      })));
+    }
+    summary.communicators = comms.length;
   }
 
   var R;
