@@ -522,6 +522,11 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     jset(&c, root, "regions", regions_json(&c, a));
     jset(&c, root, "late_arrivals", late_json(&c, a));
     jset(&c, root, "wire", wire_json(&c, a));
+    {
+        /* the communication matrix as the profile has it (null: not recorded) */
+        json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL;
+        jset(&c, root, "matrix", m != NULL ? json_deep_copy(m) : json_null());
+    }
 
     if (c.bad || root == NULL) {
         json_decref(root);

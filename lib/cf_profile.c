@@ -687,3 +687,47 @@ int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t err
     json_decref(root);
     return rc;
 }
+
+int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
+                      size_t errlen)
+{
+    json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL, *pairs, *e;
+    cf_pair_t *out;
+    size_t i;
+
+    *pairs_p = NULL;
+    *n_p = 0;
+    if (lost_p != NULL)
+        *lost_p = 0;
+    if (m == NULL || json_is_null(m))
+        return CF_OK;
+    pairs = json_object_get(m, "pairs");
+    if (!json_is_object(m) || !json_is_array(pairs)) {
+        cf_errf(err, errlen, "'matrix' has no array 'pairs'");
+        return CF_ERR_FORMAT;
+    }
+    if (lost_p != NULL && json_is_integer(json_object_get(m, "lost_messages")) &&
+        json_integer_value(json_object_get(m, "lost_messages")) > 0)
+        *lost_p = (uint64_t)json_integer_value(json_object_get(m, "lost_messages"));
+    out = calloc(json_array_size(pairs) + 1, sizeof(*out));
+    if (out == NULL)
+        return CF_ERR_NOMEM;
+    json_array_foreach(pairs, i, e) {
+        json_int_t v[4];
+        int ok = json_is_array(e) && json_array_size(e) == 4;
+        for (size_t k = 0; ok && k < 4; k++) {
+            json_t *x = json_array_get(e, k);
+            ok = json_is_integer(x) && (v[k] = json_integer_value(x)) >= 0;
+        }
+        if (!ok || v[0] >= p->ranks || v[1] >= p->ranks) {
+            cf_errf(err, errlen, "matrix.pairs[%zu] is not [src, dst, messages, bytes] of ranks below %d", i,
+                    p->ranks);
+            free(out);
+            return CF_ERR_FORMAT;
+        }
+        out[i] = (cf_pair_t){(int)v[0], (int)v[1], (uint64_t)v[2], (uint64_t)v[3]};
+    }
+    *pairs_p = out;
+    *n_p = json_array_size(pairs);
+    return CF_OK;
+}

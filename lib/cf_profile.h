@@ -90,6 +90,22 @@ const char *cf_comm_label(uint32_t id, char *buf, size_t len);
 #define CF_COMM_NAME_LEN (CF_COMM_DESC_LEN + 32)
 const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t len);
 
+/* The communication matrix (section "matrix"): messages and bytes each
+ * world rank sent to each other by point-to-point calls, one entry per
+ * pair that communicated. */
+typedef struct {
+    int src, dst;
+    uint64_t msgs, bytes;
+} cf_pair_t;
+
+/* The pairs of p's matrix, in the profile's order (by sender); *pairs_p
+ * NULL and *n_p 0 when the profile has no matrix (older profiles).
+ * CF_OK; CF_ERR_FORMAT with err set (a rank outside the job, a pair that is
+ * not 4 counts); CF_ERR_NOMEM.  Free *pairs_p.  lost_p (may be NULL): the
+ * messages that did not fit the plugin's tables. */
+int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
+                      size_t errlen);
+
 json_t *cf_profile_to_json(const cf_profile_t *p);
 /* Atomic write: temp file in the same directory, then rename. */
 int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen);

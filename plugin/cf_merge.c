@@ -516,6 +516,7 @@ void cf_runtime_finalize(void)
     int fail[CF_FAIL_N] = {(cf_g.world_rank == 0 && !stats) || !cw, overflow, coverflow, rlost}, fail_all[CF_FAIL_N];
     PMPI_Allreduce(fail, fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     json_t *papi_section = cf_papi_section(), *ucx_section = cf_ucx_section(); /* collective */
+    json_t *matrix_section = cf_matrix_section();                                /* collective */
 
     if (cf_g.world_rank == 0) {
         p.ranks = cf_g.world_size;
@@ -618,6 +619,7 @@ void cf_runtime_finalize(void)
             cf_log("the profile is partial: %s", p.partial_reason[i]);
         cf_extra_put(&p.extra, "papi", papi_section);
         cf_extra_put(&p.extra, "ucx", ucx_section);
+        cf_extra_put(&p.extra, "matrix", matrix_section);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

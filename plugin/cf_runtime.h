@@ -116,7 +116,13 @@ typedef struct {
     cf_elig_t *elig;    /* per record key, open addressing */
     uint32_t elig_mask, elig_last;
     uint64_t elig_dropped;
+    /* messages and bytes sent to each world rank (cf_matrix.c): key world
+     * rank + 1, 0 empty; CF_PEERS slots, touched as peers appear */
+    uint32_t *peer_key, peer_last;
+    uint64_t *peer_msgs, *peer_bytes;
+    uint64_t peer_full; /* messages to peers beyond the table */
 } cf_thread_t;
+#define CF_PEERS 1024
 #define CF_CHANNELS 4096
 
 typedef struct {

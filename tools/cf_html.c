@@ -183,6 +183,12 @@ static int cmp_double(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
+static int cmp_block(const void *pa, const void *pb)
+{
+    const cf_pair_t *a = pa, *b = pb;
+    return a->src != b->src ? (a->src > b->src) - (a->src < b->src) : (a->dst > b->dst) - (a->dst < b->dst);
+}
+
 static int cmp_rank_mpi_desc(const void *pa, const void *pb)
 {
     const cf_rank_info_t *a = *(const cf_rank_info_t *const *)pa, *b = *(const cf_rank_info_t *const *)pb;
@@ -323,6 +329,66 @@ fail:
     return NULL;
 }
 
+/* The communication matrix in at most CF_HTML_MATRIX_CELLS x as many blocks
+ * of ranks (one rank each for small jobs): messages and bytes summed per
+ * block pair, the nonzero ones.  null without a matrix; NULL: no memory or a
+ * malformed matrix, after a message. */
+static json_t *matrix_json(const cf_profile_t *p, int *bad_p)
+{
+    cf_pair_t *pairs;
+    size_t n;
+    uint64_t lost;
+    char err[256];
+    int rc = cf_profile_matrix(p, &pairs, &n, &lost, err, sizeof(err));
+    json_t *o, *cells;
+    int nb, block;
+
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
+        *bad_p = 1;
+        return NULL;
+    }
+    if (pairs == NULL)
+        return json_null();
+    block = (p->ranks + CF_HTML_MATRIX_CELLS - 1) / CF_HTML_MATRIX_CELLS;
+    if (block < 1)
+        block = 1;
+    nb = (p->ranks + block - 1) / block;
+    /* sort by block pair, then sum runs: memory O(pairs) */
+    for (size_t i = 0; i < n; i++) {
+        pairs[i].src /= block;
+        pairs[i].dst /= block;
+    }
+    qsort(pairs, n, sizeof(*pairs), cmp_block);
+    o = json_object();
+    cells = json_array();
+    for (size_t i = 0; o != NULL && cells != NULL && i < n;) {
+        size_t j = i;
+        uint64_t msgs = 0, bytes = 0;
+        for (; j < n && pairs[j].src == pairs[i].src && pairs[j].dst == pairs[i].dst; j++) {
+            msgs += pairs[j].msgs;
+            bytes += pairs[j].bytes;
+        }
+        if (jappend(cells, json_pack("[i,i,I,I]", pairs[i].src, pairs[i].dst, (json_int_t)msgs, (json_int_t)bytes)))
+            *bad_p = 1;
+        i = j;
+    }
+    free(pairs);
+    if (o == NULL || cells == NULL) {
+        json_decref(o);
+        json_decref(cells);
+        *bad_p = 1;
+        return NULL;
+    }
+    *bad_p |= jadd(o, "ranks", json_integer(p->ranks));
+    *bad_p |= jadd(o, "block", json_integer(block));
+    *bad_p |= jadd(o, "blocks", json_integer(nb));
+    *bad_p |= jadd(o, "pairs", json_integer((json_int_t)n));
+    *bad_p |= jadd(o, "lost_messages", json_integer((json_int_t)lost));
+    *bad_p |= jadd(o, "cells", cells);
+    return o;
+}
+
 /* What the page draws beyond the report's JSON. */
 static json_t *extras_json(const cf_analysis_t *a, const char *path)
 {
@@ -343,6 +409,11 @@ static json_t *extras_json(const cf_analysis_t *a, const char *path)
     bad |= jadd(o, "curves", curves);
     bad |= jadd(o, "max_fits", json_integer(CF_HTML_MAX_FITS));
     bad |= jadd(o, "ranks", ranks_json(cf_analysis_profile(a)));
+    {
+        int mbad = 0;
+        json_t *m = matrix_json(cf_analysis_profile(a), &mbad);
+        bad |= mbad || m == NULL || jadd(o, "matrix", m);
+    }
     if (bad) {
         json_decref(o);
         return NULL;
@@ -403,6 +474,8 @@ int cf_report_html(FILE *out, const cf_analysis_t *a, const char *path)
     /* every rank is in the JSON report; the page needs only what it draws */
     if (p->nrank > CF_HTML_RANKS_ALL)
         json_object_del(root, "ranks");
+    /* the matrix as blocks (html.matrix); every pair is in the JSON report */
+    json_object_del(root, "matrix");
     text = json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
     json_decref(root);
     if (text == NULL)
@@ -432,6 +505,7 @@ int cf_report_html(FILE *out, const cf_analysis_t *a, const char *path)
           "<section id=\"collectives\"><h2>Collectives: bus bandwidth</h2><div class=\"grid\" "
           "id=\"coll-charts\"></div></section>\n"
           "<section id=\"ranks\"><h2>Ranks</h2><div id=\"rank-charts\"></div></section>\n"
+          "<section id=\"comm-matrix\"><h2>Communication matrix</h2><div id=\"matrix-chart\"></div></section>\n"
           "<section id=\"regions\"><h2>Regions</h2><div id=\"region-charts\"></div></section>\n"
           "<section id=\"operations\"><h2>Operations</h2><div id=\"op-table\"></div></section>\n"
           "</main>\n<noscript><p>The charts need JavaScript; the numbers are in <code>commfit report "

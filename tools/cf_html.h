@@ -31,5 +31,7 @@ void cf_report_text_top(FILE *out, const cf_analysis_t *a, const char *path);
 #define CF_HTML_RANKS_EDGE 8
 /* Fits drawn, in the report's order (joint fits, then by time). */
 #define CF_HTML_MAX_FITS 48
+/* The communication matrix drawn as at most this many blocks of ranks a side. */
+#define CF_HTML_MATRIX_CELLS 128
 
 #endif

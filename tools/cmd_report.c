@@ -32,6 +32,7 @@ typedef struct {
     report_fmt_t fmt;
     cf_analysis_opts_t an;
     int by_region;
+    int matrix;
     const char *output; /* NULL: stdout */
     const char *path;
 } report_opts_t;
@@ -46,6 +47,9 @@ static void usage(FILE *f)
             "\n"
             "  -f, --format FMT        text (default), json, csv or html\n"
             "  -o, --output FILE       write the report to FILE instead of stdout\n"
+            "  -m, --matrix            the communication matrix: text, the pairs that sent most;\n"
+            "                          csv, every pair as src,dst,messages,bytes (world ranks)\n"
+            "                          instead of the fits (json and html always have it)\n"
             "  -l, --link RATE,TIME    hold collectives against this link, e.g. 400Gb/s,5us,\n"
             "                          instead of the point-to-point fit of their path\n"
             "  -r, --by-region         text: MPI time by MPI_Pcontrol region and operation\n"
@@ -72,6 +76,7 @@ static const cf_tool_t report_tool = {"report", report_formats, NULL, usage};
 static int parse_args(int argc, char **argv, report_opts_t *o)
 {
     const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region, NULL},
+                                    {"matrix", 'm', &o->matrix, NULL},
                                     {"output", 'o', NULL, &o->output},
                                     {NULL, 0, NULL, NULL}};
     cf_tool_t tool = report_tool;
@@ -831,8 +836,78 @@ static void text_late(const cf_analysis_t *a)
     }
 }
 
-static int print_text(const cf_analysis_t *a, const char *path, int by_region)
+#define TEXT_MATRIX_TOP 20
+
+static int cmp_pair_bytes(const void *pa, const void *pb)
 {
+    const cf_pair_t *a = pa, *b = pb;
+    return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+}
+
+/* The pairs that sent the most; CF_OK, or an error after a message. */
+static int text_matrix(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    cf_pair_t *pairs;
+    size_t n;
+    uint64_t lost, msgs = 0, bytes = 0;
+    char err[256], b1[CF_FMT_LEN], b2[CF_FMT_LEN];
+    int rc = cf_profile_matrix(p, &pairs, &n, &lost, err, sizeof(err));
+
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
+        return rc;
+    }
+    printf("\nCOMMUNICATION MATRIX  point-to-point messages sent, by world rank of sender and receiver\n");
+    if (pairs == NULL) {
+        printf("  Not recorded: the profile has no matrix (recorded by an older commfit).\n");
+        return CF_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        msgs += pairs[i].msgs;
+        bytes += pairs[i].bytes;
+    }
+    printf("  %zu pairs of %d ranks sent %llu messages, %s%s\n", n, p->ranks, (unsigned long long)msgs,
+           fmt_s((double)bytes, b1), n > TEXT_MATRIX_TOP ? "; the pairs that sent most bytes:" : "");
+    qsort(pairs, n, sizeof(*pairs), cmp_pair_bytes);
+    printf("  %6s %6s %12s %10s %10s\n", "from", "to", "messages", "bytes", "mean");
+    for (size_t i = 0; i < n && i < TEXT_MATRIX_TOP; i++)
+        printf("  %6d %6d %12llu %10s %10s\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
+               fmt_s((double)pairs[i].bytes, b1),
+               fmt_s(pairs[i].msgs ? (double)pairs[i].bytes / (double)pairs[i].msgs : NAN, b2));
+    if (n > TEXT_MATRIX_TOP)
+        printf("  ... %zu more pairs: --matrix --format csv lists them all\n", n - TEXT_MATRIX_TOP);
+    if (lost > 0)
+        printf("  WARNING: %llu messages went to peers beyond the plugin's table (%d peers per thread) and are "
+               "not in the matrix\n",
+               (unsigned long long)lost, 1024);
+    free(pairs);
+    return CF_OK;
+}
+
+static int print_csv_matrix(const cf_analysis_t *a)
+{
+    cf_pair_t *pairs;
+    size_t n;
+    char err[256];
+    int rc = cf_profile_matrix(cf_analysis_profile(a), &pairs, &n, NULL, err, sizeof(err));
+
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
+        return rc;
+    }
+    printf("src,dst,messages,bytes\n");
+    for (size_t i = 0; i < n; i++)
+        printf("%d,%d,%llu,%llu\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
+               (unsigned long long)pairs[i].bytes);
+    free(pairs);
+    return CF_OK;
+}
+
+static int print_text(const cf_analysis_t *a, const char *path, int by_region, int matrix)
+{
+    int rc;
+
     cf_report_text_top(stdout, a, path);
     text_ops(a);
     text_comms(a);
@@ -843,7 +918,10 @@ static int print_text(const cf_analysis_t *a, const char *path, int by_region)
     text_collectives(a);
     text_wire(a);
     text_late(a);
-    return text_ranks(a);
+    rc = text_ranks(a);
+    if (rc == CF_OK && matrix)
+        rc = text_matrix(a);
+    return rc;
 }
 
 /* ---- CSV ---- */
@@ -1077,9 +1155,14 @@ int cf_cmd_report(int argc, char **argv)
         return CF_EXIT_USAGE;
     }
     switch (o.fmt) {
-    case FMT_TEXT: rc = print_text(a, o.path, o.by_region); break;
+    case FMT_TEXT: rc = print_text(a, o.path, o.by_region, o.matrix); break;
     case FMT_JSON: rc = print_json(a); break;
-    case FMT_CSV: print_csv(a); rc = CF_OK; break;
+    case FMT_CSV:
+        if (o.matrix)
+            rc = print_csv_matrix(a);
+        else
+            print_csv(a);
+        break;
     case FMT_HTML: rc = cf_report_html(stdout, a, o.path); break;
     }
     if (rc == CF_OK && fflush(stdout) != 0)

@@ -136,6 +136,16 @@ def expect_charts(rep, summary):
             fail("no regions chart")
     elif "regions-chart" in charts:
         fail("a regions chart without regions")
+    m = rep["html"]["matrix"]
+    if m is not None:
+        c = charts.get("matrix")
+        if c is None:
+            fail("no matrix chart")
+        pairs = m["cells"]
+        if c["datasets"][0]["points"] != len(pairs) or c["bytes"] != sum(x[3] for x in pairs) or \
+                c["messages"] != sum(x[2] for x in pairs):
+            fail("matrix: %s drawn, %d cells of %d bytes" % (c, len(pairs), sum(x[3] for x in pairs)))
+        counts["matrix cells"] = len(pairs)
     if summary.get("operations") != len(rep["operations"]):
         fail("operations table: %s rows, %d operations" % (summary.get("operations"), len(rep["operations"])))
     return counts
@@ -162,6 +172,10 @@ def main():
     for key in ("job", "mpi_time", "breakdown", "operations", "fits", "collectives", "advice", "regions"):
         if rep[key] != full[key]:
             fail("embedded '%s' differs from commfit report --format json" % key)
+    if (full.get("matrix") is None) != (rep["html"]["matrix"] is None) or (full.get("matrix") and (
+            sum(p[3] for p in full["matrix"]["pairs"]) != sum(c[3] for c in rep["html"]["matrix"]["cells"]) or
+            sum(p[2] for p in full["matrix"]["pairs"]) != sum(c[2] for c in rep["html"]["matrix"]["cells"]))):
+        fail("the page's matrix does not add up to the report's")
     if re.search(r"<(script|link|img|iframe)[^>]*\s(src|href)=", page, re.I):
         fail("the page refers to an outside resource")
 
