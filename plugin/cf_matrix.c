@@ -17,9 +17,9 @@ uint32_t cf_peer_slot(cf_thread_t *t, uint32_t key)
 {
     uint32_t mask = CF_PEERS - 1, i = (key * 0x9E3779B1u) >> 22 & mask;
     for (unsigned n = 0; n < 64; n++, i = (i + 1) & mask) {
-        if (t->peer_key[i] == 0)
-            t->peer_key[i] = key;
-        if (t->peer_key[i] == key) {
+        if (t->peer[i].key == 0)
+            t->peer[i].key = key;
+        if (t->peer[i].key == key) {
             t->peer_last = i;
             return i;
         }
@@ -47,23 +47,24 @@ static cf_pair_wire_t *cf_matrix_row(size_t *n_p, uint64_t *lost_p)
     *lost_p = 0;
     for (uint32_t i = 0; i < nthreads; i++) {
         const cf_thread_t *t = cf_threads[i];
-        if (t == NULL || t->peer_key == NULL)
+        if (t == NULL || t->peer == NULL)
             continue;
         *lost_p += t->peer_full;
         for (uint32_t s = 0; s < CF_PEERS; s++) {
-            if (t->peer_key[s] == 0)
+            const cf_peer_t *e = &t->peer[s];
+            if (e->key == 0)
                 continue;
             if (n == cap) {
                 size_t c = cap ? 2 * cap : 64;
                 cf_pair_wire_t *r = realloc(row, c * sizeof(*r));
                 if (r == NULL) {
-                    *lost_p += t->peer_msgs[s];
+                    *lost_p += e->msgs;
                     continue;
                 }
                 row = r;
                 cap = c;
             }
-            row[n++] = (cf_pair_wire_t){t->peer_key[s] - 1u, t->peer_msgs[s], t->peer_bytes[s]};
+            row[n++] = (cf_pair_wire_t){e->key - 1u, e->msgs, e->bytes};
         }
     }
     if (n > 0)

@@ -181,9 +181,7 @@ cf_thread_t *cf_thread_register(void)
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
     t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
     /* the communication matrix: without room for it the thread records the rest */
-    t->peer_key = calloc(CF_PEERS, sizeof(uint32_t));
-    t->peer_msgs = calloc(CF_PEERS, sizeof(uint64_t));
-    t->peer_bytes = calloc(CF_PEERS, sizeof(uint64_t));
+    t->peer = calloc(CF_PEERS, sizeof(*t->peer));
     /* room for every record of the thread's table, at most half full */
     uint32_t ne = 64;
     while (ne < 2 * cf_g.cfg.table_size)

@@ -98,6 +98,11 @@ typedef struct {
 typedef struct {
     uint64_t key, eligible, selected;
 } cf_elig_t;
+/* one peer of the communication matrix: key world rank + 1, 0 empty */
+typedef struct {
+    uint64_t msgs, bytes;
+    uint32_t key;
+} cf_peer_t;
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
@@ -116,10 +121,10 @@ typedef struct {
     cf_elig_t *elig;    /* per record key, open addressing */
     uint32_t elig_mask, elig_last;
     uint64_t elig_dropped;
-    /* messages and bytes sent to each world rank (cf_matrix.c): key world
-     * rank + 1, 0 empty; CF_PEERS slots, touched as peers appear */
-    uint32_t *peer_key, peer_last;
-    uint64_t *peer_msgs, *peer_bytes;
+    /* messages and bytes sent to each world rank (cf_matrix.c), CF_PEERS
+     * slots touched as peers appear; NULL when there was no room */
+    cf_peer_t *peer;
+    uint32_t peer_last;
     uint64_t peer_full; /* messages to peers beyond the table */
 } cf_thread_t;
 #define CF_PEERS 1024

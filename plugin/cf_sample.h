@@ -130,14 +130,14 @@ CF_HIDDEN json_t *cf_matrix_section(void);
 static inline void cf_peer_count(cf_thread_t *t, int peer, uint64_t bytes)
 {
     uint32_t k = (uint32_t)peer + 1, i = t->peer_last;
-    if (t->peer_key == NULL || t->peer_msgs == NULL || t->peer_bytes == NULL)
+    if (t->peer == NULL)
         return;
-    if (t->peer_key[i] != k && (i = cf_peer_slot(t, k)) == UINT32_MAX) {
+    if (t->peer[i].key != k && (i = cf_peer_slot(t, k)) == UINT32_MAX) {
         t->peer_full++;
         return;
     }
-    t->peer_msgs[i]++;
-    t->peer_bytes[i] += bytes;
+    t->peer[i].msgs++;
+    t->peer[i].bytes += bytes;
 }
 
 /* A message of bytes was sent to world rank peer (posted at t_post), under
