@@ -77,11 +77,12 @@ int cf_cmd_trace(int argc, char **argv)
             bad++;
             continue;
         }
-        char label[24];
+        char label[24], name[CF_COMM_NAME_LEN];
         cf_comm_label((uint32_t)comm, label, sizeof(label));
+        cf_comm_name(&p, (uint32_t)comm, name, sizeof(name));
         json_array_append_new(events, cf_trace_event(op, "mpi", (int)rank, enter, leave - enter,
-                                                     json_pack("{s:s, s:I, s:f}", "comm", label, "seq", seq,
-                                                               "wait_us", wait * 1e6)));
+                                                     json_pack("{s:s, s:s, s:I, s:f}", "comm", label, "comm_name",
+                                                               name, "seq", seq, "wait_us", wait * 1e6)));
         if (wait > 0)
             json_array_append_new(events, cf_trace_event("waiting for others", "wait", (int)rank, enter, wait, NULL));
     }

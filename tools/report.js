@@ -180,7 +180,8 @@
     var v = f.nonblocking ? 'span from post to completion, not a cost' :
       f.verdict + (f.verdict_basis === 'model' ? ' (link model)' : '') +
       (isFinite(f.startup_share) && f.startup_share !== null ? ', startup ' + fmtPct(f.startup_share) + ' of its time' : '');
-    lines.push({ text: v, cls: 'caption verdict' });
+    /* without a basis the note above is the verdict, as in the text report */
+    if (f.nonblocking || f.verdict_basis) lines.push({ text: v, cls: 'caption verdict' });
     if (f.leaning && !f.nonblocking) {
       lines.push({ text: 'uncertain: ' + f.uncertain_why + '; the estimate leans ' + f.leaning, cls: 'caption uncertain' });
     }

@@ -8,10 +8,11 @@ commfit="$CF_BUILDDIR/tools/commfit"
 "$commfit" report --format json "$cf_tmp/names.json" > "$cf_tmp/report.json" || cf_fail "report --format json"
 "$commfit" report "$cf_tmp/names.json" > "$cf_tmp/report.txt" || cf_fail "report"
 "$commfit" report --format csv "$cf_tmp/names.json" > "$cf_tmp/report.csv" || cf_fail "report --format csv"
+"$commfit" trace -o "$cf_tmp/trace.json" "$cf_tmp/names.json" || cf_fail "trace"
 "$commfit" report --format html -o "$cf_tmp/report.html" "$cf_tmp/names.json" 2> "$cf_tmp/err" ||
     grep -q "built without Chart.js" "$cf_tmp/err" || cf_fail "report --format html"
 "$CF_PYTHON" - "$cf_tmp/names.json" "$cf_tmp/report.json" "$cf_tmp/report.txt" "$cf_tmp/report.csv" \
-    "$cf_tmp/report.html" <<'PY' || exit 1
+    "$cf_tmp/report.html" "$cf_tmp/trace.json" <<'PY' || exit 1
 import csv, json, sys
 prof = json.load(open(sys.argv[1]))
 rep = json.load(open(sys.argv[2]))
@@ -74,6 +75,10 @@ for count, (name, desc, size) in sorted(want.items()):
         check("count %d: the text report lists it" % count, ("%s " % lab) in text and expect in text)
         fits = [r for r in rows if r["op"] == "MPI_Allreduce" and r["comm"] == lab]
         check("count %d: csv rows carry the name" % count, fits and all(r["comm_name"] == expect for r in fits))
+trace = json.load(open(sys.argv[6]))
+tnames = {e["args"]["comm_name"] for e in trace["traceEvents"] if e.get("cat") == "mpi"}
+check("the trace names the communicators of its slices",
+      {"world", "halo <x>", "dup of world, 4 ranks", "cart 2x2 of world, periodic in 1, 4 ranks"} <= tnames, str(tnames))
 if page is not None:
     check("the HTML page's data names them as the JSON report",
           page["communicators"] == rep["communicators"] and page["operations"] == rep["operations"])
