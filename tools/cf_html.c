@@ -466,6 +466,20 @@ int cf_report_html(FILE *out, const cf_analysis_t *a, const char *path)
 
     if (root == NULL)
         return CF_ERR_NOMEM;
+    {
+        /* a malformed matrix is the profile's fault, not memory's */
+        cf_pair_t *pairs;
+        size_t n;
+        char err[256];
+        int rc0 = cf_profile_matrix(p, &pairs, &n, NULL, err, sizeof(err));
+        free(pairs);
+        if (rc0 != CF_OK) {
+            if (rc0 == CF_ERR_FORMAT)
+                fprintf(stderr, "commfit report: %s: %s\n", path, err);
+            json_decref(root);
+            return rc0;
+        }
+    }
     extras = extras_json(a, path);
     if (extras == NULL || json_object_set_new(root, "html", extras) != 0) {
         json_decref(root);

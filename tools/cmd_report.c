@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -1167,8 +1168,14 @@ int cf_cmd_report(int argc, char **argv)
     }
     if (rc == CF_OK && fflush(stdout) != 0)
         rc = CF_ERR_IO;
-    if (rc == CF_OK && o.output != NULL && fclose(stdout) != 0)
-        rc = CF_ERR_IO;
+    if (o.output != NULL && fclose(stdout) != 0)
+        rc = rc == CF_OK ? CF_ERR_IO : rc;
+    /* no half-written report left behind (a device or FIFO is left alone) */
+    if (rc != CF_OK && o.output != NULL) {
+        struct stat st;
+        if (stat(o.output, &st) == 0 && S_ISREG(st.st_mode))
+            remove(o.output);
+    }
     if (rc != CF_OK)
         fprintf(stderr, "commfit report: %s%s%s\n", o.output ? o.output : "", o.output ? ": " : "",
                 cf_status_str(rc));

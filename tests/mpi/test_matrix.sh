@@ -57,3 +57,17 @@ print("%d passed, %d failed" % (passed, fails))
 sys.exit(1 if fails else 0)
 PY
 done
+# a profile from before the matrix says so
+"$commfit" report --matrix "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" | grep -q "Not recorded: the profile has no matrix" ||
+    cf_fail "--matrix on a profile without one"
+"$commfit" report --matrix --format csv "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" > "$cf_tmp/old.csv" &&
+    [ "$(cat "$cf_tmp/old.csv")" = "src,dst,messages,bytes" ] || cf_fail "--matrix --format csv without a matrix: the header alone"
+echo "ok   a profile without a matrix: 'Not recorded', and a csv of the header alone"
+# a matrix naming a rank outside the job is refused with one line
+"$CF_PYTHON" -c '
+import json, sys
+p = json.load(open(sys.argv[1])); p["matrix"]["pairs"].append([0, 9, 1, 1]); json.dump(p, open(sys.argv[2], "w"))' \
+    "$cf_tmp/ring.json" "$cf_tmp/bad.json"
+"$commfit" report --matrix "$cf_tmp/bad.json" > /dev/null 2> "$cf_tmp/err"
+grep -q "matrix.pairs\[8\] is not \[src, dst, messages, bytes\] of ranks below 4" "$cf_tmp/err" || cf_fail "bad matrix: $(cat "$cf_tmp/err")"
+echo "ok   a bad matrix: $(head -1 "$cf_tmp/err")"
