@@ -64,7 +64,8 @@
     var tb = t.appendChild(el('tbody'));
     rows.forEach(function (r) {
       var row = el('tr');
-      r.forEach(function (c) { row.appendChild(el('td', null, c)); });
+      /* words read from the left, numbers from the right */
+      r.forEach(function (c) { row.appendChild(el('td', /^[-+0-9.]/.test(String(c)) ? null : 'text', c)); });
       tb.appendChild(row);
     });
     return t;
@@ -339,7 +340,7 @@
       var algo = rows.reduce(function (a, c) { return a || c.ideal_algo; }, null);
       var ds = [{ label: 'measured busbw (median)', data: meas, showLine: true, borderColor: palette[0], backgroundColor: palette[0], pointRadius: 4 }];
       if (ideal.length) ds.push({ label: 'ideal ' + algo + ' on the ' + (refs[c0.path] ? refs[c0.path].source : 'link'), data: ideal, showLine: true,
-        borderColor: palette[2], backgroundColor: palette[2], borderDash: [6, 4], pointRadius: 2 });
+        borderColor: palette[2], backgroundColor: palette[2], borderDash: [6, 4], pointRadius: 3 });
       var title = c0.op + ' on ' + commText(c0) + ', ' + c0.path;
       var lines = ['busbw = size / time x ' + num3(c0.busbw_factor) + ' (nccl-tests)'];
       if (!ideal.length) lines.push({ text: 'ideal: none, no point-to-point fit on this path (give --link RATE,TIME)', cls: 'caption uncertain' });
