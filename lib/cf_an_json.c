@@ -43,16 +43,28 @@ static json_t *jpair(double lo, double hi)
     return a;
 }
 
-static json_t *fit_json(jctx_t *c, const cf_an_fit_t *f)
+/* What people call a communicator (cf_comm_name); none: the label of no
+ * communicator at that place ("all" for a joint fit, "-" for Wait/Test). */
+static const char *an_comm_name(const cf_analysis_t *a, uint32_t comm, const char *none, char *buf, size_t len)
+{
+    if (comm == CF_COMM_ID_NONE) {
+        snprintf(buf, len, "%s", none);
+        return buf;
+    }
+    return cf_comm_name(a->p, comm, buf, len);
+}
+
+static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
 {
     json_t *o = json_object(), *ci = json_object(), *segs = json_array(), *bins = json_array();
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
     int ok = f->fit.ok;
 
     jset(c, o, "kind", json_string(f->kind == CF_AN_P2P ? "p2p" : "collective"));
     jset(c, o, "op", json_string(f->op));
     jset(c, o, "joint", json_boolean(f->joint));
     jset(c, o, "comm", json_string(cf_an_comm_label(f->comm, label, sizeof(label))));
+    jset(c, o, "comm_name", json_string(an_comm_name(a, f->comm, "all", name, sizeof(name))));
     jset(c, o, "comm_size", json_integer(f->comm_size));
     jset(c, o, "path", json_string(cf_path_name((unsigned)f->path)));
     jset(c, o, "calls", json_integer((json_int_t)f->calls));
@@ -146,7 +158,7 @@ static json_t *fit_json(jctx_t *c, const cf_an_fit_t *f)
 static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
 {
     json_t *arr = json_array();
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
 
     for (size_t i = 0; i < a->nfit; i++) {
         const cf_an_fit_t *f = &a->fit[i];
@@ -158,6 +170,7 @@ static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
             json_t *j = json_object();
             jset(c, j, "op", json_string(f->op));
             jset(c, j, "comm", json_string(cf_an_comm_label(f->comm, label, sizeof(label))));
+            jset(c, j, "comm_name", json_string(an_comm_name(a, f->comm, "all", name, sizeof(name))));
             jset(c, j, "comm_size", json_integer(f->comm_size));
             jset(c, j, "path", json_string(cf_path_name((unsigned)f->path)));
             jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
@@ -169,6 +182,7 @@ static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
             jset(c, j, "busbw_Bps", jnum(b->busbw_Bps));
             jset(c, j, "busbw_factor", jnum(cf_busbw_factor(f->coll, f->comm_size)));
             jset(c, j, "ideal_ring_s", jnum(b->ideal_s));
+            jset(c, j, "ideal_busbw_Bps", jnum(b->ideal_busbw_Bps));
             jset(c, j, "ideal_algo", jstr(isfinite(b->ideal_s) ? cf_model_default_algo(f->coll) : NULL));
             jset(c, j, "ideal_source", jstr(isfinite(b->ideal_s) && ref ? ref->source : NULL));
             jset(c, j, "efficiency", jnum(b->efficiency));
@@ -182,7 +196,7 @@ static json_t *regions_json(jctx_t *c, const cf_analysis_t *a)
 {
     json_t *arr = json_array();
     double ranks = a->p->ranks > 0 ? a->p->ranks : NAN;
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
 
     for (size_t i = 0; i < a->nregion; i++) {
         const cf_an_region_t *g = &a->region[i];
@@ -200,6 +214,7 @@ static json_t *regions_json(jctx_t *c, const cf_analysis_t *a)
             jset(c, r, "op", json_string(o->op));
             jset(c, r, "kind", json_string(o->kind));
             jset(c, r, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+            jset(c, r, "comm_name", json_string(an_comm_name(a, o->comm, "-", name, sizeof(name))));
             jset(c, r, "comm_size", json_integer(o->comm_size));
             jset(c, r, "path", json_string(cf_path_name((unsigned)o->path)));
             jset(c, r, "calls", json_integer((json_int_t)o->calls));
@@ -218,12 +233,13 @@ static json_t *regions_json(jctx_t *c, const cf_analysis_t *a)
 static json_t *late_json(jctx_t *c, const cf_analysis_t *a)
 {
     json_t *arr = json_array();
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
 
     for (size_t i = 0; i < a->nlate; i++) {
         const cf_an_late_t *l = &a->late[i];
         json_t *j = json_object(), *last = json_array();
         jset(c, j, "comm", json_string(cf_comm_label(l->comm, label, sizeof(label))));
+        jset(c, j, "comm_name", json_string(an_comm_name(a, l->comm, "-", name, sizeof(name))));
         jset(c, j, "comm_size", json_integer(l->comm_size));
         jset(c, j, "instances", json_integer((json_int_t)l->instances));
         for (size_t k = 0; k < l->nlast; k++) {
@@ -270,10 +286,11 @@ static json_t *wire_coll_json(jctx_t *c, const cf_analysis_t *a, const cf_an_wir
     const cf_wire_infer_t *inf = &w->inf;
     const cf_wire_model_t *m = &inf->expected;
     double n = w->w.payload;
-    char label[24], advice[512];
+    char label[24], name[CF_COMM_NAME_LEN], advice[512];
 
     jset(c, o, "op", json_string(w->w.op));
     jset(c, o, "comm", json_string(cf_an_comm_label(w->w.comm, label, sizeof(label))));
+    jset(c, o, "comm_name", json_string(an_comm_name(a, w->w.comm, "all", name, sizeof(name))));
     jset(c, o, "comm_size", json_integer(w->w.comm_size));
     jset(c, o, "mixed_comms", json_boolean(w->w.mixed_comms));
     jset(c, o, "path", w->w.path >= 0 ? json_string(cf_path_name((unsigned)w->w.path)) : json_null());
@@ -375,7 +392,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     jctx_t c = {0};
     json_t *root = json_object(), *job = json_object(), *mt = json_object();
     json_t *ranks = json_array(), *refs = json_array(), *ops = json_array(), *fits = json_array();
-    char label[24], advice[512];
+    char label[24], name[CF_COMM_NAME_LEN], advice[512];
 
     jset(&c, root, "format", json_string("commfit-report"));
     jset(&c, root, "version", json_integer(1));
@@ -443,6 +460,23 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jpush(&c, refs, j);
     }
     jset(&c, root, "references", refs);
+    {
+        /* every communicator of the profile, as reports name it */
+        json_t *comms = json_array();
+        for (size_t i = 0; i < p->ncomm; i++) {
+            const cf_comm_info_t *ci = &p->comm[i];
+            json_t *j = json_object();
+            jset(&c, j, "comm", json_string(cf_comm_label(ci->id, label, sizeof(label))));
+            jset(&c, j, "comm_name", json_string(cf_comm_name(p, ci->id, name, sizeof(name))));
+            jset(&c, j, "made_by", json_string(ci->name));
+            jset(&c, j, "description", ci->desc[0] ? json_string(ci->desc) : json_null());
+            jset(&c, j, "user_name", ci->user_name[0] ? json_string(ci->user_name) : json_null());
+            jset(&c, j, "size", json_integer(ci->size));
+            jset(&c, j, "nodes", json_integer(ci->nodes));
+            jpush(&c, comms, j);
+        }
+        jset(&c, root, "communicators", comms);
+    }
 
     for (size_t k = 0; k < a->nop; k++) {
         const cf_an_op_t *o = &a->op[k];
@@ -450,6 +484,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "op", json_string(o->op));
         jset(&c, j, "kind", json_string(o->kind));
         jset(&c, j, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+        jset(&c, j, "comm_name", json_string(an_comm_name(a, o->comm, "-", name, sizeof(name))));
         jset(&c, j, "comm_size", json_integer(o->comm_size));
         jset(&c, j, "path", json_string(cf_path_name((unsigned)o->path)));
         jset(&c, j, "nonblocking", json_boolean(o->nonblocking));
@@ -470,19 +505,28 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     jset(&c, root, "operations", ops);
 
     for (size_t i = 0; i < a->nfit; i++)
-        jpush(&c, fits, fit_json(&c, &a->fit[i]));
+        jpush(&c, fits, fit_json(&c, a, &a->fit[i]));
     jset(&c, root, "fits", fits);
     jset(&c, root, "collectives", collectives_json(&c, a));
     {
         json_t *adv = cf_advice_to_json(a->fusion, a->nfusion);
         if (adv == NULL)
             c.bad = 1;
-        else
+        else {
+            for (size_t i = 0; i < a->nfusion && i < json_array_size(adv); i++)
+                jset(&c, json_array_get(adv, i), "comm_name",
+                     json_string(an_comm_name(a, a->fusion[i].comm, "-", name, sizeof(name))));
             jset(&c, root, "advice", adv);
+        }
     }
     jset(&c, root, "regions", regions_json(&c, a));
     jset(&c, root, "late_arrivals", late_json(&c, a));
     jset(&c, root, "wire", wire_json(&c, a));
+    {
+        /* the communication matrix as the profile has it (null: not recorded) */
+        json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL;
+        jset(&c, root, "matrix", m != NULL ? json_deep_copy(m) : json_null());
+    }
 
     if (c.bad || root == NULL) {
         json_decref(root);

@@ -105,7 +105,7 @@ static void bin_init(cf_an_bin_t *b)
 {
     memset(b, 0, sizeof(*b));
     b->p50_s = b->duration_p50_s = b->p99_s = b->predicted_s = b->startup_share = NAN;
-    b->algbw_Bps = b->busbw_Bps = b->ideal_s = b->efficiency = NAN;
+    b->algbw_Bps = b->busbw_Bps = b->ideal_s = b->ideal_busbw_Bps = b->efficiency = NAN;
     b->coverage = b->model_error = NAN;
     b->verdict = cf_verdict(NAN);
 }

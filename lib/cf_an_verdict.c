@@ -56,7 +56,7 @@ const char *cf_an_fmt_share_n(double frac, char *buf, size_t len)
 
 const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *w, char *buf, size_t len)
 {
-    char label[24], sz[CF_FMT_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], set[160];
+    char label[CF_COMM_NAME_LEN], sz[CF_FMT_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], set[160];
     const char *ompi = NULL, *on;
 
     if (w == NULL || !w->collective || w->inf.algo == NULL || w->best_algo == NULL ||
@@ -71,7 +71,7 @@ const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *
     snprintf(buf, len,
              "%s on %s runs %s (%s: %.3g per rank and call, of %s on average); at its sizes %s would "
              "take %.0f%% less time %s: %s instead of %s per call%s%s",
-             w->w.op, cf_comm_label(w->w.comm, label, sizeof(label)), w->inf.algo, w->inf.expected.shape,
+             w->w.op, cf_comm_name(a->p, w->w.comm, label, sizeof(label)), w->inf.algo, w->inf.expected.shape,
              w->w.msgs_per_call, cf_an_fmt_share_n(w->msg_size / w->w.payload, sz, sizeof(sz)), w->best_algo,
              100.0 * (1.0 - w->best_s / w->model_s), on, cf_fmt_time(w->best_s, t1, sizeof(t1)),
              cf_fmt_time(w->model_s, t2, sizeof(t2)), ompi ? "; Open MPI: " : "", ompi ? ompi : "");

@@ -113,6 +113,7 @@ typedef struct {
     /* collectives only, NaN otherwise */
     double algbw_Bps, busbw_Bps;
     double ideal_s, efficiency; /* ideal model time and ideal / p50 */
+    double ideal_busbw_Bps;     /* busbw the ideal time would give */
 } cf_an_bin_t;
 
 typedef struct cf_an_fit {

@@ -58,6 +58,11 @@ double cf_hist_quantile(const uint32_t *hist, double q, double min, double max);
 #define CF_COMM_ID_NONE 0u
 #define CF_COMM_ID_WORLD 1u
 #define CF_COMM_ID_SELF 2u
+/* How a communicator was made ("split of world, colour 3") and the name the
+ * program gave it (MPI_Comm_set_name; MPI_MAX_OBJECT_NAME is 64 in Open MPI
+ * and MPICH), with their terminating NUL. */
+#define CF_COMM_DESC_LEN 96
+#define CF_COMM_USER_LEN 64
 
 typedef enum { CF_PATH_SELF = 0, CF_PATH_INTRA = 1, CF_PATH_INTER = 2 } cf_path_t;
 typedef enum { CF_LAYER_MPI = 0, CF_LAYER_UCX = 1 } cf_layer_t;

@@ -83,6 +83,23 @@ const char *cf_comm_label(uint32_t id, char *buf, size_t len)
     return buf;
 }
 
+const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t len)
+{
+    const cf_comm_info_t *c = id == CF_COMM_ID_NONE || id == CF_COMM_ID_WORLD || id == CF_COMM_ID_SELF || p == NULL
+                                  ? NULL
+                                  : cf_profile_comm(p, id);
+    if (c != NULL && c->user_name[0])
+        snprintf(buf, len, "%s", c->user_name);
+    else if (c != NULL && c->desc[0])
+        snprintf(buf, len, "%s, %d rank%s", c->desc, c->size, c->size == 1 ? "" : "s");
+    else if (c != NULL && c->name[0] && strcmp(c->name, "other") != 0)
+        /* a profile from before descriptions: the constructor */
+        snprintf(buf, len, "%s, %d rank%s", c->name, c->size, c->size == 1 ? "" : "s");
+    else
+        cf_comm_label(id, buf, len);
+    return buf;
+}
+
 static const char *const cf_layer_names[] = {"mpi", "ucx"};
 
 json_t *cf_profile_to_json(const cf_profile_t *p)
@@ -127,8 +144,10 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     for (size_t i = 0; i < p->ncomm; i++) {
         const cf_comm_info_t *c = &p->comm[i];
         char label[24];
-        json_array_append_new(comms, json_pack("{s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)c->id, "label",
-                                               cf_comm_label(c->id, label, sizeof(label)), "name", c->name,
+        json_array_append_new(comms, json_pack("{s:I, s:s, s:s, s:s, s:o, s:i, s:i}", "id", (json_int_t)c->id,
+                                               "label", cf_comm_label(c->id, label, sizeof(label)), "name", c->name,
+                                               "description", c->desc, "user_name",
+                                               c->user_name[0] ? json_string(c->user_name) : json_null(),
                                                "size", c->size, "nodes", c->nodes));
     }
     json_object_set_new(root, "communicators", comms);
@@ -209,8 +228,11 @@ static void cf_profile_clean(cf_profile_t *p)
         cf_clean(p->partial_reason[i]);
     for (size_t i = 0; i < p->nrank; i++)
         cf_clean(p->rank[i].host);
-    for (size_t i = 0; i < p->ncomm; i++)
+    for (size_t i = 0; i < p->ncomm; i++) {
         cf_clean(p->comm[i].name);
+        cf_clean(p->comm[i].desc);
+        cf_clean(p->comm[i].user_name);
+    }
     for (size_t i = 0; i < p->nregion; i++)
         cf_clean(p->region[i]);
     for (size_t i = 0; i < p->nrec; i++) {
@@ -520,6 +542,10 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_int(o, "nodes", &c->nodes, where, err, errlen));
         if ((x = json_object_get(o, "name")) && json_is_string(x))
             cf_strlcpy(c->name, json_string_value(x), sizeof(c->name));
+        if ((x = json_object_get(o, "description")) && json_is_string(x))
+            cf_strlcpy(c->desc, json_string_value(x), sizeof(c->desc));
+        if ((x = json_object_get(o, "user_name")) && json_is_string(x))
+            cf_strlcpy(c->user_name, json_string_value(x), sizeof(c->user_name));
     }
     if (cf_index_init(&p.comm_index, p.ncomm) != CF_OK) {
         rc = CF_ERR_NOMEM;
@@ -688,4 +714,48 @@ int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t err
     int rc = cf_profile_from_json(root, p_out, err, errlen);
     json_decref(root);
     return rc;
+}
+
+int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
+                      size_t errlen)
+{
+    json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL, *pairs, *e;
+    cf_pair_t *out;
+    size_t i;
+
+    *pairs_p = NULL;
+    *n_p = 0;
+    if (lost_p != NULL)
+        *lost_p = 0;
+    if (m == NULL || json_is_null(m))
+        return CF_OK;
+    pairs = json_object_get(m, "pairs");
+    if (!json_is_object(m) || !json_is_array(pairs)) {
+        cf_errf(err, errlen, "'matrix' has no array 'pairs'");
+        return CF_ERR_FORMAT;
+    }
+    if (lost_p != NULL && json_is_integer(json_object_get(m, "lost_messages")) &&
+        json_integer_value(json_object_get(m, "lost_messages")) > 0)
+        *lost_p = (uint64_t)json_integer_value(json_object_get(m, "lost_messages"));
+    out = calloc(json_array_size(pairs) + 1, sizeof(*out));
+    if (out == NULL)
+        return CF_ERR_NOMEM;
+    json_array_foreach(pairs, i, e) {
+        json_int_t v[4];
+        int ok = json_is_array(e) && json_array_size(e) == 4;
+        for (size_t k = 0; ok && k < 4; k++) {
+            json_t *x = json_array_get(e, k);
+            ok = json_is_integer(x) && (v[k] = json_integer_value(x)) >= 0;
+        }
+        if (!ok || v[0] >= p->ranks || v[1] >= p->ranks) {
+            cf_errf(err, errlen, "matrix.pairs[%zu] is not [src, dst, messages, bytes] of ranks below %d", i,
+                    p->ranks);
+            free(out);
+            return CF_ERR_FORMAT;
+        }
+        out[i] = (cf_pair_t){(int)v[0], (int)v[1], (uint64_t)v[2], (uint64_t)v[3]};
+    }
+    *pairs_p = out;
+    *n_p = json_array_size(pairs);
+    return CF_OK;
 }

@@ -47,7 +47,9 @@ typedef struct {
 typedef struct {
     uint32_t id;
     int size, nodes;
-    char name[48];
+    char name[48];                    /* the constructor: "MPI_Comm_split", "other" */
+    char desc[CF_COMM_DESC_LEN];      /* "split of world, colour 3"; "" when unknown */
+    char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name; "" when not set */
 } cf_comm_info_t;
 
 typedef struct {
@@ -83,6 +85,27 @@ int cf_profile_add_partial_reason(cf_profile_t *p, const char *fmt, ...) __attri
 const cf_comm_info_t *cf_profile_comm(const cf_profile_t *p, uint32_t id);
 /* Name of a communicator for reports: "world", "self" or "c<id hex>". */
 const char *cf_comm_label(uint32_t id, char *buf, size_t len);
+/* What people call it: "world", "self", the MPI_Comm_set_name name, else how
+ * it was made and its size ("split of world, colour 3, 8 ranks"), else the
+ * label.  len: CF_COMM_NAME_LEN is enough. */
+#define CF_COMM_NAME_LEN (CF_COMM_DESC_LEN + 32)
+const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t len);
+
+/* The communication matrix (section "matrix"): messages and bytes each
+ * world rank sent to each other by point-to-point calls, one entry per
+ * pair that communicated. */
+typedef struct {
+    int src, dst;
+    uint64_t msgs, bytes;
+} cf_pair_t;
+
+/* The pairs of p's matrix, in the profile's order (by sender); *pairs_p
+ * NULL and *n_p 0 when the profile has no matrix (older profiles).
+ * CF_OK; CF_ERR_FORMAT with err set (a rank outside the job, a pair that is
+ * not 4 counts); CF_ERR_NOMEM.  Free *pairs_p.  lost_p (may be NULL): the
+ * messages that did not fit the plugin's tables. */
+int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
+                      size_t errlen);
 
 json_t *cf_profile_to_json(const cf_profile_t *p);
 /* Atomic write: temp file in the same directory, then rename. */

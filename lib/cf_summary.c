@@ -88,8 +88,9 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         fprintf(out, "commfit: ... %zu more operations\n", nops - CF_SUMMARY_ROWS);
     {
         const cf_an_op_t *top = cf_analysis_op(a, 0);
-        char label[24], advice[512];
-        fprintf(out, "commfit: %s on %s: %s\n", top->op, cf_comm_label(top->comm, label, sizeof(label)),
+        char label[CF_COMM_NAME_LEN], advice[512];
+        fprintf(out, "commfit: %s on %s: %s\n", top->op,
+                cf_comm_name(cf_analysis_profile(a), top->comm, label, sizeof(label)),
                 cf_analysis_advice(top, advice, sizeof(advice)));
     }
     /* Fusion advice for the collective that costs the most, where there is

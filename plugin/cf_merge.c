@@ -108,15 +108,24 @@ typedef struct {
     uint32_t id;
     int size, nodes;
     char name[48];
+    char desc[CF_COMM_DESC_LEN], user_name[CF_COMM_USER_LEN];
 } cf_comm_wire_t;
 
+/* One description per id whatever the order of the ranks: a described one
+ * over none, then the smallest (ranks that first used a communicator
+ * outside the wrapped constructors know less about it). */
 static void cf_comm_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
     cf_comm_wire_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
-        if (b[i].size == 0 && a[i].size != 0)
+    for (int i = 0; i < *len; i++) {
+        int c = strcmp(a[i].desc, b[i].desc);
+        if ((b[i].size == 0 && a[i].size != 0) ||
+            (a[i].size != 0 && (b[i].desc[0] == 0 ? a[i].desc[0] != 0 : a[i].desc[0] != 0 && c < 0)))
             b[i] = a[i];
+        else if (a[i].size != 0 && c == 0 && strcmp(a[i].user_name, b[i].user_name) > 0)
+            cf_strlcpy(b[i].user_name, a[i].user_name, sizeof(b[i].user_name));
+    }
 }
 
 int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
@@ -471,6 +480,8 @@ void cf_runtime_finalize(void)
                 cw[i].size = cf_comm_all[j]->size;
                 cw[i].nodes = cf_comm_all[j]->nodes;
                 cf_strlcpy(cw[i].name, cf_comm_all[j]->name, sizeof(cw[i].name));
+                cf_strlcpy(cw[i].desc, cf_comm_all[j]->desc, sizeof(cw[i].desc));
+                cf_strlcpy(cw[i].user_name, cf_comm_all[j]->user_name, sizeof(cw[i].user_name));
                 break;
             }
     }
@@ -505,6 +516,7 @@ void cf_runtime_finalize(void)
     int fail[CF_FAIL_N] = {(cf_g.world_rank == 0 && !stats) || !cw, overflow, coverflow, rlost}, fail_all[CF_FAIL_N];
     PMPI_Allreduce(fail, fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     json_t *papi_section = cf_papi_section(), *ucx_section = cf_ucx_section(); /* collective */
+    json_t *matrix_section = cf_matrix_section();                                /* collective */
 
     if (cf_g.world_rank == 0) {
         p.ranks = cf_g.world_size;
@@ -547,6 +559,8 @@ void cf_runtime_finalize(void)
             c->size = cw[i].size;
             c->nodes = cw[i].nodes;
             cf_strlcpy(c->name, cw[i].name, sizeof(c->name));
+            cf_strlcpy(c->desc, cw[i].desc, sizeof(c->desc));
+            cf_strlcpy(c->user_name, cw[i].user_name, sizeof(c->user_name));
         }
         p.rec = calloc(nu ? nu : 1, sizeof(*p.rec));
         size_t xi = 0, ei = 0;
@@ -605,6 +619,7 @@ void cf_runtime_finalize(void)
             cf_log("the profile is partial: %s", p.partial_reason[i]);
         cf_extra_put(&p.extra, "papi", papi_section);
         cf_extra_put(&p.extra, "ucx", ucx_section);
+        cf_extra_put(&p.extra, "matrix", matrix_section);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

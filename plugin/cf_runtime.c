@@ -180,6 +180,8 @@ cf_thread_t *cf_thread_register(void)
     t->scratch_cap = CF_SCRATCH;
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
     t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
+    /* the communication matrix: without room for it the thread records the rest */
+    t->peer = calloc(CF_PEERS, sizeof(*t->peer));
     /* room for every record of the thread's table, at most half full */
     uint32_t ne = 64;
     while (ne < 2 * cf_g.cfg.table_size)

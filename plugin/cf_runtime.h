@@ -63,6 +63,10 @@ typedef struct {
     int *world;           /* world rank of each rank of the (remote) group */
     _Atomic uint64_t seq; /* collective sequence number (cf_sample.h) */
     char name[48];
+    /* written by the constructor's wrapper (cf_lifecycle.c) before the handle
+     * reaches the program, and by MPI_Comm_set_name; read at finalize */
+    char desc[CF_COMM_DESC_LEN];      /* "split of world, colour 3"; "" when unknown */
+    char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name; "" when not set */
 } cf_comm_t;
 
 /* ---- requests in flight ---- */
@@ -94,6 +98,11 @@ typedef struct {
 typedef struct {
     uint64_t key, eligible, selected;
 } cf_elig_t;
+/* one peer of the communication matrix: key world rank + 1, 0 empty */
+typedef struct {
+    uint64_t msgs, bytes;
+    uint32_t key;
+} cf_peer_t;
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
@@ -112,7 +121,13 @@ typedef struct {
     cf_elig_t *elig;    /* per record key, open addressing */
     uint32_t elig_mask, elig_last;
     uint64_t elig_dropped;
+    /* messages and bytes sent to each world rank (cf_matrix.c), CF_PEERS
+     * slots touched as peers appear; NULL when there was no room */
+    cf_peer_t *peer;
+    uint32_t peer_last;
+    uint64_t peer_full; /* messages to peers beyond the table */
 } cf_thread_t;
+#define CF_PEERS 1024
 #define CF_CHANNELS 4096
 
 typedef struct {

@@ -121,13 +121,35 @@ static inline int cf_world_of(const cf_comm_t *c, int rank)
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
 }
 
+CF_HIDDEN uint32_t cf_peer_slot(cf_thread_t *t, uint32_t key);
+/* The profile's "matrix" section (cf_matrix.c): collective, on rank 0. */
+CF_HIDDEN json_t *cf_matrix_section(void);
+
+/* One message of bytes to world rank peer, for the communication matrix:
+ * most codes send to the same partner again and again (the last slot). */
+static inline void cf_peer_count(cf_thread_t *t, int peer, uint64_t bytes)
+{
+    uint32_t k = (uint32_t)peer + 1, i = t->peer_last;
+    if (t->peer == NULL)
+        return;
+    if (t->peer[i].key != k && (i = cf_peer_slot(t, k)) == UINT32_MAX) {
+        t->peer_full++;
+        return;
+    }
+    t->peer[i].msgs++;
+    t->peer[i].bytes += bytes;
+}
+
 /* A message of bytes was sent to world rank peer (posted at t_post), under
  * record key.  note = 0 leaves the call uncounted in the record's eligible
  * calls (MPI_Sendrecv counts its call once, on the receiving side). */
 static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uint64_t key, uint64_t bytes,
                                uint64_t t_post, int note)
 {
-    if (peer < 0 || !cf_samples.sent)
+    if (peer < 0)
+        return;
+    cf_peer_count(t, peer, bytes);
+    if (!cf_samples.sent)
         return;
     unsigned bin = cf_size_bin(bytes);
     uint64_t seq = cf_chan_next(t, comm_id, peer, tag, 0, bin);

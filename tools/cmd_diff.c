@@ -262,7 +262,7 @@ static void text_job(const char *tag, const side_t *s)
 
 static void print_text(side_t s[2], const row_t *rows, size_t n)
 {
-    char label[24], b[10][CF_FMT_LEN], cell[3][2 * CF_FMT_LEN + 8];
+    char label[24], name[CF_COMM_NAME_LEN], b[10][CF_FMT_LEN], cell[3][2 * CF_FMT_LEN + 8];
     int w = 9, any = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -323,7 +323,7 @@ static void print_text(side_t s[2], const row_t *rows, size_t n)
                    "sampled), over A's %llu steps\n",
                    (unsigned long long)aa->steps);
         printf("  %s on %s: A advised buckets of %s (%.4g -> %.4g calls/step); B makes %s calls/step\n",
-               aa->op, cf_comm_label(aa->comm, label, sizeof(label)),
+               aa->op, cf_comm_name(&s[0].p, aa->comm, name, sizeof(name)),
                cf_fmt_size(aa->bucket_bytes, b[0], CF_FMT_LEN), aa->calls_per_step,
                aa->buckets_per_step, fmt_cps(ab, b[1]));
         if (isfinite(real))

@@ -3,10 +3,12 @@
  *   commfit report train.json
  *   commfit report --format json --link 400Gb/s,5us train.json
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -16,6 +18,7 @@
 #include "cf_profile.h"
 #include "cf_units.h"
 #include "cf_wire.h"
+#include "cf_html.h"
 #include "commfit.h"
 #include "toolopts.h"
 
@@ -24,12 +27,14 @@
 #define TEXT_RANKS_EDGE 5
 
 /* In the order of report_formats. */
-typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV } report_fmt_t;
+typedef enum { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_HTML } report_fmt_t;
 
 typedef struct {
     report_fmt_t fmt;
     cf_analysis_opts_t an;
     int by_region;
+    int matrix;
+    const char *output; /* NULL: stdout */
     const char *path;
 } report_opts_t;
 
@@ -41,7 +46,11 @@ static void usage(FILE *f)
             "bandwidth dominates, holds collectives against their ideal models, and says\n"
             "what fusion bucket size each collective needs.\n"
             "\n"
-            "  -f, --format FMT        text (default), json or csv\n"
+            "  -f, --format FMT        text (default), json, csv or html\n"
+            "  -o, --output FILE       write the report to FILE instead of stdout\n"
+            "  -m, --matrix            the communication matrix: text, the pairs that sent most;\n"
+            "                          csv, every pair as src,dst,messages,bytes (world ranks)\n"
+            "                          instead of the fits (json and html always have it)\n"
             "  -l, --link RATE,TIME    hold collectives against this link, e.g. 400Gb/s,5us,\n"
             "                          instead of the point-to-point fit of their path\n"
             "  -r, --by-region         text: MPI time by MPI_Pcontrol region and operation\n"
@@ -55,16 +64,22 @@ static void usage(FILE *f)
             "json: the same numbers (fields: README.md, \"Reading the report\").\n"
             "csv: one row per fit and per size bin (column 'row': fit or bin; with UCX\n"
             "records also wire, per collective, and hop, per path).\n"
+            "html: one self-contained page (charts inlined, nothing loaded at view time):\n"
+            "the verdict and fusion advice, time against size per fit with its model,\n"
+            "busbw of the collectives, MPI time per rank, regions, operations.\n"
             "Exit status: 0 done, 2 bad usage or a profile that cannot be read.\n");
 }
 
-static const char *const report_formats[] = {"text", "json", "csv", NULL};
+static const char *const report_formats[] = {"text", "json", "csv", "html", NULL};
 static const cf_tool_t report_tool = {"report", report_formats, NULL, usage};
 
 /* 0, CF_EXIT_USAGE, or -1 when --help was printed. */
 static int parse_args(int argc, char **argv, report_opts_t *o)
 {
-    const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region}, {NULL, 0, NULL}};
+    const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region, NULL},
+                                    {"matrix", 'm', &o->matrix, NULL},
+                                    {"output", 'o', NULL, &o->output},
+                                    {NULL, 0, NULL, NULL}};
     cf_tool_t tool = report_tool;
     cf_tool_args_t args;
     int rc;
@@ -109,6 +124,23 @@ static const char *fmt_pct(double v, char *buf)
     return buf;
 }
 
+/* A communicator in a sentence: "world (4 ranks)", "'halo' (2 ranks)",
+ * "split of world, colour 3, 8 ranks" (cf_comm_name), with its label
+ * when that is what the tables show. */
+#define COMM_TEXT_LEN (CF_COMM_NAME_LEN + 40)
+static const char *comm_text(const cf_profile_t *p, uint32_t id, int size, char *buf, size_t len)
+{
+    char name[CF_COMM_NAME_LEN], label[24];
+    const cf_comm_info_t *c = cf_profile_comm(p, id);
+    cf_comm_name(p, id, name, sizeof(name));
+    cf_comm_label(id, label, sizeof(label));
+    if (strcmp(name, label) == 0 || (c != NULL && c->user_name[0]))
+        snprintf(buf, len, "%s (%d rank%s)", name, size, size == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "%s (%s)", name, label);
+    return buf;
+}
+
 static int op_width(const cf_analysis_t *a)
 {
     int w = 9;
@@ -133,67 +165,67 @@ static const char *verdict_text(const cf_an_fit_t *f, char *buf, size_t len)
 }
 
 /* ", startup-bound (startup 87% of its time)", ", uncertain: why (...)" */
-static void print_verdict_clause(const cf_an_fit_t *f)
+static void print_verdict_clause(FILE *out, const cf_an_fit_t *f)
 {
     char v[64];
     if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") != 0) {
         if (f->leaning != NULL)
-            printf(", uncertain: %s (estimate: startup %.0f%%, %s)", f->why, 100.0 * f->startup_share,
+            fprintf(out, ", uncertain: %s (estimate: startup %.0f%%, %s)", f->why, 100.0 * f->startup_share,
                    f->leaning);
         else
-            printf(", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
+            fprintf(out, ", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
                    strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
     } else if (f != NULL) {
-        printf(", %s", verdict_text(f, v, sizeof(v)));
+        fprintf(out, ", %s", verdict_text(f, v, sizeof(v)));
     }
 }
 
-static void text_header(const cf_analysis_t *a, const char *path)
+static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
     const cf_an_ranks_t *rk = cf_analysis_ranks(a);
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
 
-    printf("commfit report: %s\n", path);
-    printf("job   %d rank%s on %d node%s, %s wall, %s%s%s\n", p->ranks, p->ranks == 1 ? "" : "s",
+    fprintf(out, "commfit report: %s\n", path);
+    fprintf(out, "job   %d rank%s on %d node%s, %s wall, %s%s%s\n", p->ranks, p->ranks == 1 ? "" : "s",
            p->nodes, p->nodes == 1 ? "" : "s", fmt_t(p->wall_s, b1),
            p->mpi_library[0] ? p->mpi_library : "MPI library unknown",
            p->start_time[0] ? ", started " : "", p->start_time);
     if (rk->n > 0)
-        printf("MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
+        fprintf(out, "MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
                "(rank %d)\n",
                fmt_pct(rk->mpi_fraction, b1), fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_min_s, b3),
                rk->min_rank, fmt_t(rk->mpi_max_s, b4), rk->max_rank);
     for (size_t i = 0; i < cf_analysis_ncaveats(a); i++) {
         const char *c = cf_analysis_caveat(a, i);
-        printf("%s%s\n", c[0] == ' ' ? "        " : "WARNING: ", c[0] == ' ' ? c + 2 : c);
+        fprintf(out, "%s%s\n", c[0] == ' ' ? "        " : "WARNING: ", c[0] == ' ' ? c + 2 : c);
     }
 }
 
-static void text_verdict(const cf_analysis_t *a)
+static void text_verdict(FILE *out, const cf_analysis_t *a)
 {
     size_t nops = cf_analysis_nops(a);
-    char label[24], pct[CF_FMT_LEN], advice[512];
+    char label[CF_COMM_NAME_LEN], pct[CF_FMT_LEN], advice[512];
 
-    printf("\nVERDICT\n");
+    fprintf(out, "\nVERDICT\n");
     if (nops == 0) {
-        printf("  No MPI communication was recorded.\n");
+        fprintf(out, "  No MPI communication was recorded.\n");
         return;
     }
     {
         const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
         char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
         if (bd->uncertain > bd->startup && bd->uncertain > bd->payload)
-            printf("  Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
+            fprintf(out, "  Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
                    "cannot be told apart (below); %s is startup and %s payload;\n",
                    fmt_pct(bd->uncertain, b3), fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
         else if (bd->startup > bd->payload)
-            printf("  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
+            fprintf(out, "  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
                    fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
         else
-            printf("  Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup;\n",
+            fprintf(out, "  Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup;\n",
                    fmt_pct(bd->payload, b2), fmt_pct(bd->startup, b1));
-        printf("  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
+        fprintf(out, "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
                "too few sizes)%s%s%s.\n",
                fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4),
                bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload) ? ", " : "",
@@ -211,17 +243,17 @@ static void text_verdict(const cf_analysis_t *a)
         /* Past the third, only what still matters. */
         if (shown >= 3 && !(o->share >= 0.01))
             break;
-        printf("  %zu. %s on %s: %s of MPI time", ++shown, o->op,
-               cf_comm_label(o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
-        print_verdict_clause(o->fit);
-        printf(".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
+        fprintf(out, "  %zu. %s on %s: %s of MPI time", ++shown, o->op,
+               cf_comm_name(cf_analysis_profile(a), o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
+        print_verdict_clause(out, o->fit);
+        fprintf(out, ".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
     }
     /* The algorithm beneath a collective, when it costs notably more than another. */
     for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
         const cf_an_wire_t *w = cf_analysis_wire(a, i);
         char line[512];
         if (w->share >= 0.01 && cf_analysis_wire_advice(a, w, line, sizeof(line)) != NULL)
-            printf("  Beneath MPI: %s.\n", line);
+            fprintf(out, "  Beneath MPI: %s.\n", line);
     }
 }
 
@@ -257,6 +289,28 @@ static void text_ops(const cf_analysis_t *a)
                "cost and not in the shares; what it cost is the time blocked in Wait/Test\n",
                fmt_t(cf_analysis_span_s(a), b1));
     printf("  wait: share of the sampled calls' time spent waiting for late ranks (- : not sampled)\n");
+}
+
+/* What the labels in the tables stand for, when there is more than world
+ * and self. */
+static void text_comms(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    size_t other = 0;
+    char label[24], name[CF_COMM_NAME_LEN];
+
+    for (size_t i = 0; i < p->ncomm; i++)
+        other += p->comm[i].id != CF_COMM_ID_WORLD && p->comm[i].id != CF_COMM_ID_SELF;
+    if (other == 0)
+        return;
+    printf("\nCOMMUNICATORS  the labels of the tables; named by MPI_Comm_set_name, else by how they were made\n");
+    printf("  %-9s %6s %5s  %-24s %s\n", "comm", "ranks", "nodes", "made by", "name");
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *c = &p->comm[i];
+        printf("  %-9s %6d %5d  %-24s %s%s%s%s\n", cf_comm_label(c->id, label, sizeof(label)), c->size, c->nodes,
+               c->name, cf_comm_name(p, c->id, name, sizeof(name)), c->user_name[0] && c->desc[0] ? " (" : "",
+               c->user_name[0] ? c->desc : "", c->user_name[0] && c->desc[0] ? ")" : "");
+    }
 }
 
 /* Name of a fit in tables: the joint p2p fit of a path reads "p2p (all)". */
@@ -648,10 +702,10 @@ static int text_ranks(const cf_analysis_t *a)
 #define TEXT_FUSION_SHARE 0.01
 #define TEXT_FUSION_MAX 5
 
-static void text_fusion(const cf_analysis_t *a)
+static void text_fusion(FILE *out, const cf_analysis_t *a)
 {
     size_t shown = 0;
-    char label[24], b[8][CF_FMT_LEN];
+    char label[COMM_TEXT_LEN], b[8][CF_FMT_LEN];
 
     for (size_t i = 0; i < cf_analysis_nfusion(a) && shown < TEXT_FUSION_MAX; i++) {
         const cf_advice_t *ad = cf_analysis_fusion(a, i);
@@ -659,23 +713,22 @@ static void text_fusion(const cf_analysis_t *a)
         if (o == NULL || !(o->share >= TEXT_FUSION_SHARE))
             continue;
         if (shown++ == 0)
-            printf("\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
+            fprintf(out, "\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
                    "(alpha + bytes/B) + 2 x fused bytes / copy bandwidth\n");
-        cf_comm_label(ad->comm, label, sizeof(label));
-        printf("  %s on %s (%d rank%s): %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label,
-               ad->comm_size, ad->comm_size == 1 ? "" : "s", ad->calls_per_step,
+        comm_text(cf_analysis_profile(a), ad->comm, ad->comm_size, label, sizeof(label));
+        fprintf(out, "  %s on %s: %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label, ad->calls_per_step,
                fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps, ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "");
         if (ad->model_source[0] == '\0') {
-            printf("    no advice: %s\n", ad->reason);
+            fprintf(out, "    no advice: %s\n", ad->reason);
             continue;
         }
-        printf("    model: %s, alpha %s, B %s; startup %s of the time; packing copies at %s\n",
+        fprintf(out, "    model: %s, alpha %s, B %s; startup %s of the time; packing copies at %s\n",
                ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
                fmt_pct(ad->startup_share, b[2]),
                isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
-        printf("    now: %s over the run on the slowest rank (%s), %s/step; the model gives %s/step\n",
+        fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; the model gives %s/step\n",
                fmt_t(ad->current_s, b[0]),
                strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
                : strcmp(ad->current_source, "duration") == 0 ? "call durations"
@@ -686,22 +739,22 @@ static void text_fusion(const cf_analysis_t *a)
             for (size_t c = 0; c < ad->ncand; c++)
                 if (ad->cand[c].bucket_bytes == ad->bucket_bytes)
                     cd = &ad->cand[c];
-            printf("    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled (copies %s); "
+            fprintf(out, "    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled (copies %s); "
                    "saves %s of %s (%s)\n",
                    fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
                    ad->buckets_per_step == 1 ? "" : "s", fmt_t(ad->model_s, b[1]),
                    fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), fmt_t(ad->predicted_saving_s, b[2]),
                    fmt_t(ad->current_s, b[3]),
                    fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]));
-            printf("          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
+            fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
                    ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
         } else {
-            printf("    no gain: %s (best bucket size saves %s)\n", ad->reason,
+            fprintf(out, "    no gain: %s (best bucket size saves %s)\n", ad->reason,
                    fmt_pct(ad->best_saving_share, b[0]));
         }
         if (ad->extrapolated) {
             const cf_an_fit_t *f = cf_analysis_find(a, ad->op, ad->comm, ad->path);
-            printf("    note: buckets are larger than any size fitted (up to %s): the line is "
+            fprintf(out, "    note: buckets are larger than any size fitted (up to %s): the line is "
                    "extrapolated; a size sweep of the collective would confirm B\n",
                    fmt_s(f != NULL ? f->fit.size_hi : NAN, b[0]));
         }
@@ -710,10 +763,17 @@ static void text_fusion(const cf_analysis_t *a)
             if (cd->name == NULL || !(ad->model_current_s > 0))
                 continue;
             double gain = (ad->model_current_s - cd->model_s) / ad->model_current_s;
-            printf("    %s: %.0f call%s/step, %s %s\n", cd->name, cd->buckets,
+            fprintf(out, "    %s: %.0f call%s/step, %s %s\n", cd->name, cd->buckets,
                    cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]));
         }
     }
+}
+
+void cf_report_text_top(FILE *out, const cf_analysis_t *a, const char *path)
+{
+    text_header(out, a, path);
+    text_verdict(out, a);
+    text_fusion(out, a);
 }
 
 static void text_regions(const cf_analysis_t *a)
@@ -753,17 +813,16 @@ static void text_regions(const cf_analysis_t *a)
 
 static void text_late(const cf_analysis_t *a)
 {
-    char label[24], b1[CF_FMT_LEN];
+    char label[COMM_TEXT_LEN], b1[CF_FMT_LEN];
 
     if (cf_analysis_nlate(a) == 0)
         return;
     printf("\nLATE ARRIVALS  which rank entered last at the sampled collective instances, per communicator\n");
     for (size_t i = 0; i < cf_analysis_nlate(a); i++) {
         const cf_an_late_t *l = cf_analysis_late(a, i);
-        printf("  %s", cf_comm_label(l->comm, label, sizeof(label)));
+        printf("  %s", comm_text(cf_analysis_profile(a), l->comm, l->comm_size, label, sizeof(label)));
         if (l->comm_size > 0)
-            printf(" (%d ranks; evenly spread, each would be last in %s)", l->comm_size,
-                   fmt_pct(1.0 / l->comm_size, b1));
+            printf(" (evenly spread, each would be last in %s)", fmt_pct(1.0 / l->comm_size, b1));
         printf(": %llu instances\n", l->instances);
         for (size_t k = 0; k < l->nlast && k < TEXT_LATE_TOP; k++)
             printf("    rank %6d  last %8llu times  %6s\n", l->last[k].rank, l->last[k].count,
@@ -773,12 +832,81 @@ static void text_late(const cf_analysis_t *a)
     }
 }
 
-static int print_text(const cf_analysis_t *a, const char *path, int by_region)
+#define TEXT_MATRIX_TOP 20
+
+static int cmp_pair_bytes(const void *pa, const void *pb)
 {
-    text_header(a, path);
-    text_verdict(a);
-    text_fusion(a);
+    const cf_pair_t *a = pa, *b = pb;
+    return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+}
+
+/* The pairs that sent the most; CF_OK, or an error after a message. */
+static int text_matrix(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = cf_analysis_profile(a);
+    cf_pair_t *pairs;
+    size_t n;
+    uint64_t lost, msgs = 0, bytes = 0;
+    char err[256], b1[CF_FMT_LEN], b2[CF_FMT_LEN];
+    int rc = cf_profile_matrix(p, &pairs, &n, &lost, err, sizeof(err));
+
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
+        return rc;
+    }
+    printf("\nCOMMUNICATION MATRIX  point-to-point messages sent, by world rank of sender and receiver\n");
+    if (pairs == NULL) {
+        printf("  Not recorded: the profile has no matrix (recorded by an older commfit).\n");
+        return CF_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        msgs += pairs[i].msgs;
+        bytes += pairs[i].bytes;
+    }
+    printf("  %zu pairs of %d ranks sent %llu messages, %s%s\n", n, p->ranks, (unsigned long long)msgs,
+           fmt_s((double)bytes, b1), n > TEXT_MATRIX_TOP ? "; the pairs that sent most bytes:" : "");
+    qsort(pairs, n, sizeof(*pairs), cmp_pair_bytes);
+    printf("  %6s %6s %12s %10s %10s\n", "from", "to", "messages", "bytes", "mean");
+    for (size_t i = 0; i < n && i < TEXT_MATRIX_TOP; i++)
+        printf("  %6d %6d %12llu %10s %10s\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
+               fmt_s((double)pairs[i].bytes, b1),
+               fmt_s(pairs[i].msgs ? (double)pairs[i].bytes / (double)pairs[i].msgs : NAN, b2));
+    if (n > TEXT_MATRIX_TOP)
+        printf("  ... %zu more pairs: --matrix --format csv lists them all\n", n - TEXT_MATRIX_TOP);
+    if (lost > 0)
+        printf("  WARNING: %llu messages went to peers beyond the plugin's table (%d peers per thread) and are "
+               "not in the matrix\n",
+               (unsigned long long)lost, 1024);
+    free(pairs);
+    return CF_OK;
+}
+
+static int print_csv_matrix(const cf_analysis_t *a)
+{
+    cf_pair_t *pairs;
+    size_t n;
+    char err[256];
+    int rc = cf_profile_matrix(cf_analysis_profile(a), &pairs, &n, NULL, err, sizeof(err));
+
+    if (rc != CF_OK) {
+        fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
+        return rc;
+    }
+    printf("src,dst,messages,bytes\n");
+    for (size_t i = 0; i < n; i++)
+        printf("%d,%d,%llu,%llu\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
+               (unsigned long long)pairs[i].bytes);
+    free(pairs);
+    return CF_OK;
+}
+
+static int print_text(const cf_analysis_t *a, const char *path, int by_region, int matrix)
+{
+    int rc;
+
+    cf_report_text_top(stdout, a, path);
     text_ops(a);
+    text_comms(a);
     if (by_region)
         text_regions(a);
     text_fits(a);
@@ -786,7 +914,10 @@ static int print_text(const cf_analysis_t *a, const char *path, int by_region)
     text_collectives(a);
     text_wire(a);
     text_late(a);
-    return text_ranks(a);
+    rc = text_ranks(a);
+    if (rc == CF_OK && matrix)
+        rc = text_matrix(a);
+    return rc;
 }
 
 /* ---- CSV ---- */
@@ -817,13 +948,14 @@ static void csv_str(const char *s)
     putchar('"');
 }
 
-static void csv_key(const char *row, const cf_an_fit_t *f)
+static void csv_key(const cf_analysis_t *a, const char *row, const cf_an_fit_t *f)
 {
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
     fputs(row, stdout);
     csv_str(f->kind == CF_AN_P2P ? "p2p" : "collective");
     csv_str(f->op);
     csv_str(cf_an_comm_label(f->comm, label, sizeof(label)));
+    csv_str(f->joint ? "all" : cf_comm_name(cf_analysis_profile(a), f->comm, name, sizeof(name)));
     printf(",%d", f->comm_size);
     csv_str(cf_path_name((unsigned)f->path));
 }
@@ -851,7 +983,7 @@ static void csv_fit_params(const cf_fit_t *ft)
 
 static void csv_wire(const cf_analysis_t *a)
 {
-    char label[24];
+    char label[24], name[CF_COMM_NAME_LEN];
 
     for (size_t i = 0; i < cf_analysis_nwire(a); i++) {
         const cf_an_wire_t *w = cf_analysis_wire(a, i);
@@ -862,6 +994,8 @@ static void csv_wire(const cf_analysis_t *a)
         csv_str("collective");
         csv_str(w->w.op);
         csv_str(cf_an_comm_label(w->w.comm, label, sizeof(label)));
+        csv_str(w->w.comm == CF_COMM_ID_NONE ? "all"
+                                             : cf_comm_name(cf_analysis_profile(a), w->w.comm, name, sizeof(name)));
         printf(",%d", w->w.comm_size);
         csv_str(w->w.path >= 0 ? cf_path_name((unsigned)w->w.path) : NULL);
         printf(",%llu,%llu", (unsigned long long)w->w.size_lo, (unsigned long long)w->w.size_hi);
@@ -885,7 +1019,7 @@ static void csv_wire(const cf_analysis_t *a)
         const cf_an_hop_t *h = cf_analysis_hop(a, i);
         const cf_fit_t *ft = &h->fit;
         int ok = ft->ok;
-        printf("hop,ucx,send,,");
+        printf("hop,ucx,send,,,");
         csv_str(cf_path_name((unsigned)h->path));
         csv_num(ok ? ft->size_lo : NAN);
         csv_num(ok ? ft->size_hi : NAN);
@@ -907,7 +1041,7 @@ static void csv_wire(const cf_analysis_t *a)
 
 static void print_csv(const cf_analysis_t *a)
 {
-    printf("row,kind,op,comm,comm_size,path,size_lo,size_hi,size,calls,bytes,time_s,p50_s,"
+    printf("row,kind,op,comm,comm_name,comm_size,path,size_lo,size_hi,size,calls,bytes,time_s,p50_s,"
            "predicted_s,alpha_s,bandwidth_Bps,n_half_bytes,r2,alpha_ci_lo,alpha_ci_hi,"
            "bandwidth_ci_lo,bandwidth_ci_hi,startup_share,verdict,verdict_basis,wait_share,note,"
            "algbw_Bps,busbw_Bps,ideal_s,efficiency,wire_messages_per_call,wire_bytes_per_call,"
@@ -918,7 +1052,7 @@ static void print_csv(const cf_analysis_t *a)
         const cf_fit_t *ft = &f->fit;
         int ok = ft->ok;
 
-        csv_key("fit", f);
+        csv_key(a, "fit", f);
         csv_num(ok ? ft->size_lo : NAN);
         csv_num(ok ? ft->size_hi : NAN);
         csv_num(NAN);
@@ -947,7 +1081,7 @@ static void print_csv(const cf_analysis_t *a)
         putchar('\n');
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *b = &f->bin[k];
-            csv_key("bin", f);
+            csv_key(a, "bin", f);
             printf(",%llu,%llu", (unsigned long long)b->size_lo, (unsigned long long)b->size_hi);
             csv_num(b->size);
             printf(",%llu,%llu", (unsigned long long)b->calls, (unsigned long long)b->bytes);
@@ -1003,17 +1137,43 @@ int cf_cmd_report(int argc, char **argv)
     rc = parse_args(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    if (o.fmt == FMT_HTML && !cf_html_available()) {
+        fprintf(stderr, "commfit report: --format html is not available: this commfit was built without "
+                        "Chart.js (Debian: libjs-chart.js; configure --with-chartjs=FILE)\n");
+        return CF_EXIT_USAGE;
+    }
     if ((rc = cf_tool_load(&report_tool, o.path, &o.an, &p, &a)) != CF_OK)
         return rc;
+    if (o.output != NULL && freopen(o.output, "w", stdout) == NULL) {
+        fprintf(stderr, "commfit report: cannot write '%s': %s\n", o.output, strerror(errno));
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+        return CF_EXIT_USAGE;
+    }
     switch (o.fmt) {
-    case FMT_TEXT: rc = print_text(a, o.path, o.by_region); break;
+    case FMT_TEXT: rc = print_text(a, o.path, o.by_region, o.matrix); break;
     case FMT_JSON: rc = print_json(a); break;
-    case FMT_CSV: print_csv(a); rc = CF_OK; break;
+    case FMT_CSV:
+        if (o.matrix)
+            rc = print_csv_matrix(a);
+        else
+            print_csv(a);
+        break;
+    case FMT_HTML: rc = cf_report_html(stdout, a, o.path); break;
     }
     if (rc == CF_OK && fflush(stdout) != 0)
         rc = CF_ERR_IO;
+    if (o.output != NULL && fclose(stdout) != 0)
+        rc = rc == CF_OK ? CF_ERR_IO : rc;
+    /* no half-written report left behind (a device or FIFO is left alone) */
+    if (rc != CF_OK && o.output != NULL) {
+        struct stat st;
+        if (stat(o.output, &st) == 0 && S_ISREG(st.st_mode))
+            remove(o.output);
+    }
     if (rc != CF_OK)
-        fprintf(stderr, "commfit report: %s\n", cf_status_str(rc));
+        fprintf(stderr, "commfit report: %s%s%s\n", o.output ? o.output : "", o.output ? ": " : "",
+                cf_status_str(rc));
     cf_analysis_free(a);
     cf_profile_free(&p);
     return rc == CF_OK ? 0 : 1;

@@ -136,11 +136,13 @@ int cf_cmd_trace(int argc, char **argv)
             bad++;
             continue;
         }
-        char label[24];
+        char label[24], name[CF_COMM_NAME_LEN];
         cf_comm_label((uint32_t)comm, label, sizeof(label));
+        cf_comm_name(&p, (uint32_t)comm, name, sizeof(name));
         put_event(out, &first, op, "mpi", (long long)rank, enter, leave - enter);
-        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"seq\":%lld,\"wait_us\":%.15g}}", label, (long long)seq,
-                wait * 1e6);
+        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"comm_name\":", label);
+        put_str(out, name);
+        fprintf(out, ",\"seq\":%lld,\"wait_us\":%.15g}}", (long long)seq, wait * 1e6);
         if (wait > 0) {
             put_event(out, &first, "waiting for others", "wait", (long long)rank, enter, wait);
             fputc('}', out);
@@ -159,8 +161,9 @@ int cf_cmd_trace(int argc, char **argv)
             bad++;
             continue;
         }
-        char label[24], name[96];
+        char label[24], name[96], cname[CF_COMM_NAME_LEN];
         cf_comm_label((uint32_t)comm, label, sizeof(label));
+        cf_comm_name(&p, (uint32_t)comm, cname, sizeof(cname));
         long long stid = (long long)src + p.ranks, rtid = (long long)dst + p.ranks;
         /* The send is known by its post only: a tick on the sender's track. */
         snprintf(name, sizeof(name), "%s to %lld", sop, (long long)dst);
@@ -172,9 +175,10 @@ int cf_cmd_trace(int argc, char **argv)
         double ts = nonblocking ? rdone - 1e-9 : rpost, dur = nonblocking ? 1e-9 : rdone - rpost;
         snprintf(name, sizeof(name), "%s from %lld", rop, (long long)src);
         put_event(out, &first, name, "p2p", rtid, ts, dur > 1e-9 ? dur : 1e-9);
-        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"tag\":%lld,\"size_bin_bytes\":%lld,\"one_way_us\":%.15g,"
-                     "\"receive_posted_after_send\":%s}}",
-                label, (long long)tag, (long long)size, (rdone - spost) * 1e6, late ? "true" : "false");
+        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"comm_name\":", label);
+        put_str(out, cname);
+        fprintf(out, ",\"tag\":%lld,\"size_bin_bytes\":%lld,\"one_way_us\":%.15g,\"receive_posted_after_send\":%s}}",
+                (long long)tag, (long long)size, (rdone - spost) * 1e6, late ? "true" : "false");
         put_flow(out, 's', nmsg, stid, spost);
         put_flow(out, 'f', nmsg, rtid, ts + (dur > 2e-9 ? dur / 2 : 0));
         nmsg++;

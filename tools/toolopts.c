@@ -39,7 +39,7 @@ int cf_tool_parse(const cf_tool_t *t, int argc, char **argv, cf_tool_args_t *arg
     struct option longopts[4 + CF_TOOL_MAX_FLAGS] = {{"format", required_argument, NULL, 'f'},
                                                      {"link", required_argument, NULL, 'l'},
                                                      {"help", no_argument, NULL, 'h'}};
-    char shortopts[8 + CF_TOOL_MAX_FLAGS] = ":f:l:h", why[128];
+    char shortopts[8 + 2 * CF_TOOL_MAX_FLAGS] = ":f:l:h", why[128];
     size_t nlong = 3, nshort = strlen(shortopts);
     int opt;
 
@@ -47,8 +47,11 @@ int cf_tool_parse(const cf_tool_t *t, int argc, char **argv, cf_tool_args_t *arg
     cf_analysis_opts_init(&args_p->an);
     for (const cf_tool_flag_t *fl = t->flags; fl != NULL && fl->name != NULL && nlong < 3 + CF_TOOL_MAX_FLAGS;
          fl++) {
-        longopts[nlong++] = (struct option){fl->name, no_argument, NULL, fl->letter};
+        longopts[nlong++] = (struct option){fl->name, fl->value_p ? required_argument : no_argument, NULL,
+                                            fl->letter};
         shortopts[nshort++] = (char)fl->letter;
+        if (fl->value_p != NULL)
+            shortopts[nshort++] = ':';
     }
     longopts[nlong] = (struct option){NULL, 0, NULL, 0};
     shortopts[nshort] = '\0';
@@ -83,7 +86,10 @@ int cf_tool_parse(const cf_tool_t *t, int argc, char **argv, cf_tool_args_t *arg
                 ;
             if (fl == NULL || fl->name == NULL)
                 return cf_tool_usage_error(t, "unknown option", argv[optind - 1], "");
-            *fl->set_p = 1;
+            if (fl->value_p != NULL)
+                *fl->value_p = optarg;
+            else
+                *fl->set_p = 1;
         }
     }
     args_p->nargs = argc - optind;

@@ -11,11 +11,14 @@
 #include "cf_analysis.h"
 #include "cf_profile.h"
 
-/* A flag of one command, e.g. {"by-region", 'r', &by_region}: *set_p = 1 when given. */
+/* A flag of one command, e.g. {"by-region", 'r', &by_region, NULL}: *set_p = 1
+ * when given; or an option with a value, {"output", 'o', NULL, &path}:
+ * *value_p = its value. */
 typedef struct {
     const char *name;
     int letter;
     int *set_p;
+    const char **value_p;
 } cf_tool_flag_t;
 
 typedef struct {

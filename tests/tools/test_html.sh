@@ -1,0 +1,91 @@
+#!/bin/bash
+# commfit report --format html: the page loads in headless Chromium with no
+# network, no console message, and draws the charts and points of the JSON
+# report (tests/tools/check_html.py): the demo's training loop, LAMMPS in.melt
+# from the corpus, a profile whose strings are markup, and 10000 ranks.
+# Skipped only where Chromium cannot run, and never under CI=true.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+commfit="$CF_BUILDDIR/tools/commfit"
+shots="$CF_BUILDDIR/tests/tools/html"
+mkdir -p "$shots"
+
+cf_unavailable() {
+    if [ "${CI:-}" = true ]; then cf_fail "$* (CI=true: the browser test must run)"; fi
+    echo "SKIP: $*"
+    exit 77
+}
+chrome=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$chrome" ] || cf_unavailable "no chromium (Debian: chromium)"
+"$chrome" --headless --no-sandbox --disable-gpu --user-data-dir="$cf_tmp/probe" --dump-dom about:blank \
+    > "$cf_tmp/probe.out" 2> "$cf_tmp/probe.err" && grep -q "<html" "$cf_tmp/probe.out" ||
+    cf_unavailable "chromium does not run here: $(tail -3 "$cf_tmp/probe.err")"
+"$commfit" report --format html -o "$cf_tmp/x.html" "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" \
+    2> "$cf_tmp/err" || {
+    grep -q "built without Chart.js" "$cf_tmp/err" && cf_unavailable "$(cat "$cf_tmp/err")"
+    cf_fail "commfit report --format html failed: $(cat "$cf_tmp/err")"
+}
+
+# page PROFILE NAME [check_html options]: the page, the JSON, the browser's check and a screenshot
+page() {
+    local prof=$1 name=$2; shift 2
+    "$commfit" report --format html -o "$cf_tmp/$name.html" "$prof" || cf_fail "$name: report --format html failed"
+    "$commfit" report --format json "$prof" > "$cf_tmp/$name.report.json" || cf_fail "$name: report --format json failed"
+    "$CF_PYTHON" "$CF_SRCDIR/tests/tools/check_html.py" "$chrome" "$cf_tmp/$name.html" "$cf_tmp/$name.report.json" \
+        --screenshot "$shots/$name.png" "$@" || cf_fail "$name: the page"
+    cp "$cf_tmp/$name.html" "$shots/$name.html"
+    echo "ok   $name: $(wc -c < "$cf_tmp/$name.html") bytes, screenshot $shots/$name.png"
+}
+
+# the demo: a data-parallel training loop, one allreduce per tensor, steps as regions
+COMMFIT_OUTPUT="$cf_tmp/demo.json" COMMFIT_SUMMARY=0 \
+    cf_mpirun 4 -- "$CF_BUILDDIR/examples/dp_train" --model tiny --steps 30 --region --compute-us 1000 \
+    > /dev/null || cf_fail "the demo job failed"
+page "$cf_tmp/demo.json" demo --expect-text "VERDICT" --expect-text "FUSION ADVICE"
+page "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" lammps-melt-4 --expect-text "MPI_Send on world"
+
+# strings from the profile are text, never markup: host, library, region names, the file name
+evil="$cf_tmp/evil<&>'\".json"
+"$CF_PYTHON" - "$cf_tmp/demo.json" "$evil" <<'PY' || cf_fail "could not write the hostile profile"
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["job"]["mpi_library"] = "<img src=x onerror=\"window.pwned=1\"> & lib"
+for r in p["ranks"]:
+    r["host"] = "</script><script>window.pwned=1</script>"
+evil = lambda n: n.replace("step", "</script><b>step</b>")
+p["regions"] = [evil(n) for n in p["regions"]]
+p["region_entries"] = {evil(k): v for k, v in p["region_entries"].items()}
+for r in p["records"]:
+    if r.get("region"):
+        r["region"] = evil(r["region"])
+json.dump(p, open(sys.argv[2], "w"))
+PY
+page "$evil" evil --expect-text "<img src=x onerror=\"window.pwned=1\"> & lib" \
+    --expect-text "</script><b>step</b>" --expect-text "evil<&>'\".json"
+
+# 10000 ranks: the page draws quantiles, a histogram and the ranks at both ends
+"$CF_PYTHON" - "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" "$cf_tmp/big.json" <<'PY' || cf_fail "no big profile"
+import copy, json, sys
+p = json.load(open(sys.argv[1]))
+base = p["ranks"]
+ranks = []
+for i in range(10000):
+    r = copy.deepcopy(base[i % len(base)])
+    r["rank"] = i
+    r["mpi_s"] = r["mpi_s"] * (1 + (i * 7919 % 1000) / 4000.0)
+    r["node"] = i // 4
+    ranks.append(r)
+p["ranks"] = ranks
+p["job"]["ranks"] = 10000
+p["job"]["nodes"] = 2500
+json.dump(p, open(sys.argv[2], "w"))
+PY
+page "$cf_tmp/big.json" ranks-10000 --expect-text "Quantiles over 10000 ranks"
+size=$(wc -c < "$cf_tmp/ranks-10000.html")
+[ "$size" -lt 600000 ] || cf_fail "the page of 10000 ranks holds $size bytes: ranks are not aggregated"
+
+# usage
+"$commfit" report --format html -o /nonexistent/dir/x.html "$cf_tmp/demo.json" 2> "$cf_tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "cannot write '/nonexistent/dir/x.html'" "$cf_tmp/err" || cf_fail "unwritable -o: rc $rc"
+echo "ok   an unwritable -o: exit 2, $(cat "$cf_tmp/err")"
+"$commfit" report --format html "$cf_tmp/demo.json" | head -1 | grep -q "<!DOCTYPE html>" || cf_fail "html to stdout"
+echo "ok   without -o the page goes to stdout"
