@@ -149,6 +149,8 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
             json_object_set_new(o, "sample_eligible", json_integer((json_int_t)r->sample_eligible));
             json_object_set_new(o, "sample_selected", json_integer((json_int_t)r->sample_selected));
         }
+        if (r->ranks_missing)
+            json_object_set_new(o, "ranks_missing", json_integer(r->ranks_missing));
         if (r->xfer_n)
             json_object_set_new(o, "transfer_s", json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t)r->xfer_n, "sum",
                                                            r->xfer_sum, "p50", r->xfer_p50, "p99", r->xfer_p99));
@@ -484,7 +486,8 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             r->node_cpus = (int)json_integer_value(x);
     }
 
-    if (p.ranks < 1 || (size_t)p.ranks != p.nrank) {
+    /* a job that did not finish may lack ranks that left nothing (partial) */
+    if (p.ranks < 1 || (size_t)p.ranks < p.nrank || ((size_t)p.ranks > p.nrank && !(p.partial && p.nrank > 0))) {
         cf_errf(err, errlen, "job: 'ranks' is %d but 'ranks' lists %zu rank%s", p.ranks, p.nrank,
                 p.nrank == 1 ? "" : "s");
         goto err;
@@ -602,6 +605,9 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             r->sample_eligible = (uint64_t)json_integer_value(x);
         if ((x = json_object_get(o, "sample_selected")) && json_is_integer(x) && json_integer_value(x) >= 0)
             r->sample_selected = (uint64_t)json_integer_value(x);
+        if ((x = json_object_get(o, "ranks_missing")) && json_is_integer(x) && json_integer_value(x) > 0 &&
+            json_integer_value(x) <= p.ranks)
+            r->ranks_missing = (uint32_t)json_integer_value(x);
         if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
             snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
             CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));

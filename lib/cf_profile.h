@@ -33,6 +33,10 @@ typedef struct {
      * messages with a partner rank), and those its rule chose; 0 in older
      * profiles.  Coverage is xfer_n / sample_eligible. */
     uint64_t sample_eligible, sample_selected;
+    /* ranks whose calls of this record may be missing: their table was full
+     * when its key came (a key is kept from its first call or never), or
+     * they left no records (a job that did not finish); 0: exact */
+    uint32_t ranks_missing;
 } cf_record_t;
 
 typedef struct {

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "cf_runtime.h"
+#include "cf_spill.h"
 
 int MPI_Init(int *argc, char ***argv)
 {
@@ -23,6 +24,14 @@ int MPI_Finalize(void)
 {
     cf_runtime_finalize();
     return PMPI_Finalize();
+}
+
+/* The job ends here: this rank's records go to the spool first (the
+ * runtime then kills the other ranks, which spill on its signal). */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    cf_spill_abort(errorcode);
+    return PMPI_Abort(comm, errorcode);
 }
 
 /* Describes a new communicator before the call returns to the application,

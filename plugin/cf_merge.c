@@ -15,6 +15,8 @@
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_spill.h"
+#include "cf_spool.h"
 #include "cf_summary.h"
 #include "cf_sync.h"
 #include "cf_ucx.h"
@@ -222,6 +224,43 @@ static void cf_spawned_name(char *buf, size_t len, const char *out)
     size_t n = strlen(out);
     int has_ext = n > 5 && strcmp(out + n - 5, ".json") == 0;
     snprintf(buf, len, "%.*s.spawn-%ld.json", (int)(has_ext ? n - 5 : n), out, (long)getpid());
+}
+
+void cf_profile_output(char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (cf_g.cfg.output[0] && cf_g.spawned)
+        cf_spawned_name(buf, len, cf_g.cfg.output);
+    else if (cf_g.cfg.output[0])
+        snprintf(buf, len, "%s", cf_g.cfg.output);
+}
+
+/* COMMFIT_SPOOL, else the profile's name with .parts for .json (rank 0, at
+ * MPI_Init); a spawned job's own. */
+void cf_spool_default(char *buf, size_t len)
+{
+    char out[4200];
+    if (cf_g.cfg.spool[0]) {
+        if (cf_g.spawned)
+            snprintf(out, sizeof(out), "%s.spawn-%ld", cf_g.cfg.spool, (long)getpid());
+        else
+            snprintf(out, sizeof(out), "%s", cf_g.cfg.spool);
+    } else {
+        cf_profile_output(out, sizeof(out));
+        if (!out[0])
+            cf_default_name(out, sizeof(out), NULL);
+        size_t n = strlen(out);
+        if (n > 5 && strcmp(out + n - 5, ".json") == 0)
+            out[n - 5] = 0;
+        cf_strlcpy(out + strlen(out), ".parts", sizeof(out) - strlen(out));
+    }
+    if (strlen(out) + 64 >= len) {
+        buf[0] = 0; /* no room for the part names: nothing is spilled */
+        if (cf_g.world_rank == 0)
+            cf_log("the spool path %s is too long; a job that does not finish leaves no records", out);
+        return;
+    }
+    cf_strlcpy(buf, out, len);
 }
 
 static void cf_write_profile(const cf_profile_t *p)
@@ -555,32 +594,13 @@ void cf_runtime_finalize(void)
             if (!s->calls)
                 continue;
             cf_record_t *r = &p.rec[p.nrec++];
-            unsigned op = cf_key_op(s->key);
-            r->layer = (int)cf_key_layer(s->key);
-            cf_strlcpy(r->op, cf_layer_op_name((unsigned)r->layer, op), sizeof(r->op));
-            cf_strlcpy(r->kind, cf_layer_op_kind((unsigned)r->layer, op), sizeof(r->kind));
-            r->comm = cf_key_comm(s->key);
-            if (r->layer == CF_LAYER_UCX) {
-                /* the communicator field of a UCX key holds the MPI operation above it */
-                unsigned parent = (unsigned)r->comm;
-                if (parent)
-                    cf_strlcpy(r->parent_op, cf_layer_op_name(CF_LAYER_MPI, parent), sizeof(r->parent_op));
-                r->comm = CF_COMM_ID_NONE;
-            }
-            r->path = (int)cf_key_path(s->key);
+            unsigned op = cf_key_op(s->key), layer = cf_key_layer(s->key), parent = cf_key_comm(s->key);
+            cf_record_from_stat(r, s, cf_layer_op_name(layer, op), cf_layer_op_kind(layer, op),
+                                layer == CF_LAYER_UCX && parent ? cf_layer_op_name(CF_LAYER_MPI, parent) : "");
             unsigned rid = cf_key_region(s->key);
             for (size_t k = 0; rid && rids && k < p.nregion; k++)
                 if (rids[k] == rid)
                     r->region = (unsigned)k + 1;
-            r->size_lo = cf_size_bin_lo(cf_key_bin(s->key));
-            r->size_hi = cf_size_bin_hi(cf_key_bin(s->key));
-            r->calls = s->calls;
-            r->bytes = s->bytes;
-            r->t_sum = cf_ns_to_s((double)s->t_sum);
-            r->t_min = cf_ns_to_s((double)s->t_min);
-            r->t_max = cf_ns_to_s((double)s->t_max);
-            r->t_p50 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.5, (double)s->t_min, (double)s->t_max));
-            r->t_p99 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max));
             /* transfer stats of the same key, both arrays sorted by key */
             while (xstats && xi < nx && xstats[xi].key < s->key)
                 xi++;
@@ -617,5 +637,6 @@ void cf_runtime_finalize(void)
     free(rids);
     free(cw);
     free(ucids);
+    cf_spill_finalized();
     atomic_store(&cf_g.state, 2);
 }

@@ -16,6 +16,7 @@
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_spill.h"
 #include "cf_ucx.h"
 #include "cf_sync.h"
 
@@ -109,6 +110,18 @@ static int cf_env_bool(const char *name, int def, int *v, int complain)
     return 0;
 }
 
+static void cf_env_path(const char *name, char *out, size_t len, const char *def, int complain)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return;
+    if (strlen(s) >= len) {
+        if (complain)
+            cf_log("%s is longer than %zu characters; using %s", name, len - 1, def);
+    } else
+        cf_strlcpy(out, s, len);
+}
+
 /* Reads every COMMFIT_* variable; messages only where complain is set (rank 0). */
 static void cf_config_read(cf_config_t *c, int complain)
 {
@@ -130,20 +143,17 @@ static void cf_config_read(cf_config_t *c, int complain)
         c->sample_every = 16;
     }
     cf_env_uint("COMMFIT_TRACE", 0, 1u << 20, 256, &c->trace, complain);
-    const char *out = getenv("COMMFIT_OUTPUT");
-    if (out && *out) {
-        if (strlen(out) >= sizeof(c->output)) {
-            if (complain)
-                cf_log("COMMFIT_OUTPUT is longer than %zu characters; using the default name",
-                       sizeof(c->output) - 1);
-        } else
-            cf_strlcpy(c->output, out, sizeof(c->output));
-    }
+    cf_env_path("COMMFIT_OUTPUT", c->output, sizeof(c->output), "the default name", complain);
+    cf_env_bool("COMMFIT_SPILL", 1, &c->spill, complain);
+    cf_env_bool("COMMFIT_GATHER", 0, &c->gather, complain);
+    cf_env_uint("COMMFIT_SPOOL_FANOUT", 0, 1u << 30, 256, &c->spool_fanout, complain);
+    cf_env_path("COMMFIT_SPOOL", c->spool, sizeof(c->spool), "the profile's name with .parts", complain);
     static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
                                         "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
                                         "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
                                         "COMMFIT_SAMPLES", "COMMFIT_SAMPLE_EVERY", "COMMFIT_TRACE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
-                                        "COMMFIT_UCX"};
+                                        "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
+                                        "COMMFIT_SPOOL_FANOUT"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)
@@ -781,6 +791,7 @@ void cf_runtime_init(int provided)
     cf_comm_register(MPI_COMM_SELF, "MPI_COMM_SELF");
     cf_ucx_init();
     cf_papi_init();
+    cf_spill_init();
     return;
 
 err_off:

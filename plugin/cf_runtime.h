@@ -47,7 +47,11 @@ typedef struct {
     uint32_t samples;      /* sample buffer entries (collectives, sends, receives each) */
     uint32_t sample_every; /* after the first ones, 1 in this many (a power of two) */
     uint32_t trace;        /* sampled collective instances per rank kept for commfit trace */
+    int spill;             /* a job that does not finish leaves its records in the spool */
+    int gather;            /* commfit run gathers the spool (ranks stay quiet) */
+    uint32_t spool_fanout; /* ranks per subdirectory of the spool, 0 = one directory */
     char output[4096];     /* "" = default name */
+    char spool[4096];      /* "" = from the profile's name */
 } cf_config_t;
 
 /* ---- communicators ---- */

@@ -1,11 +1,18 @@
 /* commfit run [--output FILE] -- mpirun ... : preload the plugin into every
  * rank.  Open MPI's mpirun gets -x for LD_PRELOAD and every COMMFIT_*
- * variable; other launchers (MPICH's hydra, srun) forward the environment. */
+ * variable; other launchers (MPICH's hydra, srun) forward the environment.
+ * When the launcher returns and the job did not reach MPI_Finalize, the
+ * records its ranks spilled are gathered into the profile. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "commfit.h"
 
@@ -31,10 +38,85 @@ static void cf_run_usage(FILE *out)
 {
     fprintf(out, "usage: commfit run [--output FILE] [--quiet] -- LAUNCHER ARGS...\n"
                  "  e.g. commfit run -o prof.json -- mpirun -np 4 ./app\n"
+                 "  a job that does not reach MPI_Finalize still leaves a (partial) profile\n"
                  "  -o, --output FILE  profile path (sets COMMFIT_OUTPUT)\n"
                  "  -q, --quiet        no summary at the end (COMMFIT_SUMMARY=0)\n"
                  "The plugin is %s (override with COMMFIT_LIB).\n",
             cf_find_plugin());
+}
+
+/* The spool of the job, absolute (the ranks may run elsewhere than here):
+ * COMMFIT_SPOOL, or the profile's name with .parts for .json, or a name of
+ * its own; exported for the ranks. */
+static char *cf_run_spool(void)
+{
+    char cwd[PATH_MAX], name[PATH_MAX + 64];
+    const char *set = getenv("COMMFIT_SPOOL"), *out = getenv("COMMFIT_OUTPUT");
+    if (!getcwd(cwd, sizeof(cwd)))
+        cwd[0] = 0;
+    if (set && *set)
+        snprintf(name, sizeof(name), "%s", set);
+    else if (out && *out) {
+        size_t n = strlen(out);
+        int ext = n > 5 && strcmp(out + n - 5, ".json") == 0;
+        snprintf(name, sizeof(name), "%.*s.parts", (int)(ext ? n - 5 : n), out);
+    } else {
+        char date[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+        snprintf(name, sizeof(name), "commfit-%s-%ld.parts", date, (long)getpid());
+    }
+    size_t len = strlen(cwd) + strlen(name) + 2;
+    char *abs = malloc(len);
+    if (!abs)
+        return NULL;
+    if (name[0] == '/' || !cwd[0])
+        snprintf(abs, len, "%s", name);
+    else
+        snprintf(abs, len, "%s/%s", cwd, name);
+    setenv("COMMFIT_SPOOL", abs, 1);
+    setenv("COMMFIT_GATHER", "1", 1); /* the ranks leave the message to us */
+    return abs;
+}
+
+/* A signal to commfit run goes on to the launcher (once each: a launcher
+ * counts a second SIGINT as "kill now"), which ends the job its way; we
+ * stay to gather what the ranks leave.  A signal from the terminal reaches
+ * the launcher by itself. */
+static volatile sig_atomic_t cf_run_child;
+static volatile sig_atomic_t cf_run_forwarded[NSIG];
+static void cf_run_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (sig <= 0 || sig >= NSIG || cf_run_forwarded[sig] || !cf_run_child)
+        return;
+    cf_run_forwarded[sig] = 1;
+    if (si && si->si_code == SI_KERNEL)
+        return;
+    kill((pid_t)cf_run_child, sig);
+}
+
+static int cf_run_wait(pid_t child)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = cf_run_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    cf_run_child = child;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) {
+            status = 1 << 8;
+            break;
+        }
+    }
+    return status;
 }
 
 int cf_cmd_run(int argc, char **argv)
@@ -97,12 +179,35 @@ int cf_cmd_run(int argc, char **argv)
     for (int i = 1; i < ncmd; i++)
         args[n++] = cmd[i];
     args[n] = NULL;
+    char *spool = cf_run_spool();
+    if (!spool) {
+        free(preload);
+        free(args);
+        return 1;
+    }
     /* the launcher itself must not be profiled: it is not an MPI process, but
      * it may be a dynamically linked program that would load libmpi */
     setenv("LD_PRELOAD", preload, 1);
-    execvp(args[0], args);
-    fprintf(stderr, "commfit run: cannot run %s: %s\n", args[0], strerror(errno));
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "commfit run: cannot start %s: %s\n", args[0], strerror(errno));
+        return 1;
+    }
+    if (child == 0) {
+        execvp(args[0], args);
+        fprintf(stderr, "commfit run: cannot run %s: %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    unsetenv("LD_PRELOAD");
+    int status = cf_run_wait(child);
+    /* the job did not finish: its ranks left their records in the spool */
+    struct stat st;
+    if (stat(spool, &st) == 0 && S_ISDIR(st.st_mode))
+        cf_merge_spool("commfit run", spool, getenv("COMMFIT_OUTPUT"), 0);
+    free(spool);
     free(preload);
     free(args);
-    return 127;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
