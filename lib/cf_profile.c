@@ -117,6 +117,9 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         json_array_append_new(comms, json_pack("{s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)c->id, "label",
                                                cf_comm_label(c->id, label, sizeof(label)), "name", c->name,
                                                "size", c->size, "nodes", c->nodes));
+        if (c->instances)
+            json_object_set_new(json_array_get(comms, i), "instances",
+                                json_integer((json_int_t)(c->instances > INT64_MAX ? INT64_MAX : c->instances)));
     }
     json_object_set_new(root, "communicators", comms);
 
@@ -510,6 +513,8 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         CF_CHECK(cf_get_int(o, "nodes", &c->nodes, where, err, errlen));
         if ((x = json_object_get(o, "name")) && json_is_string(x))
             cf_strlcpy(c->name, json_string_value(x), sizeof(c->name));
+        if ((x = json_object_get(o, "instances")) && json_is_integer(x) && json_integer_value(x) > 0)
+            c->instances = (uint64_t)json_integer_value(x);
     }
 
     if ((a = json_object_get(root, "regions")) && json_is_array(a)) {

@@ -51,6 +51,7 @@ typedef struct {
 typedef struct {
     uint32_t id;
     int size, nodes;
+    uint64_t instances; /* communicators that held this id over the run (0: not recorded) */
     char name[48];
 } cf_comm_info_t;
 

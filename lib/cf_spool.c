@@ -647,6 +647,7 @@ int cf_spool_merge(const char *dir, cf_profile_t *p, char **output_p, char *note
             c->id = q->comm[i].id;
             c->size = q->comm[i].size;
             c->nodes = q->comm[i].nodes;
+            c->instances = q->comm[i].instances;
             cf_strlcpy(c->name, q->comm[i].name, sizeof(c->name));
         }
         for (uint32_t i = 0; q && i < q->h.nregion; i++) {

@@ -24,8 +24,6 @@
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
-CF_HIDDEN extern cf_comm_t **cf_comm_all;
-CF_HIDDEN extern size_t cf_comm_nall;
 
 /* ---- union of sorted key lists: buffer = [count | overflow bit, keys...] ---- */
 #define CF_OVERFLOW (1ull << 63)
@@ -109,6 +107,7 @@ static void cf_stat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 typedef struct {
     uint32_t id;
     int size, nodes;
+    uint64_t instances;
     char name[48];
 } cf_comm_wire_t;
 
@@ -116,9 +115,18 @@ static void cf_comm_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
     cf_comm_wire_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
+    for (int i = 0; i < *len; i++) {
+        uint64_t n = a[i].instances > b[i].instances ? a[i].instances : b[i].instances;
         if (b[i].size == 0 && a[i].size != 0)
             b[i] = a[i];
+        b[i].instances = n;
+    }
+}
+
+static int cf_cmp_comm_id(const void *x, const void *y)
+{
+    uint32_t a = (*(cf_comm_t *const *)x)->id, b = (*(cf_comm_t *const *)y)->id;
+    return a < b ? -1 : a > b;
 }
 
 int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
@@ -377,7 +385,8 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
         cf_profile_add_partial_reason(p, "more distinct records over the job than COMMFIT_MERGE_MAX=%u: some left out",
                                       c->merge_max);
     if (fail[CF_FAIL_COMMS])
-        cf_profile_add_partial_reason(p, "communicators not all described (more than 4096, or no memory)");
+        cf_profile_add_partial_reason(p, "communicators not all described (more distinct ones over the job than "
+                                      "COMMFIT_MERGE_COMMS=%u, or no memory)", c->merge_comms);
     if (fail[CF_FAIL_REGIONS])
         cf_profile_add_partial_reason(p, "region names not all kept (too many regions)");
     if (samples_lost)
@@ -494,25 +503,39 @@ void cf_runtime_finalize(void)
         estats = cf_merge_table(&elig, cf_g.cfg.merge_max, &ne, &eoverflow);
     cf_table_fini(&elig);
 
-    /* 4. communicators: union of ids, then their descriptions */
-    uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t)), no_comm = 0;
+    /* 4. communicators: union of ids, then their descriptions.  The
+     * union holds at most the sum of the ranks' counts: room for that, up
+     * to COMMFIT_MERGE_COMMS */
+    size_t nall = atomic_load(&cf_comm_nall);
+    cf_comm_t **mycomms = malloc((nall + 1) * sizeof(*mycomms));
+    uint64_t *cids = malloc((nall + 1) * sizeof(uint64_t)), no_comm = 0, sum_cids = 0;
     size_t ncid = 0, nuc = 0;
-    for (size_t i = 0; cids && i < cf_comm_nall; i++)
-        cids[ncid++] = cf_comm_all[i]->id;
-    int coverflow = !cids;
-    uint64_t *ucids = cf_union_keys(cids ? cids : &no_comm, ncid, 4096, &nuc, &coverflow);
+    if (mycomms && cids) {
+        memcpy(mycomms, atomic_load(&cf_comm_all), nall * sizeof(*mycomms));
+        qsort(mycomms, nall, sizeof(*mycomms), cf_cmp_comm_id);
+        for (size_t i = 0; i < nall; i++)
+            cids[ncid++] = mycomms[i]->id;
+    }
+    PMPI_Allreduce(&(uint64_t){ncid}, &sum_cids, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    int coverflow = !cids || !mycomms;
+    uint32_t ccap = sum_cids < cf_g.cfg.merge_comms ? (uint32_t)sum_cids + 1 : cf_g.cfg.merge_comms;
+    uint64_t *ucids = cf_union_keys(cids && mycomms ? cids : &no_comm, cids && mycomms ? ncid : 0, ccap, &nuc,
+                                    &coverflow);
     free(cids);
     cf_comm_wire_t *cw = ucids ? calloc(nuc ? nuc : 1, sizeof(*cw)) : NULL;
-    for (size_t i = 0; cw && i < nuc; i++) {
+    for (size_t i = 0, j = 0; cw && mycomms && i < nuc; i++) {
         cw[i].id = (uint32_t)ucids[i];
-        for (size_t j = 0; j < cf_comm_nall; j++)
-            if (cf_comm_all[j]->id == cw[i].id) {
-                cw[i].size = cf_comm_all[j]->size;
-                cw[i].nodes = cf_comm_all[j]->nodes;
-                cf_strlcpy(cw[i].name, cf_comm_all[j]->name, sizeof(cw[i].name));
-                break;
-            }
+        /* both sorted by id */
+        while (j < nall && mycomms[j]->id < cw[i].id)
+            j++;
+        if (j < nall && mycomms[j]->id == cw[i].id) {
+            cw[i].size = mycomms[j]->size;
+            cw[i].nodes = mycomms[j]->nodes;
+            cw[i].instances = mycomms[j]->instances;
+            cf_strlcpy(cw[i].name, mycomms[j]->name, sizeof(cw[i].name));
+        }
     }
+    free(mycomms);
     if (ucids && cf_all_ok(cw != NULL))
         cf_reduce_bytes(cw, nuc, sizeof(*cw), cf_comm_op, 0);
     else {
@@ -585,6 +608,7 @@ void cf_runtime_finalize(void)
             c->id = cw[i].id;
             c->size = cw[i].size;
             c->nodes = cw[i].nodes;
+            c->instances = cw[i].instances;
             cf_strlcpy(c->name, cw[i].name, sizeof(c->name));
         }
         p.rec = calloc(nu ? nu : 1, sizeof(*p.rec));

@@ -32,8 +32,6 @@
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
-CF_HIDDEN extern cf_comm_t **cf_comm_all;
-CF_HIDDEN extern size_t cf_comm_nall;
 
 /* 0 not armed, 1 armed, 2 being written, 3 written */
 static _Atomic int cf_spill_state;
@@ -149,8 +147,9 @@ static int cf_spill_write(int end, int code)
     h.wall_s = now > cf_g.init_mono_ns ? (double)(now - cf_g.init_mono_ns) * 1e-9 : 0;
     uint32_t nthreads = atomic_load(&cf_nthreads);
     h.nthreads = nthreads;
-    size_t ncomm = cf_comm_nall;
-    cf_comm_t **comms = cf_comm_all;
+    /* the count first: the array it is read from holds at least as many */
+    size_t ncomm = atomic_load(&cf_comm_nall);
+    cf_comm_t **comms = atomic_load(&cf_comm_all);
     h.ncomm = (uint32_t)ncomm;
     static cf_spill_region_t regions[CF_MAX_REGIONS];
     h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS);
@@ -169,7 +168,7 @@ static int cf_spill_write(int end, int code)
         rc = cf_write_full(fd, cf_ops, (h.nops + h.nops_ucx) * sizeof(*cf_ops));
     for (size_t i = 0; rc == 0 && i < ncomm; i++) {
         const cf_comm_t *c = comms[i];
-        cf_spill_comm_t w = {.id = c->id, .size = c->size, .nodes = c->nodes, .instances = 1};
+        cf_spill_comm_t w = {.id = c->id, .size = c->size, .nodes = c->nodes, .instances = c->instances};
         cf_cpy(w.name, c->name, sizeof(w.name));
         rc = cf_write_full(fd, &w, sizeof(w));
     }
