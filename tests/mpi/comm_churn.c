@@ -6,19 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static long rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kb;
-}
+#include "status_kb.h"
 
 int main(int argc, char **argv)
 {
@@ -33,9 +21,9 @@ int main(int argc, char **argv)
         MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
         MPI_Comm_free(&c);
         if (i + 1 == n / 20)
-            early = rss_kb();
+            early = status_kb("VmRSS:");
     }
-    long late = rss_kb();
+    long late = status_kb("VmRSS:");
     MPI_Comm *live = malloc((size_t)k * sizeof(*live));
     float f = 1, g;
     for (int i = 0; i < k; i++)
