@@ -152,8 +152,11 @@ int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int
     return rc;
 }
 
-cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p)
+cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p,
+                          int (*lacks)(uint64_t key, const cf_table_t *mine), int dropping, uint32_t **missing_p)
 {
+    if (missing_p)
+        *missing_p = NULL;
     uint64_t *keys = malloc(((size_t)mine->used + 1) * sizeof(uint64_t));
     size_t nkeys = 0, nu = 0;
     for (uint32_t s = 0; keys && s < mine->cap; s++)
@@ -177,6 +180,27 @@ cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *over
             stats[i] = *s;
         stats[i].key = ukeys[i];
     }
+    /* records some rank could not keep: which ranks, per record */
+    int any = 0;
+    if (missing_p)
+        PMPI_Allreduce(&dropping, &any, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
+    uint32_t *miss = any ? calloc(nu ? nu : 1, sizeof(uint32_t)) : NULL;
+    if (any && cf_all_ok(miss != NULL)) {
+        for (size_t i = 0; dropping && i < nu; i++)
+            miss[i] = lacks(ukeys[i], mine) != 0;
+        for (size_t off = 0; off < nu; off += 1u << 20) {
+            int cnt = (int)(nu - off < (1u << 20) ? nu - off : 1u << 20);
+            if (cf_g.world_rank == 0)
+                PMPI_Reduce(MPI_IN_PLACE, miss + off, cnt, MPI_UINT32_T, MPI_SUM, 0, cf_g.tool_comm);
+            else
+                PMPI_Reduce(miss + off, NULL, cnt, MPI_UINT32_T, MPI_SUM, 0, cf_g.tool_comm);
+        }
+        if (cf_g.world_rank == 0)
+            *missing_p = miss;
+        else
+            free(miss);
+    } else
+        free(miss);
     free(ukeys);
     if (stats)
         cf_reduce_bytes(stats, nu, sizeof(cf_stat_t), cf_stat_op, 0);
@@ -376,7 +400,8 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
                                       (unsigned long long)loss[CF_LOSS_THREADS], c->max_threads);
     if (loss[CF_LOSS_RECORDS])
         cf_profile_add_partial_reason(p, "records dropped: %llu calls or keys found the tables full "
-                                      "(COMMFIT_TABLE_SIZE=%u, COMMFIT_MERGE_MAX=%u)",
+                                      "(COMMFIT_TABLE_SIZE=%u, COMMFIT_MERGE_MAX=%u); each record says how many "
+                                      "ranks' calls it may lack (ranks_missing)",
                                       (unsigned long long)loss[CF_LOSS_RECORDS], c->table_size, c->merge_max);
     if (loss[CF_LOSS_REQUESTS])
         cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS=%u)",
@@ -415,6 +440,23 @@ static void cf_oversubscription(cf_profile_t *p)
         if (!p->cpus_per_node_min || r->node_cpus < p->cpus_per_node_min)
             p->cpus_per_node_min = r->node_cpus;
     }
+}
+
+/* Whether this rank may have calls of key that no table of it kept: a key
+ * gets into a table at its first call or never (slots are never freed), so
+ * a thread that dropped records and has no entry of key may have dropped
+ * it, and so may the rank's own merged table. */
+static int cf_rank_lacks(uint64_t key, const cf_table_t *mine)
+{
+    if (mine->dropped && !cf_table_find(mine, key))
+        return 1;
+    uint32_t n = atomic_load(&cf_nthreads);
+    for (uint32_t i = 0; i < n; i++) {
+        const cf_table_t *t = &cf_threads[i]->table;
+        if (t->dropped && !cf_table_find(t, key))
+            return 1;
+    }
+    return 0;
 }
 
 void cf_runtime_finalize(void)
@@ -490,17 +532,19 @@ void cf_runtime_finalize(void)
     /* 3. stats, and transfer stats, summed over ranks */
     int overflow = 0, xoverflow = 0;
     size_t nu = 0, nx = 0;
-    cf_stat_t *stats = cf_merge_table(&mine, cf_g.cfg.merge_max, &nu, &overflow);
+    uint32_t *missing = NULL;
+    cf_stat_t *stats = cf_merge_table(&mine, cf_g.cfg.merge_max, &nu, &overflow, cf_rank_lacks, dropped > refused + req_dropped,
+                                      &missing);
     cf_table_fini(&mine);
     cf_stat_t *xstats = NULL, *estats = NULL;
     size_t ne = 0;
     int eoverflow = 0;
     if (have_samples) {
-        xstats = cf_merge_table(&sres.xfer, cf_g.cfg.merge_max, &nx, &xoverflow);
+        xstats = cf_merge_table(&sres.xfer, cf_g.cfg.merge_max, &nx, &xoverflow, NULL, 0, NULL);
         cf_table_fini(&sres.xfer);
     }
     if (have_samples) /* agreed by all ranks */
-        estats = cf_merge_table(&elig, cf_g.cfg.merge_max, &ne, &eoverflow);
+        estats = cf_merge_table(&elig, cf_g.cfg.merge_max, &ne, &eoverflow, NULL, 0, NULL);
     cf_table_fini(&elig);
 
     /* 4. communicators: union of ids, then their descriptions.  The
@@ -625,6 +669,8 @@ void cf_runtime_finalize(void)
             for (size_t k = 0; rid && rids && k < p.nregion; k++)
                 if (rids[k] == rid)
                     r->region = (unsigned)k + 1;
+            if (missing)
+                r->ranks_missing = missing[i];
             /* transfer stats of the same key, both arrays sorted by key */
             while (xstats && xi < nx && xstats[xi].key < s->key)
                 xi++;
@@ -656,6 +702,7 @@ void cf_runtime_finalize(void)
     }
     free(all);
     free(stats);
+    free(missing);
     free(xstats);
     free(estats);
     free(rids);
