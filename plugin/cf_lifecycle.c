@@ -168,10 +168,16 @@ int MPI_Type_free(MPI_Datatype *datatype)
     return rc;
 }
 
+/* The name is a varargs argument the caller may not have passed, which
+ * cannot be told from the call: it is read only where a name is expected.
+ * While recording is paused (after MPI_Pcontrol(0)), level 1 is the resume
+ * and has no name; otherwise level 1 opens the region it names and -1
+ * closes it. */
 int MPI_Pcontrol(const int level, ...)
 {
     const char *name = NULL;
-    if (level == 1 || level == -1) {
+    int paused = atomic_load(&cf_g.state) == 1 && !atomic_load(&cf_g.enabled);
+    if ((level == 1 && !paused) || level == -1) {
         va_list ap;
         va_start(ap, level);
         name = va_arg(ap, const char *);
