@@ -1,4 +1,5 @@
 #include <string.h>
+#include <unistd.h>
 #include "cf_common.h"
 
 const char *cf_status_str(int status)
@@ -26,4 +27,18 @@ size_t cf_strlcpy(char *dst, const char *src, size_t len)
         dst[k] = 0;
     }
     return n;
+}
+
+void cf_path_absolute(char *buf, size_t len)
+{
+    char cwd[4096];
+    size_t n = strlen(buf);
+    if (!n || buf[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        return;
+    size_t c = strlen(cwd);
+    if (c + n + 2 > len)
+        return;
+    memmove(buf + c + 1, buf, n + 1);
+    memcpy(buf, cwd, c);
+    buf[c] = '/';
 }

@@ -401,8 +401,8 @@ static const cf_spill_op_t *cf_part_op(const cf_part_t *q, unsigned layer, unsig
     return NULL;
 }
 
-int cf_spool_merge(const char *dir, cf_profile_t *p, char **output_p, char *note, size_t notelen, char *err,
-                   size_t errlen)
+int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output_p, char *note, size_t notelen,
+                   char *err, size_t errlen)
 {
     cf_paths_t l = {0};
     if (output_p)
@@ -423,13 +423,23 @@ int cf_spool_merge(const char *dir, cf_profile_t *p, char **output_p, char *note
     cf_part_t *parts = calloc(l.n, sizeof(*parts));
     size_t np = 0, bad = 0, stale = 0;
     char why[256], first_bad[512] = "";
+    size_t older = 0;
     for (size_t i = 0; parts && i < l.n; i++) {
-        if (cf_part_read(l.path[i], &parts[np], why, sizeof(why)) == CF_OK)
+        if (cf_part_read(l.path[i], &parts[np], why, sizeof(why)) != CF_OK) {
+            if (!bad++)
+                snprintf(first_bad, sizeof(first_bad), "%s: %s", l.path[i], why);
+        } else if (parts[np].h.init_wall < since) {
+            older++; /* an earlier job's, never merged: not this one's to take */
+            cf_part_free(&parts[np]);
+        } else
             np++;
-        else if (!bad++)
-            snprintf(first_bad, sizeof(first_bad), "%s: %s", l.path[i], why);
     }
     cf_paths_free(&l);
+    if (parts && np == 0 && older && !bad) {
+        snprintf(err, errlen, "only parts of an earlier job");
+        free(parts);
+        return CF_ERR_NODATA;
+    }
     if (!parts || np == 0) {
         snprintf(err, errlen, "no usable part (%s)", first_bad[0] ? first_bad : "out of memory");
         free(parts);

@@ -67,11 +67,13 @@ typedef struct {
 int cf_spool_paths(const char *dir, int rank, uint32_t fanout, char *sub, char *path, size_t len);
 
 /* Reads every part under dir into one profile, marked partial with how each
- * rank ended and which sent nothing.  *output_p (may be NULL) gets the path
- * the job meant to write (malloc'ed, NULL when it used the default name).
- * Returns CF_OK, or an error with err set. */
-int cf_spool_merge(const char *dir, cf_profile_t *p, char **output_p, char *note, size_t notelen, char *err,
-                   size_t errlen);
+ * rank ended and which sent nothing; parts of jobs started before since
+ * (seconds since the epoch; 0: any) are left alone.  *output_p (may be NULL)
+ * gets the path the job meant to write (malloc'ed, NULL when it used the
+ * default name).  Returns CF_OK, CF_ERR_NODATA when no part is there, or
+ * another error; err says why. */
+int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output_p, char *note, size_t notelen,
+                   char *err, size_t errlen);
 
 /* Removes the parts and subdirectories of a spool (and the spool when it is
  * left empty). */

@@ -286,6 +286,8 @@ void cf_spool_default(char *buf, size_t len)
             out[n - 5] = 0;
         cf_strlcpy(out + strlen(out), ".parts", sizeof(out) - strlen(out));
     }
+    /* absolute: the message names it, and merge may run elsewhere */
+    cf_path_absolute(out, sizeof(out));
     if (strlen(out) + 64 >= len) {
         buf[0] = 0; /* no room for the part names: nothing is spilled */
         if (cf_g.world_rank == 0)

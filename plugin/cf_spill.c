@@ -219,7 +219,7 @@ static void cf_spill(int end, int code, const char *why)
     atomic_store(&cf_spill_state, 3);
     char rank[24];
     cf_utoa(rank, (unsigned long)cf_g.world_rank);
-    if (rc != 0) {
+    if (rc != 0 && (cf_g.world_rank == 0 || end == CF_END_ABORT)) {
         const char *msg[] = {"rank ", rank, ": could not write its records to ", cf_file, NULL};
         cf_say(msg);
     } else if (!cf_quiet && (cf_g.world_rank == 0 || end == CF_END_ABORT)) {
@@ -371,6 +371,7 @@ void cf_spill_init(void)
     ver[strcspn(ver, "\n,")] = 0;
     cf_strlcpy(h->mpi_library, ver, sizeof(h->mpi_library));
     cf_profile_output(h->output, sizeof(h->output));
+    cf_path_absolute(h->output, sizeof(h->output));
 
     atomic_store(&cf_spill_state, 1);
     struct sigaction sa;

@@ -35,20 +35,22 @@ static char *cf_merge_default_out(const char *spool)
     return out;
 }
 
-int cf_merge_spool(const char *who, const char *spool, const char *out, int keep)
+int cf_merge_spool(const char *who, const char *spool, double since, const char *out, int keep)
 {
     cf_profile_t p;
     char err[600], note[128];
     char *meant = NULL;
-    if (cf_spool_merge(spool, &p, &meant, note, sizeof(note), err, sizeof(err)) != CF_OK) {
+    int rc = cf_spool_merge(spool, since, &p, &meant, note, sizeof(note), err, sizeof(err));
+    if (rc == CF_ERR_NODATA && since > 0)
+        return -1;
+    if (rc != CF_OK) {
         fprintf(stderr, "%s: %s: %s\n", who, spool, err);
-        free(meant);
         return CF_EXIT_USAGE;
     }
     char *dflt = NULL;
     if (!out)
         out = meant ? meant : (dflt = cf_merge_default_out(spool));
-    int rc = out ? cf_profile_write(&p, out, err, sizeof(err)) : CF_ERR_NOMEM;
+    rc = out ? cf_profile_write(&p, out, err, sizeof(err)) : CF_ERR_NOMEM;
     if (rc != CF_OK)
         fprintf(stderr, "%s: cannot write the profile to %s: %s\n", who, out ? out : "?",
                 out ? err : "out of memory");
@@ -91,5 +93,5 @@ int cf_cmd_merge(int argc, char **argv)
         fprintf(stderr, "commfit merge: %s: %s\n", spool, errno && stat(spool, &st) != 0 ? strerror(errno) : "not a directory");
         return CF_EXIT_USAGE;
     }
-    return cf_merge_spool("commfit merge", spool, out, keep);
+    return cf_merge_spool("commfit merge", spool, 0, out, keep);
 }

@@ -179,6 +179,7 @@ int cf_cmd_run(int argc, char **argv)
     for (int i = 1; i < ncmd; i++)
         args[n++] = cmd[i];
     args[n] = NULL;
+    time_t started = time(NULL);
     char *spool = cf_run_spool();
     if (!spool) {
         free(preload);
@@ -200,10 +201,12 @@ int cf_cmd_run(int argc, char **argv)
     }
     unsetenv("LD_PRELOAD");
     int status = cf_run_wait(child);
-    /* the job did not finish: its ranks left their records in the spool */
+    /* the job did not finish: its ranks left their records in the spool
+     * (parts of an earlier job in the same spool are not this one's; a
+     * minute allows for clocks of other nodes a little behind ours) */
     struct stat st;
     if (stat(spool, &st) == 0 && S_ISDIR(st.st_mode))
-        cf_merge_spool("commfit run", spool, getenv("COMMFIT_OUTPUT"), 0);
+        cf_merge_spool("commfit run", spool, (double)started - 60, getenv("COMMFIT_OUTPUT"), 0);
     free(spool);
     free(preload);
     free(args);

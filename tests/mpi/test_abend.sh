@@ -10,8 +10,11 @@ commfit="$CF_BUILDDIR/tools/commfit"
 prog="$CF_BUILDDIR/tests/mpi/abend"
 root=""
 [ "$(id -u)" = 0 ] && root=--allow-run-as-root
+# mpirun sends SIGKILL 1 s after its SIGTERM; on a loaded machine (oversubscribed ranks that
+# poll) a rank may not get the CPU to write its part in that time: the tests give it 10 s
+grace="--mca odls_base_sigkill_timeout 10"
 launch() { # NP: the launcher line commfit run is given
-    echo "$CF_MPIRUN" $root --oversubscribe --bind-to none -np "$1" --mca btl self,vader,tcp --mca pml ob1
+    echo "$CF_MPIRUN" $root --oversubscribe --bind-to none -np "$1" --mca btl self,vader,tcp --mca pml ob1 $grace
 }
 
 # the ranks' pids, once each has done its known calls and N loop calls
@@ -58,7 +61,7 @@ echo "ok   commfit report reads it and says how the job ended"
 # 2. MPI_Abort on rank 1, launched by hand, merged by hand; parts in subdirectories of 2 ranks
 d="$cf_tmp/abort"; mkdir -p "$d"
 COMMFIT_OUTPUT="$d/p.json" COMMFIT_SUMMARY=0 COMMFIT_SPOOL_FANOUT=2 \
-    cf_mpirun 3 -- "$prog" abort "$d" > /dev/null 2> "$d/err" && cf_fail "MPI_Abort did not end the job"
+    cf_mpirun 3 $grace -- "$prog" abort "$d" > /dev/null 2> "$d/err" && cf_fail "MPI_Abort did not end the job"
 grep "^commfit: rank 1: MPI_Abort before MPI_Finalize: \`commfit merge $d/p.parts\` makes the profile" "$d/err" \
     || { cat "$d/err"; cf_fail "no message from the aborting rank"; }
 ls "$d/p.parts/ranks-0-1/rank-0.spill" "$d/p.parts/ranks-0-1/rank-1.spill" "$d/p.parts/ranks-2-3/rank-2.spill" \
@@ -82,12 +85,12 @@ echo "ok   exit without MPI_Finalize: exact counts, the reason, the report"
 
 # 4. one rank killed outright: the others' records, each marked as lacking a rank
 d="$cf_tmp/kill"; mkdir -p "$d"
-COMMFIT_OUTPUT="$d/p.json" COMMFIT_SUMMARY=0 cf_mpirun 3 -- "$prog" term "$d" > /dev/null 2> "$d/err" &
+COMMFIT_OUTPUT="$d/p.json" COMMFIT_SUMMARY=0 cf_mpirun 3 $grace -- "$prog" term "$d" > /dev/null 2> "$d/err" &
 job=$!
 pids=$(wait_loop "$d" 3 20) || { kill -KILL $job; cf_fail "the ranks did not start"; }
 kill -KILL ${pids##* }
 wait $job
-"$commfit" merge -o "$d/m.json" "$d/p.parts" 2> "$d/merge" || { cat "$d/err" "$d/merge"; cf_fail "commfit merge failed"; }
+"$commfit" merge --keep -o "$d/m.json" "$d/p.parts" 2> "$d/merge" || { cat "$d/err" "$d/merge"; cf_fail "commfit merge failed"; }
 cat "$d/merge"
 grep -q "(parts of 2 of 3 ranks)" "$d/merge" || cf_fail "the merge does not say a rank is missing"
 "$CF_PYTHON" - "$d" <<'PY' || exit 1
@@ -115,3 +118,19 @@ sys.exit(0 if ok else 1)
 PY
 "$commfit" report "$d/m.json" > /dev/null || cf_fail "commfit report failed"
 echo "ok   a rank killed by SIGKILL: the others' records, marked"
+
+# 5. a spool an earlier job left (never merged) is not taken for a job that finishes
+"$CF_PYTHON" - "$d/p.parts" <<'PY'
+import glob, struct, sys, time
+for f in glob.glob(sys.argv[1] + "/*/rank-*.spill"):
+    with open(f, "r+b") as h:   # the job started an hour ago (init_wall, at byte 104 of the header)
+        h.seek(104)
+        h.write(struct.pack("d", time.time() - 3600))
+PY
+COMMFIT_SUMMARY=0 "$commfit" run -o "$d/p.json" -- $(launch 2) "$prog" finish "$d" > /dev/null 2> "$d/err2" \
+    || { cat "$d/err2"; cf_fail "a job that finishes failed"; }
+"$CF_PYTHON" -c 'import json, sys; p = json.load(open(sys.argv[1])); sys.exit(p["job"]["partial"] or p["job"]["ranks"] != 2)' \
+    "$d/p.json" || cf_fail "the earlier job's parts replaced a finished job's profile"
+[ -d "$d/p.parts" ] || cf_fail "the earlier job's spool was removed"
+! grep -q "did not reach" "$d/err2" || cf_fail "a finished job reported as unfinished"
+echo "ok   an earlier job's spool is left alone when a job finishes"
