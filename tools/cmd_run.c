@@ -81,21 +81,17 @@ static char *cf_run_spool(void)
     return abs;
 }
 
-/* A signal to commfit run goes on to the launcher (once each: a launcher
- * counts a second SIGINT as "kill now"), which ends the job its way; we
- * stay to gather what the ranks leave.  A signal from the terminal reaches
- * the launcher by itself. */
-static volatile sig_atomic_t cf_run_child;
-static volatile sig_atomic_t cf_run_forwarded[NSIG];
-static void cf_run_on_signal(int sig, siginfo_t *si, void *uc)
+/* A signal to commfit run: the launcher gets it too when it came from the
+ * terminal (one process group) or a batch system (every process of the
+ * job), and a second one makes Open MPI's mpirun exit at once, without
+ * giving its ranks time to write their records.  So it is passed on only
+ * if the launcher is still running 10 s later (someone signalled commfit
+ * run alone), once; we stay to gather what the ranks leave. */
+static volatile sig_atomic_t cf_run_sig;
+static void cf_run_on_signal(int sig)
 {
-    (void)uc;
-    if (sig <= 0 || sig >= NSIG || cf_run_forwarded[sig] || !cf_run_child)
-        return;
-    cf_run_forwarded[sig] = 1;
-    if (si && si->si_code == SI_KERNEL)
-        return;
-    kill((pid_t)cf_run_child, sig);
+    if (!cf_run_sig)
+        cf_run_sig = sig;
 }
 
 static int cf_run_wait(pid_t child)
@@ -103,18 +99,26 @@ static int cf_run_wait(pid_t child)
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = cf_run_on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sa.sa_handler = cf_run_on_signal;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    cf_run_child = child;
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         sigaction(sigs[i], &sa, NULL);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0) {
-        if (errno != EINTR) {
+    int status = 0, waited_ms = 0, forwarded = 0;
+    for (;;) {
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR) {
             status = 1 << 8;
             break;
         }
+        if (cf_run_sig && !forwarded && (waited_ms += 100) >= 10000) {
+            kill(child, cf_run_sig);
+            forwarded = 1;
+        }
+        struct timespec ms100 = {0, 100000000};
+        nanosleep(&ms100, NULL);
     }
     return status;
 }
