@@ -159,11 +159,19 @@ int cf_cmd_run(int argc, char **argv)
     if (old && strstr(old, plugin))
         snprintf(preload, len, "%s", old);
 
+    /* before the variables are forwarded: the ranks need the spool's name */
+    time_t started = time(NULL);
+    char *spool = cf_run_spool();
+    if (!spool) {
+        free(preload);
+        return 1;
+    }
     char **cmd = argv + optind;
     int ncmd = argc - optind;
     char **args = calloc((size_t)ncmd + 256, sizeof(char *));
     if (!args) {
         free(preload);
+        free(spool);
         return 1;
     }
     int n = 0;
@@ -183,13 +191,6 @@ int cf_cmd_run(int argc, char **argv)
     for (int i = 1; i < ncmd; i++)
         args[n++] = cmd[i];
     args[n] = NULL;
-    time_t started = time(NULL);
-    char *spool = cf_run_spool();
-    if (!spool) {
-        free(preload);
-        free(args);
-        return 1;
-    }
     /* the launcher itself must not be profiled: it is not an MPI process, but
      * it may be a dynamically linked program that would load libmpi */
     setenv("LD_PRELOAD", preload, 1);

@@ -142,3 +142,12 @@ COMMFIT_SUMMARY=0 "$commfit" run -o "$d/p.json" -- $(launch 2) "$prog" finish "$
 [ -d "$d/p.parts" ] || cf_fail "the earlier job's spool was removed"
 ! grep -q "did not reach" "$d/err2" || cf_fail "a finished job reported as unfinished"
 echo "ok   an earlier job's spool is left alone when a job finishes"
+
+# 6. commfit run names the spool (absolute) for ranks on every node: Open MPI's launcher gets -x for it
+mkdir -p "$cf_tmp/bin"
+printf '#!/bin/sh\necho "$@"\nenv | grep ^COMMFIT_SPOOL=\n' > "$cf_tmp/bin/mpirun"
+chmod +x "$cf_tmp/bin/mpirun"
+(cd "$cf_tmp" && "$commfit" run -o out.json -- "$cf_tmp/bin/mpirun" -np 2 ./app) > "$cf_tmp/args"
+grep -q -- "-x COMMFIT_SPOOL " "$cf_tmp/args" && grep -q -- "-x COMMFIT_GATHER " "$cf_tmp/args" && grep -qx "COMMFIT_SPOOL=$cf_tmp/out.parts" "$cf_tmp/args" \
+    || { cat "$cf_tmp/args"; cf_fail "the launcher is not given the spool"; }
+echo "ok   the launcher forwards COMMFIT_SPOOL=$cf_tmp/out.parts and COMMFIT_GATHER"
