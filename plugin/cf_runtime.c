@@ -534,7 +534,9 @@ static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
         uint32_t h = c->world ? cf_fnv1a(c->world, c->size) : 0x5eedu;
         if (flag)
             h = cf_inter_hash(comm, c);
-        for (const char *q = how; *q; q++)
+        /* the two sides of an intercommunicator are made by different
+         * calls (accept and connect): its groups name it alone */
+        for (const char *q = how; !flag && *q; q++)
             h = (h ^ (unsigned char)*q) * 16777619u;
         /* the first place among the live communicators of this group and
          * constructor: the same on every rank, which make and free them in

@@ -151,3 +151,9 @@ chmod +x "$cf_tmp/bin/mpirun"
 grep -q -- "-x COMMFIT_SPOOL " "$cf_tmp/args" && grep -q -- "-x COMMFIT_GATHER " "$cf_tmp/args" && grep -qx "COMMFIT_SPOOL=$cf_tmp/out.parts" "$cf_tmp/args" \
     || { cat "$cf_tmp/args"; cf_fail "the launcher is not given the spool"; }
 echo "ok   the launcher forwards COMMFIT_SPOOL=$cf_tmp/out.parts and COMMFIT_GATHER"
+
+# 7. COMMFIT_SPILL=0: nothing is spilled
+d="$cf_tmp/off"; mkdir -p "$d"
+COMMFIT_OUTPUT="$d/p.json" COMMFIT_SUMMARY=0 COMMFIT_SPILL=0 cf_mpirun 2 $grace -- "$prog" exit "$d" > /dev/null 2>&1
+[ ! -e "$d/p.parts" ] && [ ! -e "$d/p.json" ] || cf_fail "COMMFIT_SPILL=0 left records"
+echo "ok   COMMFIT_SPILL=0 leaves nothing"
