@@ -229,6 +229,16 @@ static void cf_spill(int end, int code, const char *why)
     }
 }
 
+/* This rank's part goes, and the spool's directories if no other part is
+ * left in them (async-signal-safe). */
+static void cf_spool_unlink(void)
+{
+    unlink(cf_file);
+    if (strcmp(cf_sub, cf_dir) != 0)
+        rmdir(cf_sub);
+    rmdir(cf_dir);
+}
+
 /* The job's own handler returned: the job goes on, and the part, stale,
  * goes; a later end writes a new one. */
 static void cf_spill_undo(void)
@@ -236,7 +246,7 @@ static void cf_spill_undo(void)
     int expect = 3;
     if (!atomic_compare_exchange_strong(&cf_spill_state, &expect, 2))
         return;
-    unlink(cf_file);
+    cf_spool_unlink();
     atomic_store(&cf_g.enabled, cf_enabled_before);
     atomic_store(&cf_spill_state, 1);
 }
@@ -272,7 +282,15 @@ static void cf_on_signal(int sig, siginfo_t *si, void *uc)
     } else {
         old->sa_handler(sig);
     }
-    cf_spill_undo();
+    /* The job's handler returned.  If it reset the signal and raised it again
+     * (Open MPI's crash handler does), or the signal is a fault that returning
+     * repeats, the job is ending and the part stays; else the job goes on. */
+    sigset_t pend;
+    struct sigaction now;
+    int ours = sigaction(sig, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == cf_on_signal;
+    int fault = si && si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+    if (ours && !fault && sigpending(&pend) == 0 && !sigismember(&pend, sig))
+        cf_spill_undo();
     errno = saved;
 }
 
@@ -397,11 +415,6 @@ void cf_spill_init(void)
 void cf_spill_finalized(void)
 {
     /* a handler before ours let the job go on after a signal: the part is stale */
-    int s = atomic_exchange(&cf_spill_state, 0);
-    if (s == 3) {
-        unlink(cf_file);
-        if (strcmp(cf_sub, cf_dir) != 0)
-            rmdir(cf_sub);
-        rmdir(cf_dir);
-    }
+    if (atomic_exchange(&cf_spill_state, 0) == 3)
+        cf_spool_unlink();
 }

@@ -5,9 +5,15 @@
  *   abort  20 allreduces, then rank 1 calls MPI_Abort(3) while the others
  *          wait in a barrier
  *   exit   every rank exits with status 7 without MPI_Finalize
+ *   usr1   (not an end) each rank's own SIGUSR1 handler, installed before
+ *          MPI_Init, takes a SIGUSR1 in the middle of 20 allreduces, and the
+ *          job goes on to MPI_Finalize
+ *   segv   20 allreduces, then rank 1 dereferences a null pointer while the
+ *          others wait in a barrier
  * argv[2] is the directory of the tallies (tally.RANK). */
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +26,19 @@ typedef struct {
     int64_t allreduce, bcast, send, recv, barrier, region_allreduce, loop;
 } tally_t;
 
+static volatile sig_atomic_t usr1_seen;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    usr1_seen = 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3)
         return 2;
+    if (!strcmp(argv[1], "usr1"))
+        signal(SIGUSR1, on_usr1);
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -90,6 +105,26 @@ int main(int argc, char **argv)
         if (rank == 1)
             MPI_Abort(MPI_COMM_WORLD, 3);
         MPI_Barrier(MPI_COMM_WORLD); /* never returns: rank 1 is gone */
+    } else if (!strcmp(argv[1], "usr1")) {
+        for (int i = 0; i < 20; i++) {
+            if (i == 10)
+                raise(SIGUSR1);
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            t->loop++;
+        }
+        if (!usr1_seen)
+            MPI_Abort(MPI_COMM_WORLD, 4);
+    } else if (!strcmp(argv[1], "segv")) {
+        for (int i = 0; i < 20; i++) {
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            t->loop++;
+        }
+        t->phase = 2;
+        if (rank == 1) {
+            volatile int *null = NULL;
+            *null = 1;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
     } else if (!strcmp(argv[1], "exit")) {
         for (int i = 0; i < 20; i++) {
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -157,3 +157,30 @@ d="$cf_tmp/off"; mkdir -p "$d"
 COMMFIT_OUTPUT="$d/p.json" COMMFIT_SUMMARY=0 COMMFIT_SPILL=0 cf_mpirun 2 $grace -- "$prog" exit "$d" > /dev/null 2>&1
 [ ! -e "$d/p.parts" ] && [ ! -e "$d/p.json" ] || cf_fail "COMMFIT_SPILL=0 left records"
 echo "ok   COMMFIT_SPILL=0 leaves nothing"
+
+# 8. a crash (SIGSEGV on rank 1, whose handler Open MPI installed: it prints a backtrace and
+#    raises the signal again): the crashed rank's records too, exact
+d="$cf_tmp/segv"; mkdir -p "$d"
+COMMFIT_SUMMARY=0 "$commfit" run -o "$d/p.json" -- $(launch 3) "$prog" segv "$d" > /dev/null 2> "$d/err" \
+    && cf_fail "the job returned 0"
+grep "^commfit: the job did not reach MPI_Finalize: partial profile (parts of all 3 ranks)" "$d/err" \
+    || { cat "$d/err"; cf_fail "no profile of all 3 ranks"; }
+cf_check abend "$d/p.json" "$d" 3 0 || exit 1
+grep -q "rank 1 ended by SIGSEGV" "$d/p.json" || cf_fail "the crash is not among the reasons"
+echo "ok   a crash: every rank's records, the reason"
+
+# 9. a signal the job handles itself (its handler, installed before MPI_Init, returns): the job
+#    goes on, recording resumes, the part written at the signal is withdrawn
+d="$cf_tmp/usr1"; mkdir -p "$d"
+COMMFIT_OUTPUT="$d/p.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" usr1 "$d" > /dev/null 2> "$d/err" \
+    || { cat "$d/err"; cf_fail "the job with its own SIGUSR1 handler failed"; }
+[ ! -e "$d/p.parts" ] || cf_fail "the withdrawn part's spool is left"
+"$CF_PYTHON" - "$d/p.json" <<'PY' || exit 1
+import json, sys
+p = json.load(open(sys.argv[1]))
+n = sum(r["calls"] for r in p["records"] if r["op"] == "MPI_Allreduce" and r["size_lo"] == 4)
+ok = not p["job"]["partial"] and n == 2 * 20
+print("%s the job's own handler: complete profile, all 40 loop allreduces recorded (%d), partial %s" %
+      ("ok  " if ok else "FAIL", n, p["job"]["partial"]))
+sys.exit(0 if ok else 1)
+PY
