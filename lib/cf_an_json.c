@@ -489,6 +489,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "path", json_string(cf_path_name((unsigned)o->path)));
         jset(&c, j, "nonblocking", json_boolean(o->nonblocking));
         jset(&c, j, "calls", json_integer((json_int_t)o->calls));
+        jset(&c, j, "ranks_missing", json_integer(o->ranks_missing));
         jset(&c, j, "bytes", json_integer((json_int_t)o->bytes));
         jset(&c, j, "time_s", jnum(o->time_s));
         jset(&c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));

@@ -327,6 +327,8 @@ int cf_an_points_build(cf_analysis_t *a)
             o->calls += sep[m]->calls;
             o->bytes += sep[m]->bytes;
             o->time_s += cf_an_pos(sep[m]->t_sum);
+            if (sep[m]->ranks_missing > o->ranks_missing)
+                o->ranks_missing = sep[m]->ranks_missing;
         }
         /* A span overlaps other work: the time it cost is the blocked time
          * in Wait/Test, which is ranked; the span is not. */

@@ -230,7 +230,8 @@ void cf_an_caveats_build(cf_analysis_t *a)
                nr, nc, nc == 1 ? "" : "s");
     }
     if (p->partial)
-        caveat(a, "partial profile: some calls were not recorded or not sampled (budgets exceeded)%s",
+        caveat(a, "partial profile: some calls were not recorded or not sampled (budgets exceeded, or a job that "
+                  "did not finish)%s",
                p->npartial_reason > 0 ? ":" : "");
     for (size_t i = 0; i < p->npartial_reason; i++)
         caveat(a, "  %s", p->partial_reason[i]);

@@ -166,6 +166,7 @@ typedef struct {
     int path;
     int nonblocking;    /* time is post to completion and may overlap */
     uint64_t calls, bytes;
+    uint32_t ranks_missing; /* the most ranks any of its records may lack (0: exact) */
     double time_s;      /* summed over ranks */
     double share;       /* of the summed time of all ranked operations */
     const cf_an_fit_t *fit; /* its own fit; NULL when not fitted */

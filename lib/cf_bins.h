@@ -154,4 +154,17 @@ static inline cf_stat_t *cf_table_get(cf_table_t *t, uint64_t key)
     return NULL;
 }
 
+/* Slot of key, NULL when absent (nothing inserted).  Keys are never removed,
+ * so an absent key's probe meets an empty slot or the probe limit. */
+static inline const cf_stat_t *cf_table_find(const cf_table_t *t, uint64_t key)
+{
+    uint32_t mask = t->cap - 1;
+    uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+    uint32_t limit = t->cap < CF_TABLE_PROBE ? t->cap : CF_TABLE_PROBE;
+    for (uint32_t n = 0; n < limit && t->slots[i].key; n++, i = (i + 1) & mask)
+        if (t->slots[i].key == key)
+            return &t->slots[i];
+    return NULL;
+}
+
 #endif

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cf_common.h"
 
 const char *cf_status_str(int status)
@@ -80,4 +81,18 @@ uint64_t cf_hash_bytes(uint64_t h, const void *p, size_t n)
 uint64_t cf_hash_str(uint64_t h, const char *s)
 {
     return cf_hash_bytes(h, s, strlen(s));
+}
+
+void cf_path_absolute(char *buf, size_t len)
+{
+    char cwd[4096];
+    size_t n = strlen(buf);
+    if (!n || buf[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        return;
+    size_t c = strlen(cwd);
+    if (c + n + 2 > len)
+        return;
+    memmove(buf + c + 1, buf, n + 1);
+    memcpy(buf, cwd, c);
+    buf[c] = '/';
 }

@@ -25,6 +25,10 @@ const char *cf_status_str(int status);
 /* Copies a string, always terminated, truncated to len - 1 characters. */
 size_t cf_strlcpy(char *dst, const char *src, size_t len);
 
+/* Makes the path in buf absolute (prefixes the working directory) when it
+ * is relative and the result fits len; leaves it as it is otherwise. */
+void cf_path_absolute(char *buf, size_t len);
+
 #define CF_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* An open-addressing index from 64-bit hashes to positions in an array

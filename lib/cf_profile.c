@@ -149,6 +149,9 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
                                                "description", c->desc, "user_name",
                                                c->user_name[0] ? json_string(c->user_name) : json_null(),
                                                "size", c->size, "nodes", c->nodes));
+        if (c->instances)
+            json_object_set_new(json_array_get(comms, i), "instances",
+                                json_integer((json_int_t)(c->instances > INT64_MAX ? INT64_MAX : c->instances)));
     }
     json_object_set_new(root, "communicators", comms);
 
@@ -181,6 +184,8 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
             json_object_set_new(o, "sample_eligible", json_integer((json_int_t)r->sample_eligible));
             json_object_set_new(o, "sample_selected", json_integer((json_int_t)r->sample_selected));
         }
+        if (r->ranks_missing)
+            json_object_set_new(o, "ranks_missing", json_integer(r->ranks_missing));
         if (r->xfer_n)
             json_object_set_new(o, "transfer_s", json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t)r->xfer_n, "sum",
                                                            r->xfer_sum, "p50", r->xfer_p50, "p99", r->xfer_p99));
@@ -519,7 +524,8 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             r->node_cpus = (int)json_integer_value(x);
     }
 
-    if (p.ranks < 1 || (size_t)p.ranks != p.nrank) {
+    /* a job that did not finish may lack ranks that left nothing (partial) */
+    if (p.ranks < 1 || (size_t)p.ranks < p.nrank || ((size_t)p.ranks > p.nrank && !(p.partial && p.nrank > 0))) {
         cf_errf(err, errlen, "job: 'ranks' is %d but 'ranks' lists %zu rank%s", p.ranks, p.nrank,
                 p.nrank == 1 ? "" : "s");
         goto err;
@@ -546,6 +552,8 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             cf_strlcpy(c->desc, json_string_value(x), sizeof(c->desc));
         if ((x = json_object_get(o, "user_name")) && json_is_string(x))
             cf_strlcpy(c->user_name, json_string_value(x), sizeof(c->user_name));
+        if ((x = json_object_get(o, "instances")) && json_is_integer(x) && json_integer_value(x) > 0)
+            c->instances = (uint64_t)json_integer_value(x);
     }
     if (cf_index_init(&p.comm_index, p.ncomm) != CF_OK) {
         rc = CF_ERR_NOMEM;
@@ -647,6 +655,9 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             r->sample_eligible = (uint64_t)json_integer_value(x);
         if ((x = json_object_get(o, "sample_selected")) && json_is_integer(x) && json_integer_value(x) >= 0)
             r->sample_selected = (uint64_t)json_integer_value(x);
+        if ((x = json_object_get(o, "ranks_missing")) && json_is_integer(x) && json_integer_value(x) > 0 &&
+            json_integer_value(x) <= p.ranks)
+            r->ranks_missing = (uint32_t)json_integer_value(x);
         if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
             snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
             CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));

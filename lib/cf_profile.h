@@ -33,6 +33,10 @@ typedef struct {
      * messages with a partner rank), and those its rule chose; 0 in older
      * profiles.  Coverage is xfer_n / sample_eligible. */
     uint64_t sample_eligible, sample_selected;
+    /* ranks whose calls of this record may be missing: their table was full
+     * when its key came (a key is kept from its first call or never), or
+     * they left no records (a job that did not finish); 0: exact */
+    uint32_t ranks_missing;
 } cf_record_t;
 
 typedef struct {
@@ -47,6 +51,7 @@ typedef struct {
 typedef struct {
     uint32_t id;
     int size, nodes;
+    uint64_t instances;               /* communicators that held this id over the run (0: not recorded) */
     char name[48];                    /* the constructor: "MPI_Comm_split", "other" */
     char desc[CF_COMM_DESC_LEN];      /* "split of world, colour 3"; "" when unknown */
     char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name; "" when not set */

@@ -69,15 +69,17 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
     for (size_t i = 0; i < nops && i < CF_SUMMARY_ROWS; i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
         const cf_an_fit_t *f = o->fit;
-        char label[24], bytes[CF_FMT_LEN], t[CF_FMT_LEN], al[CF_FMT_LEN], bw[CF_FMT_LEN], v[40];
+        char label[24], bytes[CF_FMT_LEN], t[CF_FMT_LEN], al[CF_FMT_LEN], bw[CF_FMT_LEN], v[40], calls[32];
         int fitted = f != NULL && f->fit.ok;
 
         if (o->nonblocking)
             break; /* spans are not costs: the ranking ends before them */
         if (f != NULL && f->basis != NULL && strcmp(f->basis, "model") == 0)
             model_used = 1;
-        fprintf(out, "commfit: %-22s %-9s %10llu %9s %10s %5.1f%%  %-21s %9s %10s\n", o->op,
-                cf_comm_label(o->comm, label, sizeof(label)), (unsigned long long)o->calls,
+        /* '+': some ranks' calls of it could not be kept (as in the report) */
+        snprintf(calls, sizeof(calls), "%llu%s", (unsigned long long)o->calls, o->ranks_missing ? "+" : "");
+        fprintf(out, "commfit: %-22s %-9s %10s %9s %10s %5.1f%%  %-21s %9s %10s\n", o->op,
+                cf_comm_label(o->comm, label, sizeof(label)), calls,
                 cf_fmt_size((double)o->bytes, bytes, sizeof(bytes)),
                 cf_fmt_time(p->ranks > 0 ? o->time_s / p->ranks : o->time_s, t, sizeof(t)),
                 isfinite(o->share) ? 100.0 * o->share : 0.0, cf_summary_verdict(f, v, sizeof(v)),

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cf_runtime.h"
+#include "cf_spill.h"
 
 /* MPI_Comm_set_name may be called by several threads */
 static pthread_mutex_t cf_name_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,6 +29,14 @@ int MPI_Finalize(void)
 {
     cf_runtime_finalize();
     return PMPI_Finalize();
+}
+
+/* The job ends here: this rank's records go to the spool first (the
+ * runtime then kills the other ranks, which spill on its signal). */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    cf_spill_abort(errorcode);
+    return PMPI_Abort(comm, errorcode);
 }
 
 /* What a communicator is called in descriptions of those made from it:
@@ -283,10 +292,16 @@ int MPI_Type_free(MPI_Datatype *datatype)
     return rc;
 }
 
+/* The name is a varargs argument the caller may not have passed, which
+ * cannot be told from the call: it is read only where a name is expected.
+ * While recording is paused (after MPI_Pcontrol(0)), level 1 is the resume
+ * and has no name; otherwise level 1 opens the region it names and -1
+ * closes it. */
 int MPI_Pcontrol(const int level, ...)
 {
     const char *name = NULL;
-    if (level == 1 || level == -1) {
+    int paused = atomic_load(&cf_g.state) == 1 && !atomic_load(&cf_g.enabled);
+    if ((level == 1 && !paused) || level == -1) {
         va_list ap;
         va_start(ap, level);
         name = va_arg(ap, const char *);

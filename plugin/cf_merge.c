@@ -15,6 +15,8 @@
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_spill.h"
+#include "cf_spool.h"
 #include "cf_summary.h"
 #include "cf_sync.h"
 #include "cf_ucx.h"
@@ -22,8 +24,6 @@
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
-CF_HIDDEN extern cf_comm_t **cf_comm_all;
-CF_HIDDEN extern size_t cf_comm_nall;
 
 /* ---- union of sorted key lists: buffer = [count | overflow bit, keys...] ---- */
 #define CF_OVERFLOW (1ull << 63)
@@ -107,6 +107,7 @@ static void cf_stat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 typedef struct {
     uint32_t id;
     int size, nodes;
+    uint64_t instances;
     char name[48];
     char desc[CF_COMM_DESC_LEN], user_name[CF_COMM_USER_LEN];
 } cf_comm_wire_t;
@@ -119,13 +120,21 @@ static void cf_comm_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     (void)dt;
     cf_comm_wire_t *a = in, *b = inout;
     for (int i = 0; i < *len; i++) {
+        uint64_t n = a[i].instances > b[i].instances ? a[i].instances : b[i].instances;
         int c = strcmp(a[i].desc, b[i].desc);
         if ((b[i].size == 0 && a[i].size != 0) ||
             (a[i].size != 0 && (b[i].desc[0] == 0 ? a[i].desc[0] != 0 : a[i].desc[0] != 0 && c < 0)))
             b[i] = a[i];
         else if (a[i].size != 0 && c == 0 && strcmp(a[i].user_name, b[i].user_name) > 0)
             cf_strlcpy(b[i].user_name, a[i].user_name, sizeof(b[i].user_name));
+        b[i].instances = n;
     }
+}
+
+static int cf_cmp_comm_id(const void *x, const void *y)
+{
+    uint32_t a = (*(cf_comm_t *const *)x)->id, b = (*(cf_comm_t *const *)y)->id;
+    return a < b ? -1 : a > b;
 }
 
 int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
@@ -151,8 +160,11 @@ int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int
     return rc;
 }
 
-cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p)
+cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p,
+                          int (*lacks)(uint64_t key, const cf_table_t *mine), int dropping, uint32_t **missing_p)
 {
+    if (missing_p)
+        *missing_p = NULL;
     uint64_t *keys = malloc(((size_t)mine->used + 1) * sizeof(uint64_t));
     size_t nkeys = 0, nu = 0;
     for (uint32_t s = 0; keys && s < mine->cap; s++)
@@ -176,6 +188,27 @@ cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *over
             stats[i] = *s;
         stats[i].key = ukeys[i];
     }
+    /* records some rank could not keep: which ranks, per record */
+    int any = 0;
+    if (missing_p)
+        PMPI_Allreduce(&dropping, &any, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
+    uint32_t *miss = any ? calloc(nu ? nu : 1, sizeof(uint32_t)) : NULL;
+    if (any && cf_all_ok(miss != NULL)) {
+        for (size_t i = 0; dropping && i < nu; i++)
+            miss[i] = lacks(ukeys[i], mine) != 0;
+        for (size_t off = 0; off < nu; off += 1u << 20) {
+            int cnt = (int)(nu - off < (1u << 20) ? nu - off : 1u << 20);
+            if (cf_g.world_rank == 0)
+                PMPI_Reduce(MPI_IN_PLACE, miss + off, cnt, MPI_UINT32_T, MPI_SUM, 0, cf_g.tool_comm);
+            else
+                PMPI_Reduce(miss + off, NULL, cnt, MPI_UINT32_T, MPI_SUM, 0, cf_g.tool_comm);
+        }
+        if (cf_g.world_rank == 0)
+            *missing_p = miss;
+        else
+            free(miss);
+    } else
+        free(miss);
     free(ukeys);
     if (stats)
         cf_reduce_bytes(stats, nu, sizeof(cf_stat_t), cf_stat_op, 0);
@@ -231,6 +264,45 @@ static void cf_spawned_name(char *buf, size_t len, const char *out)
     size_t n = strlen(out);
     int has_ext = n > 5 && strcmp(out + n - 5, ".json") == 0;
     snprintf(buf, len, "%.*s.spawn-%ld.json", (int)(has_ext ? n - 5 : n), out, (long)getpid());
+}
+
+void cf_profile_output(char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (cf_g.cfg.output[0] && cf_g.spawned)
+        cf_spawned_name(buf, len, cf_g.cfg.output);
+    else if (cf_g.cfg.output[0])
+        snprintf(buf, len, "%s", cf_g.cfg.output);
+}
+
+/* COMMFIT_SPOOL, else the profile's name with .parts for .json (rank 0, at
+ * MPI_Init); a spawned job's own. */
+void cf_spool_default(char *buf, size_t len)
+{
+    char out[4200];
+    if (cf_g.cfg.spool[0]) {
+        if (cf_g.spawned)
+            snprintf(out, sizeof(out), "%s.spawn-%ld", cf_g.cfg.spool, (long)getpid());
+        else
+            snprintf(out, sizeof(out), "%s", cf_g.cfg.spool);
+    } else {
+        cf_profile_output(out, sizeof(out));
+        if (!out[0])
+            cf_default_name(out, sizeof(out), NULL);
+        size_t n = strlen(out);
+        if (n > 5 && strcmp(out + n - 5, ".json") == 0)
+            out[n - 5] = 0;
+        cf_strlcpy(out + strlen(out), ".parts", sizeof(out) - strlen(out));
+    }
+    /* absolute: the message names it, and merge may run elsewhere */
+    cf_path_absolute(out, sizeof(out));
+    if (strlen(out) + 64 >= len) {
+        buf[0] = 0; /* no room for the part names: nothing is spilled */
+        if (cf_g.world_rank == 0)
+            cf_log("the spool path %s is too long; a job that does not finish leaves no records", out);
+        return;
+    }
+    cf_strlcpy(buf, out, len);
 }
 
 static void cf_write_profile(const cf_profile_t *p)
@@ -338,7 +410,8 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
                                       (unsigned long long)loss[CF_LOSS_THREADS], c->max_threads);
     if (loss[CF_LOSS_RECORDS])
         cf_profile_add_partial_reason(p, "records dropped: %llu calls or keys found the tables full "
-                                      "(COMMFIT_TABLE_SIZE=%u, COMMFIT_MERGE_MAX=%u)",
+                                      "(COMMFIT_TABLE_SIZE=%u, COMMFIT_MERGE_MAX=%u); each record says how many "
+                                      "ranks' calls it may lack (ranks_missing)",
                                       (unsigned long long)loss[CF_LOSS_RECORDS], c->table_size, c->merge_max);
     if (loss[CF_LOSS_REQUESTS])
         cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS=%u)",
@@ -347,7 +420,8 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
         cf_profile_add_partial_reason(p, "more distinct records over the job than COMMFIT_MERGE_MAX=%u: some left out",
                                       c->merge_max);
     if (fail[CF_FAIL_COMMS])
-        cf_profile_add_partial_reason(p, "communicators not all described (more than 4096, or no memory)");
+        cf_profile_add_partial_reason(p, "communicators not all described (more distinct ones over the job than "
+                                      "COMMFIT_MERGE_COMMS=%u, or no memory)", c->merge_comms);
     if (fail[CF_FAIL_REGIONS])
         cf_profile_add_partial_reason(p, "region names not all kept (too many regions)");
     if (samples_lost)
@@ -376,6 +450,23 @@ static void cf_oversubscription(cf_profile_t *p)
         if (!p->cpus_per_node_min || r->node_cpus < p->cpus_per_node_min)
             p->cpus_per_node_min = r->node_cpus;
     }
+}
+
+/* Whether this rank may have calls of key that no table of it kept: a key
+ * gets into a table at its first call or never (slots are never freed), so
+ * a thread that dropped records and has no entry of key may have dropped
+ * it, and so may the rank's own merged table. */
+static int cf_rank_lacks(uint64_t key, const cf_table_t *mine)
+{
+    if (mine->dropped && !cf_table_find(mine, key))
+        return 1;
+    uint32_t n = atomic_load(&cf_nthreads);
+    for (uint32_t i = 0; i < n; i++) {
+        const cf_table_t *t = &cf_threads[i]->table;
+        if (t->dropped && !cf_table_find(t, key))
+            return 1;
+    }
+    return 0;
 }
 
 void cf_runtime_finalize(void)
@@ -451,40 +542,56 @@ void cf_runtime_finalize(void)
     /* 3. stats, and transfer stats, summed over ranks */
     int overflow = 0, xoverflow = 0;
     size_t nu = 0, nx = 0;
-    cf_stat_t *stats = cf_merge_table(&mine, cf_g.cfg.merge_max, &nu, &overflow);
+    uint32_t *missing = NULL;
+    cf_stat_t *stats = cf_merge_table(&mine, cf_g.cfg.merge_max, &nu, &overflow, cf_rank_lacks, dropped > refused + req_dropped,
+                                      &missing);
     cf_table_fini(&mine);
     cf_stat_t *xstats = NULL, *estats = NULL;
     size_t ne = 0;
     int eoverflow = 0;
     if (have_samples) {
-        xstats = cf_merge_table(&sres.xfer, cf_g.cfg.merge_max, &nx, &xoverflow);
+        xstats = cf_merge_table(&sres.xfer, cf_g.cfg.merge_max, &nx, &xoverflow, NULL, 0, NULL);
         cf_table_fini(&sres.xfer);
     }
     if (have_samples) /* agreed by all ranks */
-        estats = cf_merge_table(&elig, cf_g.cfg.merge_max, &ne, &eoverflow);
+        estats = cf_merge_table(&elig, cf_g.cfg.merge_max, &ne, &eoverflow, NULL, 0, NULL);
     cf_table_fini(&elig);
 
-    /* 4. communicators: union of ids, then their descriptions */
-    uint64_t *cids = malloc((cf_comm_nall + 1) * sizeof(uint64_t)), no_comm = 0;
+    /* 4. communicators: union of ids, then their descriptions.  The
+     * union holds at most the sum of the ranks' counts: room for that, up
+     * to COMMFIT_MERGE_COMMS */
+    size_t nall = atomic_load(&cf_comm_nall);
+    cf_comm_t **mycomms = malloc((nall + 1) * sizeof(*mycomms));
+    uint64_t *cids = malloc((nall + 1) * sizeof(uint64_t)), no_comm = 0, sum_cids = 0;
     size_t ncid = 0, nuc = 0;
-    for (size_t i = 0; cids && i < cf_comm_nall; i++)
-        cids[ncid++] = cf_comm_all[i]->id;
-    int coverflow = !cids;
-    uint64_t *ucids = cf_union_keys(cids ? cids : &no_comm, ncid, 4096, &nuc, &coverflow);
+    if (mycomms && cids) {
+        memcpy(mycomms, atomic_load(&cf_comm_all), nall * sizeof(*mycomms));
+        qsort(mycomms, nall, sizeof(*mycomms), cf_cmp_comm_id);
+        for (size_t i = 0; i < nall; i++)
+            cids[ncid++] = mycomms[i]->id;
+    }
+    PMPI_Allreduce(&(uint64_t){ncid}, &sum_cids, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    int coverflow = !cids || !mycomms;
+    uint32_t ccap = sum_cids < cf_g.cfg.merge_comms ? (uint32_t)sum_cids + 1 : cf_g.cfg.merge_comms;
+    uint64_t *ucids = cf_union_keys(cids && mycomms ? cids : &no_comm, cids && mycomms ? ncid : 0, ccap, &nuc,
+                                    &coverflow);
     free(cids);
     cf_comm_wire_t *cw = ucids ? calloc(nuc ? nuc : 1, sizeof(*cw)) : NULL;
-    for (size_t i = 0; cw && i < nuc; i++) {
+    for (size_t i = 0, j = 0; cw && mycomms && i < nuc; i++) {
         cw[i].id = (uint32_t)ucids[i];
-        for (size_t j = 0; j < cf_comm_nall; j++)
-            if (cf_comm_all[j]->id == cw[i].id) {
-                cw[i].size = cf_comm_all[j]->size;
-                cw[i].nodes = cf_comm_all[j]->nodes;
-                cf_strlcpy(cw[i].name, cf_comm_all[j]->name, sizeof(cw[i].name));
-                cf_strlcpy(cw[i].desc, cf_comm_all[j]->desc, sizeof(cw[i].desc));
-                cf_strlcpy(cw[i].user_name, cf_comm_all[j]->user_name, sizeof(cw[i].user_name));
-                break;
-            }
+        /* both sorted by id */
+        while (j < nall && mycomms[j]->id < cw[i].id)
+            j++;
+        if (j < nall && mycomms[j]->id == cw[i].id) {
+            cw[i].size = mycomms[j]->size;
+            cw[i].nodes = mycomms[j]->nodes;
+            cw[i].instances = mycomms[j]->instances;
+            cf_strlcpy(cw[i].name, mycomms[j]->name, sizeof(cw[i].name));
+            cf_strlcpy(cw[i].desc, mycomms[j]->desc, sizeof(cw[i].desc));
+            cf_strlcpy(cw[i].user_name, mycomms[j]->user_name, sizeof(cw[i].user_name));
+        }
     }
+    free(mycomms);
     if (ucids && cf_all_ok(cw != NULL))
         cf_reduce_bytes(cw, nuc, sizeof(*cw), cf_comm_op, 0);
     else {
@@ -558,6 +665,7 @@ void cf_runtime_finalize(void)
             c->id = cw[i].id;
             c->size = cw[i].size;
             c->nodes = cw[i].nodes;
+            c->instances = cw[i].instances;
             cf_strlcpy(c->name, cw[i].name, sizeof(c->name));
             cf_strlcpy(c->desc, cw[i].desc, sizeof(c->desc));
             cf_strlcpy(c->user_name, cw[i].user_name, sizeof(c->user_name));
@@ -569,32 +677,15 @@ void cf_runtime_finalize(void)
             if (!s->calls)
                 continue;
             cf_record_t *r = &p.rec[p.nrec++];
-            unsigned op = cf_key_op(s->key);
-            r->layer = (int)cf_key_layer(s->key);
-            cf_strlcpy(r->op, cf_layer_op_name((unsigned)r->layer, op), sizeof(r->op));
-            cf_strlcpy(r->kind, cf_layer_op_kind((unsigned)r->layer, op), sizeof(r->kind));
-            r->comm = cf_key_comm(s->key);
-            if (r->layer == CF_LAYER_UCX) {
-                /* the communicator field of a UCX key holds the MPI operation above it */
-                unsigned parent = (unsigned)r->comm;
-                if (parent)
-                    cf_strlcpy(r->parent_op, cf_layer_op_name(CF_LAYER_MPI, parent), sizeof(r->parent_op));
-                r->comm = CF_COMM_ID_NONE;
-            }
-            r->path = (int)cf_key_path(s->key);
+            unsigned op = cf_key_op(s->key), layer = cf_key_layer(s->key), parent = cf_key_comm(s->key);
+            cf_record_from_stat(r, s, cf_layer_op_name(layer, op), cf_layer_op_kind(layer, op),
+                                layer == CF_LAYER_UCX && parent ? cf_layer_op_name(CF_LAYER_MPI, parent) : "");
             unsigned rid = cf_key_region(s->key);
             for (size_t k = 0; rid && rids && k < p.nregion; k++)
                 if (rids[k] == rid)
                     r->region = (unsigned)k + 1;
-            r->size_lo = cf_size_bin_lo(cf_key_bin(s->key));
-            r->size_hi = cf_size_bin_hi(cf_key_bin(s->key));
-            r->calls = s->calls;
-            r->bytes = s->bytes;
-            r->t_sum = cf_ns_to_s((double)s->t_sum);
-            r->t_min = cf_ns_to_s((double)s->t_min);
-            r->t_max = cf_ns_to_s((double)s->t_max);
-            r->t_p50 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.5, (double)s->t_min, (double)s->t_max));
-            r->t_p99 = cf_ns_to_s(cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max));
+            if (missing)
+                r->ranks_missing = missing[i];
             /* transfer stats of the same key, both arrays sorted by key */
             while (xstats && xi < nx && xstats[xi].key < s->key)
                 xi++;
@@ -627,10 +718,12 @@ void cf_runtime_finalize(void)
     }
     free(all);
     free(stats);
+    free(missing);
     free(xstats);
     free(estats);
     free(rids);
     free(cw);
     free(ucids);
+    cf_spill_finalized();
     atomic_store(&cf_g.state, 2);
 }

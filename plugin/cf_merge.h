@@ -9,8 +9,13 @@
 CF_HIDDEN uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p);
 
 /* The stats of every rank's table, summed key by key: on rank 0 an array
- * sorted by key (*n_p entries); elsewhere NULL after taking part. */
-CF_HIDDEN cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p);
+ * sorted by key (*n_p entries); elsewhere NULL after taking part.  With
+ * missing_p, rank 0 also gets per entry the ranks that may lack calls of it:
+ * those for which lacks(key) is true (called only where the rank dropped
+ * records, and only when some rank did; otherwise *missing_p is NULL). */
+CF_HIDDEN cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p,
+                                    int (*lacks)(uint64_t key, const cf_table_t *mine), int dropping,
+                                    uint32_t **missing_p);
 
 /* Whether every rank can go on (collective): a rank short of memory must
  * not leave the others waiting in the next reduction, so all skip it. */

@@ -152,6 +152,20 @@ void cf_pcontrol(int level, const char *name)
     pthread_mutex_unlock(&cf_region_lock);
 }
 
+/* For a part written without MPI (cf_spill.c): plain reads, no lock (a
+ * signal handler may call it). */
+size_t cf_regions_copy(cf_spill_region_t *out, size_t max)
+{
+    size_t n = cf_nregions < max ? cf_nregions : max;
+    for (size_t i = 0; i < n; i++) {
+        out[i].id = cf_regions[i].id;
+        out[i].pad = 0;
+        out[i].entries = cf_regions[i].entries;
+        memcpy(out[i].path, cf_regions[i].path, sizeof(out[i].path));
+    }
+    return n;
+}
+
 /* ---- at finalize: the names of all ranks' regions ---- */
 
 typedef struct {

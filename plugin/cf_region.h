@@ -5,6 +5,7 @@
 #include "cf_merge.h"
 #include "cf_profile.h"
 #include "cf_runtime.h"
+#include "cf_spool.h"
 
 #define CF_MAX_REGIONS 256
 
@@ -12,5 +13,8 @@
  * go into p->region and its extra "region_entries" section, and *ids_p gets
  * the region id of each p->region entry (malloc'ed). */
 CF_HIDDEN int cf_regions_merge(cf_profile_t *p, unsigned **ids_p);
+
+/* The regions of this rank, for its part (async-signal-safe). */
+CF_HIDDEN size_t cf_regions_copy(cf_spill_region_t *out, size_t max);
 
 #endif

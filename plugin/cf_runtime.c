@@ -16,6 +16,7 @@
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_spill.h"
 #include "cf_ucx.h"
 #include "cf_sync.h"
 
@@ -25,8 +26,12 @@ __thread int cf_refused;
 __thread cf_type_cache_t cf_type_cache[8];
 _Atomic unsigned cf_type_gen = 1;
 cf_comm_t *cf_comm_world;
-_Atomic uintptr_t cf_comm_keys[CF_COMM_SLOTS];
-cf_comm_t *cf_comm_vals[CF_COMM_SLOTS];
+/* the first handle table, static so that lookups before any growth need no allocation */
+#define CF_COMM_SLOTS0 1024
+static _Atomic uintptr_t cf_comm_keys0[CF_COMM_SLOTS0];
+static cf_comm_t *_Atomic cf_comm_vals0[CF_COMM_SLOTS0];
+static cf_comm_tab_t cf_comm_tab0 = {CF_COMM_SLOTS0 - 1, 0, cf_comm_keys0, cf_comm_vals0};
+cf_comm_tab_t *_Atomic cf_comm_tab = &cf_comm_tab0;
 
 const char *const cf_op_names[CF_OP_COUNT] = {
     "none",
@@ -109,6 +114,18 @@ static int cf_env_bool(const char *name, int def, int *v, int complain)
     return 0;
 }
 
+static void cf_env_path(const char *name, char *out, size_t len, const char *def, int complain)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return;
+    if (strlen(s) >= len) {
+        if (complain)
+            cf_log("%s is longer than %zu characters; using %s", name, len - 1, def);
+    } else
+        cf_strlcpy(out, s, len);
+}
+
 /* Reads every COMMFIT_* variable; messages only where complain is set (rank 0). */
 static void cf_config_read(cf_config_t *c, int complain)
 {
@@ -120,6 +137,7 @@ static void cf_config_read(cf_config_t *c, int complain)
     cf_env_uint("COMMFIT_TABLE_SIZE", 64, 1u << 20, 1024, &c->table_size, complain);
     cf_env_uint("COMMFIT_MAX_REQUESTS", 64, 1u << 24, 65536, &c->max_requests, complain);
     cf_env_uint("COMMFIT_MERGE_MAX", 64, 1u << 20, 16384, &c->merge_max, complain);
+    cf_env_uint("COMMFIT_MERGE_COMMS", 64, 1u << 24, 65536, &c->merge_comms, complain);
     cf_env_uint("COMMFIT_MAX_THREADS", 1, 4096, 64, &v, complain);
     c->max_threads = v;
     cf_env_uint("COMMFIT_SAMPLES", 0, 1u << 22, 16384, &c->samples, complain);
@@ -130,20 +148,17 @@ static void cf_config_read(cf_config_t *c, int complain)
         c->sample_every = 16;
     }
     cf_env_uint("COMMFIT_TRACE", 0, 1u << 20, 256, &c->trace, complain);
-    const char *out = getenv("COMMFIT_OUTPUT");
-    if (out && *out) {
-        if (strlen(out) >= sizeof(c->output)) {
-            if (complain)
-                cf_log("COMMFIT_OUTPUT is longer than %zu characters; using the default name",
-                       sizeof(c->output) - 1);
-        } else
-            cf_strlcpy(c->output, out, sizeof(c->output));
-    }
+    cf_env_path("COMMFIT_OUTPUT", c->output, sizeof(c->output), "the default name", complain);
+    cf_env_bool("COMMFIT_SPILL", 1, &c->spill, complain);
+    cf_env_bool("COMMFIT_GATHER", 0, &c->gather, complain);
+    cf_env_uint("COMMFIT_SPOOL_FANOUT", 0, 1u << 30, 256, &c->spool_fanout, complain);
+    cf_env_path("COMMFIT_SPOOL", c->spool, sizeof(c->spool), "the profile's name with .parts", complain);
     static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
                                         "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
                                         "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
                                         "COMMFIT_SAMPLES", "COMMFIT_SAMPLE_EVERY", "COMMFIT_TRACE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
-                                        "COMMFIT_UCX"};
+                                        "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
+                                        "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)
@@ -243,13 +258,6 @@ static uint32_t cf_fnv1a(const int *v, int n)
     return h;
 }
 
-/* creation count per group hash, so that dups of one group differ */
-#define CF_GROUP_SEEN 256
-static struct {
-    uint32_t hash;
-    uint32_t count;
-} cf_group_seen[CF_GROUP_SEEN];
-
 static int *cf_group_world_ranks(MPI_Group g, int n)
 {
     int *in = malloc((size_t)(n ? n : 1) * sizeof(int));
@@ -326,32 +334,176 @@ static void cf_comm_classify(cf_comm_t *c)
         c->path = n <= 1 ? CF_PATH_SELF : c->nodes > 1 ? CF_PATH_INTER : CF_PATH_INTRA;
 }
 
+/* ---- the handle table (under cf_lock) ---- */
+
+static int cf_tab_put(cf_comm_tab_t *tb, uintptr_t k, cf_comm_t *c)
+{
+    uint32_t i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < CF_COMM_PROBE; n++) {
+        uint32_t s = (i + n) & tb->mask;
+        uintptr_t e = atomic_load(&tb->keys[s]);
+        if (e == k || e == 0) {
+            atomic_store_explicit(&tb->vals[s], c, memory_order_relaxed);
+            atomic_store_explicit(&tb->keys[s], k, memory_order_release);
+            tb->used += e == 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The description a live handle has, or NULL. */
+static cf_comm_t *cf_tab_get(const cf_comm_tab_t *tb, uintptr_t k, uint32_t *slot_p)
+{
+    uint32_t i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < CF_COMM_PROBE; n++) {
+        uint32_t s = (i + n) & tb->mask;
+        if (atomic_load(&tb->keys[s]) == k) {
+            if (slot_p)
+                *slot_p = s;
+            return atomic_load(&tb->vals[s]);
+        }
+    }
+    return NULL;
+}
+
+/* A table twice as large with every live handle, published for the
+ * readers; the old one stays as it is for those still probing it. */
+static int cf_tab_grow(void)
+{
+    cf_comm_tab_t *old = atomic_load(&cf_comm_tab);
+    for (uint32_t cap = 2 * (old->mask + 1); cap && cap <= (1u << 30); cap *= 2) {
+        cf_comm_tab_t *tb = calloc(1, sizeof(*tb));
+        _Atomic uintptr_t *keys = calloc(cap, sizeof(*keys));
+        cf_comm_t *_Atomic *vals = calloc(cap, sizeof(*vals));
+        if (!tb || !keys || !vals) {
+            free(tb);
+            free(keys);
+            free(vals);
+            return 0;
+        }
+        tb->mask = cap - 1;
+        tb->keys = keys;
+        tb->vals = vals;
+        int ok = 1;
+        for (uint32_t s = 0; ok && s <= old->mask; s++) {
+            uintptr_t k = atomic_load(&old->keys[s]);
+            if (k)
+                ok = cf_tab_put(tb, k, atomic_load(&old->vals[s]));
+        }
+        if (ok) {
+            atomic_store_explicit(&cf_comm_tab, tb, memory_order_release);
+            return 1;
+        }
+        free(keys);
+        free(vals);
+        free(tb);
+    }
+    return 0;
+}
+
 static void cf_comm_insert(cf_comm_t *c)
 {
     uintptr_t k = (uintptr_t)c->handle;
-    uint32_t i = cf_hash_ptr(k);
-    /* a stale entry for a reused handle is replaced in place */
-    for (unsigned n = 0; n < 16; n++) {
-        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
-        if (atomic_load(&cf_comm_keys[s]) == k) {
-            cf_comm_vals[s] = c;
-            return;
-        }
+    cf_comm_tab_t *tb = atomic_load(&cf_comm_tab);
+    /* at most half full, so that probe windows stay short */
+    if (2 * (tb->used + 1) > tb->mask + 1 && cf_tab_grow())
+        tb = atomic_load(&cf_comm_tab);
+    while (!cf_tab_put(tb, k, c)) {
+        if (!cf_tab_grow())
+            return; /* no memory: lookups of this one take the slow path */
+        tb = atomic_load(&cf_comm_tab);
     }
-    for (unsigned n = 0; n < 16; n++) {
-        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
-        if (atomic_load(&cf_comm_keys[s]) == 0) {
-            cf_comm_vals[s] = c;
-            atomic_store_explicit(&cf_comm_keys[s], k, memory_order_release);
-            return;
-        }
-    }
-    /* table full: lookups fall back to the slow path, which keeps a list */
 }
 
-/* Every communicator we have described, for the merge at finalize. */
-CF_HIDDEN cf_comm_t **cf_comm_all;
-CF_HIDDEN size_t cf_comm_nall, cf_comm_cap;
+/* ---- descriptions, one per id ----
+ * Every description made stays for the profile (and for requests still in
+ * flight on a freed communicator, which refer to it).  A freed one is
+ * dormant; the next communicator of the same group, made the same way, in
+ * the same place among the live ones of that group, takes it and its id
+ * back: a loop of MPI_Comm_dup and MPI_Comm_free costs one description and
+ * one set of records, whatever its length. */
+cf_comm_t **_Atomic cf_comm_all; /* read without the lock by cf_spill.c */
+_Atomic size_t cf_comm_nall;
+static size_t cf_comm_cap;
+static uint32_t *cf_id_key, *cf_id_idx; /* id -> index + 1 into cf_comm_all, open addressing */
+static size_t cf_id_mask;
+
+static cf_comm_t *cf_id_find(uint32_t id)
+{
+    if (!cf_id_key)
+        return NULL;
+    for (size_t i = cf_hash_ptr(id) & cf_id_mask; cf_id_idx[i]; i = (i + 1) & cf_id_mask)
+        if (cf_id_key[i] == id)
+            return atomic_load(&cf_comm_all)[cf_id_idx[i] - 1];
+    return NULL;
+}
+
+static void cf_id_put(uint32_t *keys, uint32_t *idx, size_t mask, uint32_t id, uint32_t at)
+{
+    size_t i = cf_hash_ptr(id) & mask;
+    while (idx[i])
+        i = (i + 1) & mask;
+    keys[i] = id;
+    idx[i] = at + 1;
+}
+
+/* Appends c to the descriptions; 0 when there is no memory. */
+static int cf_comm_keep(cf_comm_t *c)
+{
+    size_t n = atomic_load(&cf_comm_nall);
+    if (n == cf_comm_cap) {
+        size_t cap = cf_comm_cap ? 2 * cf_comm_cap : 64;
+        cf_comm_t **a = malloc(cap * sizeof(*a));
+        if (!a)
+            return 0;
+        if (n)
+            memcpy(a, atomic_load(&cf_comm_all), n * sizeof(*a));
+        /* the old array stays readable for a signal handler that loaded it */
+        atomic_store(&cf_comm_all, a);
+        cf_comm_cap = cap;
+    }
+    if (2 * (n + 1) > cf_id_mask) {
+        size_t cap = cf_id_mask ? 2 * (cf_id_mask + 1) : 128;
+        uint32_t *k = calloc(cap, sizeof(*k)), *x = calloc(cap, sizeof(*x));
+        if (!k || !x) {
+            free(k);
+            free(x);
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            cf_id_put(k, x, cap - 1, atomic_load(&cf_comm_all)[i]->id, (uint32_t)i);
+        free(cf_id_key);
+        free(cf_id_idx);
+        cf_id_key = k;
+        cf_id_idx = x;
+        cf_id_mask = cap - 1;
+    }
+    atomic_load(&cf_comm_all)[n] = c;
+    cf_id_put(cf_id_key, cf_id_idx, cf_id_mask, c->id, (uint32_t)n);
+    atomic_store(&cf_comm_nall, n + 1);
+    return 1;
+}
+
+static int cf_same_group(const cf_comm_t *a, const cf_comm_t *b)
+{
+    return a->inter == b->inter && a->size == b->size && a->local_size == b->local_size && a->world && b->world &&
+           memcmp(a->world, b->world, (size_t)a->size * sizeof(int)) == 0;
+}
+
+/* Marks the description of a live handle dormant and drops the handle. */
+static void cf_comm_drop(MPI_Comm comm)
+{
+    cf_comm_tab_t *tb = atomic_load(&cf_comm_tab);
+    uint32_t s;
+    cf_comm_t *c = cf_tab_get(tb, (uintptr_t)comm, &s);
+    if (!c)
+        return;
+    atomic_store(&tb->keys[s], 0);
+    tb->used--;
+    if (c != cf_comm_world)
+        c->handle = MPI_COMM_NULL;
+}
 
 static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
 {
@@ -375,6 +527,7 @@ static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
     c->world = cf_group_world_ranks(g, c->size);
     PMPI_Group_free(&g);
     cf_strlcpy(c->name, how, sizeof(c->name));
+    c->instances = 1;
     if (comm == cf_g.world_handle)
         c->id = CF_COMM_ID_WORLD;
     else if (comm == MPI_COMM_SELF)
@@ -383,28 +536,39 @@ static cf_comm_t *cf_comm_describe(MPI_Comm comm, const char *how)
         uint32_t h = c->world ? cf_fnv1a(c->world, c->size) : 0x5eedu;
         if (flag)
             h = cf_inter_hash(comm, c);
-        uint32_t occ = 0;
-        for (unsigned i = 0; i < CF_GROUP_SEEN; i++) {
-            if (cf_group_seen[i].hash == h || cf_group_seen[i].count == 0) {
-                cf_group_seen[i].hash = h;
-                occ = cf_group_seen[i].count++;
+        /* the two sides of an intercommunicator are made by different
+         * calls (accept and connect): its groups name it alone */
+        for (const char *q = how; !flag && *q; q++)
+            h = (h ^ (unsigned char)*q) * 16777619u;
+        /* the first place among the live communicators of this group and
+         * constructor: the same on every rank, which make and free them in
+         * the same order */
+        for (uint32_t slot = 0;; slot++) {
+            uint32_t id = h ^ (slot * 0x9E3779B9u);
+            id = id <= CF_COMM_ID_SELF ? id + 3 : id;
+            cf_comm_t *d = cf_id_find(id);
+            if (!d) {
+                c->id = id;
                 break;
             }
+            if (d->handle == MPI_COMM_NULL && cf_same_group(d, c)) {
+                /* a freed one of the same group: it comes back */
+                d->handle = comm;
+                d->rank = c->rank;
+                d->instances++;
+                free(c->world);
+                free(c);
+                return d;
+            }
         }
-        h ^= occ * 0x9E3779B9u;
-        c->id = h <= CF_COMM_ID_SELF ? h + 3 : h;
     }
     cf_comm_classify(c);
-    if (cf_comm_nall == cf_comm_cap) {
-        size_t cap = cf_comm_cap ? 2 * cf_comm_cap : 16;
-        cf_comm_t **a = realloc(cf_comm_all, cap * sizeof(*a));
-        if (a) {
-            cf_comm_all = a;
-            cf_comm_cap = cap;
-        }
+    if (!cf_comm_keep(c)) {
+        free(c->world);
+        free(c->peer_path);
+        free(c);
+        return NULL;
     }
-    if (cf_comm_nall < cf_comm_cap)
-        cf_comm_all[cf_comm_nall++] = c;
     return c;
 }
 
@@ -413,6 +577,8 @@ void cf_comm_register(MPI_Comm comm, const char *how)
     if (comm == MPI_COMM_NULL)
         return;
     pthread_mutex_lock(&cf_lock);
+    /* a handle MPI gives out again was freed behind our back */
+    cf_comm_drop(comm);
     cf_comm_t *c = cf_comm_describe(comm, how);
     if (c) {
         if (comm == cf_g.world_handle)
@@ -427,12 +593,7 @@ cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm)
     if (comm == MPI_COMM_NULL || atomic_load(&cf_g.state) != 1)
         return NULL;
     pthread_mutex_lock(&cf_lock);
-    cf_comm_t *c = NULL;
-    for (size_t i = cf_comm_nall; i-- > 0;)
-        if (cf_comm_all[i]->handle == comm) {
-            c = cf_comm_all[i];
-            break;
-        }
+    cf_comm_t *c = cf_tab_get(atomic_load(&cf_comm_tab), (uintptr_t)comm, NULL);
     if (!c) {
         /* made by a constructor we do not wrap: describe it on first use */
         c = cf_comm_describe(comm, "other");
@@ -446,19 +607,7 @@ cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm)
 void cf_comm_unregister(MPI_Comm comm)
 {
     pthread_mutex_lock(&cf_lock);
-    uintptr_t k = (uintptr_t)comm;
-    uint32_t i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < 16; n++) {
-        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
-        if (atomic_load(&cf_comm_keys[s]) == k) {
-            /* the description stays in cf_comm_all for the profile */
-            atomic_store(&cf_comm_keys[s], 0);
-            break;
-        }
-    }
-    for (size_t j = 0; j < cf_comm_nall; j++)
-        if (cf_comm_all[j]->handle == comm)
-            cf_comm_all[j]->handle = MPI_COMM_NULL;
+    cf_comm_drop(comm);
     pthread_mutex_unlock(&cf_lock);
 }
 
@@ -783,6 +932,7 @@ void cf_runtime_init(int provided)
     cf_comm_register(MPI_COMM_SELF, "MPI_COMM_SELF");
     cf_ucx_init();
     cf_papi_init();
+    cf_spill_init();
     return;
 
 err_off:

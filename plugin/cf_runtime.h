@@ -43,11 +43,16 @@ typedef struct {
     uint32_t table_size;   /* stats entries per thread */
     uint32_t max_requests; /* in-flight requests tracked */
     uint32_t merge_max;    /* distinct keys in the merged profile */
+    uint32_t merge_comms;  /* distinct communicators in the merged profile */
     uint32_t max_threads;
     uint32_t samples;      /* sample buffer entries (collectives, sends, receives each) */
     uint32_t sample_every; /* after the first ones, 1 in this many (a power of two) */
     uint32_t trace;        /* sampled collective instances per rank kept for commfit trace */
+    int spill;             /* a job that does not finish leaves its records in the spool */
+    int gather;            /* commfit run gathers the spool (ranks stay quiet) */
+    uint32_t spool_fanout; /* ranks per subdirectory of the spool, 0 = one directory */
     char output[4096];     /* "" = default name */
+    char spool[4096];      /* "" = from the profile's name */
 } cf_config_t;
 
 /* ---- communicators ---- */
@@ -62,6 +67,7 @@ typedef struct {
     uint8_t *peer_path;   /* path to each rank of the (remote) group */
     int *world;           /* world rank of each rank of the (remote) group */
     _Atomic uint64_t seq; /* collective sequence number (cf_sample.h) */
+    uint64_t instances;   /* communicators that held this description (and id) over the run */
     char name[48];
     /* written by the constructor's wrapper (cf_lifecycle.c) before the handle
      * reaches the program, and by MPI_Comm_set_name; read at finalize */
@@ -195,10 +201,20 @@ static inline void cf_leave(cf_thread_t *t)
     t->in_wrapper = 0;
 }
 
-/* ---- communicator lookup: world first, then a lock-free hash on the handle ---- */
-#define CF_COMM_SLOTS 1024
-CF_HIDDEN extern _Atomic uintptr_t cf_comm_keys[CF_COMM_SLOTS];
-CF_HIDDEN extern cf_comm_t *cf_comm_vals[CF_COMM_SLOTS];
+/* ---- communicator lookup: world first, then a lock-free hash on the handle ----
+ * The table of live handles grows under the lock (a new one is published,
+ * the old one stays readable), so a lookup is one probe window whatever the
+ * number of communicators. */
+#define CF_COMM_PROBE 16
+typedef struct {
+    uint32_t mask, used;
+    _Atomic uintptr_t *keys;
+    cf_comm_t *_Atomic *vals;
+} cf_comm_tab_t;
+CF_HIDDEN extern cf_comm_tab_t *_Atomic cf_comm_tab;
+/* Every description, one per id, for the merge and the spill (append-only). */
+CF_HIDDEN extern cf_comm_t **_Atomic cf_comm_all;
+CF_HIDDEN extern _Atomic size_t cf_comm_nall;
 
 static inline uint32_t cf_hash_ptr(uintptr_t p)
 {
@@ -210,12 +226,13 @@ static inline cf_comm_t *cf_comm_find(MPI_Comm comm)
 {
     if (comm == cf_g.world_handle)
         return cf_comm_world;
+    const cf_comm_tab_t *tb = atomic_load_explicit(&cf_comm_tab, memory_order_acquire);
     uintptr_t k = (uintptr_t)comm;
     uint32_t i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < 16; n++) {
-        uint32_t s = (i + n) & (CF_COMM_SLOTS - 1);
-        if (atomic_load_explicit(&cf_comm_keys[s], memory_order_acquire) == k)
-            return cf_comm_vals[s];
+    for (unsigned n = 0; n < CF_COMM_PROBE; n++) {
+        uint32_t s = (i + n) & tb->mask;
+        if (atomic_load_explicit(&tb->keys[s], memory_order_acquire) == k)
+            return atomic_load_explicit(&tb->vals[s], memory_order_relaxed);
     }
     return NULL;
 }

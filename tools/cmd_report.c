@@ -260,9 +260,9 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
 static void text_ops(const cf_analysis_t *a)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
-    int w = op_width(a), nb = 0;
+    int w = op_width(a), nb = 0, short_of = 0;
     char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], b5[CF_FMT_LEN];
-    char b6[CF_FMT_LEN], v[64];
+    char b6[CF_FMT_LEN], v[64], calls[32];
 
     if (cf_analysis_nops(a) == 0)
         return;
@@ -276,9 +276,12 @@ static void text_ops(const cf_analysis_t *a)
         char name[48];
         snprintf(name, sizeof(name), "%s%s", o->op, o->nonblocking ? "*" : "");
         nb |= o->nonblocking;
-        printf("  %-*s %-9s %-10s %10llu %9s %9s %9s %6s  %-22s %7s %6s\n", w, name,
+        /* '+': some ranks' calls of it could not be kept; the count is the others' */
+        snprintf(calls, sizeof(calls), "%llu%s", (unsigned long long)o->calls, o->ranks_missing ? "+" : "");
+        short_of |= o->ranks_missing != 0;
+        printf("  %-*s %-9s %-10s %10s %9s %9s %9s %6s  %-22s %7s %6s\n", w, name,
                cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path),
-               (unsigned long long)o->calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
+               calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
                fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), fmt_pct(o->share, b4),
                o->nonblocking ? "span, not a cost" : verdict_text(o->fit, v, sizeof(v)),
                o->fit && o->fit->basis ? fmt_pct(o->fit->startup_share, b5) : "-",
@@ -288,6 +291,9 @@ static void text_ops(const cf_analysis_t *a)
         printf("  * nonblocking: time from post to completion (%s in all), which overlaps other work: not a "
                "cost and not in the shares; what it cost is the time blocked in Wait/Test\n",
                fmt_t(cf_analysis_span_s(a), b1));
+    if (short_of)
+        printf("  +: the calls of some ranks could not be kept (their tables were full, or they left nothing): "
+               "at least this many, exact for the other ranks (ranks_missing in the profile)\n");
     printf("  wait: share of the sampled calls' time spent waiting for late ranks (- : not sampled)\n");
 }
 

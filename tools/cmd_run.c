@@ -1,11 +1,18 @@
 /* commfit run [--output FILE] -- mpirun ... : preload the plugin into every
  * rank.  Open MPI's mpirun gets -x for LD_PRELOAD and every COMMFIT_*
- * variable; other launchers (MPICH's hydra, srun) forward the environment. */
+ * variable; other launchers (MPICH's hydra, srun) forward the environment.
+ * When the launcher returns and the job did not reach MPI_Finalize, the
+ * records its ranks spilled are gathered into the profile. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "commfit.h"
 
@@ -31,10 +38,89 @@ static void cf_run_usage(FILE *out)
 {
     fprintf(out, "usage: commfit run [--output FILE] [--quiet] -- LAUNCHER ARGS...\n"
                  "  e.g. commfit run -o prof.json -- mpirun -np 4 ./app\n"
+                 "  a job that does not reach MPI_Finalize still leaves a (partial) profile\n"
                  "  -o, --output FILE  profile path (sets COMMFIT_OUTPUT)\n"
                  "  -q, --quiet        no summary at the end (COMMFIT_SUMMARY=0)\n"
                  "The plugin is %s (override with COMMFIT_LIB).\n",
             cf_find_plugin());
+}
+
+/* The spool of the job, absolute (the ranks may run elsewhere than here):
+ * COMMFIT_SPOOL, or the profile's name with .parts for .json, or a name of
+ * its own; exported for the ranks. */
+static char *cf_run_spool(void)
+{
+    char cwd[PATH_MAX], name[PATH_MAX + 64];
+    const char *set = getenv("COMMFIT_SPOOL"), *out = getenv("COMMFIT_OUTPUT");
+    if (!getcwd(cwd, sizeof(cwd)))
+        cwd[0] = 0;
+    if (set && *set)
+        snprintf(name, sizeof(name), "%s", set);
+    else if (out && *out) {
+        size_t n = strlen(out);
+        int ext = n > 5 && strcmp(out + n - 5, ".json") == 0;
+        snprintf(name, sizeof(name), "%.*s.parts", (int)(ext ? n - 5 : n), out);
+    } else {
+        char date[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+        snprintf(name, sizeof(name), "commfit-%s-%ld.parts", date, (long)getpid());
+    }
+    size_t len = strlen(cwd) + strlen(name) + 2;
+    char *abs = malloc(len);
+    if (!abs)
+        return NULL;
+    if (name[0] == '/' || !cwd[0])
+        snprintf(abs, len, "%s", name);
+    else
+        snprintf(abs, len, "%s/%s", cwd, name);
+    setenv("COMMFIT_SPOOL", abs, 1);
+    setenv("COMMFIT_GATHER", "1", 1); /* the ranks leave the message to us */
+    return abs;
+}
+
+/* A signal to commfit run: the launcher gets it too when it came from the
+ * terminal (one process group) or a batch system (every process of the
+ * job), and a second one makes Open MPI's mpirun exit at once, without
+ * giving its ranks time to write their records.  So it is passed on only
+ * if the launcher is still running 10 s later (someone signalled commfit
+ * run alone), once; we stay to gather what the ranks leave. */
+static volatile sig_atomic_t cf_run_sig;
+static void cf_run_on_signal(int sig)
+{
+    if (!cf_run_sig)
+        cf_run_sig = sig;
+}
+
+static int cf_run_wait(pid_t child)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cf_run_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+    int status = 0, waited_ms = 0, forwarded = 0;
+    for (;;) {
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR) {
+            status = 1 << 8;
+            break;
+        }
+        if (cf_run_sig && !forwarded && (waited_ms += 100) >= 10000) {
+            kill(child, cf_run_sig);
+            forwarded = 1;
+        }
+        struct timespec ms100 = {0, 100000000};
+        nanosleep(&ms100, NULL);
+    }
+    return status;
 }
 
 int cf_cmd_run(int argc, char **argv)
@@ -73,11 +159,19 @@ int cf_cmd_run(int argc, char **argv)
     if (old && strstr(old, plugin))
         snprintf(preload, len, "%s", old);
 
+    /* before the variables are forwarded: the ranks need the spool's name */
+    time_t started = time(NULL);
+    char *spool = cf_run_spool();
+    if (!spool) {
+        free(preload);
+        return 1;
+    }
     char **cmd = argv + optind;
     int ncmd = argc - optind;
     char **args = calloc((size_t)ncmd + 256, sizeof(char *));
     if (!args) {
         free(preload);
+        free(spool);
         return 1;
     }
     int n = 0;
@@ -100,9 +194,28 @@ int cf_cmd_run(int argc, char **argv)
     /* the launcher itself must not be profiled: it is not an MPI process, but
      * it may be a dynamically linked program that would load libmpi */
     setenv("LD_PRELOAD", preload, 1);
-    execvp(args[0], args);
-    fprintf(stderr, "commfit run: cannot run %s: %s\n", args[0], strerror(errno));
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "commfit run: cannot start %s: %s\n", args[0], strerror(errno));
+        return 1;
+    }
+    if (child == 0) {
+        execvp(args[0], args);
+        fprintf(stderr, "commfit run: cannot run %s: %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    unsetenv("LD_PRELOAD");
+    int status = cf_run_wait(child);
+    /* the job did not finish: its ranks left their records in the spool
+     * (parts of an earlier job in the same spool are not this one's; a
+     * minute allows for clocks of other nodes a little behind ours) */
+    struct stat st;
+    if (stat(spool, &st) == 0 && S_ISDIR(st.st_mode))
+        cf_merge_spool("commfit run", spool, (double)started - 60, getenv("COMMFIT_OUTPUT"), 0);
+    free(spool);
     free(preload);
     free(args);
-    return 127;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -15,6 +15,7 @@ static const cf_command_t cf_commands[] = {
     {"report", cf_cmd_report, "fits, verdicts, collective efficiency and fusion advice of a profile"},
     {"trace", cf_cmd_trace, "sampled collective instances as a Chrome/Perfetto trace"},
     {"diff", cf_cmd_diff, "compare two profiles: time, calls, fits, realised fusion saving"},
+    {"merge", cf_cmd_merge, "the profile of a job that did not reach MPI_Finalize, from its spool"},
 };
 
 static void cf_usage(FILE *out)

@@ -3,6 +3,7 @@
  * the difference per intercepted call.  Prints one line per loop:
  *   name calls_per_iteration ns_per_iteration
  * and the resident memory at the end (VmHWM, kB). */
+#include "../mpi/status_kb.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,19 +70,6 @@ static void nonblocking(long n)
     }
 }
 
-static long vm_hwm_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            kb = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kb;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -105,7 +93,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("%s %d %.1f\n", loops[i].name, loops[i].calls, ns);
     }
-    long hwm = vm_hwm_kb(), max_hwm;
+    long hwm = status_kb("VmHWM:"), max_hwm;
     MPI_Allreduce(&hwm, &max_hwm, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
         printf("vmhwm_kb 0 %ld\n", max_hwm);

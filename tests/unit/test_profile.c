@@ -10,23 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "tmpdir.h"
 #include "cf_profile.h"
-
-static char tmpdir[256];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "%s/cf-test-profile-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd);
+    return tmpdir_setup("profile");
 }
 
 static void make_profile(cf_profile_t *p)

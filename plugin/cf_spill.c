@@ -1,0 +1,420 @@
+/* A job that does not reach MPI_Finalize still leaves its records: a rank
+ * that is sent a terminating signal, calls MPI_Abort or exits writes what
+ * it recorded to its own part file in the spool (lib/cf_spool.h), and
+ * `commfit run` or `commfit merge` makes the profile from the parts.
+ *
+ * Everything a part needs that does not change (paths, names, the header)
+ * is prepared at MPI_Init, so that writing it takes only write(2), open,
+ * mkdir and rename, which are async-signal-safe: a signal handler may do
+ * it.  The normal end costs nothing: MPI_Finalize does not look here. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* on_exit */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include "cf_region.h"
+#include "cf_runtime.h"
+#include "cf_spill.h"
+#include "cf_spool.h"
+#include "cf_sync.h"
+#ifdef CF_HAVE_UCX
+#include "cf_ucx.h"
+#endif
+
+CF_HIDDEN extern cf_thread_t **cf_threads;
+CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
+CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
+
+/* 0 not armed, 1 armed, 2 being written, 3 written */
+static _Atomic int cf_spill_state;
+static cf_spill_hdr_t cf_hdr;
+static cf_spill_op_t *cf_ops;
+static char cf_dir[4096], cf_sub[4200], cf_file[4300], cf_tmp[4310];
+static int cf_enabled_before; /* recording was on when the part was written */
+static int cf_quiet; /* commfit run gathers the parts and says where the profile is */
+
+/* the signals that end a job in a batch system or by hand, and crashes */
+static const struct {
+    int sig;
+    const char *name;
+} cf_sigs[] = {{SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}, {SIGQUIT, "SIGQUIT"},
+               {SIGXCPU, "SIGXCPU"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGABRT, "SIGABRT"},
+               {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"}, {SIGILL, "SIGILL"}};
+#define CF_NSIGS (sizeof(cf_sigs) / sizeof(cf_sigs[0]))
+static struct sigaction cf_old[CF_NSIGS];
+static unsigned char cf_armed[CF_NSIGS];
+
+/* ---- writing, async-signal-safe ---- */
+
+static int cf_write_full(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static size_t cf_cpy(char *dst, const char *src, size_t len)
+{
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < len; i++)
+        dst[i] = src[i];
+    dst[i] = 0;
+    return i;
+}
+
+static size_t cf_utoa(char *out, unsigned long v)
+{
+    char d[24];
+    size_t n = 0, i = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        out[i++] = d[--n];
+    out[i] = 0;
+    return i;
+}
+
+/* This thread's records: the slots in use, a batch of them per writev. */
+static int cf_write_thread(int fd, const cf_thread_t *t)
+{
+    cf_spill_thread_t th = {0};
+    const cf_table_t *tb = &t->table;
+    /* count first; a slot only ever fills, so the count is a lower bound of
+     * what the loop below finds, and it writes exactly that many */
+    for (uint32_t s = 0; s < tb->cap; s++)
+        th.nstats += tb->slots[s].key != 0;
+    th.dropped = tb->dropped;
+    th.mpi_ns = t->mpi_ns;
+    th.failed = t->failed;
+    th.missed = t->missed;
+    if (cf_write_full(fd, &th, sizeof(th)) != 0)
+        return -1;
+    struct iovec iov[64];
+    int n = 0;
+    uint64_t left = th.nstats;
+    for (uint32_t s = 0; s < tb->cap && left; s++) {
+        if (!tb->slots[s].key)
+            continue;
+        iov[n].iov_base = (void *)&tb->slots[s];
+        iov[n].iov_len = sizeof(cf_stat_t);
+        left--;
+        if (++n == 64 || !left) {
+            ssize_t w;
+            do
+                w = writev(fd, iov, n);
+            while (w < 0 && errno == EINTR);
+            if (w < 0)
+                return -1;
+            /* a short write: the rest one by one */
+            for (int i = 0; i < n; i++) {
+                size_t len = iov[i].iov_len, skip = (size_t)w < len ? (size_t)w : len;
+                w -= (ssize_t)skip;
+                if (skip < len && cf_write_full(fd, (char *)iov[i].iov_base + skip, len - skip) != 0)
+                    return -1;
+            }
+            n = 0;
+        }
+    }
+    return 0;
+}
+
+static int cf_spill_write(int end, int code)
+{
+    cf_spill_hdr_t h = cf_hdr;
+    h.end = end;
+    h.code = code;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    h.wall_s = now > cf_g.init_mono_ns ? (double)(now - cf_g.init_mono_ns) * 1e-9 : 0;
+    uint32_t nthreads = atomic_load(&cf_nthreads);
+    h.nthreads = nthreads;
+    /* the count first: the array it is read from holds at least as many */
+    size_t ncomm = atomic_load(&cf_comm_nall);
+    cf_comm_t **comms = atomic_load(&cf_comm_all);
+    h.ncomm = (uint32_t)ncomm;
+    static cf_spill_region_t regions[CF_MAX_REGIONS];
+    h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS);
+    h.threads_refused = atomic_load(&cf_threads_refused);
+    h.req_dropped = atomic_load(&cf_g.req_dropped);
+
+    if (mkdir(cf_dir, 0777) != 0 && errno != EEXIST)
+        return -1;
+    if (strcmp(cf_sub, cf_dir) != 0 && mkdir(cf_sub, 0777) != 0 && errno != EEXIST)
+        return -1;
+    int fd = open(cf_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    int rc = cf_write_full(fd, &h, sizeof(h));
+    if (rc == 0)
+        rc = cf_write_full(fd, cf_ops, (h.nops + h.nops_ucx) * sizeof(*cf_ops));
+    for (size_t i = 0; rc == 0 && i < ncomm; i++) {
+        const cf_comm_t *c = comms[i];
+        cf_spill_comm_t w = {.id = c->id, .size = c->size, .nodes = c->nodes, .instances = c->instances};
+        cf_cpy(w.name, c->name, sizeof(w.name));
+        rc = cf_write_full(fd, &w, sizeof(w));
+    }
+    if (rc == 0)
+        rc = cf_write_full(fd, regions, h.nregion * sizeof(*regions));
+    for (uint32_t i = 0; rc == 0 && i < nthreads; i++)
+        rc = cf_write_thread(fd, cf_threads[i]);
+    if (close(fd) != 0)
+        rc = -1;
+    /* the part appears whole or not at all (a SIGKILL may come any time) */
+    if (rc == 0 && rename(cf_tmp, cf_file) != 0)
+        rc = -1;
+    if (rc != 0)
+        unlink(cf_tmp);
+    return rc;
+}
+
+/* One line on stderr from the pieces (NULL ends them), with write(2). */
+static void cf_say(const char *const *parts)
+{
+    char line[9000];
+    size_t n = cf_cpy(line, "commfit: ", sizeof(line));
+    for (; *parts; parts++)
+        n += cf_cpy(line + n, *parts, sizeof(line) - n);
+    n += cf_cpy(line + n, "\n", sizeof(line) - n);
+    (void)!write(2, line, n);
+}
+
+/* Writes this rank's part once.  A second caller (another thread, a signal
+ * during an exit) waits up to 5 s for the first to finish. */
+static void cf_spill(int end, int code, const char *why)
+{
+    int expect = 1;
+    if (!atomic_compare_exchange_strong(&cf_spill_state, &expect, 2)) {
+        for (int i = 0; i < 5000 && atomic_load(&cf_spill_state) == 2; i++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        return;
+    }
+    if (atomic_load(&cf_g.state) != 1) {
+        atomic_store(&cf_spill_state, 1);
+        return;
+    }
+    /* recording stops here: what follows is the job's end */
+    cf_enabled_before = atomic_exchange(&cf_g.enabled, 0);
+    int rc = cf_spill_write(end, code);
+    atomic_store(&cf_spill_state, 3);
+    char rank[24];
+    cf_utoa(rank, (unsigned long)cf_g.world_rank);
+    if (rc != 0 && (cf_g.world_rank == 0 || end == CF_END_ABORT)) {
+        const char *msg[] = {"rank ", rank, ": could not write its records to ", cf_file, NULL};
+        cf_say(msg);
+    } else if (!cf_quiet && (cf_g.world_rank == 0 || end == CF_END_ABORT)) {
+        const char *msg[] = {"rank ", rank, ": ", why, " before MPI_Finalize: `commfit merge ", cf_dir,
+                             "` makes the profile from what the ranks recorded", NULL};
+        cf_say(msg);
+    }
+}
+
+/* This rank's part goes, and the spool's directories if no other part is
+ * left in them (async-signal-safe). */
+static void cf_spool_unlink(void)
+{
+    unlink(cf_file);
+    if (strcmp(cf_sub, cf_dir) != 0)
+        rmdir(cf_sub);
+    rmdir(cf_dir);
+}
+
+/* The job's own handler returned: the job goes on, and the part, stale,
+ * goes; a later end writes a new one. */
+static void cf_spill_undo(void)
+{
+    int expect = 3;
+    if (!atomic_compare_exchange_strong(&cf_spill_state, &expect, 2))
+        return;
+    cf_spool_unlink();
+    atomic_store(&cf_g.enabled, cf_enabled_before);
+    atomic_store(&cf_spill_state, 1);
+}
+
+/* ---- the three ways a job ends early ---- */
+
+static void cf_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    unsigned i = 0;
+    while (i < CF_NSIGS && cf_sigs[i].sig != sig)
+        i++;
+    if (i == CF_NSIGS)
+        return;
+    cf_spill(CF_END_SIGNAL, sig, cf_sigs[i].name);
+    /* then whatever would have happened without us */
+    const struct sigaction *old = &cf_old[i];
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, si, uc);
+    } else if (old->sa_handler == SIG_IGN) {
+        /* ignored before us (set since): still ignored */
+    } else if (old->sa_handler == SIG_DFL) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+    } else {
+        old->sa_handler(sig);
+    }
+    /* The job's handler returned.  If it reset the signal and raised it again
+     * (Open MPI's crash handler does), or the signal is a fault that returning
+     * repeats, the job is ending and the part stays; else the job goes on. */
+    sigset_t pend;
+    struct sigaction now;
+    int ours = sigaction(sig, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == cf_on_signal;
+    int fault = si && si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+    if (ours && !fault && sigpending(&pend) == 0 && !sigismember(&pend, sig))
+        cf_spill_undo();
+    errno = saved;
+}
+
+/* Outside a handler: a signal the runtime sends to end the job (it does
+ * once a rank aborts or exits) waits until the part is written. */
+static void cf_spill_blocked(int end, int code, const char *why)
+{
+    if (atomic_load(&cf_spill_state) != 1)
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    cf_spill(end, code, why);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+#ifdef __GLIBC__
+static void cf_on_exit(int status, void *arg)
+{
+    (void)arg;
+    cf_spill_blocked(CF_END_EXIT, status, "exit");
+}
+#else
+static void cf_on_exit(void) { cf_spill_blocked(CF_END_EXIT, -1, "exit"); }
+#endif
+
+void cf_spill_abort(int errorcode) { cf_spill_blocked(CF_END_ABORT, errorcode, "MPI_Abort"); }
+
+/* ---- set up at MPI_Init ---- */
+
+static void cf_op_entry(cf_spill_op_t *o, const char *name, const char *kind)
+{
+    cf_strlcpy(o->name, name, sizeof(o->name));
+    cf_strlcpy(o->kind, kind, sizeof(o->kind));
+}
+
+void cf_spill_init(void)
+{
+    const cf_config_t *c = &cf_g.cfg;
+    /* rank 0 names the spool and the job, for every rank */
+    struct {
+        uint64_t token;
+        char dir[4096];
+    } job;
+    memset(&job, 0, sizeof(job));
+    if (cf_g.world_rank == 0) {
+        job.token = (uint64_t)getpid() << 32 ^ (uint64_t)cf_g.init_wall;
+        cf_spool_default(job.dir, sizeof(job.dir));
+    }
+    PMPI_Bcast(&job, (int)sizeof(job), MPI_BYTE, 0, cf_g.tool_comm);
+    if (!c->spill || !job.dir[0])
+        return;
+    cf_quiet = c->gather;
+    memcpy(cf_dir, job.dir, sizeof(job.dir));
+    if (cf_spool_paths(cf_dir, cf_g.world_rank, c->spool_fanout, cf_sub, cf_file, sizeof(cf_file) - 8) < 0)
+        return;
+    size_t n = cf_cpy(cf_tmp, cf_file, sizeof(cf_tmp));
+    cf_cpy(cf_tmp + n, ".tmp", sizeof(cf_tmp) - n);
+
+    unsigned nucx = 0;
+#ifdef CF_HAVE_UCX
+    nucx = cf_ucx_op_count;
+#endif
+    cf_ops = calloc(CF_OP_COUNT + nucx + 1, sizeof(*cf_ops));
+    if (!cf_ops)
+        return;
+    for (unsigned i = 0; i < CF_OP_COUNT; i++)
+        cf_op_entry(&cf_ops[i], cf_layer_op_name(CF_LAYER_MPI, i), cf_layer_op_kind(CF_LAYER_MPI, i));
+    for (unsigned i = 0; i < nucx; i++)
+        cf_op_entry(&cf_ops[CF_OP_COUNT + i], cf_layer_op_name(CF_LAYER_UCX, i), cf_layer_op_kind(CF_LAYER_UCX, i));
+
+    cf_spill_hdr_t *h = &cf_hdr;
+    memcpy(h->magic, CF_SPILL_MAGIC, 8);
+    h->version = CF_SPILL_VERSION;
+    h->hdr_size = sizeof(*h);
+    h->stat_size = sizeof(cf_stat_t);
+    h->hist_n = CF_HIST_N;
+    h->rank = cf_g.world_rank;
+    h->size = cf_g.world_size;
+    h->node = cf_g.node;
+    h->nnodes = cf_g.nnodes;
+    h->node_ranks = cf_g.node_ranks;
+    h->node_cpus = cf_g.node_cpus;
+    h->nops = CF_OP_COUNT;
+    h->nops_ucx = nucx;
+    h->spawned = (uint32_t)cf_g.spawned;
+    h->job_token = job.token;
+    h->init_wall = cf_g.init_wall;
+    h->clock_hz = cf_clock.hz;
+    h->offset_ns = cf_sync.init.offset_ns;
+    h->offset_err_ns = cf_sync.init.err_ns;
+    gethostname(h->host, sizeof(h->host) - 1);
+    int vlen = 0;
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+    PMPI_Get_library_version(ver, &vlen);
+    ver[strcspn(ver, "\n,")] = 0;
+    cf_strlcpy(h->mpi_library, ver, sizeof(h->mpi_library));
+    cf_profile_output(h->output, sizeof(h->output));
+    cf_path_absolute(h->output, sizeof(h->output));
+
+    atomic_store(&cf_spill_state, 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = cf_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask); /* nothing else runs on this thread while the part is written */
+    for (unsigned i = 0; i < CF_NSIGS; i++) {
+        if (sigaction(cf_sigs[i].sig, NULL, &cf_old[i]) != 0)
+            continue;
+        /* a signal the job ignores does not end it */
+        if (!(cf_old[i].sa_flags & SA_SIGINFO) && cf_old[i].sa_handler == SIG_IGN)
+            continue;
+        cf_armed[i] = sigaction(cf_sigs[i].sig, &sa, NULL) == 0;
+    }
+#ifdef __GLIBC__
+    on_exit(cf_on_exit, NULL);
+#else
+    atexit(cf_on_exit);
+#endif
+}
+
+void cf_spill_finalized(void)
+{
+    /* a handler before ours let the job go on after a signal: the part is stale */
+    if (atomic_exchange(&cf_spill_state, 0) == 3)
+        cf_spool_unlink();
+}

@@ -1,0 +1,193 @@
+/* The spool of a job that did not finish: part paths, and the merge of
+ * parts written here the way the plugin writes them (ranks that dropped
+ * records, a rank without a part, an earlier job's part, a bad file). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "tmpdir.h"
+#include "cf_spool.h"
+
+static int setup(void **state)
+{
+    (void)state;
+    return tmpdir_setup("spool");
+}
+
+static void test_paths(void **state)
+{
+    (void)state;
+    char sub[64], path[64];
+    assert_int_equal(cf_spool_paths("/s", 17, 256, sub, path, sizeof(path)), (int)strlen("/s/ranks-0-255/rank-17.spill"));
+    assert_string_equal(sub, "/s/ranks-0-255");
+    assert_string_equal(path, "/s/ranks-0-255/rank-17.spill");
+    cf_spool_paths("/s", 300, 256, sub, path, sizeof(path));
+    assert_string_equal(path, "/s/ranks-256-511/rank-300.spill");
+    cf_spool_paths("/s", 17, 0, sub, path, sizeof(path));
+    assert_string_equal(sub, "/s");
+    assert_string_equal(path, "/s/rank-17.spill");
+    assert_int_equal(cf_spool_paths("/a/very/long/spool/directory/name", 123456, 256, sub, path, 40), -1);
+}
+
+/* Keys of an allreduce on world of three sizes. */
+static uint64_t key(unsigned bin) { return cf_key_make(CF_LAYER_MPI, 1, CF_COMM_ID_WORLD, CF_PATH_INTRA, 0, bin); }
+
+static void put(FILE *f, const void *p, size_t n) { assert_int_equal(fwrite(p, 1, n, f), n); }
+
+/* A part of rank of size ranks: one thread with the keys (calls each) and dropped. */
+static void write_part(const char *dir, int rank, int size, uint64_t token, double start, const uint64_t *keys,
+                       const uint64_t *calls, size_t n, uint64_t dropped)
+{
+    char sub[512], path[512];
+    assert_true(cf_spool_paths(dir, rank, 2, sub, path, sizeof(path)) > 0);
+    mkdir(dir, 0777);
+    mkdir(sub, 0777);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    cf_spill_hdr_t h;
+    memset(&h, 0, sizeof(h));
+    memcpy(h.magic, CF_SPILL_MAGIC, 8);
+    h.version = CF_SPILL_VERSION;
+    h.hdr_size = sizeof(h);
+    h.stat_size = sizeof(cf_stat_t);
+    h.hist_n = CF_HIST_N;
+    h.rank = rank;
+    h.size = size;
+    h.nnodes = 1;
+    h.end = rank == 1 ? CF_END_ABORT : CF_END_SIGNAL;
+    h.code = rank == 1 ? 3 : 15;
+    h.nthreads = 1;
+    h.ncomm = 1;
+    h.nops = 2;
+    h.job_token = token;
+    h.init_wall = start;
+    h.wall_s = 2.5;
+    snprintf(h.host, sizeof(h.host), "node%d", rank);
+    put(f, &h, sizeof(h));
+    cf_spill_op_t ops[2] = {{"none", "other"}, {"MPI_Allreduce", "collective"}};
+    put(f, ops, sizeof(ops));
+    cf_spill_comm_t c = {.id = CF_COMM_ID_WORLD, .size = size, .nodes = 1, .instances = 1};
+    snprintf(c.name, sizeof(c.name), "MPI_COMM_WORLD");
+    put(f, &c, sizeof(c));
+    cf_spill_thread_t th = {.nstats = n, .dropped = dropped, .mpi_ns = 1000000};
+    put(f, &th, sizeof(th));
+    for (size_t i = 0; i < n; i++) {
+        cf_stat_t s;
+        memset(&s, 0, sizeof(s));
+        s.key = keys[i];
+        for (uint64_t k = 0; k < calls[i]; k++)
+            cf_stat_add(&s, 8, 1000);
+        put(f, &s, sizeof(s));
+    }
+    fclose(f);
+}
+
+static const cf_record_t *find(const cf_profile_t *p, unsigned bin)
+{
+    for (size_t i = 0; i < p->nrec; i++)
+        if (p->rec[i].size_lo == cf_size_bin_lo(bin))
+            return &p->rec[i];
+    return NULL;
+}
+
+static int has_reason(const cf_profile_t *p, const char *s)
+{
+    for (size_t i = 0; i < p->npartial_reason; i++)
+        if (strstr(p->partial_reason[i], s))
+            return 1;
+    return 0;
+}
+
+static void test_merge(void **state)
+{
+    (void)state;
+    char dir[300], err[600], note[128], *out = NULL;
+    snprintf(dir, sizeof(dir), "%s/job.parts", tmpdir);
+    double now = (double)time(NULL);
+    /* rank 0 dropped records and kept A and B; rank 1 dropped none and kept
+     * A and C; rank 2 left nothing; an hour-old job's rank 0 is there too */
+    uint64_t k0[] = {key(4), key(5)}, c0[] = {3, 2}, k1[] = {key(4), key(6)}, c1[] = {3, 7};
+    write_part(dir, 0, 3, 42, now, k0, c0, 2, 5);
+    write_part(dir, 1, 3, 42, now, k1, c1, 2, 0);
+    write_part(dir, 2, 3, 41, now - 3600, k0, c0, 2, 0);
+    cf_profile_t p;
+    assert_int_equal(cf_spool_merge(dir, 0, &p, &out, note, sizeof(note), err, sizeof(err)), CF_OK);
+    assert_null(out);
+    assert_string_equal(note, "parts of 2 of 3 ranks");
+    assert_int_equal(p.ranks, 3);
+    assert_int_equal((int)p.nrank, 2);
+    assert_true(p.partial);
+    assert_int_equal((int)p.nrec, 3);
+    const cf_record_t *a = find(&p, 4), *b = find(&p, 5), *c = find(&p, 6);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_int_equal(a->calls, 6);
+    assert_int_equal(b->calls, 2);
+    assert_int_equal(c->calls, 7);
+    assert_string_equal(a->op, "MPI_Allreduce");
+    /* rank 2 is missing everywhere; rank 0, which dropped, may lack C only */
+    assert_int_equal(a->ranks_missing, 1);
+    assert_int_equal(b->ranks_missing, 1);
+    assert_int_equal(c->ranks_missing, 2);
+    assert_true(has_reason(&p, "rank 0 ended by SIGTERM"));
+    assert_true(has_reason(&p, "rank 1 called MPI_Abort (errorcode 3)"));
+    assert_true(has_reason(&p, "1 of 3 ranks left nothing"));
+    assert_true(has_reason(&p, "ranks 2"));
+    assert_true(has_reason(&p, "clocks not synchronized"));
+    assert_true(has_reason(&p, "1 parts of another run in the same spool left out"));
+    assert_int_equal((int)p.ncomm, 1);
+    cf_profile_free(&p);
+    /* the profile reads back */
+    char path[400];
+    snprintf(path, sizeof(path), "%s/m.json", tmpdir);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_write(&p, path, err, sizeof(err)), CF_OK);
+    cf_profile_free(&p);
+    assert_int_equal(cf_profile_read(path, &p, err, sizeof(err)), CF_OK);
+    assert_int_equal(find(&p, 6)->ranks_missing, 2);
+    cf_profile_free(&p);
+    /* only parts of jobs started since: a spool of the hour-old job alone has none */
+    char old[400];
+    snprintf(old, sizeof(old), "%s/old.parts", tmpdir);
+    write_part(old, 2, 3, 41, now - 3600, k0, c0, 2, 0);
+    assert_int_equal(cf_spool_merge(old, now - 60, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_NODATA);
+    assert_int_equal(cf_spool_merge(old, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
+    cf_profile_free(&p);
+    cf_spool_remove(old);
+    assert_int_not_equal(access(old, F_OK), 0);
+    cf_spool_remove(dir);
+    assert_int_not_equal(access(dir, F_OK), 0);
+}
+
+static void test_bad(void **state)
+{
+    (void)state;
+    char dir[300], path[400], err[600];
+    cf_profile_t p;
+    snprintf(dir, sizeof(dir), "%s/empty.parts", tmpdir);
+    mkdir(dir, 0777);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_NODATA);
+    snprintf(path, sizeof(path), "%s/rank-0.spill", dir);
+    FILE *f = fopen(path, "wb");
+    fputs("not a part", f);
+    fclose(f);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "not a commfit spill file"));
+    snprintf(path, sizeof(path), "%s/missing", tmpdir);
+    assert_int_equal(cf_spool_merge(path, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_IO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_paths), cmocka_unit_test(test_merge),
+                                       cmocka_unit_test(test_bad)};
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,97 @@
+/* commfit merge [-o FILE] [--keep] SPOOL: the profile of a job that did not
+ * reach MPI_Finalize, from the parts its ranks spilled (lib/cf_spool.h).
+ * `commfit run` does the same by itself after the launcher returns. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cf_profile.h"
+#include "cf_spool.h"
+#include "commfit.h"
+
+static void cf_merge_usage(FILE *out)
+{
+    fprintf(out, "usage: commfit merge [-o FILE] [--keep] SPOOL\n"
+                 "  makes the profile of a job that did not reach MPI_Finalize (killed, MPI_Abort,\n"
+                 "  exit without finalizing) from the records its ranks left in SPOOL (the\n"
+                 "  directory the end-of-job message names: COMMFIT_SPOOL, or the profile's name\n"
+                 "  with .parts for .json)\n"
+                 "  -o, --output FILE  profile path (default: the one the job would have written)\n"
+                 "  -k, --keep         keep the spool (it is removed once the profile is written)\n");
+}
+
+/* The profile's default name: SPOOL without .parts, with .json. */
+static char *cf_merge_default_out(const char *spool)
+{
+    size_t n = strlen(spool);
+    while (n > 1 && spool[n - 1] == '/')
+        n--;
+    size_t base = n > 6 && strncmp(spool + n - 6, ".parts", 6) == 0 ? n - 6 : n;
+    char *out = malloc(base + 6);
+    if (out)
+        snprintf(out, base + 6, "%.*s.json", (int)base, spool);
+    return out;
+}
+
+int cf_merge_spool(const char *who, const char *spool, double since, const char *out, int keep)
+{
+    cf_profile_t p;
+    char err[600], note[128];
+    char *meant = NULL;
+    int rc = cf_spool_merge(spool, since, &p, &meant, note, sizeof(note), err, sizeof(err));
+    if (rc == CF_ERR_NODATA && since > 0)
+        return -1;
+    if (rc != CF_OK) {
+        fprintf(stderr, "%s: %s: %s\n", who, spool, err);
+        return CF_EXIT_USAGE;
+    }
+    char *dflt = NULL;
+    if (!out)
+        out = meant ? meant : (dflt = cf_merge_default_out(spool));
+    rc = out ? cf_profile_write(&p, out, err, sizeof(err)) : CF_ERR_NOMEM;
+    if (rc != CF_OK)
+        fprintf(stderr, "%s: cannot write the profile to %s: %s\n", who, out ? out : "?",
+                out ? err : "out of memory");
+    else {
+        fprintf(stderr, "commfit: the job did not reach MPI_Finalize: partial profile (%s) written to %s\n", note, out);
+        if (!keep)
+            cf_spool_remove(spool);
+    }
+    cf_profile_free(&p);
+    free(meant);
+    free(dflt);
+    return rc == CF_OK ? 0 : 1;
+}
+
+int cf_cmd_merge(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"keep", no_argument, NULL, 'k'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *out = NULL;
+    int keep = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:kh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'k': keep = 1; break;
+        case 'h': cf_merge_usage(stdout); return 0;
+        default: cf_merge_usage(stderr); return CF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "commfit merge: %s\n", optind >= argc ? "no spool directory given" : "one spool directory only");
+        cf_merge_usage(stderr);
+        return CF_EXIT_USAGE;
+    }
+    const char *spool = argv[optind];
+    struct stat st;
+    if (stat(spool, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "commfit merge: %s: %s\n", spool, errno && stat(spool, &st) != 0 ? strerror(errno) : "not a directory");
+        return CF_EXIT_USAGE;
+    }
+    return cf_merge_spool("commfit merge", spool, 0, out, keep);
+}
