@@ -66,7 +66,11 @@ typedef struct {
 } cf_comm_t;
 
 /* ---- requests in flight ---- */
-enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 8 };
+/* NOMSG: not a message, left out of message matching (files, one-sided,
+ * partitioned, Isendrecv); STATUS: its bytes are in the completion's status
+ * (file accesses); CANCEL: MPI_Cancel was called on it */
+enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 8, CF_REQ_NOMSG = 16,
+       CF_REQ_STATUS = 32, CF_REQ_CANCEL = 64 };
 typedef struct {
     uint64_t t_post; /* ticks */
     uint64_t bytes;  /* posted payload; receives: upper bound until the status says */
@@ -249,18 +253,9 @@ static inline uint64_t cf_type_size(MPI_Datatype t)
     e->size = s;
     return s;
 }
-static inline uint64_t cf_bytes(int count, MPI_Datatype t)
+static inline uint64_t cf_bytes(int64_t count, MPI_Datatype t)
 {
     return count > 0 ? (uint64_t)count * cf_type_size(t) : 0;
-}
-static inline uint64_t cf_sum_counts(const int *counts, int n, MPI_Datatype t)
-{
-    uint64_t s = 0;
-    if (!counts)
-        return 0;
-    for (int i = 0; i < n; i++)
-        s += counts[i] > 0 ? (uint64_t)counts[i] : 0;
-    return s * cf_type_size(t);
 }
 CF_HIDDEN uint64_t cf_status_bytes(const MPI_Status *st);
 
@@ -308,6 +303,8 @@ CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 CF_HIDDEN uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
                                unsigned *path_p);
 CF_HIDDEN void cf_req_forget(MPI_Request req);
+/* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
+CF_HIDDEN void cf_req_cancel(MPI_Request req);
 
 /* ---- lifecycle (cf_runtime.c, cf_merge.c) ---- */
 CF_HIDDEN void cf_runtime_init(int provided);

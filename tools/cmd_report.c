@@ -201,6 +201,8 @@ static void text_verdict(const cf_analysis_t *a)
                    ? fmt_pct(bd->uncertain, b1) : "",
                bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload)
                    ? " is in operations whose split cannot be told (uncertain)" : "");
+        if (bd->io > 0)
+            printf("  %s is file I/O (MPI-IO), not network traffic.\n", fmt_pct(bd->io, b1));
     }
     /* Costs only: a nonblocking span overlaps other work, and what it cost
      * is the blocked time in Wait/Test, ranked as such. */
@@ -826,7 +828,7 @@ static void csv_key(const char *row, const cf_an_fit_t *f)
 {
     char label[24];
     fputs(row, stdout);
-    csv_str(f->kind == CF_AN_P2P ? "p2p" : "collective");
+    csv_str(cf_an_kind_name(f->kind));
     csv_str(f->op);
     csv_str(cf_an_comm_label(f->comm, label, sizeof(label)));
     printf(",%d", f->comm_size);
