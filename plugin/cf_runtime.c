@@ -736,9 +736,11 @@ void cf_runtime_init(int provided)
     }
     cf_g.req_mask = nreq - 1;
     cf_g.req_done_shared = MPI_REQUEST_NULL;
+#ifdef OPEN_MPI /* request handles are pointers there; MPICH's are integers and not shared */
     void *shared = dlsym(RTLD_DEFAULT, "ompi_request_empty");
     if (shared)
         cf_g.req_done_shared = (MPI_Request)shared;
+#endif
     PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm);
     {
         /* a job started by MPI_Comm_spawn writes a profile of its own */

@@ -7,7 +7,12 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+/* The wrappers are the library's interface: default visibility, which
+ * Open MPI's mpi.h declares and MPICH's leaves to the build (everything
+ * else here is hidden).  A definition keeps its first declaration's. */
+#pragma GCC visibility push(default)
 #include <mpi.h>
+#pragma GCC visibility pop
 #include <stdatomic.h>
 #include <stdint.h>
 #include "cf_bins.h"

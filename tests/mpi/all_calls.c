@@ -264,6 +264,7 @@ static void file_io(const char *dir)
     expect("short read", got_bytes(&st), 100);
     tally("MPI_File_read_at", 100);
 #if MPI_VERSION >= 4
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank has the size before the file grows */
     MPI_File_write_at_c(fh, size, buf, 50, MPI_BYTE, &st), tally("MPI_File_write_at_c", 50);
     MPI_File_iread_at_c(fh, 0, buf, 60, MPI_BYTE, &r), MPI_Wait(&r, &st), tally("MPI_File_iread_at_c", 60);
 #endif
