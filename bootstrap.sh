@@ -11,7 +11,7 @@ top=$PWD
 what=${1:-demo}
 case "$what" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
-packages=(gcc make autoconf automake libtool pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
+packages=(gcc gfortran make autoconf automake libtool pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libjansson-dev libcmocka-dev libucx-dev libpapi-dev iproute2 procps)
 missing=()
 for p in "${packages[@]}"; do

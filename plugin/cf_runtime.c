@@ -495,7 +495,7 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
 {
     if (req == MPI_REQUEST_NULL || !cf_g.req_key)
         return;
-    if (req == cf_g.req_done_shared) {
+    if (cf_req_shared(req)) {
         /* complete already, and the handle is shared: record it now */
         unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
         uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
@@ -561,7 +561,7 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
 void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
 {
     snap->slot = CF_SNAP_NULL;
-    if (req == MPI_REQUEST_NULL || req == cf_g.req_done_shared || !cf_g.req_key)
+    if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
         return;
     uint32_t s = cf_req_find(req, &snap->word);
     snap->slot = CF_SNAP_UNTRACKED;

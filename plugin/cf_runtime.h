@@ -299,6 +299,17 @@ static inline uint64_t cf_record_failed(cf_thread_t *t, uint64_t t0, uint64_t t1
  * thread may get the same handle back before we have noted the completion.
  * So the entry is copied before the call (cf_req_snap), and released after
  * it only if its key word, which carries a generation count, is unchanged. */
+/* A request handle shared by operations that completed inside their call:
+ * Open MPI's empty request, MPICH's builtin requests (handle kind 1 in the
+ * top two bits).  Such an operation is recorded when posted. */
+static inline int cf_req_shared(MPI_Request req)
+{
+#ifdef MPICH_VERSION
+    return ((unsigned)req >> 30 & 3u) == 1u;
+#else
+    return req == cf_g.req_done_shared;
+#endif
+}
 CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
                            uint64_t bytes, unsigned flags, uint64_t t_post, int peer, int tag);
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);

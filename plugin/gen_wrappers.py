@@ -128,13 +128,17 @@ def call(e, replace=None):
     return "P%s(%s)" % (e["name"], ", ".join(args))
 
 
-def wrapper(e):
+def wrapper(e, head=None):
+    """The C wrapper of an entry; with head (the lines of a Fortran wrapper up
+    to the call, see fortran_head), the recording that follows the call."""
     a = e["attr"]
     op = "CF_OP_" + e["name"]
     k = e["kind"]
-    out = ["int %s(%s)" % (e["name"], e["params"]), "{",
-           "    cf_thread_t *cf_t = cf_enter(%s);" % op]
-    if e["kind"] == "coll":
+    out = head or ["int %s(%s)" % (e["name"], e["params"]), "{",
+                   "    cf_thread_t *cf_t = cf_enter(%s);" % op]
+    if head:
+        pass
+    elif e["kind"] == "coll":
         out += ["    if (!cf_t) {",
                 "        cf_coll_passed(%s);" % e["attr"]["comm"],
                 "        return %s;" % call(e),
@@ -143,14 +147,15 @@ def wrapper(e):
         out += ["    if (!cf_t)",
                 "        return %s;" % call(e)]
     repl = {}
-    if "status" in a:
+    if "status" in a and not head:
         st = a["status"]
         out.append("    MPI_Status cf_st;")
         out.append("    MPI_Status *cf_sp = %s == MPI_STATUS_IGNORE ? &cf_st : %s;" % (st, st))
         repl[st] = "cf_sp"
-    out.append("    uint64_t cf_t0 = cf_ticks();")
-    out.append("    int cf_rc = %s;" % call(e, repl))
-    out.append("    uint64_t cf_t1 = cf_ticks();")
+    if not head:
+        out.append("    uint64_t cf_t0 = cf_ticks();")
+        out.append("    int cf_rc = %s;" % call(e, repl))
+        out.append("    uint64_t cf_t1 = cf_ticks();")
     ok = "cf_rc == MPI_SUCCESS"
     failed = "cf_record_failed(cf_t, cf_t0, cf_t1)"
     # what the call's object belongs to: a communicator, a file's or a window's
@@ -232,11 +237,101 @@ def wrapper(e):
         out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, %s, %s, cf_t0, %s);"
                    % (a["request"], op, path, a["bytes"], flags, peer_tag))
     out.append("    cf_leave(cf_t);")
-    out.append("    return cf_rc;")
+    out.append("    return;" if head else "    return cf_rc;")
     out.append("}")
     if e["mpi"] > 3:  # a function of a later standard: wrapped where the library has it
         out = ["#if MPI_VERSION >= %d" % e["mpi"]] + out + ["#endif"]
     return "\n".join(out)
+
+
+# ---- Fortran (mpif.h and use mpi): every argument by reference, handles
+# as MPI_Fint, an ierr at the end.  The wrapper calls the library's own
+# Fortran entry (pmpi_..._), which converts the arguments as it always
+# does, and records the call from the C handles converted with the _f2c
+# functions; plugin/cf_fortran.c has the rest. ----
+FORTRAN_KINDS = {"send", "recv", "sendrecv", "isend", "irecv", "psend", "precv", "coll", "icoll", "probe", "iprobe"}
+F2C = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c"}
+
+
+def fortran_params(e):
+    """(Fortran parameter declarations, C locals before the call, C locals after it), or None
+    when a parameter has no plain Fortran form here (arrays of handles)."""
+    decl, pre, post = [], [], []
+    for p, n in zip((x.strip() for x in e["params"].split(",")), e["names"]):
+        t = p[:p.rindex(n)].strip()
+        if t in ("const void *", "void *"):
+            decl.append("void *%s_f" % n)
+            pre.append("    CF_UNUSED const void *%s = cf_f_buffer(%s_f);" % (n, n))
+        elif t == "int" and not p.endswith("]"):
+            decl.append("MPI_Fint *%s_f" % n)
+            pre.append("    CF_UNUSED int %s = (int)*%s_f;" % (n, n))
+        elif t == "const int" and p.endswith("[]"):
+            decl.append("const MPI_Fint *%s" % n)  # MPI_Fint is int (cf_fortran.c checks)
+        elif t in F2C:
+            decl.append("MPI_Fint *%s_f" % n)
+            pre.append("    CF_UNUSED %s %s = %s(*%s_f);" % (t, n, F2C[t], n))
+        elif t == "MPI_Request *":
+            decl.append("MPI_Fint *%s_f" % n)
+            post.append("    MPI_Request cf_req = cf_rc == MPI_SUCCESS ? PMPI_Request_f2c(*%s_f) : MPI_REQUEST_NULL;" % n)
+            post.append("    MPI_Request *%s = &cf_req;" % n)
+        elif t == "MPI_Status *":
+            decl.append("MPI_Fint *%s_f" % n)
+        elif t == "int *":  # a logical flag
+            decl.append("MPI_Fint *%s_f" % n)
+            post.append("    int cf_flag = *%s_f != 0, *%s = &cf_flag;" % (n, n))
+        else:
+            return None
+    return decl, pre, post
+
+
+def fortran_head(e, decl, pre, post):
+    a = e["attr"]
+    lower = e["name"].lower()
+    real_args = []
+    for d, n in zip(decl, e["names"]):
+        real_args.append("cf_fsp" if n == a.get("status") else n if d.startswith("const MPI_Fint *") else n + "_f")
+    real_args.append("ierr")
+    out = ["typedef void cf_ft_%s(%s, MPI_Fint *ierr);" % (lower, ", ".join(decl)),
+           "CF_FORTRAN_API void %s_(%s, MPI_Fint *ierr)" % (lower, ", ".join(decl)), "{",
+           "    static void *cf_fn;",
+           "    cf_ft_%s *cf_real = (cf_ft_%s *)cf_fortran_real(&cf_fn, \"p%s\");" % (lower, lower, lower),
+           "    if (!cf_real) {",
+           "        *ierr = MPI_ERR_INTERN;",
+           "        return;",
+           "    }",
+           "    cf_thread_t *cf_t = cf_enter(CF_OP_%s);" % e["name"],
+           "    if (!cf_t) {"]
+    if e["kind"] == "coll":
+        out.append("        cf_coll_passed(PMPI_Comm_f2c(*%s_f));" % a["comm"])
+    out += ["        cf_real(%s);" % ", ".join(n if n != "cf_fsp" else a["status"] + "_f" for n in real_args),
+            "        return;", "    }"]
+    if "status" in a:
+        st = a["status"]
+        out.append("    MPI_Fint cf_fst[CF_F_STATUS_INTS];")
+        out.append("    MPI_Fint *cf_fsp = cf_f_status_ignored(%s_f) ? cf_fst : %s_f;" % (st, st))
+    out += ["    uint64_t cf_t0 = cf_ticks();",
+            "    cf_real(%s);" % ", ".join(real_args),
+            "    uint64_t cf_t1 = cf_ticks();",
+            "    CF_UNUSED int cf_rc = (int)*ierr;"]
+    out += pre + post
+    if "status" in a:
+        out += ["    MPI_Status cf_st, *cf_sp = &cf_st;",
+                "    if (cf_rc == MPI_SUCCESS)",
+                "        PMPI_Status_f2c(cf_fsp, &cf_st);"]
+    return out
+
+
+def fortran_wrappers(entries):
+    out = []
+    for e in entries:
+        if e["kind"] not in FORTRAN_KINDS or e["mpi"] > 3 or e["name"].endswith("_c"):
+            continue
+        conv = fortran_params(e)
+        if conv is None:
+            continue
+        out.append(wrapper(e, fortran_head(e, *conv)) +
+                   "\nCF_FORTRAN_EXPORT(%s, %s)" % (e["name"].lower(), e["name"].upper()))
+    return out
 
 
 # ---- the UCP functions of the UCX layer (ucx_calls.spec) ----
@@ -543,6 +638,11 @@ def main():
         for e in entries:
             if e["kind"] != "custom":
                 f.write(wrapper(e) + "\n\n")
+        # the Fortran bindings of Open MPI call PMPI_ directly: they get wrappers of their own
+        f.write("#include \"cf_fortran.h\"\n#if CF_FORTRAN\n#define CF_UNUSED __attribute__((unused))\n\n")
+        for w in fortran_wrappers(entries):
+            f.write(w + "\n\n")
+        f.write("#endif\n")
 
 
 if __name__ == "__main__":

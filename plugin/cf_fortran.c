@@ -1,0 +1,376 @@
+/* The Fortran bindings (cf_fortran.h): the library's entries, its
+ * sentinels, and the calls written by hand.  Start, end and the completion
+ * calls convert their Fortran arguments as the library's own bindings do
+ * (handles with the _f2c/_c2f functions, MPI_STATUS(ES)_IGNORE, 1-based
+ * indices, logicals) and go through the C wrappers, so that a request
+ * posted from Fortran completes as one posted from C. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
+#include <ctype.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "cf_fortran.h"
+
+#if CF_FORTRAN
+
+const void *cf_f_in_place[4], *cf_f_bottom[4];
+
+/* name, name_, name__ and NAME of a Fortran symbol, from the library */
+static void *cf_fortran_sym(void *handle, const char *name)
+{
+    static const char *const tails[] = {"_", "__", ""};
+    char buf[128];
+    void *p = NULL;
+    for (unsigned i = 0; i < 3 && !p; i++) {
+        snprintf(buf, sizeof(buf), "%s%s", name, tails[i]);
+        p = dlsym(handle, buf);
+    }
+    if (!p) {
+        size_t n = 0;
+        for (; name[n] && n + 1 < sizeof(buf); n++)
+            buf[n] = (char)toupper((unsigned char)name[n]);
+        buf[n] = '\0';
+        p = dlsym(handle, buf);
+    }
+    return p;
+}
+
+/* The Fortran sentinels of Open MPI (common blocks under each name). */
+static void cf_fortran_sentinels(void)
+{
+    static _Atomic int done;
+    if (atomic_load_explicit(&done, memory_order_acquire))
+        return;
+    static const char *const in_place[] = {"mpi_fortran_in_place_", "mpi_fortran_in_place__", "mpi_fortran_in_place",
+                                           "MPI_FORTRAN_IN_PLACE"};
+    static const char *const bottom[] = {"mpi_fortran_bottom_", "mpi_fortran_bottom__", "mpi_fortran_bottom",
+                                         "MPI_FORTRAN_BOTTOM"};
+    for (unsigned i = 0; i < 4; i++) {
+        cf_f_in_place[i] = dlsym(RTLD_DEFAULT, in_place[i]);
+        cf_f_bottom[i] = dlsym(RTLD_DEFAULT, bottom[i]);
+    }
+    atomic_store_explicit(&done, 1, memory_order_release);
+}
+
+void *cf_fortran_real(void **cache, const char *name)
+{
+    void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (p)
+        return p;
+    cf_fortran_sentinels();
+    p = cf_fortran_sym(RTLD_NEXT, name);
+    __atomic_store_n(cache, p, __ATOMIC_RELEASE);
+    return p;
+}
+
+#define CF_F_REAL(type, name)                                                                                \
+    static void *cf_fn;                                                                                      \
+    type *cf_real = (type *)cf_fortran_real(&cf_fn, name);                                                   \
+    if (!cf_real) {                                                                                          \
+        *ierr = MPI_ERR_INTERN;                                                                              \
+        return;                                                                                              \
+    }
+
+/* ---- start and end: the library's own Fortran entries, then ours ---- */
+typedef void cf_ft_ierr(MPI_Fint *ierr);
+typedef void cf_ft_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+
+CF_FORTRAN_API void mpi_init_(MPI_Fint *ierr)
+{
+    CF_F_REAL(cf_ft_ierr, "pmpi_init")
+    cf_real(ierr);
+    if (*ierr == MPI_SUCCESS)
+        cf_runtime_init(MPI_THREAD_SINGLE);
+}
+CF_FORTRAN_EXPORT(mpi_init, MPI_INIT)
+
+CF_FORTRAN_API void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    CF_F_REAL(cf_ft_init_thread, "pmpi_init_thread")
+    cf_real(required, provided, ierr);
+    if (*ierr == MPI_SUCCESS)
+        cf_runtime_init((int)*provided);
+}
+CF_FORTRAN_EXPORT(mpi_init_thread, MPI_INIT_THREAD)
+
+CF_FORTRAN_API void mpi_finalize_(MPI_Fint *ierr)
+{
+    CF_F_REAL(cf_ft_ierr, "pmpi_finalize")
+    cf_runtime_finalize();
+    cf_real(ierr);
+}
+CF_FORTRAN_EXPORT(mpi_finalize, MPI_FINALIZE)
+
+/* ---- completion, through the C wrappers ---- */
+
+/* Scratch for n requests and statuses: on the stack up to CF_F_STACK, else
+ * allocated; NULL when out of memory (the call then goes to the library
+ * unrecorded). */
+#define CF_F_STACK 64
+typedef struct {
+    MPI_Request rs[CF_F_STACK];
+    MPI_Status ss[CF_F_STACK];
+    int is[CF_F_STACK];
+    MPI_Request *r;
+    MPI_Status *s;
+    int *i;
+} cf_f_scratch_t;
+
+static int cf_f_scratch(cf_f_scratch_t *x, int n)
+{
+    x->r = x->rs, x->s = x->ss, x->i = x->is;
+    if (n <= CF_F_STACK)
+        return 1;
+    x->r = malloc((size_t)n * sizeof(*x->r));
+    x->s = malloc((size_t)n * sizeof(*x->s));
+    x->i = malloc((size_t)n * sizeof(*x->i));
+    return x->r && x->s && x->i;
+}
+
+static void cf_f_scratch_free(cf_f_scratch_t *x)
+{
+    if (x->r != x->rs) {
+        free(x->r);
+        free(x->s);
+        free(x->i);
+    }
+}
+
+static void cf_f_requests_in(cf_f_scratch_t *x, const MPI_Fint *f, int n)
+{
+    for (int k = 0; k < n; k++)
+        x->r[k] = PMPI_Request_f2c(f[k]);
+}
+
+/* the requests back (completed ones are MPI_REQUEST_NULL now), and the
+ * statuses of the first n (or of those the indices name) */
+static void cf_f_requests_out(const cf_f_scratch_t *x, MPI_Fint *f, int n)
+{
+    for (int k = 0; k < n; k++)
+        f[k] = PMPI_Request_c2f(x->r[k]);
+}
+
+static void cf_f_statuses_out(const MPI_Status *s, MPI_Fint *f, int n)
+{
+    if (f == MPI_F_STATUSES_IGNORE)
+        return;
+    for (int k = 0; k < n; k++)
+        PMPI_Status_c2f(&s[k], &f[k * CF_F_STATUS_SIZE]);
+}
+
+typedef void cf_ft_array(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr);
+
+CF_FORTRAN_API void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    MPI_Status s;
+    int ignore = cf_f_status_ignored(status);
+    int rc = MPI_Wait(&r, ignore ? MPI_STATUS_IGNORE : &s);
+    if (rc == MPI_SUCCESS) {
+        *request = PMPI_Request_c2f(r);
+        if (!ignore)
+            PMPI_Status_c2f(&s, status);
+    }
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_wait, MPI_WAIT)
+
+CF_FORTRAN_API void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    MPI_Status s;
+    int ignore = cf_f_status_ignored(status), f = 0;
+    int rc = MPI_Test(&r, &f, ignore ? MPI_STATUS_IGNORE : &s);
+    if (rc == MPI_SUCCESS) {
+        *request = PMPI_Request_c2f(r);
+        *flag = f ? 1 : 0;
+        if (f && !ignore)
+            PMPI_Status_c2f(&s, status);
+    }
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_test, MPI_TEST)
+
+CF_FORTRAN_API void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    cf_f_scratch_t x;
+    int n = (int)*count;
+    if (n < 0 || !cf_f_scratch(&x, n)) {
+        cf_f_scratch_free(&x);
+        CF_F_REAL(cf_ft_array, "pmpi_waitall")
+        cf_real(count, requests, statuses, ierr);
+        return;
+    }
+    cf_f_requests_in(&x, requests, n);
+    int ignore = statuses == MPI_F_STATUSES_IGNORE;
+    int rc = MPI_Waitall(n, x.r, ignore ? MPI_STATUSES_IGNORE : x.s);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+        cf_f_requests_out(&x, requests, n);
+        cf_f_statuses_out(x.s, ignore ? MPI_F_STATUSES_IGNORE : statuses, n);
+    }
+    cf_f_scratch_free(&x);
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_waitall, MPI_WAITALL)
+
+typedef void cf_ft_testall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses, MPI_Fint *ierr);
+
+CF_FORTRAN_API void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses,
+                                 MPI_Fint *ierr)
+{
+    cf_f_scratch_t x;
+    int n = (int)*count, f = 0;
+    if (n < 0 || !cf_f_scratch(&x, n)) {
+        cf_f_scratch_free(&x);
+        CF_F_REAL(cf_ft_testall, "pmpi_testall")
+        cf_real(count, requests, flag, statuses, ierr);
+        return;
+    }
+    cf_f_requests_in(&x, requests, n);
+    int ignore = statuses == MPI_F_STATUSES_IGNORE;
+    int rc = MPI_Testall(n, x.r, &f, ignore ? MPI_STATUSES_IGNORE : x.s);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+        *flag = f ? 1 : 0;
+        cf_f_requests_out(&x, requests, n);
+        if (f)
+            cf_f_statuses_out(x.s, ignore ? MPI_F_STATUSES_IGNORE : statuses, n);
+    }
+    cf_f_scratch_free(&x);
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_testall, MPI_TESTALL)
+
+typedef void cf_ft_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                       MPI_Fint *ierr);
+
+/* Waitany (flag NULL) and Testany: the index is 1-based in Fortran */
+static void cf_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                     MPI_Fint *ierr)
+{
+    cf_f_scratch_t x;
+    int n = (int)*count, i = MPI_UNDEFINED, f = 1;
+    if (n < 0 || !cf_f_scratch(&x, n)) {
+        cf_f_scratch_free(&x);
+        *ierr = MPI_ERR_NO_MEM;
+        return;
+    }
+    cf_f_requests_in(&x, requests, n);
+    int ignore = cf_f_status_ignored(status);
+    MPI_Status s;
+    int rc = flag ? MPI_Testany(n, x.r, &i, &f, ignore ? MPI_STATUS_IGNORE : &s)
+                  : MPI_Waitany(n, x.r, &i, ignore ? MPI_STATUS_IGNORE : &s);
+    if (rc == MPI_SUCCESS) {
+        if (flag)
+            *flag = f ? 1 : 0;
+        *index = i == MPI_UNDEFINED ? MPI_UNDEFINED : i + 1;
+        if (i != MPI_UNDEFINED && i >= 0 && i < n)
+            requests[i] = PMPI_Request_c2f(x.r[i]);
+        if (f && !ignore)
+            PMPI_Status_c2f(&s, status);
+    }
+    cf_f_scratch_free(&x);
+    *ierr = rc;
+}
+
+CF_FORTRAN_API void mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
+                                 MPI_Fint *ierr)
+{
+    cf_f_any(count, requests, index, NULL, status, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_waitany, MPI_WAITANY)
+
+CF_FORTRAN_API void mpi_testany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
+                                 MPI_Fint *status, MPI_Fint *ierr)
+{
+    cf_f_any(count, requests, index, flag, status, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_testany, MPI_TESTANY)
+
+/* Waitsome and Testsome: indices 1-based */
+static void cf_f_some(int test, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                      MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    cf_f_scratch_t x;
+    int n = (int)*incount, out = 0;
+    if (n < 0 || !cf_f_scratch(&x, n)) {
+        cf_f_scratch_free(&x);
+        *ierr = MPI_ERR_NO_MEM;
+        return;
+    }
+    cf_f_requests_in(&x, requests, n);
+    int ignore = statuses == MPI_F_STATUSES_IGNORE;
+    int rc = test ? MPI_Testsome(n, x.r, &out, x.i, ignore ? MPI_STATUSES_IGNORE : x.s)
+                  : MPI_Waitsome(n, x.r, &out, x.i, ignore ? MPI_STATUSES_IGNORE : x.s);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+        *outcount = out;
+        for (int k = 0; out != MPI_UNDEFINED && k < out; k++) {
+            indices[k] = x.i[k] + 1;
+            requests[x.i[k]] = PMPI_Request_c2f(x.r[x.i[k]]);
+        }
+        if (out != MPI_UNDEFINED)
+            cf_f_statuses_out(x.s, ignore ? MPI_F_STATUSES_IGNORE : statuses, out);
+    }
+    cf_f_scratch_free(&x);
+    *ierr = rc;
+}
+
+CF_FORTRAN_API void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                                  MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    cf_f_some(0, incount, requests, outcount, indices, statuses, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_waitsome, MPI_WAITSOME)
+
+CF_FORTRAN_API void mpi_testsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                                  MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    cf_f_some(1, incount, requests, outcount, indices, statuses, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_testsome, MPI_TESTSOME)
+
+CF_FORTRAN_API void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    *ierr = MPI_Start(&r);
+}
+CF_FORTRAN_EXPORT(mpi_start, MPI_START)
+
+CF_FORTRAN_API void mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
+{
+    cf_f_scratch_t x;
+    int n = (int)*count;
+    if (n < 0 || !cf_f_scratch(&x, n)) {
+        cf_f_scratch_free(&x);
+        *ierr = MPI_ERR_NO_MEM;
+        return;
+    }
+    cf_f_requests_in(&x, requests, n);
+    *ierr = MPI_Startall(n, x.r);
+    cf_f_scratch_free(&x);
+}
+CF_FORTRAN_EXPORT(mpi_startall, MPI_STARTALL)
+
+CF_FORTRAN_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    int rc = MPI_Request_free(&r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(MPI_REQUEST_NULL);
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_request_free, MPI_REQUEST_FREE)
+
+/* a freed communicator's handle may come back for another one */
+CF_FORTRAN_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int rc = MPI_Comm_free(&c);
+    if (rc == MPI_SUCCESS)
+        *comm = PMPI_Comm_c2f(MPI_COMM_NULL);
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_comm_free, MPI_COMM_FREE)
+
+#endif
