@@ -362,6 +362,27 @@ CF_FORTRAN_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
 }
 CF_FORTRAN_EXPORT(mpi_request_free, MPI_REQUEST_FREE)
 
+/* communicators made from Fortran are described when made, as from C */
+CF_FORTRAN_API void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm n = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(PMPI_Comm_f2c(*comm), &n);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(n);
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_comm_dup, MPI_COMM_DUP)
+
+CF_FORTRAN_API void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm n = MPI_COMM_NULL;
+    int rc = MPI_Comm_split(PMPI_Comm_f2c(*comm), (int)*color, (int)*key, &n);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(n);
+    *ierr = rc;
+}
+CF_FORTRAN_EXPORT(mpi_comm_split, MPI_COMM_SPLIT)
+
 /* a freed communicator's handle may come back for another one */
 CF_FORTRAN_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
 {

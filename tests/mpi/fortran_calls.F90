@@ -17,7 +17,7 @@ program fortran_calls
   character(len=32) :: names(maxops)
   integer :: ncalls(maxops), nops
   integer(kind=8) :: nbytes(maxops)
-  integer :: ierr, rank, p, right, left, i, n, idx, outcount, failures
+  integer :: ierr, rank, p, right, left, i, n, idx, outcount, failures, dup, half
   integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4), req, indices(4)
   integer :: ibuf(1000), ibuf2(1000), iall(64)
   double precision :: dbuf(1000), dbuf2(1000)
@@ -126,6 +126,16 @@ program fortran_calls
   call tally('MPI_Iallreduce', 400_8)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call tally('MPI_Barrier', 0_8)
+  ! on communicators made from Fortran
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Allreduce(MPI_IN_PLACE, dbuf, 10, MPI_DOUBLE_PRECISION, MPI_SUM, dup, ierr)
+  call tally('MPI_Allreduce', 80_8)
+  call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, half, ierr)
+  call MPI_Bcast(ibuf, 5, MPI_INTEGER, 0, half, ierr)
+  call tally('MPI_Bcast', 20_8)
+  call MPI_Comm_free(dup, ierr)
+  call MPI_Comm_free(half, ierr)
+  if (dup /= MPI_COMM_NULL .or. half /= MPI_COMM_NULL) failures = failures + 1
 
   do i = 1, nops
     write (*, '(a,i0,1x,a,1x,i0,1x,i0)') 'TALLY ', rank, trim(names(i)), ncalls(i), nbytes(i)
