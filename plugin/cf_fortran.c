@@ -65,11 +65,18 @@ void *cf_fortran_real(void **cache, const char *name)
     return p;
 }
 
+/* ierr is optional in mpi_f08: NULL when the caller left it out */
+static inline void cf_f_ierr(MPI_Fint *ierr, int rc)
+{
+    if (ierr)
+        *ierr = rc;
+}
+
 #define CF_F_REAL(type, name)                                                                                \
     static void *cf_fn;                                                                                      \
     type *cf_real = (type *)cf_fortran_real(&cf_fn, name);                                                   \
     if (!cf_real) {                                                                                          \
-        *ierr = MPI_ERR_INTERN;                                                                              \
+        cf_f_ierr(ierr, MPI_ERR_INTERN);                                                                     \
         return;                                                                                              \
     }
 
@@ -80,26 +87,32 @@ typedef void cf_ft_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint 
 CF_FORTRAN_API void mpi_init_(MPI_Fint *ierr)
 {
     CF_F_REAL(cf_ft_ierr, "pmpi_init")
-    cf_real(ierr);
-    if (*ierr == MPI_SUCCESS)
+    MPI_Fint rc = MPI_SUCCESS;
+    cf_real(&rc);
+    if (rc == MPI_SUCCESS)
         cf_runtime_init(MPI_THREAD_SINGLE);
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_init, MPI_INIT)
 
 CF_FORTRAN_API void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
     CF_F_REAL(cf_ft_init_thread, "pmpi_init_thread")
-    cf_real(required, provided, ierr);
-    if (*ierr == MPI_SUCCESS)
+    MPI_Fint rc = MPI_SUCCESS;
+    cf_real(required, provided, &rc);
+    if (rc == MPI_SUCCESS)
         cf_runtime_init((int)*provided);
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_init_thread, MPI_INIT_THREAD)
 
 CF_FORTRAN_API void mpi_finalize_(MPI_Fint *ierr)
 {
     CF_F_REAL(cf_ft_ierr, "pmpi_finalize")
+    MPI_Fint rc = MPI_SUCCESS;
     cf_runtime_finalize();
-    cf_real(ierr);
+    cf_real(&rc);
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_finalize, MPI_FINALIZE)
 
@@ -173,7 +186,7 @@ CF_FORTRAN_API void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ier
         if (!ignore)
             PMPI_Status_c2f(&s, status);
     }
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_wait, MPI_WAIT)
 
@@ -189,7 +202,7 @@ CF_FORTRAN_API void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *statu
         if (f && !ignore)
             PMPI_Status_c2f(&s, status);
     }
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_test, MPI_TEST)
 
@@ -200,7 +213,9 @@ CF_FORTRAN_API void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *
     if (n < 0 || !cf_f_scratch(&x, n)) {
         cf_f_scratch_free(&x);
         CF_F_REAL(cf_ft_array, "pmpi_waitall")
-        cf_real(count, requests, statuses, ierr);
+        MPI_Fint rc = MPI_SUCCESS;
+        cf_real(count, requests, statuses, &rc);
+        cf_f_ierr(ierr, rc);
         return;
     }
     cf_f_requests_in(&x, requests, n);
@@ -211,7 +226,7 @@ CF_FORTRAN_API void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *
         cf_f_statuses_out(x.s, ignore ? MPI_F_STATUSES_IGNORE : statuses, n);
     }
     cf_f_scratch_free(&x);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_waitall, MPI_WAITALL)
 
@@ -225,7 +240,9 @@ CF_FORTRAN_API void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *
     if (n < 0 || !cf_f_scratch(&x, n)) {
         cf_f_scratch_free(&x);
         CF_F_REAL(cf_ft_testall, "pmpi_testall")
-        cf_real(count, requests, flag, statuses, ierr);
+        MPI_Fint rc = MPI_SUCCESS;
+        cf_real(count, requests, flag, statuses, &rc);
+        cf_f_ierr(ierr, rc);
         return;
     }
     cf_f_requests_in(&x, requests, n);
@@ -238,7 +255,7 @@ CF_FORTRAN_API void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *
             cf_f_statuses_out(x.s, ignore ? MPI_F_STATUSES_IGNORE : statuses, n);
     }
     cf_f_scratch_free(&x);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_testall, MPI_TESTALL)
 
@@ -253,7 +270,7 @@ static void cf_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_F
     int n = (int)*count, i = MPI_UNDEFINED, f = 1;
     if (n < 0 || !cf_f_scratch(&x, n)) {
         cf_f_scratch_free(&x);
-        *ierr = MPI_ERR_NO_MEM;
+        cf_f_ierr(ierr, MPI_ERR_NO_MEM);
         return;
     }
     cf_f_requests_in(&x, requests, n);
@@ -271,7 +288,7 @@ static void cf_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_F
             PMPI_Status_c2f(&s, status);
     }
     cf_f_scratch_free(&x);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 
 CF_FORTRAN_API void mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
@@ -296,7 +313,7 @@ static void cf_f_some(int test, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
     int n = (int)*incount, out = 0;
     if (n < 0 || !cf_f_scratch(&x, n)) {
         cf_f_scratch_free(&x);
-        *ierr = MPI_ERR_NO_MEM;
+        cf_f_ierr(ierr, MPI_ERR_NO_MEM);
         return;
     }
     cf_f_requests_in(&x, requests, n);
@@ -313,7 +330,7 @@ static void cf_f_some(int test, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
             cf_f_statuses_out(x.s, ignore ? MPI_F_STATUSES_IGNORE : statuses, out);
     }
     cf_f_scratch_free(&x);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 
 CF_FORTRAN_API void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
@@ -333,7 +350,7 @@ CF_FORTRAN_EXPORT(mpi_testsome, MPI_TESTSOME)
 CF_FORTRAN_API void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
 {
     MPI_Request r = PMPI_Request_f2c(*request);
-    *ierr = MPI_Start(&r);
+    cf_f_ierr(ierr, MPI_Start(&r));
 }
 CF_FORTRAN_EXPORT(mpi_start, MPI_START)
 
@@ -343,11 +360,11 @@ CF_FORTRAN_API void mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint 
     int n = (int)*count;
     if (n < 0 || !cf_f_scratch(&x, n)) {
         cf_f_scratch_free(&x);
-        *ierr = MPI_ERR_NO_MEM;
+        cf_f_ierr(ierr, MPI_ERR_NO_MEM);
         return;
     }
     cf_f_requests_in(&x, requests, n);
-    *ierr = MPI_Startall(n, x.r);
+    cf_f_ierr(ierr, MPI_Startall(n, x.r));
     cf_f_scratch_free(&x);
 }
 CF_FORTRAN_EXPORT(mpi_startall, MPI_STARTALL)
@@ -358,7 +375,7 @@ CF_FORTRAN_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
     int rc = MPI_Request_free(&r);
     if (rc == MPI_SUCCESS)
         *request = PMPI_Request_c2f(MPI_REQUEST_NULL);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_request_free, MPI_REQUEST_FREE)
 
@@ -369,7 +386,7 @@ CF_FORTRAN_API void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *i
     int rc = MPI_Comm_dup(PMPI_Comm_f2c(*comm), &n);
     if (rc == MPI_SUCCESS)
         *newcomm = PMPI_Comm_c2f(n);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_comm_dup, MPI_COMM_DUP)
 
@@ -379,7 +396,7 @@ CF_FORTRAN_API void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *k
     int rc = MPI_Comm_split(PMPI_Comm_f2c(*comm), (int)*color, (int)*key, &n);
     if (rc == MPI_SUCCESS)
         *newcomm = PMPI_Comm_c2f(n);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_comm_split, MPI_COMM_SPLIT)
 
@@ -390,7 +407,7 @@ CF_FORTRAN_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
     int rc = MPI_Comm_free(&c);
     if (rc == MPI_SUCCESS)
         *comm = PMPI_Comm_c2f(MPI_COMM_NULL);
-    *ierr = rc;
+    cf_f_ierr(ierr, rc);
 }
 CF_FORTRAN_EXPORT(mpi_comm_free, MPI_COMM_FREE)
 

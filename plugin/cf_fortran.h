@@ -2,7 +2,8 @@
  * directly, past the C wrappers, so their symbols get wrappers of their
  * own, generated from the same spec (gen_wrappers.py), under every name
  * gfortran gives a Fortran MPI_SEND: mpi_send_, mpi_send__ (the g77
- * convention of -fsecond-underscore), mpi_send and MPI_SEND.  MPICH's
+ * convention of -fsecond-underscore), mpi_send and MPI_SEND, and
+ * mpi_send_f08_ of use mpi_f08.  MPICH's
  * Fortran bindings call the C MPI_ functions: the C wrappers see them, and
  * no Fortran wrapper is built (CF_FORTRAN 0). */
 #ifndef CF_FORTRAN_H
@@ -21,11 +22,15 @@
 #define CF_F_STATUS_INTS 16
 
 #define CF_FORTRAN_API __attribute__((visibility("default")))
-/* the other three names of a Fortran wrapper defined as lower_ */
+/* The other names of a Fortran wrapper defined as lower_, mpi_f08's among
+ * them (lower_f08_: Open MPI's use-mpi-f08 procedures pass handles, buffers
+ * and statuses as mpif.h does, and ierror is optional, NULL when absent:
+ * every wrapper takes a NULL ierr). */
 #define CF_FORTRAN_EXPORT(lower, upper)                                                                      \
     CF_FORTRAN_API __typeof__(lower##_) lower##__ __attribute__((alias(#lower "_")));                        \
     CF_FORTRAN_API __typeof__(lower##_) lower __attribute__((alias(#lower "_")));                            \
-    CF_FORTRAN_API __typeof__(lower##_) upper __attribute__((alias(#lower "_")));
+    CF_FORTRAN_API __typeof__(lower##_) upper __attribute__((alias(#lower "_")));                            \
+    CF_FORTRAN_API __typeof__(lower##_) lower##_f08_ __attribute__((alias(#lower "_")));
 
 /* The library's Fortran entry NAME (pmpi_send) under whichever of its names
  * it has, found once and kept in *cache; NULL if it has none. */

@@ -290,13 +290,14 @@ def fortran_head(e, decl, pre, post):
     real_args = []
     for d, n in zip(decl, e["names"]):
         real_args.append("cf_fsp" if n == a.get("status") else n if d.startswith("const MPI_Fint *") else n + "_f")
-    real_args.append("ierr")
+    real_args.append("cf_ierr")
     out = ["typedef void cf_ft_%s(%s, MPI_Fint *ierr);" % (lower, ", ".join(decl)),
            "CF_FORTRAN_API void %s_(%s, MPI_Fint *ierr)" % (lower, ", ".join(decl)), "{",
+           "    MPI_Fint cf_ierr_own = 0, *cf_ierr = ierr ? ierr : &cf_ierr_own; /* optional in mpi_f08 */",
            "    static void *cf_fn;",
            "    cf_ft_%s *cf_real = (cf_ft_%s *)cf_fortran_real(&cf_fn, \"p%s\");" % (lower, lower, lower),
            "    if (!cf_real) {",
-           "        *ierr = MPI_ERR_INTERN;",
+           "        *cf_ierr = MPI_ERR_INTERN;",
            "        return;",
            "    }",
            "    cf_thread_t *cf_t = cf_enter(CF_OP_%s);" % e["name"],
@@ -312,7 +313,7 @@ def fortran_head(e, decl, pre, post):
     out += ["    uint64_t cf_t0 = cf_ticks();",
             "    cf_real(%s);" % ", ".join(real_args),
             "    uint64_t cf_t1 = cf_ticks();",
-            "    CF_UNUSED int cf_rc = (int)*ierr;"]
+            "    CF_UNUSED int cf_rc = (int)*cf_ierr;"]
     out += pre + post
     if "status" in a:
         out += ["    MPI_Status cf_st, *cf_sp = &cf_st;",

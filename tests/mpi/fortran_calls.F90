@@ -3,10 +3,14 @@
 ! MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE as Fortran passes
 ! them.  Each rank keeps its own tally of calls and payload (README "What is
 ! recorded") and prints it as  TALLY rank op calls bytes.
-! Built with -DUSE_MODULE for `use mpi`, else with mpif.h (which also
-! builds with -fsecond-underscore: the g77 names mpi_send__).
+! Built with -DUSE_MODULE for `use mpi`, -DUSE_F08 for `use mpi_f08`,
+! else with mpif.h (which also builds with -fsecond-underscore: the g77
+! names mpi_send__).
 program fortran_calls
-#ifdef USE_MODULE
+#if defined(USE_F08)
+  use mpi_f08
+  implicit none
+#elif defined(USE_MODULE)
   use mpi
   implicit none
 #else
@@ -17,8 +21,14 @@ program fortran_calls
   character(len=32) :: names(maxops)
   integer :: ncalls(maxops), nops
   integer(kind=8) :: nbytes(maxops)
-  integer :: ierr, rank, p, right, left, i, n, idx, outcount, failures, dup, half
-  integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4), req, indices(4)
+  integer :: ierr, rank, p, right, left, i, n, idx, outcount, failures, indices(4)
+#ifdef USE_F08
+  type(MPI_Status) :: st, sts(4)
+  type(MPI_Request) :: reqs(4), req
+  type(MPI_Comm) :: dup, half
+#else
+  integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4), req, dup, half
+#endif
   integer :: ibuf(1000), ibuf2(1000), iall(64)
   double precision :: dbuf(1000), dbuf2(1000)
   logical :: flag
@@ -126,6 +136,11 @@ program fortran_calls
   call tally('MPI_Iallreduce', 400_8)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call tally('MPI_Barrier', 0_8)
+#ifdef USE_F08
+  ! ierror is optional in mpi_f08
+  call MPI_Barrier(MPI_COMM_WORLD)
+  call tally('MPI_Barrier', 0_8)
+#endif
   ! on communicators made from Fortran
   call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
   call MPI_Allreduce(MPI_IN_PLACE, dbuf, 10, MPI_DOUBLE_PRECISION, MPI_SUM, dup, ierr)
