@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cf_fortran.h"
 
 #if CF_FORTRAN
@@ -369,15 +370,21 @@ CF_FORTRAN_API void mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint 
 }
 CF_FORTRAN_EXPORT(mpi_startall, MPI_STARTALL)
 
-CF_FORTRAN_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
-{
-    MPI_Request r = PMPI_Request_f2c(*request);
-    int rc = MPI_Request_free(&r);
-    if (rc == MPI_SUCCESS)
-        *request = PMPI_Request_c2f(MPI_REQUEST_NULL);
-    cf_f_ierr(ierr, rc);
-}
-CF_FORTRAN_EXPORT(mpi_request_free, MPI_REQUEST_FREE)
+/* Freeing a handle from Fortran: through the C wrapper, then the Fortran
+ * handle becomes the null one */
+#define CF_F_FREE(lower, upper, type, f2c, c2f, cfree, null)                                                 \
+    CF_FORTRAN_API void lower##_(MPI_Fint *handle, MPI_Fint *ierr)                                           \
+    {                                                                                                        \
+        type h = f2c(*handle);                                                                               \
+        int rc = cfree(&h);                                                                                  \
+        if (rc == MPI_SUCCESS)                                                                               \
+            *handle = c2f(null);                                                                             \
+        cf_f_ierr(ierr, rc);                                                                                 \
+    }                                                                                                        \
+    CF_FORTRAN_EXPORT(lower, upper)
+
+CF_F_FREE(mpi_request_free, MPI_REQUEST_FREE, MPI_Request, PMPI_Request_f2c, PMPI_Request_c2f, MPI_Request_free,
+          MPI_REQUEST_NULL)
 
 /* communicators made from Fortran are described when made, as from C */
 CF_FORTRAN_API void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
@@ -400,15 +407,164 @@ CF_FORTRAN_API void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *k
 }
 CF_FORTRAN_EXPORT(mpi_comm_split, MPI_COMM_SPLIT)
 
-/* a freed communicator's handle may come back for another one */
-CF_FORTRAN_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+/* ---- files, windows, matched messages and cancel: noted as from C ---- */
+
+/* a Fortran string: its hidden length, trailing blanks not part of it */
+static char *cf_f_string(const char *s, size_t len)
 {
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    int rc = MPI_Comm_free(&c);
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
+    if (c) {
+        memcpy(c, s, len);
+        c[len] = '\0';
+    }
+    return c;
+}
+
+CF_FORTRAN_API void mpi_file_open_(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
+                                   MPI_Fint *ierr, size_t filename_len)
+{
+    char *name = cf_f_string(filename, filename_len);
+    MPI_File f = MPI_FILE_NULL;
+    int rc = name ? MPI_File_open(PMPI_Comm_f2c(*comm), name, (int)*amode, PMPI_Info_f2c(*info), &f) : MPI_ERR_NO_MEM;
+    free(name);
     if (rc == MPI_SUCCESS)
-        *comm = PMPI_Comm_c2f(MPI_COMM_NULL);
+        *fh = PMPI_File_c2f(f);
     cf_f_ierr(ierr, rc);
 }
-CF_FORTRAN_EXPORT(mpi_comm_free, MPI_COMM_FREE)
+CF_FORTRAN_EXPORT(mpi_file_open, MPI_FILE_OPEN)
+
+CF_F_FREE(mpi_file_close, MPI_FILE_CLOSE, MPI_File, PMPI_File_f2c, PMPI_File_c2f, MPI_File_close, MPI_FILE_NULL)
+
+static void cf_f_win_made(int rc, MPI_Win w, MPI_Fint *win, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS)
+        *win = PMPI_Win_c2f(w);
+    cf_f_ierr(ierr, rc);
+}
+
+CF_FORTRAN_API void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+                                    MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = MPI_Win_create(base, *size, (int)*disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
+    cf_f_win_made(rc, w, win, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_win_create, MPI_WIN_CREATE)
+
+/* baseptr: the INTEGER(KIND=MPI_ADDRESS_KIND) that receives the address, as the C call's void ** */
+typedef int cf_win_alloc_t(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+static void cf_f_win_alloc(cf_win_alloc_t *alloc, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info,
+                           MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = alloc(*size, (int)*disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &w);
+    cf_f_win_made(rc, w, win, ierr);
+}
+
+CF_FORTRAN_API void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+                                      MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+{
+    cf_f_win_alloc(MPI_Win_allocate, size, disp_unit, info, comm, baseptr, win, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_win_allocate, MPI_WIN_ALLOCATE)
+
+CF_FORTRAN_API void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+                                             MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+{
+    cf_f_win_alloc(MPI_Win_allocate_shared, size, disp_unit, info, comm, baseptr, win, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED)
+
+CF_FORTRAN_API void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = MPI_Win_create_dynamic(PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
+    cf_f_win_made(rc, w, win, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC)
+
+CF_FORTRAN_API void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w = PMPI_Win_f2c(*win);
+    int rc = MPI_Win_free(&w);
+    cf_f_win_made(rc, MPI_WIN_NULL, win, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_win_free, MPI_WIN_FREE)
+
+/* the status of a probe or matched receive back to Fortran */
+static void cf_f_status_out(int rc, const MPI_Status *s, MPI_Fint *status)
+{
+    if (rc == MPI_SUCCESS && !cf_f_status_ignored(status))
+        PMPI_Status_c2f(s, status);
+}
+
+CF_FORTRAN_API void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status,
+                                MPI_Fint *ierr)
+{
+    MPI_Message m = MPI_MESSAGE_NULL;
+    MPI_Status s;
+    int rc = MPI_Mprobe((int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &m, &s);
+    if (rc == MPI_SUCCESS)
+        *message = PMPI_Message_c2f(m);
+    cf_f_status_out(rc, &s, status);
+    cf_f_ierr(ierr, rc);
+}
+CF_FORTRAN_EXPORT(mpi_mprobe, MPI_MPROBE)
+
+CF_FORTRAN_API void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message,
+                                 MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Message m = MPI_MESSAGE_NULL;
+    MPI_Status s;
+    int f = 0;
+    int rc = MPI_Improbe((int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &f, &m, &s);
+    if (rc == MPI_SUCCESS) {
+        *flag = f ? 1 : 0;
+        if (f)
+            *message = PMPI_Message_c2f(m);
+    }
+    cf_f_status_out(f ? rc : MPI_ERR_OTHER, &s, status);
+    cf_f_ierr(ierr, rc);
+}
+CF_FORTRAN_EXPORT(mpi_improbe, MPI_IMPROBE)
+
+CF_FORTRAN_API void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status,
+                               MPI_Fint *ierr)
+{
+    MPI_Message m = PMPI_Message_f2c(*message);
+    MPI_Status s;
+    int rc = MPI_Mrecv((void *)cf_f_buffer(buf), (int)*count, PMPI_Type_f2c(*datatype), &m, &s);
+    if (rc == MPI_SUCCESS)
+        *message = PMPI_Message_c2f(m);
+    cf_f_status_out(rc, &s, status);
+    cf_f_ierr(ierr, rc);
+}
+CF_FORTRAN_EXPORT(mpi_mrecv, MPI_MRECV)
+
+CF_FORTRAN_API void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request,
+                                MPI_Fint *ierr)
+{
+    MPI_Message m = PMPI_Message_f2c(*message);
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = MPI_Imrecv((void *)cf_f_buffer(buf), (int)*count, PMPI_Type_f2c(*datatype), &m, &r);
+    if (rc == MPI_SUCCESS) {
+        *message = PMPI_Message_c2f(m);
+        *request = PMPI_Request_c2f(r);
+    }
+    cf_f_ierr(ierr, rc);
+}
+CF_FORTRAN_EXPORT(mpi_imrecv, MPI_IMRECV)
+
+CF_FORTRAN_API void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    cf_f_ierr(ierr, MPI_Cancel(&r));
+}
+CF_FORTRAN_EXPORT(mpi_cancel, MPI_CANCEL)
+
+/* a freed communicator's handle may come back for another one */
+CF_F_FREE(mpi_comm_free, MPI_COMM_FREE, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f, MPI_Comm_free, MPI_COMM_NULL)
 
 #endif

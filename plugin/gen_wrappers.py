@@ -249,8 +249,10 @@ def wrapper(e, head=None):
 # Fortran entry (pmpi_..._), which converts the arguments as it always
 # does, and records the call from the C handles converted with the _f2c
 # functions; plugin/cf_fortran.c has the rest. ----
-FORTRAN_KINDS = {"send", "recv", "sendrecv", "isend", "irecv", "psend", "precv", "coll", "icoll", "probe", "iprobe"}
-F2C = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c"}
+FORTRAN_KINDS = {"send", "recv", "sendrecv", "isend", "irecv", "psend", "precv", "coll", "icoll", "probe", "iprobe",
+                 "io", "iio", "rma", "irma", "sync", "local"}
+F2C = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
+       "MPI_File": "PMPI_File_f2c", "MPI_Win": "PMPI_Win_f2c", "MPI_Group": "PMPI_Group_f2c"}
 
 
 def fortran_params(e):
@@ -270,6 +272,9 @@ def fortran_params(e):
         elif t in F2C:
             decl.append("MPI_Fint *%s_f" % n)
             pre.append("    CF_UNUSED %s %s = %s(*%s_f);" % (t, n, F2C[t], n))
+        elif t in ("MPI_Offset", "MPI_Aint"):  # INTEGER(KIND=MPI_OFFSET_KIND / MPI_ADDRESS_KIND)
+            decl.append("%s *%s_f" % (t, n))
+            pre.append("    CF_UNUSED %s %s = *%s_f;" % (t, n, n))
         elif t == "MPI_Request *":
             decl.append("MPI_Fint *%s_f" % n)
             post.append("    MPI_Request cf_req = cf_rc == MPI_SUCCESS ? PMPI_Request_f2c(*%s_f) : MPI_REQUEST_NULL;" % n)
@@ -278,7 +283,7 @@ def fortran_params(e):
             decl.append("MPI_Fint *%s_f" % n)
         elif t == "int *":  # a logical flag
             decl.append("MPI_Fint *%s_f" % n)
-            post.append("    int cf_flag = *%s_f != 0, *%s = &cf_flag;" % (n, n))
+            post.append("    CF_UNUSED int cf_flag = *%s_f != 0, *%s = &cf_flag;" % (n, n))
         else:
             return None
     return decl, pre, post
@@ -316,7 +321,7 @@ def fortran_head(e, decl, pre, post):
             "    CF_UNUSED int cf_rc = (int)*cf_ierr;"]
     out += pre + post
     if "status" in a:
-        out += ["    MPI_Status cf_st, *cf_sp = &cf_st;",
+        out += ["    CF_UNUSED MPI_Status cf_st, *cf_sp = &cf_st;",
                 "    if (cf_rc == MPI_SUCCESS)",
                 "        PMPI_Status_f2c(cf_fsp, &cf_st);"]
     return out

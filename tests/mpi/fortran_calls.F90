@@ -1,8 +1,10 @@
 ! Communication from Fortran: point to point, nonblocking with every
-! completion call, persistent requests, probes and collectives, with
+! completion call, persistent requests, probes, collectives, MPI-IO,
+! one-sided and matched probes, with
 ! MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE as Fortran passes
 ! them.  Each rank keeps its own tally of calls and payload (README "What is
 ! recorded") and prints it as  TALLY rank op calls bytes.
+! usage: fortran_calls DIR  (DIR: where the MPI-IO file goes)
 ! Built with -DUSE_MODULE for `use mpi`, -DUSE_F08 for `use mpi_f08`,
 ! else with mpif.h (which also builds with -fsecond-underscore: the g77
 ! names mpi_send__).
@@ -26,9 +28,15 @@ program fortran_calls
   type(MPI_Status) :: st, sts(4)
   type(MPI_Request) :: reqs(4), req
   type(MPI_Comm) :: dup, half
+  type(MPI_File) :: fh
+  type(MPI_Win) :: win
+  type(MPI_Message) :: msg
 #else
-  integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4), req, dup, half
+  integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4), req, dup, half, fh, win, msg
 #endif
+  integer(kind=MPI_OFFSET_KIND) :: off
+  integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
+  character(len=4096) :: dir
   integer :: ibuf(1000), ibuf2(1000), iall(64)
   double precision :: dbuf(1000), dbuf2(1000)
   logical :: flag
@@ -151,6 +159,49 @@ program fortran_calls
   call MPI_Comm_free(dup, ierr)
   call MPI_Comm_free(half, ierr)
   if (dup /= MPI_COMM_NULL .or. half /= MPI_COMM_NULL) failures = failures + 1
+
+  ! MPI-IO: 100 integers per rank at its own offset, written collectively, read back
+  call get_command_argument(1, dir)
+  call MPI_File_open(MPI_COMM_WORLD, trim(dir)//'/fortran_calls.dat', MPI_MODE_CREATE + MPI_MODE_RDWR, &
+                     MPI_INFO_NULL, fh, ierr)
+  call tally('MPI_File_open', 0_8)
+  off = rank * 400
+  call MPI_File_write_at_all(fh, off, ibuf, 100, MPI_INTEGER, st, ierr)
+  call tally('MPI_File_write_at_all', 400_8)
+  ! sync, barrier, sync: what MPI asks for the data to be there for every reader
+  call MPI_File_sync(fh, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call MPI_File_sync(fh, ierr)
+  call tally('MPI_File_sync', 0_8)
+  call tally('MPI_File_sync', 0_8)
+  call tally('MPI_Barrier', 0_8)
+  call MPI_File_read_at(fh, off, ibuf2, 100, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  call tally('MPI_File_read_at', 400_8)
+  call MPI_File_close(fh, ierr)
+  call tally('MPI_File_close', 0_8)
+  ! one-sided: 10 integers put to the right between fences
+  winsize = 400
+  call MPI_Win_create(ibuf2, winsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call tally('MPI_Win_create', 0_8)
+  call MPI_Win_fence(0, win, ierr)
+  call tally('MPI_Win_fence', 0_8)
+  disp = 0
+  call MPI_Put(ibuf, 10, MPI_INTEGER, right, disp, 10, MPI_INTEGER, win, ierr)
+  call tally('MPI_Put', 40_8)
+  call MPI_Win_fence(0, win, ierr)
+  call tally('MPI_Win_fence', 0_8)
+  call MPI_Win_free(win, ierr)
+  call tally('MPI_Win_free', 0_8)
+  ! matched probe and receive of 12 integers from 0 to 1
+  if (rank == 0) then
+    call MPI_Send(ibuf, 12, MPI_INTEGER, 1, 12, MPI_COMM_WORLD, ierr)
+    call tally('MPI_Send', 48_8)
+  else if (rank == 1) then
+    call MPI_Mprobe(0, 12, MPI_COMM_WORLD, msg, st, ierr)
+    call tally('MPI_Mprobe', 48_8)
+    call MPI_Mrecv(ibuf2, 12, MPI_INTEGER, msg, MPI_STATUS_IGNORE, ierr)
+    call tally('MPI_Mrecv', 48_8)
+  end if
 
   do i = 1, nops
     write (*, '(a,i0,1x,a,1x,i0,1x,i0)') 'TALLY ', rank, trim(names(i)), ncalls(i), nbytes(i)

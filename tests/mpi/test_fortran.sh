@@ -19,7 +19,7 @@ progs="fmod fh f08"
 for prog in $progs; do
     for np in 2 4; do
         COMMFIT_OUTPUT="$cf_tmp/$prog$np.json" COMMFIT_SUMMARY=0 \
-            cf_mpirun "$np" -- "$cf_tmp/$prog" >"$cf_tmp/$prog$np.txt" || cf_fail "$prog on $np ranks failed"
+            cf_mpirun "$np" -- "$cf_tmp/$prog" "$cf_tmp" >"$cf_tmp/$prog$np.txt" || cf_fail "$prog on $np ranks failed"
         cf_check tally "$cf_tmp/$prog$np.json" "$np" "$cf_tmp/$prog$np.txt" || cf_fail "profile of $prog on $np ranks"
     done
 done
