@@ -566,5 +566,9 @@ CF_FORTRAN_EXPORT(mpi_cancel, MPI_CANCEL)
 
 /* a freed communicator's handle may come back for another one */
 CF_F_FREE(mpi_comm_free, MPI_COMM_FREE, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f, MPI_Comm_free, MPI_COMM_NULL)
+CF_F_FREE(mpi_comm_disconnect, MPI_COMM_DISCONNECT, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f, MPI_Comm_disconnect,
+          MPI_COMM_NULL)
+/* a freed datatype's handle may come back as a type of another size (the size cache) */
+CF_F_FREE(mpi_type_free, MPI_TYPE_FREE, MPI_Datatype, PMPI_Type_f2c, PMPI_Type_c2f, MPI_Type_free, MPI_DATATYPE_NULL)
 
 #endif
