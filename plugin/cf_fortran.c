@@ -407,6 +407,68 @@ CF_FORTRAN_API void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *k
 }
 CF_FORTRAN_EXPORT(mpi_comm_split, MPI_COMM_SPLIT)
 
+/* The other constructors: the new communicator back to Fortran.  Fortran
+ * logicals (arrays too) are C ints of 0 or 1 with gfortran. */
+static void cf_f_comm_made(int rc, MPI_Comm c, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(c);
+    cf_f_ierr(ierr, rc);
+}
+#define CF_F_COMM_MAKER(lower, upper, params, call)                                                          \
+    CF_FORTRAN_API void lower##_ params                                                                      \
+    {                                                                                                        \
+        MPI_Comm n = MPI_COMM_NULL;                                                                          \
+        int rc = call;                                                                                       \
+        cf_f_comm_made(rc, n, newcomm, ierr);                                                                \
+    }                                                                                                        \
+    CF_FORTRAN_EXPORT(lower, upper)
+#define CF_C(h) PMPI_Comm_f2c(*(h))
+
+CF_F_COMM_MAKER(mpi_comm_create, MPI_COMM_CREATE, (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Comm_create(CF_C(comm), PMPI_Group_f2c(*group), &n))
+CF_F_COMM_MAKER(mpi_comm_create_group, MPI_COMM_CREATE_GROUP,
+                (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Comm_create_group(CF_C(comm), PMPI_Group_f2c(*group), (int)*tag, &n))
+CF_F_COMM_MAKER(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO,
+                (MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Comm_dup_with_info(CF_C(comm), PMPI_Info_f2c(*info), &n))
+CF_F_COMM_MAKER(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE,
+                (MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm,
+                 MPI_Fint *ierr),
+                MPI_Comm_split_type(CF_C(comm), (int)*split_type, (int)*key, PMPI_Info_f2c(*info), &n))
+CF_F_COMM_MAKER(mpi_cart_create, MPI_CART_CREATE,
+                (MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder,
+                 MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Cart_create(CF_C(comm), (int)*ndims, dims, periods, *reorder != 0, &n))
+CF_F_COMM_MAKER(mpi_cart_sub, MPI_CART_SUB, (MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Cart_sub(CF_C(comm), remain_dims, &n))
+CF_F_COMM_MAKER(mpi_graph_create, MPI_GRAPH_CREATE,
+                (MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder,
+                 MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Graph_create(CF_C(comm), (int)*nnodes, index, edges, *reorder != 0, &n))
+CF_F_COMM_MAKER(mpi_intercomm_create, MPI_INTERCOMM_CREATE,
+                (MPI_Fint *comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader,
+                 MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Intercomm_create(CF_C(comm), (int)*local_leader, CF_C(peer_comm), (int)*remote_leader,
+                                     (int)*tag, &n))
+CF_F_COMM_MAKER(mpi_intercomm_merge, MPI_INTERCOMM_MERGE,
+                (MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm, MPI_Fint *ierr),
+                MPI_Intercomm_merge(CF_C(comm), *high != 0, &n))
+#undef CF_C
+
+CF_FORTRAN_API void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    /* the new handle is valid at once (MPI-3): converted now, usable at completion */
+    MPI_Comm n = MPI_COMM_NULL;
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = MPI_Comm_idup(PMPI_Comm_f2c(*comm), &n, &r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    cf_f_comm_made(rc, n, newcomm, ierr);
+}
+CF_FORTRAN_EXPORT(mpi_comm_idup, MPI_COMM_IDUP)
+
 /* ---- files, windows, matched messages and cancel: noted as from C ---- */
 
 /* a Fortran string: its hidden length, trailing blanks not part of it */

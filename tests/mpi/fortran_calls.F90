@@ -159,6 +159,20 @@ program fortran_calls
   call MPI_Comm_free(dup, ierr)
   call MPI_Comm_free(half, ierr)
   if (dup /= MPI_COMM_NULL .or. half /= MPI_COMM_NULL) failures = failures + 1
+  ! a periodic ring (2 neighbours), a node communicator, a nonblocking duplicate
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, [p], [.true.], .false., dup, ierr)
+  call MPI_Neighbor_allgather(ibuf, 1, MPI_INTEGER, iall, 1, MPI_INTEGER, dup, ierr)
+  call tally('MPI_Neighbor_allgather', 8_8)
+  call MPI_Comm_free(dup, ierr)
+  call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, half, ierr)
+  call MPI_Bcast(ibuf, 3, MPI_INTEGER, 0, half, ierr)
+  call tally('MPI_Bcast', 12_8)
+  call MPI_Comm_free(half, ierr)
+  call MPI_Comm_idup(MPI_COMM_WORLD, dup, req, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_Allreduce(MPI_IN_PLACE, dbuf, 1, MPI_DOUBLE_PRECISION, MPI_SUM, dup, ierr)
+  call tally('MPI_Allreduce', 8_8)
+  call MPI_Comm_free(dup, ierr)
 
   ! MPI-IO: 100 integers per rank at its own offset, written collectively, read back
   call get_command_argument(1, dir)
