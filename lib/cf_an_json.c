@@ -60,7 +60,7 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
     char label[24], name[CF_COMM_NAME_LEN];
     int ok = f->fit.ok;
 
-    jset(c, o, "kind", json_string(f->kind == CF_AN_P2P ? "p2p" : "collective"));
+    jset(c, o, "kind", json_string(cf_an_kind_name(f->kind)));
     jset(c, o, "op", json_string(f->op));
     jset(c, o, "joint", json_boolean(f->joint));
     jset(c, o, "comm", json_string(cf_an_comm_label(f->comm, label, sizeof(label))));
@@ -430,6 +430,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, bd, "no_payload", jnum(a->split.no_payload));
         jset(&c, bd, "unexplained", jnum(a->split.unexplained));
         jset(&c, bd, "uncertain", jnum(a->split.uncertain));
+        jset(&c, bd, "io", jnum(a->split.io));
         jset(&c, root, "breakdown", bd);
     }
     for (size_t i = 0; i < p->nrank; i++) {

@@ -62,7 +62,8 @@ void cf_an_verdict_from_model(const cf_analysis_t *a, cf_an_fit_t *f)
     int p = model_ranks(f);
     double num = 0, den = 0, below = 0, n_half;
 
-    if (f->fit.ok || f->basis != NULL || ref == NULL)
+    /* a file system is not a network path: no link model judges it */
+    if (f->fit.ok || f->basis != NULL || ref == NULL || f->kind == CF_AN_IO)
         return;
     for (size_t k = 0; k < f->nbin; k++) {
         cf_an_bin_t *b = &f->bin[k];
@@ -143,6 +144,8 @@ double cf_analysis_call_time(const cf_analysis_t *a, const cf_an_fit_t *f, doubl
     if (f->fit.ok) {
         s = cf_fit_alpha_at(&f->fit, n);
         t = cf_fit_predict(&f->fit, n);
+    } else if (f->kind == CF_AN_IO) {
+        t = NAN;
     } else if (f->kind == CF_AN_COLLECTIVE) {
         t = cf_an_ref_model(cf_an_ref_of(a, f->path), f->coll, NULL, f->comm_size, n, &s);
     } else {

@@ -133,11 +133,11 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
         f->comm = CF_COMM_ID_NONE;
         f->coll = CF_COLL_P2P;
     } else {
-        f->kind = is_kind(e[0], "collective") ? CF_AN_COLLECTIVE : CF_AN_P2P;
+        f->kind = is_kind(e[0], "collective") ? CF_AN_COLLECTIVE : is_kind(e[0], "io") ? CF_AN_IO : CF_AN_P2P;
         cf_strlcpy(f->op, e[0]->op, sizeof(f->op));
         f->comm = e[0]->comm;
         f->comm_size = cf_an_comm_size(p, f->comm);
-        f->coll = f->kind == CF_AN_P2P ? CF_COLL_P2P : cf_coll_from_name(f->op);
+        f->coll = f->kind == CF_AN_P2P ? CF_COLL_P2P : f->kind == CF_AN_IO ? CF_COLL_NONE : cf_coll_from_name(f->op);
         f->nonblocking = cf_an_is_nonblocking(e[0]->op, e[0]->kind);
     }
     for (size_t i = 0; i < n; i++)
@@ -336,7 +336,7 @@ int cf_an_points_build(cf_analysis_t *a)
             a->span_s += o->time_s;
         else
             a->total_s += o->time_s;
-        if (!is_kind(r, "p2p") && !is_kind(r, "collective"))
+        if (!is_kind(r, "p2p") && !is_kind(r, "collective") && !is_kind(r, "io"))
             continue;
         a->nfit++;
         if ((rc = collect(p, sep + i, j - i, 0, &a->fit[a->nfit - 1])) != CF_OK)
@@ -350,9 +350,18 @@ out:
 }
 int cf_an_is_nonblocking(const char *op, const char *kind)
 {
+    if (strcmp(kind, "io") == 0) /* MPI_File_iread... */
+        return strncmp(op, "MPI_File_i", 10) == 0;
+    if (strcmp(kind, "rma") == 0) /* MPI_Rput... */
+        return op[0] != '\0' && strncmp(op, "MPI_R", 5) == 0 && op[5] >= 'a' && op[5] <= 'z';
     if (strcmp(kind, "p2p") != 0 && strcmp(kind, "collective") != 0)
         return 0;
     return (strncmp(op, "MPI_I", 5) == 0 && op[5] >= 'a' && op[5] <= 'z') ||
            strstr(op, "_init") != NULL;
 }
 
+
+const char *cf_an_kind_name(cf_an_kind_t kind)
+{
+    return kind == CF_AN_COLLECTIVE ? "collective" : kind == CF_AN_IO ? "io" : "p2p";
+}

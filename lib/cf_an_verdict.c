@@ -18,7 +18,9 @@ void cf_an_breakdown(cf_analysis_t *a)
         const cf_an_fit_t *f = o->fit;
         if (o->nonblocking)
             continue; /* a span is not a cost: the ranked time leaves it out */
-        if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
+        if (strcmp(o->kind, "io") == 0)
+            b->io += o->time_s;
+        else if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
             b->no_payload += o->time_s;
         else if (f != NULL && f->leaning != NULL)
             b->uncertain += o->time_s;
@@ -34,8 +36,9 @@ void cf_an_breakdown(cf_analysis_t *a)
         b->no_payload /= a->total_s;
         b->unexplained /= a->total_s;
         b->uncertain /= a->total_s;
+        b->io /= a->total_s;
     } else {
-        b->startup = b->payload = b->no_payload = b->unexplained = b->uncertain = NAN;
+        b->startup = b->payload = b->no_payload = b->unexplained = b->uncertain = b->io = NAN;
     }
 }
 
@@ -93,11 +96,46 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         snprintf(buf, len, "probing for messages, not a transfer");
         return buf;
     }
+    if (strcmp(o->kind, "rma") == 0) {
+        snprintf(buf, len, "one-sided: the call starts the transfer, which completes at the window's "
+                           "synchronisation (fence, unlock, flush, complete), where its time is recorded");
+        return buf;
+    }
+    if (strcmp(o->kind, "sync") == 0) {
+        snprintf(buf, len, "one-sided synchronisation or window set-up: waiting for the epoch's transfers and "
+                           "for the other ranks; fewer epochs, or passive target with flushes, wait less");
+        return buf;
+    }
+    if (strcmp(o->kind, "local") == 0) {
+        snprintf(buf, len, "local computation in the MPI library, no communication");
+        return buf;
+    }
+    if (strcmp(o->kind, "io") == 0 && (f == NULL || f->basis == NULL || o->nonblocking)) {
+        snprintf(buf, len, "file I/O, not network traffic%s",
+                 f == NULL ? "" : o->nonblocking ? ": its span from post to completion overlaps other work"
+                                                 : ": not enough size range to fit the file system");
+        return buf;
+    }
     if (f == NULL) {
         snprintf(buf, len, "not a transfer: not fitted");
         return buf;
     }
     coll = f->kind == CF_AN_COLLECTIVE;
+    if (f->kind == CF_AN_IO) {
+        if (f->basis != NULL && strcmp(f->basis, "no payload") == 0)
+            snprintf(buf, len, "file I/O without payload (open, close, view, sync): file system metadata and "
+                               "waiting for the other ranks");
+        else if (f->leaning != NULL)
+            snprintf(buf, len, "file I/O: the data cannot tell the file system's startup from its bandwidth "
+                               "here (%s)", f->why);
+        else if (f->startup_share > 0.5)
+            snprintf(buf, len, "file I/O, startup dominates (per access latency of the file system): make "
+                               "fewer, larger accesses (collective I/O, larger buffers)");
+        else
+            snprintf(buf, len, "file I/O, the file system's bandwidth dominates: read or write fewer bytes, or "
+                               "spread the file over more storage targets and aggregators");
+        return buf;
+    }
     if (f->basis != NULL && strcmp(f->basis, "no payload") == 0) {
         snprintf(buf, len, "no payload: its time is synchronization (waiting for the slowest "
                            "rank, then startup); balance the work before it or drop the call");

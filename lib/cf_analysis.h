@@ -15,8 +15,10 @@
  *   are held against.  Each operation is also fitted alone per
  *   (op, comm, path), so MPI_Send and MPI_Recv can be compared.
  * - Collectives: one fit per (op, comm); the path is the communicator's.
- * - Completion (Wait/Test), probe and other records are not fitted; they
- *   appear in the cost ranking.
+ * - File accesses (kind io): one fit per (op, comm), on their own: the
+ *   file system's startup and bandwidth, not a network path's.
+ * - Completion (Wait/Test), probe, one-sided (rma, sync), local and other
+ *   records are not fitted; they appear in the cost ranking.
  *
  * Points: one per size bin.  size = bytes / calls of the bin, time = its
  * median, weight = calls.  When several records fall into one bin (regions,
@@ -64,7 +66,13 @@
 #include "cf_profile.h"
 #include "cf_wire.h"
 
-typedef enum { CF_AN_P2P = 0, CF_AN_COLLECTIVE = 1 } cf_an_kind_t;
+/* File accesses (kind io) are fitted per operation like the rest (a file
+ * system has a startup and a bandwidth too) but are not network traffic:
+ * never part of a path's joint fit or reference link, never judged against
+ * a link model. */
+typedef enum { CF_AN_P2P = 0, CF_AN_COLLECTIVE = 1, CF_AN_IO = 2 } cf_an_kind_t;
+/* "p2p", "collective", "io" */
+const char *cf_an_kind_name(cf_an_kind_t kind);
 
 /* Where the bin times of a fit come from. */
 #define CF_AN_TIME_DURATION 1 /* call duration (t_p50) */
@@ -193,11 +201,12 @@ typedef struct {
 
 /* Where the ranked MPI time goes: each operation's time split by its
  * startup share; operations without payload, those not fitted (wait,
- * probe, too few sizes without a link) and those whose verdict is
- * uncertain apart.  Shares of the ranked total. */
+ * probe, too few sizes without a link), those whose verdict is
+ * uncertain and file I/O apart.  Shares of the ranked total. */
 typedef struct {
     double startup, payload, no_payload, unexplained;
     double uncertain; /* operations whose verdict is uncertain: not split */
+    double io;        /* file I/O (kind io): not network startup or payload */
 } cf_an_breakdown_t;
 
 typedef struct cf_analysis cf_analysis_t;

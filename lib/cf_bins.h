@@ -49,8 +49,8 @@ double cf_hist_quantile(const uint32_t *hist, double q, double min, double max);
  *   bits  0-6   size bin
  *   bits  7-8   path class
  *   bit   9     layer (0 MPI, 1 UCX)
- *   bits 10-16  operation index within the layer
- *   bits 17-31  region id (0: outside any region)
+ *   bits 10-18  operation index within the layer
+ *   bits 19-31  region id (0: outside any region)
  *   bits 32-63  communicator id (MPI layer) / parent MPI operation (UCX layer)
  */
 /* Communicator ids: world and self are fixed, the others are a hash of the
@@ -66,20 +66,20 @@ double cf_hist_quantile(const uint32_t *hist, double q, double min, double max);
 
 typedef enum { CF_PATH_SELF = 0, CF_PATH_INTRA = 1, CF_PATH_INTER = 2 } cf_path_t;
 typedef enum { CF_LAYER_MPI = 0, CF_LAYER_UCX = 1 } cf_layer_t;
-#define CF_REGION_BITS 15
+#define CF_REGION_BITS 13
 #define CF_REGION_MASK ((1u << CF_REGION_BITS) - 1)
 
 static inline uint64_t cf_key_make(unsigned layer, unsigned op, uint32_t comm, unsigned path,
                                    unsigned region, unsigned bin)
 {
-    return (uint64_t)bin | (uint64_t)path << 7 | (uint64_t)layer << 9 | (uint64_t)(op & 127u) << 10 |
-           (uint64_t)(region & CF_REGION_MASK) << 17 | (uint64_t)comm << 32;
+    return (uint64_t)bin | (uint64_t)path << 7 | (uint64_t)layer << 9 | (uint64_t)(op & 511u) << 10 |
+           (uint64_t)(region & CF_REGION_MASK) << 19 | (uint64_t)comm << 32;
 }
 static inline unsigned cf_key_bin(uint64_t k) { return (unsigned)(k & 127u); }
 static inline unsigned cf_key_path(uint64_t k) { return (unsigned)(k >> 7 & 3u); }
 static inline unsigned cf_key_layer(uint64_t k) { return (unsigned)(k >> 9 & 1u); }
-static inline unsigned cf_key_op(uint64_t k) { return (unsigned)(k >> 10 & 127u); }
-static inline unsigned cf_key_region(uint64_t k) { return (unsigned)(k >> 17 & CF_REGION_MASK); }
+static inline unsigned cf_key_op(uint64_t k) { return (unsigned)(k >> 10 & 511u); }
+static inline unsigned cf_key_region(uint64_t k) { return (unsigned)(k >> 19 & CF_REGION_MASK); }
 static inline uint32_t cf_key_comm(uint64_t k) { return (uint32_t)(k >> 32); }
 
 const char *cf_path_name(unsigned path);

@@ -646,14 +646,14 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
 {
     if (req == MPI_REQUEST_NULL || !cf_g.req_key)
         return;
-    if (req == cf_g.req_done_shared) {
+    if (cf_req_shared(req)) {
         /* complete already, and the handle is shared: record it now */
         unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
         uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
         cf_stat_t *st = cf_table_get(&t->table, key);
         if (st)
             cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
-        if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT)))
+        if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
             cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
         return;
     }
@@ -689,7 +689,7 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     r->comm = c;
     r->peer = cf_world_of(c, peer);
     r->tag = tag;
-    if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT)))
+    if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
         cf_p2p_sent(t, r->comm_id, r->peer, tag,
                     cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
 }
@@ -703,7 +703,7 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
     cf_req_t *r = &cf_g.req_val[s];
     r->t_post = t_post;
     r->flags |= CF_REQ_ACTIVE;
-    if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL)))
+    if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG)))
         cf_p2p_sent(t, r->comm_id, r->peer, r->tag,
                     cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), r->bytes,
                     t_post, 1);
@@ -712,7 +712,7 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
 void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
 {
     snap->slot = CF_SNAP_NULL;
-    if (req == MPI_REQUEST_NULL || req == cf_g.req_done_shared || !cf_g.req_key)
+    if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
         return;
     uint32_t s = cf_req_find(req, &snap->word);
     snap->slot = CF_SNAP_UNTRACKED;
@@ -736,22 +736,26 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
         return 0; /* an inactive persistent request completes at once */
     uint64_t bytes = r->bytes;
     unsigned path = r->path;
-    if ((r->flags & CF_REQ_RECV) && st) {
+    /* a cancelled request moved nothing (unknown without its status: taken as cancelled) */
+    int cancelled = 0;
+    if ((r->flags & CF_REQ_CANCEL) && (!st || PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled))
+        bytes = 0, cancelled = 1;
+    else if ((r->flags & (CF_REQ_RECV | CF_REQ_STATUS)) && st) {
         bytes = cf_status_bytes(st);
-        if (st->MPI_SOURCE == MPI_PROC_NULL)
+        if (st->MPI_SOURCE == MPI_PROC_NULL && !(r->flags & CF_REQ_STATUS))
             path = CF_PATH_SELF;
     }
     uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
     uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
-    cf_stat_t *stat = cf_table_get(&t->table, key);
+    cf_stat_t *stat = cancelled ? NULL : cf_table_get(&t->table, key);
     if (stat)
         cf_stat_add(stat, bytes, ns);
-    if ((r->flags & CF_REQ_RECV) && st)
+    if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
         cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
                         t_done);
     if (r->flags & CF_REQ_PERSISTENT) {
         /* the handle stays valid and ours until MPI_Request_free */
-        cf_g.req_val[snap->slot].flags &= (uint8_t)~CF_REQ_ACTIVE;
+        cf_g.req_val[snap->slot].flags &= (uint8_t)~(CF_REQ_ACTIVE | CF_REQ_CANCEL);
     } else {
         uintptr_t w = snap->word;
         atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
@@ -767,6 +771,14 @@ void cf_req_forget(MPI_Request req)
     uint32_t s = cf_req_find(req, &w);
     if (s != UINT32_MAX)
         atomic_compare_exchange_strong(&cf_g.req_key[s], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
+}
+
+void cf_req_cancel(MPI_Request req)
+{
+    uintptr_t w;
+    uint32_t s = cf_req_find(req, &w);
+    if (s != UINT32_MAX)
+        cf_g.req_val[s].flags |= CF_REQ_CANCEL;
 }
 
 /* ---- init ---- */
@@ -875,9 +887,11 @@ void cf_runtime_init(int provided)
     }
     cf_g.req_mask = nreq - 1;
     cf_g.req_done_shared = MPI_REQUEST_NULL;
+#ifdef OPEN_MPI /* request handles are pointers there; MPICH's are integers and not shared */
     void *shared = dlsym(RTLD_DEFAULT, "ompi_request_empty");
     if (shared)
         cf_g.req_done_shared = (MPI_Request)shared;
+#endif
     PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm);
     {
         /* a job started by MPI_Comm_spawn writes a profile of its own */

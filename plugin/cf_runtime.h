@@ -7,7 +7,12 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+/* The wrappers are the library's interface: default visibility, which
+ * Open MPI's mpi.h declares and MPICH's leaves to the build (everything
+ * else here is hidden).  A definition keeps its first declaration's. */
+#pragma GCC visibility push(default)
 #include <mpi.h>
+#pragma GCC visibility pop
 #include <stdatomic.h>
 #include <stdint.h>
 #include "cf_bins.h"
@@ -76,7 +81,11 @@ typedef struct {
 } cf_comm_t;
 
 /* ---- requests in flight ---- */
-enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 8 };
+/* NOMSG: not a message, left out of message matching (files, one-sided,
+ * partitioned, Isendrecv); STATUS: its bytes are in the completion's status
+ * (file accesses); CANCEL: MPI_Cancel was called on it */
+enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 8, CF_REQ_NOMSG = 16,
+       CF_REQ_STATUS = 32, CF_REQ_CANCEL = 64 };
 typedef struct {
     uint64_t t_post; /* ticks */
     uint64_t bytes;  /* posted payload; receives: upper bound until the status says */
@@ -281,18 +290,9 @@ static inline uint64_t cf_type_size(MPI_Datatype t)
     e->size = s;
     return s;
 }
-static inline uint64_t cf_bytes(int count, MPI_Datatype t)
+static inline uint64_t cf_bytes(int64_t count, MPI_Datatype t)
 {
     return count > 0 ? (uint64_t)count * cf_type_size(t) : 0;
-}
-static inline uint64_t cf_sum_counts(const int *counts, int n, MPI_Datatype t)
-{
-    uint64_t s = 0;
-    if (!counts)
-        return 0;
-    for (int i = 0; i < n; i++)
-        s += counts[i] > 0 ? (uint64_t)counts[i] : 0;
-    return s * cf_type_size(t);
 }
 CF_HIDDEN uint64_t cf_status_bytes(const MPI_Status *st);
 
@@ -331,6 +331,17 @@ static inline uint64_t cf_record_failed(cf_thread_t *t, uint64_t t0, uint64_t t1
  * thread may get the same handle back before we have noted the completion.
  * So the entry is copied before the call (cf_req_snap), and released after
  * it only if its key word, which carries a generation count, is unchanged. */
+/* A request handle shared by operations that completed inside their call:
+ * Open MPI's empty request, MPICH's builtin requests (handle kind 1 in the
+ * top two bits).  Such an operation is recorded when posted. */
+static inline int cf_req_shared(MPI_Request req)
+{
+#ifdef MPICH_VERSION
+    return ((unsigned)req >> 30 & 3u) == 1u;
+#else
+    return req == cf_g.req_done_shared;
+#endif
+}
 CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
                            uint64_t bytes, unsigned flags, uint64_t t_post, int peer, int tag);
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
@@ -340,6 +351,8 @@ CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 CF_HIDDEN uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
                                unsigned *path_p);
 CF_HIDDEN void cf_req_forget(MPI_Request req);
+/* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
+CF_HIDDEN void cf_req_cancel(MPI_Request req);
 
 /* ---- lifecycle (cf_runtime.c, cf_merge.c) ---- */
 CF_HIDDEN void cf_runtime_init(int provided);

@@ -207,7 +207,9 @@ static inline void cf_ucx_record(cf_thread_t *t, unsigned op, unsigned parent, u
 /* ---- payload ---- */
 /* Generic datatypes (Open MPI's non-contiguous MPI types) are packed by the
  * caller's callbacks; their size comes from the same callbacks, so their
- * operations are kept from ucp_dt_create_generic to ucp_dt_destroy. */
+ * operations are kept from ucp_dt_create_generic to ucp_dt_destroy.  Not
+ * with MPICH, whose callbacks hold the MPI type's references: its
+ * non-contiguous sends count 0 bytes in the UCX layer. */
 #define CF_UCX_GENERIC_SLOTS 1024
 #define CF_UCX_GENERIC_PROBE 32
 static struct {
@@ -227,6 +229,11 @@ static uint64_t cf_ucx_generic_bytes(ucp_datatype_t dt, const void *buffer, size
             break;
         if (v != dt || !g->ops.start_pack || !g->ops.packed_size || !g->ops.finish)
             continue;
+#ifndef OPEN_MPI
+        /* MPICH's finish releases the reference its send took on the MPI
+         * type: a pack state of our own would release it twice */
+        return 0;
+#endif
         void *state = g->ops.start_pack(g->context, buffer, count);
         if (!state)
             return 0;

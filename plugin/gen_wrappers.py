@@ -7,10 +7,18 @@ usage: gen_wrappers.py SPEC OUT_OPS_H OUT_WRAPPERS_C         MPI functions (mpi_
 import re
 import sys
 
-KINDS = {"send", "recv", "sendrecv", "probe", "iprobe", "isend", "irecv", "psend", "precv", "coll"}
+KINDS = {"send", "recv", "sendrecv", "probe", "iprobe", "isend", "irecv", "psend", "precv", "coll",
+         "isendrecv", "io", "iio", "rma", "irma", "sync", "local"}
 PROFILE_KIND = {"send": "p2p", "recv": "p2p", "sendrecv": "p2p", "isend": "p2p", "irecv": "p2p",
                 "psend": "p2p", "precv": "p2p", "probe": "probe", "iprobe": "probe",
-                "coll": "collective"}
+                "coll": "collective", "isendrecv": "p2p", "io": "io", "iio": "io", "rma": "rma", "irma": "rma",
+                "sync": "sync", "local": "local"}
+# the attributes each kind needs
+NEEDS = {"io": ("file",), "iio": ("file", "bytes", "request"), "rma": ("win", "peer", "bytes"),
+         "irma": ("win", "peer", "bytes", "request"), "sync": ("win",), "local": ("bytes",),
+         "isendrecv": ("comm", "peer", "bytes", "request", "tag")}
+ATTRS = {"comm", "peer", "bytes", "status", "request", "flag", "nb", "tag", "root", "file", "win", "mpi", "c",
+         "init", "match"}
 
 
 class SpecError(Exception):
@@ -48,31 +56,70 @@ def read_spec(path, name_re, what):
             yield lineno, name, kind, params, attr
 
 
+def large_count(params):
+    """The parameters of the MPI-4 large-count (_c) form: counts are MPI_Count, displacements MPI_Aint."""
+    out = []
+    for p in (x.strip() for x in params.split(",")):
+        p = re.sub(r"^int (\w*count)$", r"MPI_Count \1", p)
+        p = re.sub(r"^const int (\w*counts)\[\]$", r"const MPI_Count \1[]", p)
+        p = re.sub(r"^const int (\w*displs)\[\]$", r"const MPI_Aint \1[]", p)
+        out.append(p)
+    return ", ".join(out)
+
+
+def large_bytes(expr):
+    """The payload expression of a _c form: the helpers over count arrays take MPI_Count ones."""
+    return re.sub(r"\b(cf_sum_counts|cf_sum_counts_w|cf_payload_rooted_v)\(", r"\1_c(", expr)
+
+
+def variant(e, name, kind, params, extra_attr, mpi):
+    v = dict(e, name=name, kind=kind, params=params, names=[param_name(p) for p in params.split(",")],
+             attr=dict(e["attr"], **extra_attr), mpi=max(e["mpi"], mpi))
+    return v
+
+
 def parse(path):
     entries = []
     for lineno, name, kind, params, attr in read_spec(path, r"^MPI_\w+$", "an MPI function name"):
+        where = "%s:%d: %s" % (path, lineno, name)
+        mpi = int(attr.get("mpi", "3"))
         if kind.startswith("custom:"):
             entries.append(dict(name=name, kind="custom", pkind=kind.split(":", 1)[1],
-                                params=params, attr=attr))
+                                params=params, attr=attr, mpi=mpi))
             continue
         if kind not in KINDS:
             raise SpecError("%s:%d: unknown kind %r" % (path, lineno, kind))
+        unknown = set(attr) - ATTRS
+        if unknown:
+            raise SpecError("%s: unknown attribute %s" % (where, ", ".join(sorted(unknown))))
         plist = [p.strip() for p in params.split(",")]
         names = [param_name(p) for p in plist]
-        for req in ("comm",) + (("bytes",) if kind not in ("recv", "probe", "iprobe") else ()):
+        if any(n.startswith("cf_") for n in names):
+            raise SpecError("%s: a parameter named cf_* would be hidden by the wrapper's own" % where)
+        need = NEEDS.get(kind, ("comm",) + (("bytes",) if kind not in ("recv", "probe", "iprobe") else ()))
+        for req in need:
             if req not in attr:
                 raise SpecError("%s:%d: %s needs attribute %r" % (path, lineno, name, req))
-        e = dict(name=name, kind=kind, pkind=PROFILE_KIND[kind], params=params, names=names, attr=attr)
-        entries.append(e)
+        if kind == "io" and "bytes" not in attr and "status" not in attr:
+            raise SpecError("%s: a file access takes its bytes from 'status' or 'bytes'" % where)
+        e = dict(name=name, kind=kind, pkind=PROFILE_KIND[kind], params=params, names=names, attr=attr, mpi=mpi)
+        forms = [e]
         if kind == "coll" and attr.get("nb") == "yes":
-            nb = dict(e)
-            nb["name"] = "MPI_I" + name[4].lower() + name[5:]
-            nb["kind"] = "icoll"
-            nb["params"] = params + ", MPI_Request *request" if params != "MPI_Comm comm" else \
-                "MPI_Comm comm, MPI_Request *request"
-            nb["names"] = names + ["request"]
-            nb["attr"] = dict(attr, request="request")
-            entries.append(nb)
+            forms.append(variant(e, "MPI_I" + name[4].lower() + name[5:], "icoll",
+                                 "MPI_Comm comm, MPI_Request *request" if params == "MPI_Comm comm"
+                                 else params + ", MPI_Request *request", {"request": "request"}, 3))
+        if kind == "coll" and "init" in attr:  # persistent collective
+            forms.append(variant(e, name + "_init", "pcoll", params + ", MPI_Info info, MPI_Request *request",
+                                 {"request": "request"}, int(attr["init"])))
+        if "c" in attr:  # the large-count forms of every form
+            large = [variant(f, f["name"] + "_c", f["kind"], large_count(f["params"]),
+                             {"bytes": large_bytes(f["attr"]["bytes"])} if "bytes" in f["attr"] else {},
+                             int(attr["c"]))
+                     for f in forms if large_count(f["params"]) != f["params"]]
+            if not large:
+                raise SpecError("%s: c=%s but no count parameter to make MPI_Count" % (where, attr["c"]))
+            forms += large
+        entries += forms
     return entries
 
 
@@ -81,13 +128,17 @@ def call(e, replace=None):
     return "P%s(%s)" % (e["name"], ", ".join(args))
 
 
-def wrapper(e):
+def wrapper(e, head=None):
+    """The C wrapper of an entry; with head (the lines of a Fortran wrapper up
+    to the call, see fortran_head), the recording that follows the call."""
     a = e["attr"]
     op = "CF_OP_" + e["name"]
     k = e["kind"]
-    out = ["int %s(%s)" % (e["name"], e["params"]), "{",
-           "    cf_thread_t *cf_t = cf_enter(%s);" % op]
-    if e["kind"] == "coll":
+    out = head or ["int %s(%s)" % (e["name"], e["params"]), "{",
+                   "    cf_thread_t *cf_t = cf_enter(%s);" % op]
+    if head:
+        pass
+    elif e["kind"] == "coll":
         out += ["    if (!cf_t) {",
                 "        cf_coll_passed(%s);" % e["attr"]["comm"],
                 "        return %s;" % call(e),
@@ -96,17 +147,25 @@ def wrapper(e):
         out += ["    if (!cf_t)",
                 "        return %s;" % call(e)]
     repl = {}
-    if "status" in a:
+    if "status" in a and not head:
         st = a["status"]
         out.append("    MPI_Status cf_st;")
         out.append("    MPI_Status *cf_sp = %s == MPI_STATUS_IGNORE ? &cf_st : %s;" % (st, st))
         repl[st] = "cf_sp"
-    out.append("    uint64_t cf_t0 = cf_ticks();")
-    out.append("    int cf_rc = %s;" % call(e, repl))
-    out.append("    uint64_t cf_t1 = cf_ticks();")
-    out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])
+    if not head:
+        out.append("    uint64_t cf_t0 = cf_ticks();")
+        out.append("    int cf_rc = %s;" % call(e, repl))
+        out.append("    uint64_t cf_t1 = cf_ticks();")
     ok = "cf_rc == MPI_SUCCESS"
-    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv"):
+    failed = "cf_record_failed(cf_t, cf_t0, cf_t1)"
+    # what the call's object belongs to: a communicator, a file's or a window's
+    if "comm" in a:
+        out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])
+    elif "file" in a:
+        out.append("    const cf_comm_t *cf_c = cf_file_comm(%s);" % a["file"])
+    elif "win" in a:
+        out.append("    const cf_comm_t *cf_c = cf_win_comm(%s);" % a["win"])
+    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
         # nothing moves to or from MPI_PROC_NULL
         a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
     if k in ("send", "coll"):
@@ -116,7 +175,7 @@ def wrapper(e):
         # (a collective is booked either way, so that every rank's sampling sequence agrees)
         rec = "cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, cf_nb, cf_t0, cf_t1)" % (op, path)
         if k == "send":
-            rec = "%s ? %s : cf_record_failed(cf_t, cf_t0, cf_t1)" % (ok, rec)
+            rec = "%s ? %s : %s" % (ok, rec, failed)
         out.append("    uint64_t cf_k = %s;" % rec)
         if k == "send":
             out.append("    if (%s)" % ok)
@@ -124,13 +183,25 @@ def wrapper(e):
                        % (a["peer"], a["tag"]))
         else:
             out.append("    cf_coll_sample(cf_t, cf_c, cf_k, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
+    elif k in ("io", "rma", "sync", "local"):
+        # not messages: no sampling.  A file access moves what its status says
+        # unless the spec gives the bytes; one-sided calls are classed by their
+        # target's path, file accesses and local calls as self
+        nb = "0" if k == "sync" else a.get("bytes") or "cf_status_bytes(cf_sp)"
+        path = {"io": "CF_PATH_SELF", "local": "CF_PATH_SELF", "rma": "cf_comm_peer_path(cf_c, %s)" % a.get("peer"),
+                "sync": "cf_comm_peer_path(cf_c, %s)" % a["peer"] if "peer" in a else "cf_c ? cf_c->path : CF_PATH_SELF"}[k]
+        comm = "CF_COMM_ID_NONE" if k == "local" else "cf_comm_id(cf_c)"
+        out.append("    if (%s)" % ok)
+        out.append("        cf_record_call(cf_t, %s, %s, %s, %s, cf_t0, cf_t1);" % (op, comm, path, nb))
+        out.append("    else")
+        out.append("        %s;" % failed)
     elif k in ("recv", "probe", "iprobe"):
         got = ok + (" && *%s" % a["flag"] if k == "iprobe" else "")
         out.append("    int cf_got = %s;" % got)
         out.append("    uint64_t cf_b = cf_got ? cf_status_bytes(cf_sp) : 0;")
         out.append("    int cf_src = cf_got ? cf_sp->MPI_SOURCE : %s;" % a["peer"])
         out.append("    uint64_t cf_k = %s ? cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_src), "
-                   "cf_b, cf_t0, cf_t1) : cf_record_failed(cf_t, cf_t0, cf_t1);" % (ok, op))
+                   "cf_b, cf_t0, cf_t1) : %s;" % (ok, op, failed))
         if k == "recv":
             out.append("    if (cf_got)")
             out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_src), cf_sp->MPI_TAG, cf_k, "
@@ -143,7 +214,7 @@ def wrapper(e):
         out.append("    int cf_peer = %s != MPI_PROC_NULL ? %s : %s ? cf_sp->MPI_SOURCE : MPI_PROC_NULL;"
                    % (a["peer"], a["peer"], ok))
         out.append("    uint64_t cf_k = %s ? cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
-                   "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1) : cf_record_failed(cf_t, cf_t0, cf_t1);" % (ok, op))
+                   "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1) : %s;" % (ok, op, failed))
         out.append("    if (%s) {" % ok)
         # the call counts once among its record's eligible calls, with its receive
         out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_sb, cf_t0, 0);"
@@ -151,19 +222,122 @@ def wrapper(e):
         out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_sp->MPI_SOURCE), "
                    "cf_sp->MPI_TAG, cf_k, cf_rb, cf_t0, cf_t1);")
         out.append("    }")
-    else:  # isend, irecv, psend, precv, icoll: timed from post to completion
+    else:  # isend, irecv, psend, precv, icoll, pcoll, isendrecv, iio, irma: timed from post to completion
         flags = {"isend": "0", "irecv": "CF_REQ_RECV", "psend": "CF_REQ_PERSISTENT",
-                 "precv": "CF_REQ_RECV | CF_REQ_PERSISTENT", "icoll": "CF_REQ_COLL"}[k]
-        path = "cf_c ? cf_c->path : CF_PATH_SELF" if k == "icoll" else "cf_comm_peer_path(cf_c, %s)" % a["peer"]
+                 "precv": "CF_REQ_RECV | CF_REQ_PERSISTENT", "icoll": "CF_REQ_COLL",
+                 "pcoll": "CF_REQ_COLL | CF_REQ_PERSISTENT", "isendrecv": "CF_REQ_NOMSG",
+                 "iio": "CF_REQ_NOMSG | CF_REQ_STATUS", "irma": "CF_REQ_NOMSG"}[k]
+        if a.get("match") == "no":  # partitioned: not matched with the messages of the sampler
+            flags += " | CF_REQ_NOMSG"
+        path = {"icoll": "cf_c ? cf_c->path : CF_PATH_SELF", "pcoll": "cf_c ? cf_c->path : CF_PATH_SELF",
+                "iio": "CF_PATH_SELF"}.get(k, "cf_comm_peer_path(cf_c, %s)" % a.get("peer"))
         out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
         out.append("    if (%s)" % ok)
-        peer_tag = "-1, 0" if k == "icoll" else "%s, %s" % (a["peer"], a["tag"])
+        peer_tag = "%s, %s" % (a["peer"], a["tag"]) if "tag" in a else "%s, 0" % a.get("peer", "-1")
         out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, %s, %s, cf_t0, %s);"
                    % (a["request"], op, path, a["bytes"], flags, peer_tag))
     out.append("    cf_leave(cf_t);")
-    out.append("    return cf_rc;")
+    out.append("    return;" if head else "    return cf_rc;")
     out.append("}")
+    if e["mpi"] > 3:  # a function of a later standard: wrapped where the library has it
+        out = ["#if MPI_VERSION >= %d" % e["mpi"]] + out + ["#endif"]
     return "\n".join(out)
+
+
+# ---- Fortran (mpif.h and use mpi): every argument by reference, handles
+# as MPI_Fint, an ierr at the end.  The wrapper calls the library's own
+# Fortran entry (pmpi_..._), which converts the arguments as it always
+# does, and records the call from the C handles converted with the _f2c
+# functions; plugin/cf_fortran.c has the rest. ----
+FORTRAN_KINDS = {"send", "recv", "sendrecv", "isend", "irecv", "psend", "precv", "coll", "icoll", "probe", "iprobe",
+                 "io", "iio", "rma", "irma", "sync", "local"}
+F2C = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
+       "MPI_File": "PMPI_File_f2c", "MPI_Win": "PMPI_Win_f2c", "MPI_Group": "PMPI_Group_f2c"}
+
+
+def fortran_params(e):
+    """(Fortran parameter declarations, C locals before the call, C locals after it), or None
+    when a parameter has no plain Fortran form here (arrays of handles)."""
+    decl, pre, post = [], [], []
+    for p, n in zip((x.strip() for x in e["params"].split(",")), e["names"]):
+        t = p[:p.rindex(n)].strip()
+        if t in ("const void *", "void *"):
+            decl.append("void *%s_f" % n)
+            pre.append("    CF_UNUSED const void *%s = cf_f_buffer(%s_f);" % (n, n))
+        elif t == "int" and not p.endswith("]"):
+            decl.append("MPI_Fint *%s_f" % n)
+            pre.append("    CF_UNUSED int %s = (int)*%s_f;" % (n, n))
+        elif t == "const int" and p.endswith("[]"):
+            decl.append("const MPI_Fint *%s" % n)  # MPI_Fint is int (cf_fortran.c checks)
+        elif t in F2C:
+            decl.append("MPI_Fint *%s_f" % n)
+            pre.append("    CF_UNUSED %s %s = %s(*%s_f);" % (t, n, F2C[t], n))
+        elif t in ("MPI_Offset", "MPI_Aint"):  # INTEGER(KIND=MPI_OFFSET_KIND / MPI_ADDRESS_KIND)
+            decl.append("%s *%s_f" % (t, n))
+            pre.append("    CF_UNUSED %s %s = *%s_f;" % (t, n, n))
+        elif t == "MPI_Request *":
+            decl.append("MPI_Fint *%s_f" % n)
+            post.append("    MPI_Request cf_req = cf_rc == MPI_SUCCESS ? PMPI_Request_f2c(*%s_f) : MPI_REQUEST_NULL;" % n)
+            post.append("    MPI_Request *%s = &cf_req;" % n)
+        elif t == "MPI_Status *":
+            decl.append("MPI_Fint *%s_f" % n)
+        elif t == "int *":  # a logical flag
+            decl.append("MPI_Fint *%s_f" % n)
+            post.append("    CF_UNUSED int cf_flag = *%s_f != 0, *%s = &cf_flag;" % (n, n))
+        else:
+            return None
+    return decl, pre, post
+
+
+def fortran_head(e, decl, pre, post):
+    a = e["attr"]
+    lower = e["name"].lower()
+    real_args = []
+    for d, n in zip(decl, e["names"]):
+        real_args.append("cf_fsp" if n == a.get("status") else n if d.startswith("const MPI_Fint *") else n + "_f")
+    real_args.append("cf_ierr")
+    out = ["typedef void cf_ft_%s(%s, MPI_Fint *ierr);" % (lower, ", ".join(decl)),
+           "CF_FORTRAN_API void %s_(%s, MPI_Fint *ierr)" % (lower, ", ".join(decl)), "{",
+           "    MPI_Fint cf_ierr_own = 0, *cf_ierr = ierr ? ierr : &cf_ierr_own; /* optional in mpi_f08 */",
+           "    static void *cf_fn;",
+           "    cf_ft_%s *cf_real = (cf_ft_%s *)cf_fortran_real(&cf_fn, \"p%s\");" % (lower, lower, lower),
+           "    if (!cf_real) {",
+           "        *cf_ierr = MPI_ERR_INTERN;",
+           "        return;",
+           "    }",
+           "    cf_thread_t *cf_t = cf_enter(CF_OP_%s);" % e["name"],
+           "    if (!cf_t) {"]
+    if e["kind"] == "coll":
+        out.append("        cf_coll_passed(PMPI_Comm_f2c(*%s_f));" % a["comm"])
+    out += ["        cf_real(%s);" % ", ".join(n if n != "cf_fsp" else a["status"] + "_f" for n in real_args),
+            "        return;", "    }"]
+    if "status" in a:
+        st = a["status"]
+        out.append("    MPI_Fint cf_fst[CF_F_STATUS_INTS];")
+        out.append("    MPI_Fint *cf_fsp = cf_f_status_ignored(%s_f) ? cf_fst : %s_f;" % (st, st))
+    out += ["    uint64_t cf_t0 = cf_ticks();",
+            "    cf_real(%s);" % ", ".join(real_args),
+            "    uint64_t cf_t1 = cf_ticks();",
+            "    CF_UNUSED int cf_rc = (int)*cf_ierr;"]
+    out += pre + post
+    if "status" in a:
+        out += ["    CF_UNUSED MPI_Status cf_st, *cf_sp = &cf_st;",
+                "    if (cf_rc == MPI_SUCCESS)",
+                "        PMPI_Status_f2c(cf_fsp, &cf_st);"]
+    return out
+
+
+def fortran_wrappers(entries):
+    out = []
+    for e in entries:
+        if e["kind"] not in FORTRAN_KINDS or e["mpi"] > 3 or e["name"].endswith("_c"):
+            continue
+        conv = fortran_params(e)
+        if conv is None:
+            continue
+        out.append(wrapper(e, fortran_head(e, *conv)) +
+                   "\nCF_FORTRAN_EXPORT(%s, %s)" % (e["name"].lower(), e["name"].upper()))
+    return out
 
 
 # ---- the UCP functions of the UCX layer (ucx_calls.spec) ----
@@ -455,8 +629,8 @@ def main():
     names = [e["name"] for e in entries]
     if len(set(names)) != len(names):
         sys.exit("gen_wrappers.py: a function is listed twice")
-    if len(entries) > 126:
-        sys.exit("gen_wrappers.py: more than 126 operations do not fit the record key")
+    if len(entries) > 510:
+        sys.exit("gen_wrappers.py: more than 510 operations do not fit the record key")
     with open(sys.argv[2], "w") as f:
         f.write("/* Generated by gen_wrappers.py from mpi_calls.spec: do not edit. */\n")
         f.write("#ifndef CF_OPS_H\n#define CF_OPS_H\n\n")
@@ -466,10 +640,15 @@ def main():
         f.write("\n\n#endif\n")
     with open(sys.argv[3], "w") as f:
         f.write("/* Generated by gen_wrappers.py from mpi_calls.spec: do not edit. */\n")
-        f.write('#include "cf_runtime.h"\n#include "cf_payload.h"\n#include "cf_sample.h"\n\n')
+        f.write('#include "cf_runtime.h"\n#include "cf_payload.h"\n#include "cf_sample.h"\n#include "cf_objects.h"\n\n')
         for e in entries:
             if e["kind"] != "custom":
                 f.write(wrapper(e) + "\n\n")
+        # the Fortran bindings of Open MPI call PMPI_ directly: they get wrappers of their own
+        f.write("#include \"cf_fortran.h\"\n#if CF_FORTRAN\n#define CF_UNUSED __attribute__((unused))\n\n")
+        for w in fortran_wrappers(entries):
+            f.write(w + "\n\n")
+        f.write("#endif\n")
 
 
 if __name__ == "__main__":

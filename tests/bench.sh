@@ -21,9 +21,21 @@ COMMFIT_OUTPUT=$tmp/p100.json COMMFIT_SUMMARY=0 run -x LD_PRELOAD="$lib" -x COMM
     "$prog" 100 1 > "$tmp/prof100" || exit 1
 run "$prog" 100 1 > "$tmp/plain100" || exit 1
 
+# the Fortran path (Open MPI's Fortran bindings get wrappers of their own), when mpifort is there
+floops=
+if command -v mpifort >/dev/null && mpifort -fallow-argument-mismatch -o "$tmp/hotpath_f" \
+    "$(dirname "$0")/bench/hotpath_f.F90" 2>/dev/null; then
+    floops="f_send_proc_null f_allreduce_8B f_isend_irecv_waitall"
+    for i in 1 2 3; do
+        run "$tmp/hotpath_f" >> "$tmp/plain$i" || exit 1
+        COMMFIT_OUTPUT=$tmp/pf.json COMMFIT_SUMMARY=0 run -x LD_PRELOAD="$lib" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY \
+            "$tmp/hotpath_f" >> "$tmp/prof$i" || exit 1
+    done
+fi
+
 echo "commfit hot-path benchmark: 2 ranks, $(nproc) cores, $(mpirun --version | head -1)"
 printf "%-22s %14s %14s %12s\n" loop "plain ns/iter" "profiled" "added/call"
-for loop in send_proc_null pingpong_8B allreduce_8B isend_irecv_waitall; do
+for loop in send_proc_null pingpong_8B allreduce_8B isend_irecv_waitall $floops; do
     calls=$(awk -v l=$loop '$1 == l { print $2 }' "$tmp/plain1")
     plain=$(cat "$tmp"/plain[123] | awk -v l=$loop '$1 == l { print $3 }' | sort -g | sed -n 2p)
     prof=$(cat "$tmp"/prof[123] | awk -v l=$loop '$1 == l { print $3 }' | sort -g | sed -n 2p)

@@ -233,6 +233,8 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
                    ? fmt_pct(bd->uncertain, b1) : "",
                bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload)
                    ? " is in operations whose split cannot be told (uncertain)" : "");
+        if (bd->io > 0)
+            printf("  %s is file I/O (MPI-IO), not network traffic.\n", fmt_pct(bd->io, b1));
     }
     /* Costs only: a nonblocking span overlaps other work, and what it cost
      * is the blocked time in Wait/Test, ranked as such. */
@@ -958,7 +960,7 @@ static void csv_key(const cf_analysis_t *a, const char *row, const cf_an_fit_t *
 {
     char label[24], name[CF_COMM_NAME_LEN];
     fputs(row, stdout);
-    csv_str(f->kind == CF_AN_P2P ? "p2p" : "collective");
+    csv_str(cf_an_kind_name(f->kind));
     csv_str(f->op);
     csv_str(cf_an_comm_label(f->comm, label, sizeof(label)));
     csv_str(f->joint ? "all" : cf_comm_name(cf_analysis_profile(a), f->comm, name, sizeof(name)));

@@ -2,7 +2,8 @@
  * rank.  Open MPI's mpirun gets -x for LD_PRELOAD and every COMMFIT_*
  * variable; other launchers (MPICH's hydra, srun) forward the environment.
  * When the launcher returns and the job did not reach MPI_Finalize, the
- * records its ranks spilled are gathered into the profile. */
+ * records its ranks spilled are gathered into the profile.  mpirun and
+ * mpiexec are Open MPI's unless they lead to hydra. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -26,12 +27,40 @@ static const char *cf_find_plugin(void)
     return CF_LIBDIR "/libcommfit.so";
 }
 
+/* MPICH's hydra under any of its names: mpiexec.mpich, mpirun.mpich,
+ * mpiexec.hydra, or mpirun/mpiexec when they lead to one of these */
+static int cf_is_hydra(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strstr(base, "mpich") != NULL || strstr(base, "hydra") != NULL;
+}
+
 static int cf_is_ompi_launcher(const char *cmd)
 {
     const char *base = strrchr(cmd, '/');
+    char found[4096], *real = NULL;
     base = base ? base + 1 : cmd;
-    return !strcmp(base, "mpirun") || !strcmp(base, "mpiexec") || !strcmp(base, "orterun") ||
-           !strncmp(base, "mpirun.", 7) || !strncmp(base, "mpiexec.", 8);
+    if (!(!strcmp(base, "mpirun") || !strcmp(base, "mpiexec") || !strcmp(base, "orterun") ||
+          !strncmp(base, "mpirun.", 7) || !strncmp(base, "mpiexec.", 8)))
+        return 0;
+    if (cf_is_hydra(base))
+        return 0;
+    /* the file the name leads to (Debian's alternatives are links) */
+    if (strchr(cmd, '/') == NULL) {
+        const char *path = getenv("PATH");
+        for (const char *d = path ? path : ""; *d && real == NULL;) {
+            size_t n = strcspn(d, ":");
+            if (n > 0 && snprintf(found, sizeof(found), "%.*s/%s", (int)n, d, cmd) < (int)sizeof(found) &&
+                access(found, X_OK) == 0)
+                real = realpath(found, NULL);
+            d += n + (d[n] == ':');
+        }
+    } else
+        real = realpath(cmd, NULL);
+    int hydra = real != NULL && cf_is_hydra(real);
+    free(real);
+    return !hydra;
 }
 
 static void cf_run_usage(FILE *out)

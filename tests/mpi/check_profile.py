@@ -14,6 +14,9 @@ usage: check_profile.py CHECK PROFILE [ARGS...]
   many_requests PROFILE N    tests/mpi/many_requests.c: one Waitall over N requests per rank
   abend PROFILE DIR NP LOOSE tests/mpi/abend.c: the calls of each rank's tally in DIR, up to its end;
                              LOOSE: the loop's last call may be recorded and not yet tallied
+  tally PROFILE NP TALLY [REPORT]  tests/mpi/all_calls.c, fortran_calls.F90: calls and bytes per
+                             operation against the TALLY lines the program printed; REPORT:
+                             commfit report --format json of it (file I/O kept apart)
 """
 import json
 import sys
@@ -322,14 +325,71 @@ def abend(prof, d, p, loose):
     return why
 
 
+KIND_OF = [("MPI_File_", "io"), ("MPI_Win_", "sync"), ("MPI_Reduce_local", "local"),
+           ("MPI_Mprobe", "probe"), ("MPI_Improbe", "probe"), ("MPI_Cancel", "other")]
+RMA = {"MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap",
+       "MPI_Rput", "MPI_Rget", "MPI_Raccumulate", "MPI_Rget_accumulate", "MPI_Put_c"}
+
+
+def tally(prof, p, tally_path, report_path=None):
+    want = defaultdict(lambda: [0, 0])
+    ranks = set()
+    with open(tally_path) as f:
+        for line in f:
+            if line.startswith("TALLY "):
+                _, rank, op, calls, nbytes = line.split()
+                ranks.add(int(rank))
+                want[op][0] += int(calls)
+                want[op][1] += int(nbytes)
+    expect("ranks that printed a tally", sorted(ranks), list(range(p)))
+    expect("job.partial", prof["job"]["partial"], False)
+    got = totals(prof, by=("op",))
+    for op in sorted(want):
+        g = got.get((op,), [0, 0])
+        expect("%s: calls" % op, g[0], want[op][0])
+        expect("%s: bytes" % op, g[1], want[op][1])
+    kinds = {(r["op"], r["kind"]) for r in prof["records"] if r["layer"] == "mpi"}
+    for op, kind in sorted(kinds):
+        if op not in want:
+            continue
+        expected = "rma" if op in RMA else next((k for pre, k in KIND_OF if op.startswith(pre)), kind)
+        expect("%s: kind" % op, kind, expected)
+    # the cancelled receive is no transfer: only the completed ones are MPI_Irecv records
+    irecv = [r for r in prof["records"] if r["op"] == "MPI_Irecv"]
+    expect("MPI_Irecv records of the completed receives only", sum(r["calls"] for r in irecv), want["MPI_Irecv"][0])
+    # one-sided calls are classed by the path to their target, the file accesses as self
+    for r in prof["records"]:
+        if r["op"].startswith("MPI_File_") and r["path"] != "self":
+            expect("%s: path" % r["op"], r["path"], "self")
+        if r["op"].startswith("MPI_File_") and r["comm"] != 1:
+            expect("%s: communicator (world)" % r["op"], r["comm"], 1)
+    if report_path is None:
+        return
+    with open(report_path) as f:
+        rep = json.load(f)
+    io_fits = [x for x in rep["fits"] if x["op"].startswith("MPI_File_")]
+    check("the report fits file accesses", len(io_fits) > 0, str(len(io_fits)))
+    expect("file fits are of kind io", sorted({x["kind"] for x in io_fits}), ["io"])
+    check("no file access is in a joint fit or a reference link",
+          all(x["op"] == "p2p" or not x.get("joint") for x in rep["fits"]) and
+          all(ref["source"] in ("p2p fit", "ucx hop fit", "link") for ref in rep["references"]), "")
+    check("file I/O has its own share of the MPI time", (rep["breakdown"].get("io") or 0) > 0,
+          str(rep["breakdown"].get("io")))
+    for o in rep["operations"]:
+        if o["kind"] == "io" and o["advice"]:
+            check("%s: advice speaks of files, not links" % o["op"],
+                  "file" in o["advice"] and "link" not in o["advice"], o["advice"])
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     name, prof = sys.argv[1], load(sys.argv[2])
-    args = sys.argv[3:] if name == "pingpong" else [sys.argv[3]] + [int(x) for x in sys.argv[4:]] if name == "abend" else [float(x) if "." in x else int(x) for x in sys.argv[3:]]
+    args = sys.argv[3:] if name == "pingpong" else [sys.argv[3]] + [int(x) for x in sys.argv[4:]] if name == "abend" \
+        else [int(sys.argv[3])] + sys.argv[4:] if name == "tally" else [float(x) if "." in x else int(x) for x in sys.argv[3:]]
     fn = {"known_calls": known_calls, "corner_cases": corner_cases, "threads": threads, "wait_skew": wait_skew,
           "matching": matching, "clock": clock, "pingpong": pingpong, "pcontrol": pcontrol,
-          "failed_calls": failed_calls, "many_requests": many_requests, "abend": abend}[name]
+          "failed_calls": failed_calls, "many_requests": many_requests, "abend": abend, "tally": tally}[name]
     fn(prof, *args)
     print("%d passed, %d failed" % (checks - failures, failures))
     sys.exit(1 if failures else 0)

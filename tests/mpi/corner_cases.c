@@ -103,8 +103,9 @@ int main(int argc, char **argv)
      * datatype: the receive side off the root of a gather, the send side
      * off the root of a scatter */
     MPI_Datatype junk = (MPI_Datatype)(uintptr_t)0x5a5a5a5a5a5aULL;
+    int mine[2] = {g[0], g[1]}; /* MPI forbids the root's send buffer to alias its receive buffer */
     if (rank == 0)
-        MPI_Gather(&g[0], 2, MPI_INT, g, 2, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(mine, 2, MPI_INT, g, 2, MPI_INT, 0, MPI_COMM_WORLD);
     else
         MPI_Gather(&g[rank * 2], 2, MPI_INT, NULL, 7, junk, 0, MPI_COMM_WORLD);
     if (rank == 0)

@@ -43,11 +43,16 @@ COMMFIT_DISABLE=1 COMMFIT_OUTPUT="$cf_tmp/disabled.json" cf_mpirun 2 -- "$prog" 
 echo "ok   COMMFIT_DISABLE=1 passes every call through"
 # switched off on one rank only (MPMD launch): the ranks agree at start-up,
 # nothing waits for the rank that is off, no profile
-root=; [ "$(id -u)" = 0 ] && root=--allow-run-as-root
-env="-x LD_PRELOAD=$COMMFIT_LIB -x COMMFIT_OUTPUT=$cf_tmp/half.json"
-timeout 120 "$CF_MPIRUN" $root --oversubscribe --bind-to none --mca btl self,vader,tcp --mca pml ob1 \
-    -np 1 $env -x COMMFIT_DISABLE=1 "$prog" : -np 1 $env -x COMMFIT_DISABLE=0 "$prog" 2> "$cf_tmp/err3.txt" \
-    || { cat "$cf_tmp/err3.txt"; cf_fail "job with COMMFIT_DISABLE on one rank failed or hung"; }
+if [ "$CF_MPI_FAMILY" = mpich ]; then
+    env="-env LD_PRELOAD $COMMFIT_LIB -env COMMFIT_OUTPUT $cf_tmp/half.json"
+    timeout 120 "$CF_MPIRUN" -n 1 $env -env COMMFIT_DISABLE 1 "$prog" : -n 1 $env -env COMMFIT_DISABLE 0 "$prog" \
+        2> "$cf_tmp/err3.txt"
+else
+    root=; [ "$(id -u)" = 0 ] && root=--allow-run-as-root
+    env="-x LD_PRELOAD=$COMMFIT_LIB -x COMMFIT_OUTPUT=$cf_tmp/half.json"
+    timeout 120 "$CF_MPIRUN" $root --oversubscribe --bind-to none --mca btl self,vader,tcp --mca pml ob1 \
+        -np 1 $env -x COMMFIT_DISABLE=1 "$prog" : -np 1 $env -x COMMFIT_DISABLE=0 "$prog" 2> "$cf_tmp/err3.txt"
+fi || { cat "$cf_tmp/err3.txt"; cf_fail "job with COMMFIT_DISABLE on one rank failed or hung"; }
 [ ! -e "$cf_tmp/half.json" ] || cf_fail "a profile was written although a rank was off"
 echo "ok   COMMFIT_DISABLE=1 on one rank of two: the job runs, profiling is off everywhere"
 echo "4 passed, 0 failed"

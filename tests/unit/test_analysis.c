@@ -172,6 +172,61 @@ static void test_p2p_recovery(void **state)
     cf_profile_free(&p);
 }
 
+/* File accesses (kind io) at several sizes are fitted on their own, as the
+ * file system's startup and bandwidth (1 ms, 500 MB/s here), but never as
+ * network: alone they make no reference link, a single size gets no verdict
+ * from a link model, the advice speaks of files and their time is the
+ * breakdown's io share. */
+static void test_file_io_apart(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    char advice[512];
+    (void)state;
+
+    profile_new(&p);
+    for (int i = 10; i <= 24; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        add(&p, "MPI_File_write_at_all", "io", WORLD, CF_PATH_SELF, m, 10, 1e-3 + (double)m / 500e6);
+    }
+    add(&p, "MPI_File_read_at", "io", WORLD, CF_PATH_SELF, 4096, 10, 2e-3);
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_File_write_at_all", WORLD, CF_PATH_SELF);
+    assert_non_null(f);
+    assert_int_equal(f->kind, CF_AN_IO);
+    assert_string_equal(cf_an_kind_name(f->kind), "io");
+    assert_true(f->fit.ok);
+    assert_rel(f->fit.alpha_s, 1e-3, 1e-6);
+    assert_rel(f->fit.bandwidth_Bps, 500e6, 1e-6);
+    for (int path = 0; path < 3; path++)
+        assert_null(cf_analysis_ref(a, path)->source); /* no p2p: no link at all */
+    assert_null(cf_analysis_find(a, "p2p", CF_COMM_ID_NONE, CF_PATH_SELF));
+    f = cf_analysis_find(a, "MPI_File_read_at", WORLD, CF_PATH_SELF);
+    assert_non_null(f);
+    assert_null(f->basis); /* one size, and no link model for a file system */
+    for (size_t i = 0; i < cf_analysis_nops(a); i++) {
+        cf_analysis_advice(cf_analysis_op(a, i), advice, sizeof(advice));
+        assert_non_null(strstr(advice, "file"));
+        assert_null(strstr(advice, "link"));
+    }
+    assert_rel(cf_analysis_breakdown(a)->io, 1.0, 1e-9);
+    assert_true(cf_analysis_breakdown(a)->payload == 0 && cf_analysis_breakdown(a)->startup == 0);
+    cf_analysis_free(a);
+
+    /* with point to point on the self path, its link stays the p2p fit's */
+    for (int i = 0; i <= 20; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        add(&p, "MPI_Send", "p2p", WORLD, CF_PATH_SELF, m, 10, hockney((double)m));
+    }
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, CF_PATH_SELF)->source, "p2p fit");
+    assert_rel(cf_analysis_ref(a, CF_PATH_SELF)->bandwidth_Bps, BW, 1e-6);
+    assert_null(cf_analysis_find(a, "MPI_File_read_at", WORLD, CF_PATH_SELF)->basis);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 /* models.md: 1 MB -> 45 us (startup 11 %), 1 kB -> 5.04 us (startup 99 %). */
 static void test_seed_example(void **state)
 {
@@ -1331,6 +1386,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p2p_recovery),
+        cmocka_unit_test(test_file_io_apart),
         cmocka_unit_test(test_seed_example),
         cmocka_unit_test(test_collective_ideal_ring),
         cmocka_unit_test(test_link_option),
