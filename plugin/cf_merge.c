@@ -137,6 +137,20 @@ static int cf_cmp_comm_id(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The library's name and version, its first line up to a comma, tabs as
+ * spaces ("MPICH Version:\t4.0.2" -> "MPICH Version: 4.0.2"). */
+void cf_library_version(char *out, size_t len)
+{
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int vlen = 0;
+    PMPI_Get_library_version(ver, &vlen);
+    ver[strcspn(ver, "\n,")] = 0;
+    for (char *c = ver; *c; c++)
+        if (*c == '\t')
+            *c = ' ';
+    cf_strlcpy(out, ver, len);
+}
+
 int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
 {
     MPI_Datatype t;
@@ -631,11 +645,7 @@ void cf_runtime_finalize(void)
         p.nodes = cf_g.nnodes;
         p.clock_hz = cf_clock.hz;
         p.partial = 0;
-        char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int vlen = 0;
-        PMPI_Get_library_version(ver, &vlen);
-        ver[strcspn(ver, "\n,")] = 0;
-        cf_strlcpy(p.mpi_library, ver, sizeof(p.mpi_library));
+        cf_library_version(p.mpi_library, sizeof(p.mpi_library));
         time_t t0 = (time_t)cf_g.init_wall;
         struct tm tm;
         gmtime_r(&t0, &tm);

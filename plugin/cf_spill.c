@@ -383,11 +383,7 @@ void cf_spill_init(void)
     h->offset_ns = cf_sync.init.offset_ns;
     h->offset_err_ns = cf_sync.init.err_ns;
     gethostname(h->host, sizeof(h->host) - 1);
-    int vlen = 0;
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-    PMPI_Get_library_version(ver, &vlen);
-    ver[strcspn(ver, "\n,")] = 0;
-    cf_strlcpy(h->mpi_library, ver, sizeof(h->mpi_library));
+    cf_library_version(h->mpi_library, sizeof(h->mpi_library));
     cf_profile_output(h->output, sizeof(h->output));
     cf_path_absolute(h->output, sizeof(h->output));
 
