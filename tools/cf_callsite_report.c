@@ -204,8 +204,7 @@ int cf_callsite_text(FILE *out, const cf_profile_t *p)
                 cf_fmt_time(c->calls ? c->time_s / (double)c->calls : NAN, b2, sizeof(b2)), pct,
                 cf_fmt_size((double)c->bytes, b3, sizeof(b3)), x[0].where);
         for (size_t j = 1; j < c->nframe; j++)
-            fprintf(out, "  %4s %-20s %-14s %10s %10s %10s %6s %10s    called from %s\n", "", "", "", "", "", "", "",
-                    "", x[j].where);
+            fprintf(out, "  %4s   called from %s\n", "", x[j].where);
     }
     fprintf(out, "  %zu call sites, %d frame%s each; bytes: sent or received, posted for nonblocking calls\n", cs.n,
             cs.depth, cs.depth == 1 ? "" : "s");
