@@ -19,6 +19,8 @@
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 
+__thread void *cf_site_caller __attribute__((tls_model("initial-exec")));
+
 #define CF_SITE_PROBE 32
 #define CF_SITE_STR 512 /* module paths and symbol names, cut beyond */
 
@@ -30,7 +32,11 @@ cf_site_t *cf_site_alloc(uint32_t *mask_p)
     while (n < 2 * cf_g.cfg.sites_max)
         n <<= 1;
     *mask_p = n - 1;
-    return calloc(n, sizeof(cf_site_t));
+    _Static_assert(sizeof(cf_site_t) == 128, "a call site is two cache lines");
+    cf_site_t *s = aligned_alloc(64, n * sizeof(cf_site_t));
+    if (s != NULL)
+        memset(s, 0, n * sizeof(cf_site_t));
+    return s;
 }
 
 void cf_site_init(void)
@@ -41,14 +47,6 @@ void cf_site_init(void)
         void *b[2];
         (void)backtrace(b, 2);
     }
-}
-
-static uint32_t cf_site_hash(uint64_t tag, const uintptr_t *ra, unsigned depth)
-{
-    uint64_t h = tag * 0x9E3779B97F4A7C15ull;
-    for (unsigned i = 0; i < depth; i++)
-        h = (h ^ ra[i]) * 0xff51afd7ed558ccdull;
-    return (uint32_t)(h >> 32);
 }
 
 cf_site_t *cf_site_slot(cf_thread_t *t, uint64_t tag, const uintptr_t *ra)
@@ -67,10 +65,8 @@ cf_site_t *cf_site_slot(cf_thread_t *t, uint64_t tag, const uintptr_t *ra)
             s->tag = tag;
             s->t_min = UINT64_MAX;
         }
-        if (s->tag == tag && memcmp(s->ra, ra, depth * sizeof(*ra)) == 0) {
-            t->site_last = i;
+        if (s->tag == tag && memcmp(s->ra, ra, depth * sizeof(*ra)) == 0)
             return s;
-        }
     }
     t->site_full++;
     return NULL;
@@ -90,9 +86,6 @@ cf_site_t *cf_site_slot_deep(cf_thread_t *t, uint64_t tag, void *ra)
                 fr[k] = (uintptr_t)buf[i + (int)k];
             break;
         }
-    cf_site_t *s = &t->site[t->site_last];
-    if (s->ra[0] != 0 && s->tag == tag && memcmp(s->ra, fr, depth * sizeof(*fr)) == 0)
-        return s;
     return cf_site_slot(t, tag, fr);
 }
 

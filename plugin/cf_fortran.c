@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cf_callsite.h"
 #include "cf_fortran.h"
 
 #if CF_FORTRAN
@@ -178,6 +179,7 @@ typedef void cf_ft_array(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses
 
 CF_FORTRAN_API void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
     int ignore = cf_f_status_ignored(status);
@@ -193,6 +195,7 @@ CF_FORTRAN_EXPORT(mpi_wait, MPI_WAIT)
 
 CF_FORTRAN_API void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
     int ignore = cf_f_status_ignored(status), f = 0;
@@ -209,6 +212,7 @@ CF_FORTRAN_EXPORT(mpi_test, MPI_TEST)
 
 CF_FORTRAN_API void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_scratch_t x;
     int n = (int)*count;
     if (n < 0 || !cf_f_scratch(&x, n)) {
@@ -236,6 +240,7 @@ typedef void cf_ft_testall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, 
 CF_FORTRAN_API void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses,
                                  MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_scratch_t x;
     int n = (int)*count, f = 0;
     if (n < 0 || !cf_f_scratch(&x, n)) {
@@ -295,6 +300,7 @@ static void cf_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_F
 CF_FORTRAN_API void mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
                                  MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_any(count, requests, index, NULL, status, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_waitany, MPI_WAITANY)
@@ -302,6 +308,7 @@ CF_FORTRAN_EXPORT(mpi_waitany, MPI_WAITANY)
 CF_FORTRAN_API void mpi_testany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
                                  MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_any(count, requests, index, flag, status, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_testany, MPI_TESTANY)
@@ -337,6 +344,7 @@ static void cf_f_some(int test, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
 CF_FORTRAN_API void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
                                   MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_some(0, incount, requests, outcount, indices, statuses, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_waitsome, MPI_WAITSOME)
@@ -344,12 +352,14 @@ CF_FORTRAN_EXPORT(mpi_waitsome, MPI_WAITSOME)
 CF_FORTRAN_API void mpi_testsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
                                   MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_some(1, incount, requests, outcount, indices, statuses, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_testsome, MPI_TESTSOME)
 
 CF_FORTRAN_API void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     cf_f_ierr(ierr, MPI_Start(&r));
 }
@@ -357,6 +367,7 @@ CF_FORTRAN_EXPORT(mpi_start, MPI_START)
 
 CF_FORTRAN_API void mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_scratch_t x;
     int n = (int)*count;
     if (n < 0 || !cf_f_scratch(&x, n)) {
@@ -375,6 +386,7 @@ CF_FORTRAN_EXPORT(mpi_startall, MPI_STARTALL)
 #define CF_F_FREE(lower, upper, type, f2c, c2f, cfree, null)                                                 \
     CF_FORTRAN_API void lower##_(MPI_Fint *handle, MPI_Fint *ierr)                                           \
     {                                                                                                        \
+        CF_SITE_CALLER();                                                                                    \
         type h = f2c(*handle);                                                                               \
         int rc = cfree(&h);                                                                                  \
         if (rc == MPI_SUCCESS)                                                                               \

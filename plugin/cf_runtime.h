@@ -145,7 +145,7 @@ typedef struct {
     uint64_t peer_full; /* messages to peers beyond the table */
     /* call sites (cf_callsite.h): site_mask + 1 slots, NULL when off */
     struct cf_site *site;
-    uint32_t site_mask, site_last, site_used;
+    uint32_t site_mask, site_used;
     uint64_t site_full; /* calls that found no slot */
 } cf_thread_t;
 #define CF_PEERS 1024

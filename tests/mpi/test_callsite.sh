@@ -47,6 +47,13 @@ for s in r["sites"]:
     f = s["stack"][0]
     if src(f["file"]):
         got[f["line"]] = (s["op"], s["calls"], s["bytes"])
+def line0(d):
+    """line 0: a site in the program whose line is not checked (the compiler gave it none)"""
+    for line in [l for l in d if l not in want]:
+        if 0 in want and d[line][0] == want[0][0]:
+            d[0] = d.pop(line)
+    return d
+got = line0(got)
 check("json: the sites in the program are exactly its lines, calls and bytes", got == want, "%s vs %s" % (got, want))
 check("json: function main (or the Fortran program) at every site in the program",
       all(s["stack"][0]["function"] in ("main", "MAIN__") for s in r["sites"] if src(s["stack"][0]["file"])))
@@ -67,11 +74,13 @@ for s in sec["sites"]:
 check("the sites' calls add up to the records' per operation", all(sites.get(o) == c for o, c in calls.items()
       if o in {v[0] for v in want.values()}), "%s vs %s" % (sites, calls))
 rows = [x for x in csv.DictReader(open(csvf)) if x["level"] == "0" and src(x["file"])]
-check("csv: the same sites", {int(x["line"]): (x["op"], int(x["calls"]), int(x["bytes"])) for x in rows} == want)
+cgot = line0({int(x["line"]): (x["op"], int(x["calls"]), int(x["bytes"])) for x in rows})
+check("csv: the same sites", cgot == want)
 text = open(txt).read()
 for line, (op, n, b) in want.items():
     base = "sites.f90" if name == "fortran" else "callsite.c"
-    ok = any(op in l and " %d " % n in l and "(%s:%d)" % (base, line) in l for l in text.splitlines())
+    ok = any(op in l and " %d " % n in l and ("(%s:%d)" % (base, line) if line else "(%s:" % base) in l
+             for l in text.splitlines())
     check("text: %s at %s:%d, %d calls" % (op, base, line, n), ok)
 print("%d passed, %d failed" % (passed, fails))
 sys.exit(1 if fails else 0)
@@ -112,7 +121,8 @@ p = json.load(open(sys.argv[1])); p["callsites"]["sites"][0]["stack"] = []; json
 grep -q "callsites.sites\[0\] needs id, op, comm, calls, bytes, time_s and a stack" "$cf_tmp/err" || cf_fail "bad section: $(cat "$cf_tmp/err")"
 echo "ok   a bad section: $(head -1 "$cf_tmp/err")"
 
-# Fortran (use mpi): the wrappers of the Fortran bindings have their own return address
+# Fortran (use mpi): the wrappers of the Fortran bindings have their own return address, and
+# those that go through the C ones (MPI_Wait) pass theirs on
 [ -n "${CF_MPIFC:-}" ] || { echo "no MPI Fortran compiler: Fortran case skipped"; exit 0; }
 # MPICH's Fortran bindings call the C functions: its sites are in libmpifort (README, "Call sites")
 [ "$CF_MPI_FAMILY" = mpich ] && { echo "MPICH: Fortran case skipped"; exit 0; }
@@ -120,22 +130,28 @@ cat > "$cf_tmp/sites.f90" <<'F90'
 program sites
   use mpi
   implicit none
-  integer :: ierr, rank, size, i, l1, l2
+  integer :: ierr, rank, size, i, req, st(MPI_STATUS_SIZE)
   double precision :: a(16), b(16)
   a = 1d0
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
-  l1 = 13 ! the lines of the two calls below
-  l2 = 16
   do i = 1, 4
     call MPI_Allreduce(a, b, 16, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   end do
   do i = 1, 2
     call MPI_Allreduce(a, b, 2, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   end do
-  if (rank == 0) print '(a,i0,a,i0,1x,i0)', 'site ', l1, ' MPI_Allreduce ', 4 * size, 4 * size * 16 * 8
-  if (rank == 0) print '(a,i0,a,i0,1x,i0)', 'site ', l2, ' MPI_Allreduce ', 2 * size, 2 * size * 2 * 8
+  call MPI_Isend(a, 5, MPI_DOUBLE_PRECISION, 1 - rank, 0, MPI_COMM_WORLD, req, ierr)
+  call MPI_Recv(b, 5, MPI_DOUBLE_PRECISION, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call MPI_Wait(req, st, ierr)
+  ! the lines above: 11, 14, 16, 17 and 18 (2 ranks; -1 bytes: as the profile's MPI_Wait record says);
+  ! line 0: gfortran 12 gives the MPI_Wait call no line of its own (its DWARF says line 1)
+  if (rank == 0) print '(a,i0,1x,i0)', 'site 11 MPI_Allreduce ', 4 * size, 4 * size * 16 * 8
+  if (rank == 0) print '(a,i0,1x,i0)', 'site 14 MPI_Allreduce ', 2 * size, 2 * size * 2 * 8
+  if (rank == 0) print '(a)', 'site 16 MPI_Isend 2 80'
+  if (rank == 0) print '(a)', 'site 17 MPI_Recv 2 80'
+  if (rank == 0) print '(a)', 'site 0 MPI_Wait 2 -1'
   call MPI_Finalize(ierr)
 end program sites
 F90
