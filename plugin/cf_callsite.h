@@ -51,6 +51,8 @@ static inline void *cf_site_ra(void *ra)
     }
     return ra;
 }
+/* In a hand-written C wrapper: where its call site is. */
+#define CF_SITE_RA cf_site_ra(__builtin_return_address(0))
 static inline void cf_site_caller_end(void **scope)
 {
     (void)scope;

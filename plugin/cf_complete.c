@@ -69,7 +69,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     uint64_t t1 = cf_ticks();
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = rc == MPI_SUCCESS ? cf_req_done(t, &snap, sp, t1, &path) : 0;
-    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -88,7 +88,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     uint64_t t1 = cf_ticks();
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = rc == MPI_SUCCESS && *flag ? cf_req_done(t, &snap, sp, t1, &path) : 0;
-    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -117,7 +117,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
         bytes = cf_complete_all(t, count, sts, t1, &path);
     else if (!copied)
         t->missed += (uint64_t)(count > 0 ? count : 0);
-    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -138,7 +138,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
         bytes = cf_complete_all(t, count, sts, t1, &path);
     else if (!copied && *flag)
         t->missed += (uint64_t)(count > 0 ? count : 0);
-    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -165,7 +165,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS)
         bytes = cf_complete_any(t, count, *index, sp, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -185,7 +185,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS && *flag)
         bytes = cf_complete_any(t, count, *index, sp, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -219,7 +219,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -239,7 +239,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1, cf_site_ra(__builtin_return_address(0)));
+    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -255,7 +255,7 @@ int MPI_Start(MPI_Request *request)
     if (rc == MPI_SUCCESS)
         cf_req_start(t, *request, t0);
     cf_record_call(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
-    cf_site_note(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, cf_site_ra(__builtin_return_address(0)), 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -271,7 +271,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
         cf_req_start(t, array_of_requests[i], t0);
     cf_record_call(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
-    cf_site_note(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, cf_site_ra(__builtin_return_address(0)), 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -288,7 +288,7 @@ int MPI_Request_free(MPI_Request *request)
     if (rc == MPI_SUCCESS)
         cf_req_forget(h);
     cf_record_call(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
-    cf_site_note(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, cf_site_ra(__builtin_return_address(0)), 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }

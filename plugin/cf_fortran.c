@@ -499,6 +499,7 @@ static char *cf_f_string(const char *s, size_t len)
 CF_FORTRAN_API void mpi_file_open_(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
                                    MPI_Fint *ierr, size_t filename_len)
 {
+    CF_SITE_CALLER();
     char *name = cf_f_string(filename, filename_len);
     MPI_File f = MPI_FILE_NULL;
     int rc = name ? MPI_File_open(PMPI_Comm_f2c(*comm), name, (int)*amode, PMPI_Info_f2c(*info), &f) : MPI_ERR_NO_MEM;
@@ -521,6 +522,7 @@ static void cf_f_win_made(int rc, MPI_Win w, MPI_Fint *win, MPI_Fint *ierr)
 CF_FORTRAN_API void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                     MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Win w = MPI_WIN_NULL;
     int rc = MPI_Win_create(base, *size, (int)*disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
     cf_f_win_made(rc, w, win, ierr);
@@ -540,6 +542,7 @@ static void cf_f_win_alloc(cf_win_alloc_t *alloc, MPI_Aint *size, MPI_Fint *disp
 CF_FORTRAN_API void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                       MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_win_alloc(MPI_Win_allocate, size, disp_unit, info, comm, baseptr, win, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_win_allocate, MPI_WIN_ALLOCATE)
@@ -547,12 +550,14 @@ CF_FORTRAN_EXPORT(mpi_win_allocate, MPI_WIN_ALLOCATE)
 CF_FORTRAN_API void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                              MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_win_alloc(MPI_Win_allocate_shared, size, disp_unit, info, comm, baseptr, win, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED)
 
 CF_FORTRAN_API void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Win w = MPI_WIN_NULL;
     int rc = MPI_Win_create_dynamic(PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
     cf_f_win_made(rc, w, win, ierr);
@@ -561,6 +566,7 @@ CF_FORTRAN_EXPORT(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC)
 
 CF_FORTRAN_API void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Win w = PMPI_Win_f2c(*win);
     int rc = MPI_Win_free(&w);
     cf_f_win_made(rc, MPI_WIN_NULL, win, ierr);
@@ -577,6 +583,7 @@ static void cf_f_status_out(int rc, const MPI_Status *s, MPI_Fint *status)
 CF_FORTRAN_API void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status,
                                 MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = MPI_MESSAGE_NULL;
     MPI_Status s;
     int rc = MPI_Mprobe((int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &m, &s);
@@ -590,6 +597,7 @@ CF_FORTRAN_EXPORT(mpi_mprobe, MPI_MPROBE)
 CF_FORTRAN_API void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message,
                                  MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = MPI_MESSAGE_NULL;
     MPI_Status s;
     int f = 0;
@@ -607,6 +615,7 @@ CF_FORTRAN_EXPORT(mpi_improbe, MPI_IMPROBE)
 CF_FORTRAN_API void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status,
                                MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = PMPI_Message_f2c(*message);
     MPI_Status s;
     int rc = MPI_Mrecv((void *)cf_f_buffer(buf), (int)*count, PMPI_Type_f2c(*datatype), &m, &s);
@@ -620,6 +629,7 @@ CF_FORTRAN_EXPORT(mpi_mrecv, MPI_MRECV)
 CF_FORTRAN_API void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request,
                                 MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = PMPI_Message_f2c(*message);
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = MPI_Imrecv((void *)cf_f_buffer(buf), (int)*count, PMPI_Type_f2c(*datatype), &m, &r);
@@ -633,6 +643,7 @@ CF_FORTRAN_EXPORT(mpi_imrecv, MPI_IMRECV)
 
 CF_FORTRAN_API void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     cf_f_ierr(ierr, MPI_Cancel(&r));
 }

@@ -5,7 +5,8 @@
 # resolved by commfit report --by-callsite (text, json, csv), must be
 # exactly those.  Also: COMMFIT_CALLSITE_DEPTH=0 leaves no section, depth 2
 # adds the caller's frame, a binary that is gone falls back to module +
-# offset, and a Fortran program (use mpi) gets its own lines.
+# offset, a Fortran program (use mpi) gets its own lines, and programs that call every
+# wrapped function (C, Fortran use mpi and mpi_f08) have each call at a site in the program.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
 prog="$cf_tmp/callsite"
@@ -101,6 +102,39 @@ COMMFIT_CALLSITE_DEPTH=0 COMMFIT_OUTPUT="$cf_tmp/d0.json" COMMFIT_SUMMARY=0 cf_m
     cf_fail "--by-callsite on a profile without call sites"
 echo "ok   COMMFIT_CALLSITE_DEPTH=0: no callsites section, and the report says 'Not recorded'"
 
+# every call of every operation is at a site in the program: tests/mpi/all_calls calls them all
+# (a nonblocking call is a site's call at its post, a record's at its completion: a cancelled or
+# never completed one is in the sites only; a persistent one is one site call per init, one
+# record call per completed start)
+sites_cover() { # NAME PROFILE PROGRAM OPERATIONS_AT_LEAST
+    "$CF_PYTHON" - "$@" <<'PY' || exit 1
+import json, sys
+name, prof, prog, least = sys.argv[1:]
+p = json.load(open(prof))
+rec, site = {}, {}
+for r in p["records"]:
+    if r.get("layer", "mpi") == "mpi":
+        rec[r["op"]] = rec.get(r["op"], 0) + r["calls"]
+for s in p["callsites"]["sites"]:
+    site[s["op"]] = site.get(s["op"], 0) + s["calls"]
+def fits(op, r, s):
+    if op.endswith("_init"):
+        return r > 0 and s > 0
+    return r == s or op.startswith("MPI_I") and s >= r
+bad = [(op, rec.get(op), site.get(op)) for op in sorted(set(rec) | set(site))
+       if not fits(op, rec.get(op, 0), site.get(op, 0))]
+mods = {s["stack"][0].get("module") for s in p["callsites"]["sites"]}
+ok = not bad and mods == {prog} and len(rec) >= int(least) and p["callsites"]["lost_calls"] == 0
+print("%s %s: %d operations, each call at a site in the program%s" % ("ok  " if ok else "FAIL", name, len(rec),
+      "" if ok else ": %s, modules %s" % (bad, mods)))
+sys.exit(0 if ok else 1)
+PY
+}
+cp "$CF_BUILDDIR/tests/mpi/all_calls" "$cf_tmp/all_calls"
+COMMFIT_OUTPUT="$cf_tmp/all.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$cf_tmp/all_calls" "$cf_tmp" > /dev/null ||
+    cf_fail "all_calls failed"
+sites_cover all_calls "$cf_tmp/all.json" "$(cd "$cf_tmp" && pwd -P)/all_calls" 80
+
 # the binary gone: module + offset, as the profile has them
 rm "$prog"
 "$commfit" report --by-callsite "$cf_tmp/d1.json" > "$cf_tmp/gone.txt" || cf_fail "report without the binary"
@@ -158,3 +192,11 @@ F90
 (cd "$cf_tmp" && $CF_MPIFC -g -o sites sites.f90) || cf_fail "cannot build the Fortran program"
 COMMFIT_OUTPUT="$cf_tmp/f.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$cf_tmp/sites" > "$cf_tmp/f.printed" || cf_fail "Fortran job failed"
 check fortran "$cf_tmp/f.json" "$cf_tmp/f.printed"
+$CF_MPIFC -cpp -DUSE_MODULE -o "$cf_tmp/fmod" "$CF_SRCDIR/tests/mpi/fortran_calls.F90" || cf_fail "cannot build fortran_calls"
+COMMFIT_OUTPUT="$cf_tmp/fmod.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$cf_tmp/fmod" "$cf_tmp" > /dev/null ||
+    cf_fail "fortran_calls failed"
+sites_cover fortran_calls "$cf_tmp/fmod.json" "$(cd "$cf_tmp" && pwd -P)/fmod" 30
+$CF_MPIFC -cpp -DUSE_F08 -o "$cf_tmp/f08" "$CF_SRCDIR/tests/mpi/fortran_calls.F90" || cf_fail "cannot build fortran_calls (f08)"
+COMMFIT_OUTPUT="$cf_tmp/f08.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$cf_tmp/f08" "$cf_tmp" > /dev/null ||
+    cf_fail "fortran_calls (f08) failed"
+sites_cover fortran_calls-f08 "$cf_tmp/f08.json" "$(cd "$cf_tmp" && pwd -P)/f08" 30
