@@ -770,3 +770,76 @@ int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, u
     *n_p = json_array_size(pairs);
     return CF_OK;
 }
+
+static int cf_json_u64(json_t *o, const char *k, uint64_t *v)
+{
+    json_t *x = json_object_get(o, k);
+    if (!json_is_integer(x) || json_integer_value(x) < 0)
+        return 0;
+    *v = (uint64_t)json_integer_value(x);
+    return 1;
+}
+
+static int cf_site_from_json(json_t *e, cf_callsite_t *c)
+{
+    json_t *stack = json_object_get(e, "stack"), *f;
+    uint64_t id = 0, comm = 0;
+    size_t i;
+    if (!json_is_object(e) || !cf_json_u64(e, "id", &id) || !json_is_string(json_object_get(e, "op")) ||
+        !cf_json_u64(e, "comm", &comm) || comm > UINT32_MAX || !cf_json_u64(e, "calls", &c->calls) ||
+        !cf_json_u64(e, "bytes", &c->bytes) || !json_is_number(json_object_get(e, "time_s")) ||
+        !json_is_array(stack) || json_array_size(stack) == 0 || json_array_size(stack) > CF_CALLSITE_FRAMES)
+        return 0;
+    c->id = (unsigned)id;
+    c->comm = (uint32_t)comm;
+    c->op = json_string_value(json_object_get(e, "op"));
+    c->time_s = json_number_value(json_object_get(e, "time_s"));
+    c->min_s = json_is_number(json_object_get(e, "min_s")) ? json_number_value(json_object_get(e, "min_s")) : NAN;
+    c->max_s = json_is_number(json_object_get(e, "max_s")) ? json_number_value(json_object_get(e, "max_s")) : NAN;
+    c->ranks = json_is_integer(json_object_get(e, "ranks")) ? (int)json_integer_value(json_object_get(e, "ranks")) : 0;
+    json_array_foreach(stack, i, f) {
+        cf_site_frame_t *fr = &c->frame[i];
+        if (!json_is_object(f) || !cf_json_u64(f, "offset", &fr->offset))
+            return 0;
+        fr->module = json_string_value(json_object_get(f, "module"));
+        fr->symbol = json_string_value(json_object_get(f, "symbol"));
+        if (fr->symbol != NULL && !cf_json_u64(f, "symbol_offset", &fr->symbol_offset))
+            fr->symbol_offset = 0;
+    }
+    c->nframe = json_array_size(stack);
+    return 1;
+}
+
+int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, size_t errlen)
+{
+    json_t *sec = p->extra != NULL ? json_object_get(p->extra, "callsites") : NULL, *sites, *e;
+    json_int_t depth;
+    size_t i;
+
+    memset(cs, 0, sizeof(*cs));
+    if (sec == NULL || json_is_null(sec))
+        return CF_OK;
+    sites = json_object_get(sec, "sites");
+    depth = json_integer_value(json_object_get(sec, "depth"));
+    if (!json_is_object(sec) || !json_is_array(sites) || depth < 1 || depth > CF_CALLSITE_FRAMES) {
+        cf_errf(err, errlen, "'callsites' needs a depth from 1 to %d and an array 'sites'", CF_CALLSITE_FRAMES);
+        return CF_ERR_FORMAT;
+    }
+    cs->site = calloc(json_array_size(sites) + 1, sizeof(*cs->site));
+    if (cs->site == NULL)
+        return CF_ERR_NOMEM;
+    json_array_foreach(sites, i, e) {
+        if (!cf_site_from_json(e, &cs->site[i])) {
+            cf_errf(err, errlen, "callsites.sites[%zu] needs id, op, comm, calls, bytes, time_s and a stack of "
+                    "1 to %d frames with an offset", i, CF_CALLSITE_FRAMES);
+            free(cs->site);
+            memset(cs, 0, sizeof(*cs));
+            return CF_ERR_FORMAT;
+        }
+    }
+    cs->n = json_array_size(sites);
+    cs->depth = (int)depth;
+    cf_json_u64(sec, "lost_calls", &cs->lost_calls);
+    cs->complete = json_is_true(json_object_get(sec, "complete"));
+    return CF_OK;
+}

@@ -112,6 +112,38 @@ typedef struct {
 int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
                       size_t errlen);
 
+/* Call sites (section "callsites"): per (operation, communicator, stack
+ * of return addresses) the calls, bytes and time, the addresses as module
+ * and offset (the link-time address, what addr2line takes).  Strings point
+ * into the profile and live as long as it. */
+#define CF_CALLSITE_FRAMES 8
+typedef struct {
+    const char *module; /* NULL: not in a module (or not known) */
+    uint64_t offset;
+    const char *symbol; /* dynamic symbol holding the address, NULL if none */
+    uint64_t symbol_offset;
+} cf_site_frame_t;
+typedef struct {
+    unsigned id;
+    const char *op;
+    uint32_t comm;
+    uint64_t calls, bytes;
+    double time_s, min_s, max_s;
+    int ranks;
+    size_t nframe;
+    cf_site_frame_t frame[CF_CALLSITE_FRAMES];
+} cf_callsite_t;
+typedef struct {
+    int depth;           /* 0: the profile has no call sites (off, or older) */
+    uint64_t lost_calls; /* calls that found the plugin's tables full */
+    int complete;
+    size_t n;
+    cf_callsite_t *site; /* in the profile's order: most time first */
+} cf_callsites_t;
+/* CF_OK (cs->depth 0 when there is no section); CF_ERR_FORMAT with err
+ * set; CF_ERR_NOMEM.  Free cs->site. */
+int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, size_t errlen);
+
 json_t *cf_profile_to_json(const cf_profile_t *p);
 /* Atomic write: temp file in the same directory, then rename. */
 int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen);

@@ -4,6 +4,7 @@
  * and the payload it completed.  Our entries for the requests are copied
  * before the call: MPI frees the handles inside it (cf_runtime.h). */
 #include "cf_runtime.h"
+#include "cf_callsite.h"
 #include "cf_sample.h"
 
 /* Room for n snapshots and statuses: the fixed scratch, grown (once, to a
@@ -46,9 +47,12 @@ static int cf_copy_requests(cf_thread_t *t, const MPI_Request *reqs, int n)
     return 1;
 }
 
-static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1)
+/* ra: the return address of the MPI function, for its call site */
+static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
+                           void *ra)
 {
     cf_record_call(t, op, CF_COMM_ID_NONE, path, bytes, t0, t1);
+    cf_site_note(t, op, CF_COMM_ID_NONE, ra, bytes, t0, t1);
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -65,7 +69,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     uint64_t t1 = cf_ticks();
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = rc == MPI_SUCCESS ? cf_req_done(t, &snap, sp, t1, &path) : 0;
-    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -84,7 +88,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     uint64_t t1 = cf_ticks();
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = rc == MPI_SUCCESS && *flag ? cf_req_done(t, &snap, sp, t1, &path) : 0;
-    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -113,7 +117,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
         bytes = cf_complete_all(t, count, sts, t1, &path);
     else if (!copied)
         t->missed += (uint64_t)(count > 0 ? count : 0);
-    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -134,7 +138,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
         bytes = cf_complete_all(t, count, sts, t1, &path);
     else if (!copied && *flag)
         t->missed += (uint64_t)(count > 0 ? count : 0);
-    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -161,7 +165,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS)
         bytes = cf_complete_any(t, count, *index, sp, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -181,7 +185,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS && *flag)
         bytes = cf_complete_any(t, count, *index, sp, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -215,7 +219,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -235,7 +239,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t bytes = 0;
     if (copied && rc == MPI_SUCCESS)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1);
+    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -251,6 +255,7 @@ int MPI_Start(MPI_Request *request)
     if (rc == MPI_SUCCESS)
         cf_req_start(t, *request, t0);
     cf_record_call(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -266,6 +271,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
         cf_req_start(t, array_of_requests[i], t0);
     cf_record_call(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -282,6 +288,7 @@ int MPI_Request_free(MPI_Request *request)
     if (rc == MPI_SUCCESS)
         cf_req_forget(h);
     cf_record_call(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }

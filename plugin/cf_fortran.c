@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cf_callsite.h"
 #include "cf_fortran.h"
 
 #if CF_FORTRAN
@@ -178,6 +179,7 @@ typedef void cf_ft_array(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses
 
 CF_FORTRAN_API void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
     int ignore = cf_f_status_ignored(status);
@@ -193,6 +195,7 @@ CF_FORTRAN_EXPORT(mpi_wait, MPI_WAIT)
 
 CF_FORTRAN_API void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
     int ignore = cf_f_status_ignored(status), f = 0;
@@ -209,6 +212,7 @@ CF_FORTRAN_EXPORT(mpi_test, MPI_TEST)
 
 CF_FORTRAN_API void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_scratch_t x;
     int n = (int)*count;
     if (n < 0 || !cf_f_scratch(&x, n)) {
@@ -236,6 +240,7 @@ typedef void cf_ft_testall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, 
 CF_FORTRAN_API void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses,
                                  MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_scratch_t x;
     int n = (int)*count, f = 0;
     if (n < 0 || !cf_f_scratch(&x, n)) {
@@ -295,6 +300,7 @@ static void cf_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_F
 CF_FORTRAN_API void mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
                                  MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_any(count, requests, index, NULL, status, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_waitany, MPI_WAITANY)
@@ -302,6 +308,7 @@ CF_FORTRAN_EXPORT(mpi_waitany, MPI_WAITANY)
 CF_FORTRAN_API void mpi_testany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
                                  MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_any(count, requests, index, flag, status, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_testany, MPI_TESTANY)
@@ -337,6 +344,7 @@ static void cf_f_some(int test, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
 CF_FORTRAN_API void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
                                   MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_some(0, incount, requests, outcount, indices, statuses, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_waitsome, MPI_WAITSOME)
@@ -344,12 +352,14 @@ CF_FORTRAN_EXPORT(mpi_waitsome, MPI_WAITSOME)
 CF_FORTRAN_API void mpi_testsome_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
                                   MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_some(1, incount, requests, outcount, indices, statuses, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_testsome, MPI_TESTSOME)
 
 CF_FORTRAN_API void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     cf_f_ierr(ierr, MPI_Start(&r));
 }
@@ -357,6 +367,7 @@ CF_FORTRAN_EXPORT(mpi_start, MPI_START)
 
 CF_FORTRAN_API void mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_scratch_t x;
     int n = (int)*count;
     if (n < 0 || !cf_f_scratch(&x, n)) {
@@ -375,6 +386,7 @@ CF_FORTRAN_EXPORT(mpi_startall, MPI_STARTALL)
 #define CF_F_FREE(lower, upper, type, f2c, c2f, cfree, null)                                                 \
     CF_FORTRAN_API void lower##_(MPI_Fint *handle, MPI_Fint *ierr)                                           \
     {                                                                                                        \
+        CF_SITE_CALLER();                                                                                    \
         type h = f2c(*handle);                                                                               \
         int rc = cfree(&h);                                                                                  \
         if (rc == MPI_SUCCESS)                                                                               \
@@ -487,6 +499,7 @@ static char *cf_f_string(const char *s, size_t len)
 CF_FORTRAN_API void mpi_file_open_(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
                                    MPI_Fint *ierr, size_t filename_len)
 {
+    CF_SITE_CALLER();
     char *name = cf_f_string(filename, filename_len);
     MPI_File f = MPI_FILE_NULL;
     int rc = name ? MPI_File_open(PMPI_Comm_f2c(*comm), name, (int)*amode, PMPI_Info_f2c(*info), &f) : MPI_ERR_NO_MEM;
@@ -509,6 +522,7 @@ static void cf_f_win_made(int rc, MPI_Win w, MPI_Fint *win, MPI_Fint *ierr)
 CF_FORTRAN_API void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                     MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Win w = MPI_WIN_NULL;
     int rc = MPI_Win_create(base, *size, (int)*disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
     cf_f_win_made(rc, w, win, ierr);
@@ -528,6 +542,7 @@ static void cf_f_win_alloc(cf_win_alloc_t *alloc, MPI_Aint *size, MPI_Fint *disp
 CF_FORTRAN_API void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                       MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_win_alloc(MPI_Win_allocate, size, disp_unit, info, comm, baseptr, win, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_win_allocate, MPI_WIN_ALLOCATE)
@@ -535,12 +550,14 @@ CF_FORTRAN_EXPORT(mpi_win_allocate, MPI_WIN_ALLOCATE)
 CF_FORTRAN_API void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                              MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     cf_f_win_alloc(MPI_Win_allocate_shared, size, disp_unit, info, comm, baseptr, win, ierr);
 }
 CF_FORTRAN_EXPORT(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED)
 
 CF_FORTRAN_API void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Win w = MPI_WIN_NULL;
     int rc = MPI_Win_create_dynamic(PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
     cf_f_win_made(rc, w, win, ierr);
@@ -549,6 +566,7 @@ CF_FORTRAN_EXPORT(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC)
 
 CF_FORTRAN_API void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Win w = PMPI_Win_f2c(*win);
     int rc = MPI_Win_free(&w);
     cf_f_win_made(rc, MPI_WIN_NULL, win, ierr);
@@ -565,6 +583,7 @@ static void cf_f_status_out(int rc, const MPI_Status *s, MPI_Fint *status)
 CF_FORTRAN_API void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status,
                                 MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = MPI_MESSAGE_NULL;
     MPI_Status s;
     int rc = MPI_Mprobe((int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &m, &s);
@@ -578,6 +597,7 @@ CF_FORTRAN_EXPORT(mpi_mprobe, MPI_MPROBE)
 CF_FORTRAN_API void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message,
                                  MPI_Fint *status, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = MPI_MESSAGE_NULL;
     MPI_Status s;
     int f = 0;
@@ -595,6 +615,7 @@ CF_FORTRAN_EXPORT(mpi_improbe, MPI_IMPROBE)
 CF_FORTRAN_API void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status,
                                MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = PMPI_Message_f2c(*message);
     MPI_Status s;
     int rc = MPI_Mrecv((void *)cf_f_buffer(buf), (int)*count, PMPI_Type_f2c(*datatype), &m, &s);
@@ -608,6 +629,7 @@ CF_FORTRAN_EXPORT(mpi_mrecv, MPI_MRECV)
 CF_FORTRAN_API void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request,
                                 MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Message m = PMPI_Message_f2c(*message);
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = MPI_Imrecv((void *)cf_f_buffer(buf), (int)*count, PMPI_Type_f2c(*datatype), &m, &r);
@@ -621,6 +643,7 @@ CF_FORTRAN_EXPORT(mpi_imrecv, MPI_IMRECV)
 
 CF_FORTRAN_API void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierr)
 {
+    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     cf_f_ierr(ierr, MPI_Cancel(&r));
 }

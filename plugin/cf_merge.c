@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_callsite.h"
 #include "cf_profile.h"
 #include "cf_merge.h"
 #include "cf_region.h"
@@ -638,6 +639,7 @@ void cf_runtime_finalize(void)
     PMPI_Allreduce(fail, fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     json_t *papi_section = cf_papi_section(), *ucx_section = cf_ucx_section(); /* collective */
     json_t *matrix_section = cf_matrix_section();                                /* collective */
+    json_t *site_section = cf_callsite_section();                                /* collective */
 
     if (cf_g.world_rank == 0) {
         p.ranks = cf_g.world_size;
@@ -721,6 +723,7 @@ void cf_runtime_finalize(void)
         cf_extra_put(&p.extra, "papi", papi_section);
         cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_extra_put(&p.extra, "matrix", matrix_section);
+        cf_extra_put(&p.extra, "callsites", site_section);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

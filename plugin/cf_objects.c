@@ -1,5 +1,6 @@
 /* Files, windows and matched messages (cf_objects.h): the calls that make
  * and free them, the matched receives, and MPI_Cancel. */
+#include "cf_callsite.h"
 #include "cf_objects.h"
 #include "cf_sample.h"
 
@@ -65,9 +66,11 @@ int cf_neighbours(MPI_Comm comm, int out)
 
 /* One call on an object, with no payload: on the communicator's path, or
  * on self for a file (the file system is not a network path). */
-static void cf_record_obj(cf_thread_t *t, unsigned op, const cf_comm_t *c, int file, uint64_t t0, uint64_t t1)
+static void cf_record_obj(cf_thread_t *t, unsigned op, const cf_comm_t *c, int file, uint64_t t0, uint64_t t1,
+                          void *ra)
 {
     cf_record_call(t, op, cf_comm_id(c), c && !file ? c->path : CF_PATH_SELF, 0, t0, t1);
+    cf_site_note(t, op, cf_comm_id(c), ra, 0, t0, t1);
 }
 
 /* ---- files ---- */
@@ -84,6 +87,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if (rc == MPI_SUCCESS)
         cf_obj_put(&cf_files, CF_HANDLE(*fh), c, 0);
     cf_record_call(t, CF_OP_MPI_File_open, cf_comm_id(c), CF_PATH_SELF, 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_File_open, cf_comm_id(c), CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -103,7 +107,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         uint64_t t1 = cf_ticks();                                                                            \
         if (rc == MPI_SUCCESS)                                                                               \
             cf_obj_take(&(tab), k, NULL, NULL);                                                              \
-        cf_record_obj(t, CF_OP_##name, c, file, t0, t1);                                                     \
+        cf_record_obj(t, CF_OP_##name, c, file, t0, t1, CF_SITE_RA);                                         \
         cf_leave(t);                                                                                         \
         return rc;                                                                                           \
     }
@@ -124,7 +128,7 @@ int MPI_File_close(MPI_File *fh)
         cf_comm_t *c = cf_comm_get(comm);                                                                    \
         if (rc == MPI_SUCCESS)                                                                               \
             cf_obj_put(&cf_wins, CF_HANDLE(*(win)), c, 0);                                                   \
-        cf_record_obj(t, CF_OP_##name, c, 0, t0, t1);                                                        \
+        cf_record_obj(t, CF_OP_##name, c, 0, t0, t1, CF_SITE_RA);                                            \
         cf_leave(t);                                                                                         \
         return rc;                                                                                           \
     }
@@ -164,7 +168,7 @@ int MPI_Win_free(MPI_Win *win)
  * probe, and taken at the receive: MPI_Mrecv has no communicator. */
 
 static void cf_probed(cf_thread_t *t, unsigned op, MPI_Comm comm, int got, const MPI_Message *message,
-                      const MPI_Status *sp, int source, uint64_t t0, uint64_t t1)
+                      const MPI_Status *sp, int source, uint64_t t0, uint64_t t1, void *ra)
 {
     cf_comm_t *c = cf_comm_get(comm);
     int src = got ? sp->MPI_SOURCE : source;
@@ -172,6 +176,7 @@ static void cf_probed(cf_thread_t *t, unsigned op, MPI_Comm comm, int got, const
     if (got && *message != MPI_MESSAGE_NO_PROC)
         cf_obj_put(&cf_msgs, CF_HANDLE(*message), c, src);
     cf_record_call(t, op, cf_comm_id(c), cf_comm_peer_path(c, src), b, t0, t1);
+    cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
 }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
@@ -185,7 +190,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     int rc = PMPI_Mprobe(source, tag, comm, message, sp);
     uint64_t t1 = cf_ticks();
     if (rc == MPI_SUCCESS)
-        cf_probed(t, CF_OP_MPI_Mprobe, comm, 1, message, sp, source, t0, t1);
+        cf_probed(t, CF_OP_MPI_Mprobe, comm, 1, message, sp, source, t0, t1, CF_SITE_RA);
     else
         cf_record_failed(t, t0, t1);
     cf_leave(t);
@@ -203,7 +208,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     int rc = PMPI_Improbe(source, tag, comm, flag, message, sp);
     uint64_t t1 = cf_ticks();
     if (rc == MPI_SUCCESS)
-        cf_probed(t, CF_OP_MPI_Improbe, comm, *flag, message, sp, source, t0, t1);
+        cf_probed(t, CF_OP_MPI_Improbe, comm, *flag, message, sp, source, t0, t1, CF_SITE_RA);
     else
         cf_record_failed(t, t0, t1);
     cf_leave(t);
@@ -225,7 +230,7 @@ static const cf_comm_t *cf_message_take(MPI_Message message, int *src_p)
 }
 
 static int cf_mrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message,
-                    MPI_Status *status, int large)
+                    MPI_Status *status, int large, void *ra)
 {
     cf_thread_t *t = cf_enter(op);
 #if MPI_VERSION >= 4
@@ -250,6 +255,7 @@ static int cf_mrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type, 
         src = sp->MPI_SOURCE;
         uint64_t k = cf_record_call(t, op, cf_comm_id(c), cf_comm_peer_path(c, src), b, t0, t1);
         cf_p2p_received(t, cf_comm_id(c), cf_world_of(c, src), sp->MPI_TAG, k, b, t0, t1);
+        cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
     } else
         cf_record_failed(t, t0, t1);
     cf_leave(t);
@@ -258,11 +264,11 @@ static int cf_mrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type, 
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
-    return cf_mrecv(CF_OP_MPI_Mrecv, buf, count, type, message, status, 0);
+    return cf_mrecv(CF_OP_MPI_Mrecv, buf, count, type, message, status, 0, CF_SITE_RA);
 }
 
 static int cf_imrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message,
-                     MPI_Request *request, int large)
+                     MPI_Request *request, int large, void *ra)
 {
     cf_thread_t *t = cf_enter(op);
 #if MPI_VERSION >= 4
@@ -281,27 +287,29 @@ static int cf_imrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type,
 #undef CF_IMRECV_CALL
     uint64_t t1 = cf_ticks();
     t->mpi_ns += cf_ticks_to_ns(t1 - t0);
-    if (rc == MPI_SUCCESS)
-        cf_req_post(t, *request, op, c, cf_comm_peer_path(c, src), count > 0 ? (uint64_t)count * cf_type_size(type) : 0,
-                    CF_REQ_RECV, t0, src, 0);
+    uint64_t b = count > 0 ? (uint64_t)count * cf_type_size(type) : 0;
+    if (rc == MPI_SUCCESS) {
+        cf_req_post(t, *request, op, c, cf_comm_peer_path(c, src), b, CF_REQ_RECV, t0, src, 0);
+        cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
+    }
     cf_leave(t);
     return rc;
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
 {
-    return cf_imrecv(CF_OP_MPI_Imrecv, buf, count, type, message, request, 0);
+    return cf_imrecv(CF_OP_MPI_Imrecv, buf, count, type, message, request, 0, CF_SITE_RA);
 }
 
 #if MPI_VERSION >= 4
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
-    return cf_mrecv(CF_OP_MPI_Mrecv_c, buf, count, type, message, status, 1);
+    return cf_mrecv(CF_OP_MPI_Mrecv_c, buf, count, type, message, status, 1, CF_SITE_RA);
 }
 
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
 {
-    return cf_imrecv(CF_OP_MPI_Imrecv_c, buf, count, type, message, request, 1);
+    return cf_imrecv(CF_OP_MPI_Imrecv_c, buf, count, type, message, request, 1, CF_SITE_RA);
 }
 #endif
 
@@ -318,6 +326,7 @@ int MPI_Cancel(MPI_Request *request)
     if (rc == MPI_SUCCESS)
         cf_req_cancel(*request);
     cf_record_call(t, CF_OP_MPI_Cancel, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
+    cf_site_note(t, CF_OP_MPI_Cancel, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
     return rc;
 }

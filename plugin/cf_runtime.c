@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cf_callsite.h"
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
@@ -152,13 +153,16 @@ static void cf_config_read(cf_config_t *c, int complain)
     cf_env_bool("COMMFIT_SPILL", 1, &c->spill, complain);
     cf_env_bool("COMMFIT_GATHER", 0, &c->gather, complain);
     cf_env_uint("COMMFIT_SPOOL_FANOUT", 0, 1u << 30, 256, &c->spool_fanout, complain);
+    cf_env_uint("COMMFIT_CALLSITE_DEPTH", 0, CF_SITE_DEPTH_MAX, 1, &c->site_depth, complain);
+    cf_env_uint("COMMFIT_CALLSITES_MAX", 16, 1u << 16, 512, &c->sites_max, complain);
     cf_env_path("COMMFIT_SPOOL", c->spool, sizeof(c->spool), "the profile's name with .parts", complain);
     static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
                                         "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
                                         "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
                                         "COMMFIT_SAMPLES", "COMMFIT_SAMPLE_EVERY", "COMMFIT_TRACE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
                                         "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
-                                        "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS"};
+                                        "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS", "COMMFIT_CALLSITE_DEPTH",
+                                        "COMMFIT_CALLSITES_MAX"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)
@@ -197,6 +201,8 @@ cf_thread_t *cf_thread_register(void)
     t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
     /* the communication matrix: without room for it the thread records the rest */
     t->peer = calloc(CF_PEERS, sizeof(*t->peer));
+    /* call sites: likewise optional */
+    t->site = cf_site_alloc(&t->site_mask);
     /* room for every record of the thread's table, at most half full */
     uint32_t ne = 64;
     while (ne < 2 * cf_g.cfg.table_size)
@@ -208,6 +214,7 @@ cf_thread_t *cf_thread_register(void)
         free(t->chan_key);
         free(t->chan_seq);
         free(t->elig);
+        free(t->site);
         free(t->snaps);
         free(t->status_buf);
         free(t);
@@ -855,6 +862,7 @@ void cf_runtime_init(int provided)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     cf_config_read(&cf_g.cfg, rank == 0);
+    cf_site_init();
     cf_g.world_rank = rank;
     cf_g.world_size = size;
     cf_g.world_handle = MPI_COMM_WORLD;

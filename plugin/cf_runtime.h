@@ -56,6 +56,8 @@ typedef struct {
     int spill;             /* a job that does not finish leaves its records in the spool */
     int gather;            /* commfit run gathers the spool (ranks stay quiet) */
     uint32_t spool_fanout; /* ranks per subdirectory of the spool, 0 = one directory */
+    uint32_t site_depth;   /* frames per call site (COMMFIT_CALLSITE_DEPTH), 0 = call sites off */
+    uint32_t sites_max;    /* call-site slots per thread (COMMFIT_CALLSITES_MAX) */
     char output[4096];     /* "" = default name */
     char spool[4096];      /* "" = from the profile's name */
 } cf_config_t;
@@ -141,6 +143,10 @@ typedef struct {
     cf_peer_t *peer;
     uint32_t peer_last;
     uint64_t peer_full; /* messages to peers beyond the table */
+    /* call sites (cf_callsite.h): site_mask + 1 slots, NULL when off */
+    struct cf_site *site;
+    uint32_t site_mask, site_used;
+    uint64_t site_full; /* calls that found no slot */
 } cf_thread_t;
 #define CF_PEERS 1024
 #define CF_CHANNELS 4096

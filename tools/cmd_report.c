@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "cf_advice.h"
+#include "cf_callsite_report.h"
 #include "cf_analysis.h"
 #include "cf_common.h"
 #include "cf_profile.h"
@@ -34,6 +35,7 @@ typedef struct {
     cf_analysis_opts_t an;
     int by_region;
     int matrix;
+    int by_callsite;
     const char *output; /* NULL: stdout */
     const char *path;
 } report_opts_t;
@@ -55,6 +57,10 @@ static void usage(FILE *f)
             "                          instead of the point-to-point fit of their path\n"
             "  -r, --by-region         text: MPI time by MPI_Pcontrol region and operation\n"
             "                          (json always has 'regions')\n"
+            "  -s, --by-callsite       where the program called MPI: calls, time and bytes per\n"
+            "                          call site, with function, file and line (addr2line);\n"
+            "                          text: a table after the fits; json: 'callsites';\n"
+            "                          csv: one row per site and frame instead of the fits\n"
             "  -h, --help              this text\n"
             "\n"
             "text: the verdict and the fusion advice first, then tables of operations,\n"
@@ -78,6 +84,7 @@ static int parse_args(int argc, char **argv, report_opts_t *o)
 {
     const cf_tool_flag_t flags[] = {{"by-region", 'r', &o->by_region, NULL},
                                     {"matrix", 'm', &o->matrix, NULL},
+                                    {"by-callsite", 's', &o->by_callsite, NULL},
                                     {"output", 'o', NULL, &o->output},
                                     {NULL, 0, NULL, NULL}};
     cf_tool_t tool = report_tool;
@@ -908,7 +915,7 @@ static int print_csv_matrix(const cf_analysis_t *a)
     return CF_OK;
 }
 
-static int print_text(const cf_analysis_t *a, const char *path, int by_region, int matrix)
+static int print_text(const cf_analysis_t *a, const char *path, int by_region, int matrix, int by_callsite)
 {
     int rc;
 
@@ -925,6 +932,8 @@ static int print_text(const cf_analysis_t *a, const char *path, int by_region, i
     rc = text_ranks(a);
     if (rc == CF_OK && matrix)
         rc = text_matrix(a);
+    if (rc == CF_OK && by_callsite)
+        rc = cf_callsite_text(stdout, cf_analysis_profile(a));
     return rc;
 }
 
@@ -1119,13 +1128,18 @@ static void print_csv(const cf_analysis_t *a)
     csv_wire(a);
 }
 
-static int print_json(const cf_analysis_t *a)
+static int print_json(const cf_analysis_t *a, int by_callsite)
 {
     json_t *root = cf_analysis_to_json(a);
     char *text;
+    int rc;
 
     if (root == NULL)
         return CF_ERR_NOMEM;
+    if (by_callsite && (rc = cf_callsite_json(root, cf_analysis_profile(a))) != CF_OK) {
+        json_decref(root);
+        return rc;
+    }
     text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
     json_decref(root);
     if (text == NULL)
@@ -1159,10 +1173,12 @@ int cf_cmd_report(int argc, char **argv)
         return CF_EXIT_USAGE;
     }
     switch (o.fmt) {
-    case FMT_TEXT: rc = print_text(a, o.path, o.by_region, o.matrix); break;
-    case FMT_JSON: rc = print_json(a); break;
+    case FMT_TEXT: rc = print_text(a, o.path, o.by_region, o.matrix, o.by_callsite); break;
+    case FMT_JSON: rc = print_json(a, o.by_callsite); break;
     case FMT_CSV:
-        if (o.matrix)
+        if (o.by_callsite)
+            rc = cf_callsite_csv(stdout, cf_analysis_profile(a));
+        else if (o.matrix)
             rc = print_csv_matrix(a);
         else
             print_csv(a);

@@ -6,6 +6,8 @@
 # *.mpiio) its file accesses appear as kind io with their bytes; the
 # collective writes' data, which Open MPI's ompio moves to its aggregators
 # through the pml, is the only traffic the monitoring sees beyond them.
+# Call sites: its four exchange routines are sites of their own, their
+# MPI_Send calls adding up to the records'.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 command -v lmp >/dev/null || { echo "no lmp: skipped"; exit 77; }
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "Open MPI's pml monitoring only: skipped"; exit 77; }
@@ -58,4 +60,22 @@ wa = io.get("MPI_File_write_at_all", [0, 0])
 expect("with MPI-IO: monitoring beyond commfit's sends [messages, bytes] = the collective writes [calls, bytes]",
        [mon[0] - sent[0], mon[1] - sent[1]], wa)
 sys.exit(1 if fails else 0)
+PY
+[ $? = 0 ] || exit 1
+"$CF_BUILDDIR/tools/commfit" report --by-callsite --format json noio.json > sites.json || cf_fail "report --by-callsite"
+"$CF_PYTHON" - noio.json sites.json <<'PY'
+import json, sys
+prof, rep = (json.load(open(f)) for f in sys.argv[1:])
+sends = sum(r["calls"] for r in prof["records"] if r["op"] == "MPI_Send")
+by_fn = {}
+for s in rep["callsites"]["sites"]:
+    if s["op"] == "MPI_Send":
+        fn = s["stack"][0]["function"] or ""
+        by_fn[fn] = by_fn.get(fn, 0) + s["calls"]
+routines = ["forward_comm", "reverse_comm", "borders", "exchange"]
+seen = [r for r in routines if any("CommBrick::" + r + "(" in fn for fn in by_fn)]
+ok = seen == routines and sum(by_fn.values()) == sends
+print("%s call sites: MPI_Send from %s (%d calls, the records' %d)" % ("ok  " if ok else "FAIL",
+      ", ".join("%s %d" % (f, n) for f, n in sorted(by_fn.items(), key=lambda x: -x[1])), sum(by_fn.values()), sends))
+sys.exit(0 if ok else 1)
 PY

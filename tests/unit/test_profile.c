@@ -148,6 +148,55 @@ static void test_older_profile(void **state)
     cf_profile_free(&q);
 }
 
+/* The call-site section: read as written, absent, refused when malformed. */
+static void test_callsites(void **state)
+{
+    (void)state;
+    cf_profile_t p, q;
+    cf_callsites_t cs;
+    char err[256];
+    make_profile(&p);
+    assert_int_equal(cf_profile_callsites(&p, &cs, err, sizeof(err)), CF_OK);
+    assert_int_equal(cs.depth, 0); /* no section: none */
+    assert_null(cs.site);
+    json_t *root = cf_profile_to_json(&p);
+    json_object_set_new(
+        root, "callsites",
+        json_pack("{s:i, s:i, s:b, s:[{s:i, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:i, s:[{s:s, s:i}, {s:i}]}]}", "depth",
+                  2, "lost_calls", 3, "complete", 0, "sites", "id", 1, "op", "MPI_Allreduce", "comm", 1, "calls", 20,
+                  "bytes", 2560, "time_s", 0.25, "min_s", 0.001, "max_s", 0.05, "ranks", 2, "stack", "module",
+                  "/bin/prog", "offset", 4449, "offset", 77));
+    assert_int_equal(cf_profile_from_json(root, &q, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_callsites(&q, &cs, err, sizeof(err)), CF_OK);
+    assert_int_equal(cs.depth, 2);
+    assert_int_equal(cs.lost_calls, 3);
+    assert_false(cs.complete);
+    assert_int_equal(cs.n, 1);
+    assert_string_equal(cs.site[0].op, "MPI_Allreduce");
+    assert_int_equal(cs.site[0].comm, 1);
+    assert_int_equal(cs.site[0].calls, 20);
+    assert_int_equal(cs.site[0].bytes, 2560);
+    assert_true(cs.site[0].time_s == 0.25);
+    assert_int_equal(cs.site[0].ranks, 2);
+    assert_int_equal(cs.site[0].nframe, 2);
+    assert_string_equal(cs.site[0].frame[0].module, "/bin/prog");
+    assert_int_equal(cs.site[0].frame[0].offset, 4449);
+    assert_null(cs.site[0].frame[0].symbol);
+    assert_null(cs.site[0].frame[1].module); /* not in a module */
+    assert_int_equal(cs.site[0].frame[1].offset, 77);
+    free(cs.site);
+    cf_profile_free(&q);
+    /* a site without calls is refused with where it is */
+    json_object_del(json_array_get(json_object_get(json_object_get(root, "callsites"), "sites"), 0), "calls");
+    assert_int_equal(cf_profile_from_json(root, &q, err, sizeof(err)), CF_OK);
+    assert_int_equal(cf_profile_callsites(&q, &cs, err, sizeof(err)), CF_ERR_FORMAT);
+    assert_non_null(strstr(err, "callsites.sites[0] needs"));
+    assert_null(cs.site);
+    cf_profile_free(&q);
+    json_decref(root);
+    cf_profile_free(&p);
+}
+
 static void test_unwritable(void **state)
 {
     (void)state;
@@ -356,7 +405,7 @@ static void test_fuzz(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_output_kinds), cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_older_profile), cmocka_unit_test(test_callsites), cmocka_unit_test(test_unwritable), cmocka_unit_test(test_output_kinds), cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_truncations), cmocka_unit_test(test_control_characters), cmocka_unit_test(test_inconsistent_values), cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
