@@ -752,22 +752,78 @@ int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, u
     if (out == NULL)
         return CF_ERR_NOMEM;
     json_array_foreach(pairs, i, e) {
-        json_int_t v[4];
-        int ok = json_is_array(e) && json_array_size(e) == 4;
-        for (size_t k = 0; ok && k < 4; k++) {
+        json_int_t v[5] = {0, 0, 0, 0, CF_COMM_ID_NONE};
+        /* [src, dst, messages, bytes], and since the communicator column
+         * [src, dst, messages, bytes, comm, "mpi" | "ucx"] */
+        size_t len = json_is_array(e) ? json_array_size(e) : 0;
+        const char *src = len == 6 ? json_string_value(json_array_get(e, 5)) : "mpi";
+        int ok = (len == 4 || len == 6) && src != NULL && (!strcmp(src, "mpi") || !strcmp(src, "ucx"));
+        for (size_t k = 0; ok && k < (len == 6 ? 5 : 4); k++) {
             json_t *x = json_array_get(e, k);
             ok = json_is_integer(x) && (v[k] = json_integer_value(x)) >= 0;
         }
-        if (!ok || v[0] >= p->ranks || v[1] >= p->ranks) {
-            cf_errf(err, errlen, "matrix.pairs[%zu] is not [src, dst, messages, bytes] of ranks below %d", i,
-                    p->ranks);
+        if (!ok || v[0] >= p->ranks || v[1] >= p->ranks || v[4] > (json_int_t)UINT32_MAX) {
+            cf_errf(err, errlen,
+                    "matrix.pairs[%zu] is not [src, dst, messages, bytes, comm, \"mpi\" or \"ucx\"] of ranks below %d",
+                    i, p->ranks);
             free(out);
             return CF_ERR_FORMAT;
         }
-        out[i] = (cf_pair_t){(int)v[0], (int)v[1], (uint64_t)v[2], (uint64_t)v[3]};
+        out[i] = (cf_pair_t){(int)v[0], (int)v[1], (uint64_t)v[2], (uint64_t)v[3], (uint32_t)v[4],
+                             !strcmp(src, "ucx") ? CF_PAIR_UCX : CF_PAIR_MPI};
     }
     *pairs_p = out;
     *n_p = json_array_size(pairs);
+    return CF_OK;
+}
+
+static int cmp_pair_group(const void *pa, const void *pb)
+{
+    const cf_pair_t *a = pa, *b = pb;
+    if (a->source != b->source)
+        return a->source - b->source;
+    if (a->comm != b->comm)
+        return (a->comm > b->comm) - (a->comm < b->comm);
+    if (a->bytes != b->bytes)
+        return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+    if (a->src != b->src)
+        return a->src - b->src;
+    return a->dst - b->dst;
+}
+
+static int cmp_group_bytes(const void *pa, const void *pb)
+{
+    const cf_pair_group_t *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+    if (a->source != b->source)
+        return a->source - b->source;
+    return (a->comm > b->comm) - (a->comm < b->comm);
+}
+
+int cf_matrix_groups(cf_pair_t *pairs, size_t n, cf_pair_group_t **groups_p, size_t *ng_p)
+{
+    cf_pair_group_t *g = NULL;
+    size_t ng = 0;
+
+    *groups_p = NULL;
+    *ng_p = 0;
+    if (n == 0)
+        return CF_OK;
+    qsort(pairs, n, sizeof(*pairs), cmp_pair_group);
+    g = calloc(n, sizeof(*g));
+    if (g == NULL)
+        return CF_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (ng == 0 || g[ng - 1].comm != pairs[i].comm || g[ng - 1].source != pairs[i].source)
+            g[ng++] = (cf_pair_group_t){pairs[i].comm, pairs[i].source, i, 0, 0, 0};
+        g[ng - 1].n++;
+        g[ng - 1].msgs += pairs[i].msgs;
+        g[ng - 1].bytes += pairs[i].bytes;
+    }
+    qsort(g, ng, sizeof(*g), cmp_group_bytes);
+    *groups_p = g;
+    *ng_p = ng;
     return CF_OK;
 }
 

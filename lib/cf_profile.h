@@ -97,20 +97,40 @@ const char *cf_comm_label(uint32_t id, char *buf, size_t len);
 const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t len);
 
 /* The communication matrix (section "matrix"): messages and bytes each
- * world rank sent to each other by point-to-point calls, one entry per
- * pair that communicated. */
+ * world rank sent to each other, per communicator, one entry per pair
+ * that communicated: by point-to-point calls (source CF_PAIR_MPI), and the
+ * sends the UCX layer saw beneath collectives (CF_PAIR_UCX).  Profiles
+ * older than the communicator column give comm CF_COMM_ID_NONE. */
+enum { CF_PAIR_MPI = 0, CF_PAIR_UCX = 1 };
 typedef struct {
     int src, dst;
     uint64_t msgs, bytes;
+    uint32_t comm;
+    int source;
 } cf_pair_t;
 
 /* The pairs of p's matrix, in the profile's order (by sender); *pairs_p
  * NULL and *n_p 0 when the profile has no matrix (older profiles).
  * CF_OK; CF_ERR_FORMAT with err set (a rank outside the job, a pair that is
- * not 4 counts); CF_ERR_NOMEM.  Free *pairs_p.  lost_p (may be NULL): the
- * messages that did not fit the plugin's tables. */
+ * not [src, dst, messages, bytes] or that followed by comm and source);
+ * CF_ERR_NOMEM.  Free *pairs_p.  lost_p (may be NULL): the messages that
+ * did not fit the plugin's tables. */
 int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
                       size_t errlen);
+
+/* One communicator's share of the matrix (of one source): pairs[first ..
+ * first + n) after cf_matrix_groups. */
+typedef struct {
+    uint32_t comm;
+    int source;
+    size_t first, n;
+    uint64_t msgs, bytes;
+} cf_pair_group_t;
+
+/* Sorts pairs by source, communicator, then bytes (most first), and gives
+ * their groups per (source, communicator), the most bytes first, in
+ * *groups_p (free it; NULL when n is 0).  CF_OK or CF_ERR_NOMEM. */
+int cf_matrix_groups(cf_pair_t *pairs, size_t n, cf_pair_group_t **groups_p, size_t *ng_p);
 
 /* Call sites (section "callsites"): per (operation, communicator, stack
  * of return addresses) the calls, bytes and time, the addresses as module

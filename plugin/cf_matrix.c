@@ -1,9 +1,10 @@
 /* The communication matrix: messages and bytes each rank sent to each
  * world rank by point-to-point calls (sends, the send half of sendrecv,
- * started persistent sends), counted per thread in a table of the peers
- * actually used (CF_PEERS slots) and gathered at finalize into the
- * profile's "matrix" section.  Memory: O(peers used) per rank, and on rank
- * 0 the sum of those lists, never ranks x ranks. */
+ * started persistent sends) per communicator, and the sends the UCX layer
+ * saw beneath collectives, counted per thread in a table of the
+ * (communicator, peer) pairs actually used (CF_PEERS slots) and gathered at
+ * finalize into the profile's "matrix" section.  Memory: O(peers used) per
+ * rank, and on rank 0 the sum of those lists, never ranks x ranks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +14,9 @@
 CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 
-uint32_t cf_peer_slot(cf_thread_t *t, uint32_t key)
+uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key)
 {
-    uint32_t mask = CF_PEERS - 1, i = (key * 0x9E3779B1u) >> 22 & mask;
+    uint32_t mask = CF_PEERS - 1, i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54) & mask;
     for (unsigned n = 0; n < 64; n++, i = (i + 1) & mask) {
         if (t->peer[i].key == 0)
             t->peer[i].key = key;
@@ -28,16 +29,20 @@ uint32_t cf_peer_slot(cf_thread_t *t, uint32_t key)
 }
 
 typedef struct {
-    uint64_t peer, msgs, bytes;
+    uint64_t key, msgs, bytes; /* key as in cf_peer_t */
 } cf_pair_wire_t;
 
 static int cmp_peer(const void *pa, const void *pb)
 {
     const cf_pair_wire_t *a = pa, *b = pb;
-    return (a->peer > b->peer) - (a->peer < b->peer);
+    uint32_t pa32 = (uint32_t)a->key & ~CF_PEER_UCX, pb32 = (uint32_t)b->key & ~CF_PEER_UCX;
+    /* by peer, then communicator and source: the profile's rows by receiver */
+    if (pa32 != pb32)
+        return (pa32 > pb32) - (pa32 < pb32);
+    return (a->key > b->key) - (a->key < b->key);
 }
 
-/* This rank's row: its threads' tables summed per peer, ascending peers. */
+/* This rank's row: its threads' tables summed per key, ascending peers. */
 static cf_pair_wire_t *cf_matrix_row(size_t *n_p, uint64_t *lost_p)
 {
     uint32_t nthreads = atomic_load(&cf_nthreads);
@@ -64,7 +69,7 @@ static cf_pair_wire_t *cf_matrix_row(size_t *n_p, uint64_t *lost_p)
                 row = r;
                 cap = c;
             }
-            row[n++] = (cf_pair_wire_t){e->key - 1u, e->msgs, e->bytes};
+            row[n++] = (cf_pair_wire_t){e->key, e->msgs, e->bytes};
         }
     }
     if (n > 0)
@@ -72,7 +77,7 @@ static cf_pair_wire_t *cf_matrix_row(size_t *n_p, uint64_t *lost_p)
     /* several threads that sent to one peer: one entry */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (m > 0 && row[m - 1].peer == row[i].peer) {
+        if (m > 0 && row[m - 1].key == row[i].key) {
             row[m - 1].msgs += row[i].msgs;
             row[m - 1].bytes += row[i].bytes;
         } else {
@@ -131,13 +136,17 @@ json_t *cf_matrix_section(void)
         for (int r = 0; pairs != NULL && r < np; r++)
             for (int k = 0; k < counts[r]; k++) {
                 const cf_pair_wire_t *x = &all[displs[r] + k];
-                json_array_append_new(pairs, json_pack("[i,I,I,I]", r, (json_int_t)x->peer, (json_int_t)x->msgs,
-                                                       (json_int_t)x->bytes));
+                uint32_t lo = (uint32_t)x->key;
+                json_array_append_new(pairs, json_pack("[i,I,I,I,I,s]", r, (json_int_t)((lo & ~CF_PEER_UCX) - 1u),
+                                                       (json_int_t)x->msgs, (json_int_t)x->bytes,
+                                                       (json_int_t)(x->key >> 32), lo & CF_PEER_UCX ? "ucx" : "mpi"));
             }
         if (sec != NULL && pairs != NULL) {
-            json_object_set_new(sec, "what", json_string("point-to-point messages sent, by world rank of sender and receiver"));
+            json_object_set_new(sec, "what", json_string("messages sent, by world rank of sender and receiver and by "
+                                                         "communicator: point-to-point calls (source mpi) and the "
+                                                         "UCX sends beneath collectives (source ucx)"));
             json_object_set_new(sec, "ranks", json_integer(np));
-            json_object_set_new(sec, "columns", json_pack("[s,s,s,s]", "src", "dst", "messages", "bytes"));
+            json_object_set_new(sec, "columns", json_pack("[s,s,s,s,s,s]", "src", "dst", "messages", "bytes", "comm", "source"));
             json_object_set_new(sec, "pairs", pairs);
             json_object_set_new(sec, "lost_messages", json_integer((json_int_t)lost_all));
         } else {

@@ -115,11 +115,14 @@ typedef struct {
 typedef struct {
     uint64_t key, eligible, selected;
 } cf_elig_t;
-/* one peer of the communication matrix: key world rank + 1, 0 empty */
+/* one peer of the communication matrix: key the communicator id in the
+ * high 32 bits, world rank + 1 in the low ones (CF_PEER_UCX set for the
+ * sends the UCX layer saw beneath collectives), 0 empty */
 typedef struct {
     uint64_t msgs, bytes;
-    uint32_t key;
+    uint64_t key;
 } cf_peer_t;
+#define CF_PEER_UCX 0x80000000u
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
@@ -138,7 +141,7 @@ typedef struct {
     cf_elig_t *elig;    /* per record key, open addressing */
     uint32_t elig_mask, elig_last;
     uint64_t elig_dropped;
-    /* messages and bytes sent to each world rank (cf_matrix.c), CF_PEERS
+    /* messages and bytes sent per (communicator, world rank) (cf_matrix.c), CF_PEERS
      * slots touched as peers appear; NULL when there was no room */
     cf_peer_t *peer;
     uint32_t peer_last;

@@ -121,15 +121,17 @@ static inline int cf_world_of(const cf_comm_t *c, int rank)
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
 }
 
-CF_HIDDEN uint32_t cf_peer_slot(cf_thread_t *t, uint32_t key);
+CF_HIDDEN uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key);
 /* The profile's "matrix" section (cf_matrix.c): collective, on rank 0. */
 CF_HIDDEN json_t *cf_matrix_section(void);
 
-/* One message of bytes to world rank peer, for the communication matrix:
- * most codes send to the same partner again and again (the last slot). */
-static inline void cf_peer_count(cf_thread_t *t, int peer, uint64_t bytes)
+/* One message of bytes to world rank peer on communicator comm_id, for the
+ * communication matrix (flag: 0, or CF_PEER_UCX): most codes send to the
+ * same partner again and again (the last slot). */
+static inline void cf_peer_count(cf_thread_t *t, uint32_t comm_id, int peer, uint32_t flag, uint64_t bytes)
 {
-    uint32_t k = (uint32_t)peer + 1, i = t->peer_last;
+    uint64_t k = (uint64_t)comm_id << 32 | (((uint32_t)peer + 1) | flag);
+    uint32_t i = t->peer_last;
     if (t->peer == NULL)
         return;
     if (t->peer[i].key != k && (i = cf_peer_slot(t, k)) == UINT32_MAX) {
@@ -148,7 +150,7 @@ static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int t
 {
     if (peer < 0)
         return;
-    cf_peer_count(t, peer, bytes);
+    cf_peer_count(t, comm_id, peer, 0, bytes);
     if (!cf_samples.sent)
         return;
     unsigned bin = cf_size_bin(bytes);

@@ -329,18 +329,55 @@ fail:
     return NULL;
 }
 
+/* The nonzero cells of pairs[0 .. n) in blocks of block ranks: messages
+ * and bytes summed per block pair, [row, column, messages, bytes].  Sorts
+ * pairs; NULL: no memory. */
+static json_t *matrix_cells(cf_pair_t *pairs, size_t n, int block)
+{
+    json_t *cells = json_array();
+    cf_pair_t *b = malloc((n ? n : 1) * sizeof(*b));
+    int bad = cells == NULL || b == NULL;
+
+    for (size_t i = 0; !bad && i < n; i++) {
+        b[i] = pairs[i];
+        b[i].src /= block;
+        b[i].dst /= block;
+    }
+    /* sort by block pair, then sum runs: memory O(pairs) */
+    if (!bad)
+        qsort(b, n, sizeof(*b), cmp_block);
+    for (size_t i = 0; !bad && i < n;) {
+        size_t j = i;
+        uint64_t msgs = 0, bytes = 0;
+        for (; j < n && b[j].src == b[i].src && b[j].dst == b[i].dst; j++) {
+            msgs += b[j].msgs;
+            bytes += b[j].bytes;
+        }
+        bad |= jappend(cells, json_pack("[i,i,I,I]", b[i].src, b[i].dst, (json_int_t)msgs, (json_int_t)bytes));
+        i = j;
+    }
+    free(b);
+    if (bad) {
+        json_decref(cells);
+        return NULL;
+    }
+    return cells;
+}
+
 /* The communication matrix in at most CF_HTML_MATRIX_CELLS x as many blocks
- * of ranks (one rank each for small jobs): messages and bytes summed per
- * block pair, the nonzero ones.  null without a matrix; NULL: no memory or a
- * malformed matrix, after a message. */
+ * of ranks (one rank each for small jobs): all communicators together
+ * (cells), and one map per communicator and source, the busiest first
+ * (maps, at most CF_HTML_MATRIX_MAPS).  null without a matrix; NULL: no
+ * memory or a malformed matrix, after a message. */
 static json_t *matrix_json(const cf_profile_t *p, int *bad_p)
 {
     cf_pair_t *pairs;
-    size_t n;
+    cf_pair_group_t *g = NULL;
+    size_t n, ng = 0;
     uint64_t lost;
-    char err[256];
+    char err[256], name[CF_COMM_NAME_LEN], label[32];
     int rc = cf_profile_matrix(p, &pairs, &n, &lost, err, sizeof(err));
-    json_t *o, *cells;
+    json_t *o, *cells, *maps;
     int nb, block;
 
     if (rc != CF_OK) {
@@ -354,29 +391,28 @@ static json_t *matrix_json(const cf_profile_t *p, int *bad_p)
     if (block < 1)
         block = 1;
     nb = (p->ranks + block - 1) / block;
-    /* sort by block pair, then sum runs: memory O(pairs) */
-    for (size_t i = 0; i < n; i++) {
-        pairs[i].src /= block;
-        pairs[i].dst /= block;
-    }
-    qsort(pairs, n, sizeof(*pairs), cmp_block);
     o = json_object();
-    cells = json_array();
-    for (size_t i = 0; o != NULL && cells != NULL && i < n;) {
-        size_t j = i;
-        uint64_t msgs = 0, bytes = 0;
-        for (; j < n && pairs[j].src == pairs[i].src && pairs[j].dst == pairs[i].dst; j++) {
-            msgs += pairs[j].msgs;
-            bytes += pairs[j].bytes;
-        }
-        if (jappend(cells, json_pack("[i,i,I,I]", pairs[i].src, pairs[i].dst, (json_int_t)msgs, (json_int_t)bytes)))
-            *bad_p = 1;
-        i = j;
+    cells = matrix_cells(pairs, n, block);
+    maps = json_array();
+    if (cf_matrix_groups(pairs, n, &g, &ng) != CF_OK)
+        *bad_p = 1;
+    for (size_t k = 0; !*bad_p && maps != NULL && k < ng && k < CF_HTML_MATRIX_MAPS; k++) {
+        json_t *c = matrix_cells(pairs + g[k].first, g[k].n, block);
+        int none = g[k].comm == CF_COMM_ID_NONE;
+        *bad_p |= c == NULL ||
+                  jappend(maps, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o}", "comm",
+                                          none ? "all" : cf_comm_label(g[k].comm, label, sizeof(label)), "name",
+                                          none ? "all communicators" : cf_comm_name(p, g[k].comm, name, sizeof(name)),
+                                          "source", g[k].source == CF_PAIR_UCX ? "ucx" : "mpi", "pairs",
+                                          (json_int_t)g[k].n, "messages", (json_int_t)g[k].msgs, "bytes",
+                                          (json_int_t)g[k].bytes, "cells", c));
     }
+    free(g);
     free(pairs);
-    if (o == NULL || cells == NULL) {
+    if (o == NULL || cells == NULL || maps == NULL || *bad_p) {
         json_decref(o);
         json_decref(cells);
+        json_decref(maps);
         *bad_p = 1;
         return NULL;
     }
@@ -386,6 +422,8 @@ static json_t *matrix_json(const cf_profile_t *p, int *bad_p)
     *bad_p |= jadd(o, "pairs", json_integer((json_int_t)n));
     *bad_p |= jadd(o, "lost_messages", json_integer((json_int_t)lost));
     *bad_p |= jadd(o, "cells", cells);
+    *bad_p |= jadd(o, "maps", maps);
+    *bad_p |= jadd(o, "more_maps", json_integer((json_int_t)(ng > CF_HTML_MATRIX_MAPS ? ng - CF_HTML_MATRIX_MAPS : 0)));
     return o;
 }
 

@@ -33,5 +33,7 @@ void cf_report_text_top(FILE *out, const cf_analysis_t *a, const char *path);
 #define CF_HTML_MAX_FITS 48
 /* The communication matrix drawn as at most this many blocks of ranks a side. */
 #define CF_HTML_MATRIX_CELLS 128
+/* Heat maps of single communicators (and of the UCX share), the busiest first. */
+#define CF_HTML_MATRIX_MAPS 8
 
 #endif

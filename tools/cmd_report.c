@@ -848,69 +848,110 @@ static void text_late(const cf_analysis_t *a)
 }
 
 #define TEXT_MATRIX_TOP 20
+static void csv_str(const char *s);
+#define TEXT_MATRIX_GROUPS 8
 
-static int cmp_pair_bytes(const void *pa, const void *pb)
+static int cmp_pair_ends(const void *pa, const void *pb)
 {
     const cf_pair_t *a = pa, *b = pb;
-    return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+    return a->src != b->src ? a->src - b->src : a->dst - b->dst;
 }
 
-/* The pairs that sent the most; CF_OK, or an error after a message. */
+/* Distinct (sender, receiver) pairs among the point-to-point ones, and
+ * their messages and bytes; sorts pairs. */
+static size_t matrix_ends(cf_pair_t *pairs, size_t n, uint64_t *msgs_p, uint64_t *bytes_p)
+{
+    size_t ends = 0;
+    *msgs_p = *bytes_p = 0;
+    qsort(pairs, n, sizeof(*pairs), cmp_pair_ends);
+    for (size_t i = 0; i < n; i++) {
+        if (pairs[i].source != CF_PAIR_MPI)
+            continue;
+        *msgs_p += pairs[i].msgs;
+        *bytes_p += pairs[i].bytes;
+        ends += i == 0 || cmp_pair_ends(&pairs[i - 1], &pairs[i]) != 0 || pairs[i - 1].source != CF_PAIR_MPI;
+    }
+    return ends;
+}
+
+/* The total, then per communicator (the busiest first) the pairs that sent
+ * the most; CF_OK, or an error after a message. */
 static int text_matrix(const cf_analysis_t *a)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
     cf_pair_t *pairs;
-    size_t n;
-    uint64_t lost, msgs = 0, bytes = 0;
-    char err[256], b1[CF_FMT_LEN], b2[CF_FMT_LEN];
+    cf_pair_group_t *g = NULL;
+    size_t n, ng = 0;
+    uint64_t lost, msgs, bytes;
+    char err[256], b1[CF_FMT_LEN], b2[CF_FMT_LEN], name[CF_COMM_NAME_LEN];
     int rc = cf_profile_matrix(p, &pairs, &n, &lost, err, sizeof(err));
 
     if (rc != CF_OK) {
         fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
         return rc;
     }
-    printf("\nCOMMUNICATION MATRIX  point-to-point messages sent, by world rank of sender and receiver\n");
+    printf("\nCOMMUNICATION MATRIX  messages sent, by world rank of sender and receiver, per communicator\n");
     if (pairs == NULL) {
         printf("  Not recorded: the profile has no matrix (recorded by an older commfit).\n");
         return CF_OK;
     }
-    for (size_t i = 0; i < n; i++) {
-        msgs += pairs[i].msgs;
-        bytes += pairs[i].bytes;
+    size_t ends = matrix_ends(pairs, n, &msgs, &bytes);
+    printf("  point-to-point, all communicators: %zu pairs of %d ranks sent %llu messages, %s\n", ends, p->ranks,
+           (unsigned long long)msgs, fmt_s((double)bytes, b1));
+    if (cf_matrix_groups(pairs, n, &g, &ng) != CF_OK) {
+        free(pairs);
+        fprintf(stderr, "commfit report: %s\n", cf_status_str(CF_ERR_NOMEM));
+        return CF_ERR_NOMEM;
     }
-    printf("  %zu pairs of %d ranks sent %llu messages, %s%s\n", n, p->ranks, (unsigned long long)msgs,
-           fmt_s((double)bytes, b1), n > TEXT_MATRIX_TOP ? "; the pairs that sent most bytes:" : "");
-    qsort(pairs, n, sizeof(*pairs), cmp_pair_bytes);
-    printf("  %6s %6s %12s %10s %10s\n", "from", "to", "messages", "bytes", "mean");
-    for (size_t i = 0; i < n && i < TEXT_MATRIX_TOP; i++)
-        printf("  %6d %6d %12llu %10s %10s\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
-               fmt_s((double)pairs[i].bytes, b1),
-               fmt_s(pairs[i].msgs ? (double)pairs[i].bytes / (double)pairs[i].msgs : NAN, b2));
-    if (n > TEXT_MATRIX_TOP)
-        printf("  ... %zu more pairs: --matrix --format csv lists them all\n", n - TEXT_MATRIX_TOP);
+    for (size_t k = 0; k < ng && k < TEXT_MATRIX_GROUPS; k++) {
+        const cf_pair_group_t *x = &g[k];
+        if (x->comm == CF_COMM_ID_NONE)
+            snprintf(name, sizeof(name), "all communicators (a profile from before the communicator column)");
+        else
+            cf_comm_name(p, x->comm, name, sizeof(name));
+        printf("\n  %s%s: %zu pairs sent %llu messages, %s%s\n",
+               x->source == CF_PAIR_UCX ? "beneath collectives, as UCX sent them, " : "", name, x->n,
+               (unsigned long long)x->msgs, fmt_s((double)x->bytes, b1),
+               x->n > TEXT_MATRIX_TOP ? "; the pairs that sent most bytes:" : "");
+        printf("  %6s %6s %12s %10s %10s\n", "from", "to", "messages", "bytes", "mean");
+        for (size_t i = x->first; i < x->first + x->n && i < x->first + TEXT_MATRIX_TOP; i++)
+            printf("  %6d %6d %12llu %10s %10s\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
+                   fmt_s((double)pairs[i].bytes, b1),
+                   fmt_s(pairs[i].msgs ? (double)pairs[i].bytes / (double)pairs[i].msgs : NAN, b2));
+        if (x->n > TEXT_MATRIX_TOP)
+            printf("  ... %zu more pairs: --matrix --format csv lists them all\n", x->n - TEXT_MATRIX_TOP);
+    }
+    if (ng > TEXT_MATRIX_GROUPS)
+        printf("\n  ... %zu more communicators: --matrix --format csv lists them all\n", ng - TEXT_MATRIX_GROUPS);
     if (lost > 0)
         printf("  WARNING: %llu messages went to peers beyond the plugin's table (%d peers per thread) and are "
                "not in the matrix\n",
                (unsigned long long)lost, 1024);
+    free(g);
     free(pairs);
     return CF_OK;
 }
 
 static int print_csv_matrix(const cf_analysis_t *a)
 {
+    const cf_profile_t *p = cf_analysis_profile(a);
     cf_pair_t *pairs;
     size_t n;
-    char err[256];
-    int rc = cf_profile_matrix(cf_analysis_profile(a), &pairs, &n, NULL, err, sizeof(err));
+    char err[256], label[32], name[CF_COMM_NAME_LEN];
+    int rc = cf_profile_matrix(p, &pairs, &n, NULL, err, sizeof(err));
 
     if (rc != CF_OK) {
         fprintf(stderr, "commfit report: %s\n", rc == CF_ERR_FORMAT ? err : cf_status_str(rc));
         return rc;
     }
-    printf("src,dst,messages,bytes\n");
-    for (size_t i = 0; i < n; i++)
-        printf("%d,%d,%llu,%llu\n", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
+    printf("src,dst,messages,bytes,comm,comm_name,source\n");
+    for (size_t i = 0; i < n; i++) {
+        printf("%d,%d,%llu,%llu", pairs[i].src, pairs[i].dst, (unsigned long long)pairs[i].msgs,
                (unsigned long long)pairs[i].bytes);
+        csv_str(pairs[i].comm == CF_COMM_ID_NONE ? "all" : cf_comm_label(pairs[i].comm, label, sizeof(label)));
+        csv_str(pairs[i].comm == CF_COMM_ID_NONE ? "all" : cf_comm_name(p, pairs[i].comm, name, sizeof(name)));
+        printf(",%s\n", pairs[i].source == CF_PAIR_UCX ? "ucx" : "mpi");
+    }
     free(pairs);
     return CF_OK;
 }

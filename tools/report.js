@@ -424,42 +424,62 @@
     });
   }
 
-  /* ---- communication matrix: a heat map of bytes, sender by receiver ---- */
+  /* ---- communication matrix: a heat map of bytes, sender by receiver, all
+   * communicators together or one of them (a selector, the busiest first) ---- */
   function matrix(R) {
     var parent = byId('matrix-chart'), m = R.html.matrix;
     if (!m) {
       parent.appendChild(el('p', 'note', 'Not recorded: the profile has no matrix (recorded by an older commfit).'));
       return;
     }
-    var msgs = 0, bytes = 0, max = 0, at = {};
-    m.cells.forEach(function (c) { msgs += c[2]; bytes += c[3]; max = Math.max(max, c[3]); at[c[0] * m.blocks + c[1]] = c; });
-    var title = 'Point-to-point bytes sent, sender (rows) by receiver (columns), world ranks';
+    var maps = m.maps || [], msgs = 0, bytes = 0;
+    m.cells.forEach(function (c) { msgs += c[2]; bytes += c[3]; });
+    var title = 'Bytes sent, sender (rows) by receiver (columns), world ranks';
     var card = el('div', 'card');
     card.id = 'matrix';
     card.appendChild(el('h3', null, title));
-    card.appendChild(el('p', 'caption', m.pairs + ' pairs of ' + m.ranks + ' ranks sent ' + msgs + ' messages, ' + fmtSize(bytes) +
+    card.appendChild(el('p', 'caption', m.pairs + ' pairs of ' + m.ranks + ' ranks and communicators sent ' + msgs + ' messages, ' + fmtSize(bytes) +
       (m.block > 1 ? '; each cell sums ' + m.block + ' x ' + m.block + ' ranks' : '')));
     if (m.lost_messages > 0) card.appendChild(el('p', 'caption uncertain', m.lost_messages + ' messages went to peers beyond the plugin\'s table and are not drawn'));
     parent.appendChild(card);
     if (m.cells.length === 0) {
       card.appendChild(el('p', 'note', 'No point-to-point messages.'));
-    } else {
-      var side = Math.min(560, Math.max(160, m.blocks * 24)), cell = side / m.blocks, left = 56, top = 10;
-      var cv = el('canvas', 'heat');
-      cv.width = left + side + 90;
-      cv.height = top + side + 44;
-      card.appendChild(cv);
-      var hover = el('p', 'caption', 'Hover a cell for its numbers.');
-      card.appendChild(hover);
-      var ctx = cv.getContext('2d');
-      var colour = function (b) {
-        var t = max > 1 ? Math.log(1 + b) / Math.log(1 + max) : 1;
-        var r = Math.round(255 - t * (255 - 8)), g = Math.round(255 - t * (255 - 48)), bl = Math.round(255 - t * (255 - 107));
-        return 'rgb(' + r + ',' + g + ',' + bl + ')';
-      };
+      record('matrix', 'matrix', title, [{ label: 'cells', data: m.cells }], { blocks: m.blocks, block: m.block, messages: msgs, bytes: bytes, maps: 0 });
+      return;
+    }
+    var views = [{ name: 'all communicators', cells: m.cells, messages: msgs, bytes: bytes }].concat(maps.map(function (x) {
+      return { name: (x.source === 'ucx' ? 'beneath collectives (UCX): ' : '') + x.name, cells: x.cells, messages: x.messages, bytes: x.bytes };
+    }));
+    var sel = el('select', 'matrix-comm');
+    sel.id = 'matrix-comm';
+    views.forEach(function (v, k) {
+      var opt = el('option', null, v.name + ' (' + v.messages + ' messages, ' + fmtSize(v.bytes) + ')');
+      opt.value = String(k);
+      sel.appendChild(opt);
+    });
+    card.appendChild(sel);
+    if (m.more_maps > 0) card.appendChild(el('p', 'caption', m.more_maps + ' quieter communicators are in the total only (commfit report --matrix --format csv lists them)'));
+    var side = Math.min(560, Math.max(160, m.blocks * 24)), cell = side / m.blocks, left = 56, top = 10;
+    var cv = el('canvas', 'heat');
+    cv.width = left + side + 90;
+    cv.height = top + side + 44;
+    card.appendChild(cv);
+    var hover = el('p', 'caption', 'Hover a cell for its numbers.');
+    card.appendChild(hover);
+    var ctx = cv.getContext('2d'), at = {}, max = 0;
+    var colour = function (b) {
+      var t = max > 1 ? Math.log(1 + b) / Math.log(1 + max) : 1;
+      var r = Math.round(255 - t * (255 - 8)), g = Math.round(255 - t * (255 - 48)), bl = Math.round(255 - t * (255 - 107));
+      return 'rgb(' + r + ',' + g + ',' + bl + ')';
+    };
+    var draw = function (cells) {
+      at = {};
+      max = 0;
+      cells.forEach(function (c) { max = Math.max(max, c[3]); at[c[0] * m.blocks + c[1]] = c; });
+      ctx.clearRect(0, 0, cv.width, cv.height);
       ctx.fillStyle = '#fff';
       ctx.fillRect(left, top, side, side);
-      m.cells.forEach(function (c) {
+      cells.forEach(function (c) {
         ctx.fillStyle = colour(c[3]);
         ctx.fillRect(left + c[1] * cell, top + c[0] * cell, Math.max(cell, 1), Math.max(cell, 1));
       });
@@ -487,16 +507,19 @@
       ctx.fillStyle = '#333';
       ctx.fillText(fmtSize(max), left + side + 38, top + 10);
       ctx.fillText('0 B', left + side + 38, top + side);
-      cv.addEventListener('mousemove', function (e) {
-        var r = cv.getBoundingClientRect(), x = e.clientX - r.left - left, yy = e.clientY - r.top - top;
-        var col = Math.floor(x / cell), row = Math.floor(yy / cell), c = at[row * m.blocks + col];
-        if (col < 0 || row < 0 || col >= m.blocks || row >= m.blocks) return;
-        var ranks = function (b) { return m.block > 1 ? 'ranks ' + b * m.block + '-' + Math.min(m.ranks - 1, (b + 1) * m.block - 1) : 'rank ' + b; };
-        hover.textContent = ranks(row) + ' to ' + ranks(col) + ': ' + (c ? c[2] + ' messages, ' + fmtSize(c[3]) + ', mean ' + fmtSize(c[3] / c[2]) : 'nothing');
-      });
-    }
-    record('matrix', 'matrix', title, [{ label: 'cells', data: m.cells }], { blocks: m.blocks, block: m.block, messages: msgs, bytes: bytes });
+    };
+    draw(m.cells);
+    sel.addEventListener('change', function () { draw(views[Number(sel.value)].cells); });
+    cv.addEventListener('mousemove', function (e) {
+      var r = cv.getBoundingClientRect(), x = e.clientX - r.left - left, yy = e.clientY - r.top - top;
+      var col = Math.floor(x / cell), row = Math.floor(yy / cell), c = at[row * m.blocks + col];
+      if (col < 0 || row < 0 || col >= m.blocks || row >= m.blocks) return;
+      var ranks = function (b) { return m.block > 1 ? 'ranks ' + b * m.block + '-' + Math.min(m.ranks - 1, (b + 1) * m.block - 1) : 'rank ' + b; };
+      hover.textContent = ranks(row) + ' to ' + ranks(col) + ': ' + (c ? c[2] + ' messages, ' + fmtSize(c[3]) + ', mean ' + fmtSize(c[3] / c[2]) : 'nothing');
+    });
+    record('matrix', 'matrix', title, [{ label: 'cells', data: m.cells }], { blocks: m.blocks, block: m.block, messages: msgs, bytes: bytes, maps: maps.length });
   }
+
 
   /* ---- regions ---- */
   function regions(R) {

@@ -145,6 +145,8 @@ def expect_charts(rep, summary):
         if c["datasets"][0]["points"] != len(pairs) or c["bytes"] != sum(x[3] for x in pairs) or \
                 c["messages"] != sum(x[2] for x in pairs):
             fail("matrix: %s drawn, %d cells of %d bytes" % (c, len(pairs), sum(x[3] for x in pairs)))
+        if c.get("maps") != len(m.get("maps", [])):
+            fail("matrix: %s maps drawn, %d in the page's data" % (c.get("maps"), len(m.get("maps", []))))
         counts["matrix cells"] = len(pairs)
     if summary.get("operations") != len(rep["operations"]):
         fail("operations table: %s rows, %d operations" % (summary.get("operations"), len(rep["operations"])))
