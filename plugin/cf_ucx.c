@@ -45,6 +45,7 @@
 #include <strings.h>
 #include "cf_ucx_calls.h"
 #include "cf_ucx.h"
+#include "cf_sample.h"
 
 /* ---- operation names and kinds (cf_runtime.h) ---- */
 const char *const cf_ucx_op_names[] = {
@@ -130,6 +131,7 @@ static const char *const cf_ucx_n_names[CF_UCX_N_COUNT] = {
 typedef struct {
     _Atomic uintptr_t ep; /* 0 empty, CF_UCX_EP_DEAD closed */
     uint64_t uid;         /* remote worker id, 0 unknown */
+    _Atomic int32_t rank; /* world rank of the remote worker, -1 unknown */
     _Atomic uint8_t path;
 } cf_ucx_ep_t;
 
@@ -166,6 +168,9 @@ static struct {
     uint32_t reqmap_mask;
     _Atomic uint64_t n[CF_UCX_N_COUNT];
 } cf_ucx = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* MPI operations that are collectives, for the matrix (set at init) */
+static uint8_t cf_ucx_coll_parent[CF_OP_COUNT];
 
 /* set while this thread is inside a UCP call we forwarded: UCP's own calls
  * to its public functions pass straight through */
@@ -279,10 +284,13 @@ static cf_ucx_ep_t *cf_ucx_ep_find(uintptr_t k)
     return NULL;
 }
 
-static inline unsigned cf_ucx_ep_path(ucp_ep_h ep)
+/* Path of an endpoint, and in *rank_p the world rank it leads to (-1 when
+ * its worker id was not among those exchanged at init). */
+static inline unsigned cf_ucx_ep_path(ucp_ep_h ep, int *rank_p)
 {
     cf_ucx_ep_t *e = cf_ucx_ep_find((uintptr_t)ep);
     unsigned p = e ? atomic_load_explicit(&e->path, memory_order_relaxed) : CF_UCX_PATH_UNKNOWN;
+    *rank_p = e ? atomic_load_explicit(&e->rank, memory_order_relaxed) : -1;
     return p != CF_UCX_PATH_UNKNOWN ? p : cf_ucx.recv_path;
 }
 
@@ -382,6 +390,7 @@ static void cf_ucx_ep_resolve(cf_ucx_ep_t *e)
     if (r >= 0 && r < cf_g.world_size && cf_g.world_node) {
         path = r == cf_g.world_rank ? CF_PATH_SELF
                : cf_g.world_node[r] == cf_g.node ? CF_PATH_INTRA : CF_PATH_INTER;
+        atomic_store_explicit(&e->rank, r, memory_order_relaxed);
         cf_ucx_count(CF_UCX_N_EPS_BY_ID);
     } else {
         path = cf_ucx_path_by_lanes((ucp_ep_h)atomic_load(&e->ep));
@@ -416,6 +425,7 @@ static void cf_ucx_ep_note(ucp_ep_h ep, const ucp_ep_params_t *params)
     }
     if (slot) {
         slot->uid = uid;
+        atomic_store(&slot->rank, -1);
         atomic_store(&slot->path, (uint8_t)CF_UCX_PATH_UNKNOWN);
         atomic_store_explicit(&slot->ep, k, memory_order_release);
         if (!e)
@@ -535,8 +545,14 @@ int cf_ucx_begin(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_da
     if (!ps->t)
         return CF_UCX_PASS;
     uint64_t bytes = extra + cf_ucx_dt_bytes(dt, buffer, count, flavor == CF_UCX_SEND);
+    int peer = -1;
     ps->op = op;
-    ps->path = ep ? cf_ucx_ep_path(ep) : cf_ucx.recv_path;
+    ps->path = ep ? cf_ucx_ep_path(ep, &peer) : cf_ucx.recv_path;
+    /* the collectives' share of the matrix: a send beneath a blocking
+     * collective to a peer whose worker is known (the communicator of the
+     * parent call is not known here: all communicators) */
+    if (flavor == CF_UCX_SEND && peer >= 0 && ps->t->cur_op < CF_OP_COUNT && cf_ucx_coll_parent[ps->t->cur_op])
+        cf_peer_count(ps->t, CF_COMM_ID_NONE, peer, CF_PEER_UCX, bytes);
     ps->bytes = bytes;
     ps->caller_mask = in ? in->op_attr_mask : 0;
     ps->c = can_time ? cf_ucx_ctx_get(ps->t) : NULL;
@@ -821,6 +837,8 @@ static int cf_ucx_env_on(int complain)
 
 void cf_ucx_init(void)
 {
+    for (unsigned op = 0; op < CF_OP_COUNT; op++)
+        cf_ucx_coll_parent[op] = strcmp(cf_op_kinds[op], "collective") == 0;
     int size = cf_g.world_size > 0 ? cf_g.world_size : 1;
     cf_ucx.wanted = cf_ucx_env_on(cf_g.world_rank == 0);
     cf_ucx.recv_path = size <= 1 ? CF_PATH_SELF : cf_g.nnodes > 1 ? CF_PATH_INTER : CF_PATH_INTRA;

@@ -906,7 +906,8 @@ static int text_matrix(const cf_analysis_t *a)
     for (size_t k = 0; k < ng && k < TEXT_MATRIX_GROUPS; k++) {
         const cf_pair_group_t *x = &g[k];
         if (x->comm == CF_COMM_ID_NONE)
-            snprintf(name, sizeof(name), "all communicators (a profile from before the communicator column)");
+            snprintf(name, sizeof(name), "%s", x->source == CF_PAIR_UCX ? "all communicators"
+                                                : "all communicators (a profile from before the communicator column)");
         else
             cf_comm_name(p, x->comm, name, sizeof(name));
         printf("\n  %s%s: %zu pairs sent %llu messages, %s%s\n",

@@ -110,6 +110,47 @@ def pingpong(prof, iters, *sizes):
     expect("nothing lost", sec.get("lost"), 0)
 
 
+def matrix_ucx(prof):
+    """The matrix's UCX share {(src, dst): (messages, bytes)}, checked against the UCX sends beneath collectives."""
+    pairs = [x for x in prof["matrix"]["pairs"] if x[5] == "ucx"]
+    colls = {r["op"] for r in prof["records"] if r["layer"] == "mpi" and r["kind"] == "collective"}
+    beneath = [r for r in ucx(prof, "send") if r["parent_op"] in colls]
+    expect("matrix (ucx): messages and bytes = the UCX sends beneath collectives",
+           (sum(x[2] for x in pairs), sum(x[3] for x in pairs)),
+           (sum(r["calls"] for r in beneath), sum(r["bytes"] for r in beneath)))
+    expect("matrix (ucx): all communicators", {x[4] for x in pairs}, {0})
+    return {(x[0], x[1]): (x[2], x[3]) for x in pairs}
+
+
+def matrix_comms(prof, sent):
+    """tests/mpi/matrix comms on 4 ranks, allreduce by recursive doubling and bcast linear:
+    the point-to-point share is the program's tally, the UCX share what the algorithms send."""
+    truth = defaultdict(lambda: [0, 0])
+    for line in open(sent):
+        w = line.split()
+        if w and w[0] == "sent":
+            truth[(int(w[1]), int(w[2]))][0] += int(w[3])
+            truth[(int(w[1]), int(w[2]))][1] += int(w[4])
+    p2p = defaultdict(lambda: [0, 0])
+    for x in prof["matrix"]["pairs"]:
+        if x[5] == "mpi":
+            p2p[(x[0], x[1])][0] += x[2]
+            p2p[(x[0], x[1])][1] += x[3]
+    expect("matrix (mpi) under UCX: the program's tally", dict(p2p), dict(truth))
+    expect("matrix (mpi) under UCX: world, the dup and the split's two halves",
+           len({x[4] for x in prof["matrix"]["pairs"] if x[5] == "mpi"}), 4)
+    want = defaultdict(lambda: [0, 0])
+    for r in range(4):
+        for k in (1, 2):  # allreduce of 8 KiB: one message to rank ^ 1 and ^ 2 per call
+            want[(r, r ^ k)][0] += 5
+            want[(r, r ^ k)][1] += 5 * 8192
+    for r in (1, 2, 3):  # bcast of 1 KiB, linear: the root sends to each
+        want[(0, r)][0] += 5
+        want[(0, r)][1] += 5 * 1024
+    expect("matrix (ucx): recursive-doubling allreduce and linear bcast", matrix_ucx(prof),
+           {k: tuple(v) for k, v in want.items()})
+
+
 def allreduce(prof, p, calls, nbytes, algo):
     sane_records(prof)
     ar = mpi(prof, "MPI_Allreduce")
@@ -133,6 +174,13 @@ def allreduce(prof, p, calls, nbytes, algo):
     recvs = ucx(prof, "recv", "MPI_Allreduce")
     expect("UCX receives match the sends", (sum(r["calls"] for r in recvs), sum(r["bytes"] for r in recvs)),
            (msgs, wire))
+    got = matrix_ucx(prof)
+    if algo == "ring":
+        want = {(r, (r + 1) % p): (calls * 2 * (p - 1), calls * 2 * (p - 1) * nbytes // p) for r in range(p)}
+        expect("matrix (ucx): ring, 2(p-1) messages of M/p per call to the right neighbour", got, want)
+    elif algo == "recursive_doubling" and p & (p - 1) == 0:
+        want = {(r, r ^ (1 << k)): (calls, calls * nbytes) for r in range(p) for k in range(p.bit_length() - 1)}
+        expect("matrix (ucx): recursive doubling, one message of M per call to each rank ^ 2^k", got, want)
 
 
 def corners(prof, p, n):
@@ -332,6 +380,8 @@ def main():
         pingpong(load(args[0]), *[int(x) for x in args[1:]])
     elif what == "allreduce":
         allreduce(load(args[0]), int(args[1]), int(args[2]), int(args[3]), args[4])
+    elif what == "matrix_comms":
+        matrix_comms(load(args[0]), args[1])
     elif what == "corners":
         corners(load(args[0]), int(args[1]), int(args[2]))
     elif what == "nodes":

@@ -14,7 +14,7 @@
  *                 bytes to the left (MPI_Isend); on a split of world by
  *                 rank % 2 (two ranks each with 4 ranks) 4 of 512 bytes to
  *                 the other member (MPI_Send); and an MPI_Allreduce of 1024
- *                 doubles and an MPI_Bcast of 4096 bytes on world, 5 each,
+ *                 doubles and an MPI_Bcast of 1024 bytes on world, 5 each,
  *                 which are no point-to-point messages */
 #include <mpi.h>
 #include <stdio.h>

@@ -86,6 +86,14 @@ if "$CF_PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit
         || cf_fail "the VERDICT does not mention the costlier algorithm"
 fi
 
+# the communication matrix under UCX: point-to-point per communicator as under
+# ob1, and the collectives' wire messages by sender and receiver
+COMMFIT_OUTPUT="$cf_tmp/matrix.json" COMMFIT_SUMMARY=0 \
+    run 4 ucx --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 3 \
+    --mca coll_tuned_bcast_algorithm 1 -- "$CF_BUILDDIR/tests/mpi/matrix" comms > "$cf_tmp/matrix.sent" ||
+    cf_fail "matrix comms under UCX failed"
+ucx_check matrix_comms "$cf_tmp/matrix.json" "$cf_tmp/matrix.sent" || cf_fail "the matrix under UCX"
+
 # 3. the less common paths, with one-sided traffic through osc ucx
 for n in 100 100000; do
     COMMFIT_OUTPUT="$cf_tmp/corners$n.json" COMMFIT_SUMMARY=0 \
