@@ -438,7 +438,7 @@
     var card = el('div', 'card');
     card.id = 'matrix';
     card.appendChild(el('h3', null, title));
-    card.appendChild(el('p', 'caption', m.pairs + ' pairs of ' + m.ranks + ' ranks and communicators sent ' + msgs + ' messages, ' + fmtSize(bytes) +
+    card.appendChild(el('p', 'caption', m.pairs + ' (sender, receiver, communicator) rows over ' + m.ranks + ' ranks: ' + msgs + ' messages, ' + fmtSize(bytes) +
       (m.block > 1 ? '; each cell sums ' + m.block + ' x ' + m.block + ' ranks' : '')));
     if (m.lost_messages > 0) card.appendChild(el('p', 'caption uncertain', m.lost_messages + ' messages went to peers beyond the plugin\'s table and are not drawn'));
     parent.appendChild(card);
