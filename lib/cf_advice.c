@@ -145,22 +145,15 @@ static json_int_t region_entries(const cf_profile_t *p, const char *path)
     return json_is_integer(v) ? json_integer_value(v) : 0;
 }
 
-/* The profile's MPI records by (op, comm, path): each stream finds its
- * own records without a pass over all of them. */
-static uint64_t stream_hash(const char *op, uint32_t comm, int path)
-{
-    uint64_t h = cf_hash_str(CF_HASH_SEED, op);
-    h = cf_hash_bytes(h, &comm, sizeof(comm));
-    return cf_hash_bytes(h, &path, sizeof(path));
-}
-
+/* The profile's MPI records by stream (op, comm, path): each stream finds
+ * its own records without a pass over all of them. */
 static int stream_index(const cf_profile_t *p, cf_index_t *x)
 {
     if (cf_index_init(x, p->nrec) != CF_OK)
         return CF_ERR_NOMEM;
     for (size_t i = 0; i < p->nrec; i++)
         if (p->rec[i].layer == CF_LAYER_MPI)
-            cf_index_put(x, stream_hash(p->rec[i].op, p->rec[i].comm, p->rec[i].path), i);
+            cf_index_put(x, cf_stream_hash(p->rec[i].op, p->rec[i].comm, p->rec[i].path), i);
     return CF_OK;
 }
 
@@ -169,7 +162,7 @@ static const cf_record_t *stream_next(const cf_profile_t *p, const cf_index_t *x
                                       const cf_an_fit_t *f, size_t *cursor)
 {
     size_t i;
-    while (cf_index_next(x, stream_hash(f->op, f->comm, f->path), cursor, &i)) {
+    while (cf_index_next(x, cf_stream_hash(f->op, f->comm, f->path), cursor, &i)) {
         const cf_record_t *r = &p->rec[i];
         if (r->layer == CF_LAYER_MPI && r->calls > 0 && r->comm == f->comm && r->path == f->path &&
             strcmp(r->op, f->op) == 0)

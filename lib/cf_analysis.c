@@ -24,7 +24,7 @@ const char *cf_an_comm_label(uint32_t comm, char *buf, size_t len)
     return cf_comm_label(comm, buf, len);
 }
 
-static uint64_t fit_hash(const char *op, uint32_t comm, int path)
+uint64_t cf_stream_hash(const char *op, uint32_t comm, int path)
 {
     uint64_t h = cf_hash_str(CF_HASH_SEED, op);
     h = cf_hash_bytes(h, &comm, sizeof(comm));
@@ -93,7 +93,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
         goto err;
     }
     for (size_t i = 0; i < a->nfit; i++)
-        cf_index_put(&a->fit_index, fit_hash(a->fit[i].op, a->fit[i].comm, a->fit[i].path), i);
+        cf_index_put(&a->fit_index, cf_stream_hash(a->fit[i].op, a->fit[i].comm, a->fit[i].path), i);
     /* links, then what is costed on them */
     if ((rc = cf_an_hops_build(a)) != CF_OK)
         goto err;
@@ -112,7 +112,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
         goto err;
     }
     for (size_t k = 0; k < a->nop; k++)
-        cf_index_put(&a->op_index, fit_hash(a->op[k].op, a->op[k].comm, a->op[k].path), k);
+        cf_index_put(&a->op_index, cf_stream_hash(a->op[k].op, a->op[k].comm, a->op[k].path), k);
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fit = cf_analysis_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
     if ((rc = cf_an_regions_build(a)) != CF_OK || (rc = cf_an_late_build(a)) != CF_OK)
@@ -126,7 +126,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     }
     for (size_t k = 0; k < a->nfusion; k++)
         cf_index_put(&a->fusion_index,
-                     fit_hash(a->fusion[k].op, a->fusion[k].comm, a->fusion[k].path), k);
+                     cf_stream_hash(a->fusion[k].op, a->fusion[k].comm, a->fusion[k].path), k);
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fusion = cf_analysis_fusion_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
     cf_an_breakdown(a);
@@ -181,7 +181,7 @@ const cf_an_fit_t *cf_analysis_find(const cf_analysis_t *a, const char *op, uint
 {
     int joint = strcmp(op, "p2p") == 0 && comm == CF_COMM_ID_NONE;
     size_t cur = 0, i;
-    while (cf_index_next(&a->fit_index, fit_hash(op, comm, path), &cur, &i)) {
+    while (cf_index_next(&a->fit_index, cf_stream_hash(op, comm, path), &cur, &i)) {
         const cf_an_fit_t *f = &a->fit[i];
         if (f->joint == joint && f->path == path && f->comm == comm && strcmp(f->op, op) == 0)
             return f;
@@ -203,7 +203,7 @@ const cf_an_op_t *cf_analysis_op_find(const cf_analysis_t *a, const char *op, ui
                                       int path)
 {
     size_t cur = 0, i;
-    while (cf_index_next(&a->op_index, fit_hash(op, comm, path), &cur, &i))
+    while (cf_index_next(&a->op_index, cf_stream_hash(op, comm, path), &cur, &i))
         if (a->op[i].comm == comm && a->op[i].path == path && strcmp(a->op[i].op, op) == 0)
             return &a->op[i];
     return NULL;
@@ -264,7 +264,7 @@ const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const ch
                                                 uint32_t comm, int path)
 {
     size_t cur = 0, i;
-    while (cf_index_next(&a->fusion_index, fit_hash(op, comm, path), &cur, &i))
+    while (cf_index_next(&a->fusion_index, cf_stream_hash(op, comm, path), &cur, &i))
         if (a->fusion[i].comm == comm && a->fusion[i].path == path &&
             strcmp(a->fusion[i].op, op) == 0)
             return &a->fusion[i];

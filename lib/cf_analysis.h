@@ -222,6 +222,9 @@ CF_HIDDEN const cf_profile_t *cf_analysis_profile(const cf_analysis_t *a);
 /* Fits: joint p2p fits first (by path), then the others by time, largest first. */
 CF_HIDDEN size_t cf_analysis_nfits(const cf_analysis_t *a);
 CF_HIDDEN const cf_an_fit_t *cf_analysis_fit(const cf_analysis_t *a, size_t i);
+/* The hash of a stream (operation, communicator, path), by which fits,
+ * ranking rows, advice and records are indexed. */
+CF_HIDDEN uint64_t cf_stream_hash(const char *op, uint32_t comm, int path);
 /* op "p2p" with CF_COMM_ID_NONE finds the joint fit of a path; NULL: none. */
 CF_HIDDEN const cf_an_fit_t *cf_analysis_find(const cf_analysis_t *a, const char *op,
                                               uint32_t comm, int path);
