@@ -4,6 +4,7 @@
 # bandwidth fitted from one-way message times is the link's payload rate.
 # Skipped (77) where namespaces cannot be made (not root, no ip netns).
 set -u
+export PYTHONPATH="$CF_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}" # tests/checks.py
 here=$(cd "$(dirname "$0")" && pwd)
 cluster=$here/cluster.sh
 export CFN_PREFIX=cfc$$
@@ -19,11 +20,7 @@ cat "$tmp/pp.csv"
 import json, sys
 prof = json.load(open(sys.argv[1]))
 rate = float(sys.argv[2])
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 check("two nodes", prof["job"]["nodes"] == 2, str(prof["job"]["nodes"]))
 hosts = sorted(r["host"] for r in prof["ranks"])
 check("two host names", len(set(hosts)) == 2, str(hosts))
@@ -41,6 +38,5 @@ check("inter-node bandwidth from one-way times within 25 %% of the shaped %.0f M
 blocking = [r for r in prof["records"] if r["op"] == "MPI_Recv" and r["size_lo"] == 1048576][0]
 print("     1 MiB receive: duration p50 %.2f ms, one-way p50 %.2f ms" %
       (blocking["time_s"]["p50"] * 1e3, blocking["transfer_s"]["p50"] * 1e3))
-print("%d passed, %d failed" % (4 - fails, fails))
-sys.exit(1 if fails else 0)
+done()
 PY

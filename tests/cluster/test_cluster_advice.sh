@@ -6,6 +6,7 @@
 # to the buckets dp_train made.  Timings are printed, not asserted.
 # Skipped (77) where namespaces cannot be made (not root, no ip netns).
 set -u
+export PYTHONPATH="$CF_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}" # tests/checks.py
 here=$(cd "$(dirname "$0")" && pwd)
 cluster=$here/cluster.sh
 commfit=$CF_BUILDDIR/tools/commfit
@@ -34,11 +35,9 @@ bucket=$("$CF_PYTHON" - "$tmp/a-report.json" $steps <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1]))
 steps = int(sys.argv[2])
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail), file=sys.stderr)
+import checks
+checks.out = sys.stderr  # stdout is the bucket size the shell captures
+from checks import check, done
 check("two nodes", rep["job"]["nodes"] == 2, str(rep["job"]["nodes"]))
 adv = [a for a in rep["advice"] if a["op"] == "MPI_Allreduce" and a["comm"] == "world"]
 a = adv[0] if adv else {}
@@ -52,7 +51,7 @@ m = a.get("model", {})
 print("     alpha_eff %s, B_eff %s (%s); predicted saving %s of %s s" % (m.get("alpha_s"), m.get("bandwidth_Bps"),
       m.get("source"), a.get("predicted_saving_s"), a.get("current_s")), file=sys.stderr)
 print(b)
-sys.exit(1 if fails else 0)
+done()
 PY
 ) || exit 1
 train "$tmp/b.json" --bucket "$bucket" > "$tmp/b.out" || { echo "FAIL: bucketed job"; exit 1; }

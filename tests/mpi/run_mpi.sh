@@ -1,5 +1,7 @@
 # Helpers for the MPI integration tests (sourced).  Needs tests/env.sh.
 set -u
+# the inline Python scripts share tests/checks.py
+export PYTHONPATH="$CF_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}"
 CF_NP_DEFAULT=${CF_NP_DEFAULT:-2}
 cf_tmp=$(mktemp -d "${TMPDIR:-/tmp}/commfit-test.XXXXXX")
 trap 'rm -rf "$cf_tmp"' EXIT

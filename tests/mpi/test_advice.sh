@@ -41,11 +41,9 @@ bucket=$("$CF_PYTHON" - "$cf_tmp/a-report.json" $np $steps <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1]))
 np, steps = int(sys.argv[2]), int(sys.argv[3])
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail), file=sys.stderr)
+import checks
+checks.out = sys.stderr  # stdout is the bucket size the shell captures
+from checks import check, done
 adv = [a for a in rep["advice"] if a["op"] == "MPI_Allreduce" and a["comm"] == "world"]
 check("advice for MPI_Allreduce on world", len(adv) == 1, str(len(adv)))
 a = adv[0] if adv else {}
@@ -72,7 +70,7 @@ check("regions: step/allreduce holds the all-reduces",
       "step/allreduce" in reg and [o["op"] for o in reg["step/allreduce"]["operations"]] == ["MPI_Allreduce"]
       and reg["step/allreduce"]["entries"] == steps and reg["step"]["inclusive_s"] >= reg["step/allreduce"]["time_s"], "")
 print(b)
-sys.exit(1 if fails else 0)
+done()
 PY
 ) || cf_fail "advice"
 grep -q "^FUSION ADVICE" "$cf_tmp/a-report.txt" && grep -q "^    fuse: buckets of" "$cf_tmp/a-report.txt" \
@@ -91,11 +89,7 @@ nb=$(sed -n 's/^# exchange: .* -> \([0-9]*\) buckets\/step.*/\1/p' "$cf_tmp/b.ou
 import json, sys
 d = json.load(open(sys.argv[1]))
 nb, np, steps = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 row = [o for o in d["operations"] if o["op"] == "MPI_Allreduce" and o["comm"]["a"] == "world"]
 check("diff has MPI_Allreduce on world", len(row) == 1)
 r = row[0]
@@ -106,5 +100,5 @@ check("A's advice is held against B", f is not None and f["predicted_saving_s"] 
 if f:
     print("     predicted saving %.3g ms, realised %.3g ms (%.0f%% of predicted; timings on a shared machine)"
           % (f["predicted_saving_s"] * 1e3, f["realised_saving_s"] * 1e3, 100 * f["realised_share"]))
-sys.exit(1 if fails else 0)
+done()
 PY

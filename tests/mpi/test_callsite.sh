@@ -19,12 +19,7 @@ check() { # NAME PROFILE PRINTED [DEPTH]
 import csv, json, sys
 name, prof, printed, depth, txt, rep, csvf = sys.argv[1:]
 depth = int(depth)
-fails = passed = 0
-def check(what, ok, detail=""):
-    global fails, passed
-    fails += not ok
-    passed += bool(ok)
-    print("%s %s: %s %s" % ("ok  " if ok else "FAIL", name, what, detail if not ok else ""))
+from checks import check, done
 # what the program says: line -> (op, calls, bytes)
 want = {}
 for line in open(printed):
@@ -83,8 +78,7 @@ for line, (op, n, b) in want.items():
     ok = any(op in l and " %d " % n in l and ("(%s:%d)" % (base, line) if line else "(%s:" % base) in l
              for l in text.splitlines())
     check("text: %s at %s:%d, %d calls" % (op, base, line, n), ok)
-print("%d passed, %d failed" % (passed, fails))
-sys.exit(1 if fails else 0)
+done()
 PY
 }
 COMMFIT_OUTPUT="$cf_tmp/d1.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" > "$cf_tmp/d1.printed" || cf_fail "job failed"

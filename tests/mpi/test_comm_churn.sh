@@ -13,11 +13,7 @@ echo "bench: $(cat "$cf_tmp/out")"
 "$CF_PYTHON" - "$cf_tmp/c.json" $n $k <<'PY' || exit 1
 import json, sys
 p, n, k = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 dups = [c for c in p["communicators"] if c["name"] == "MPI_Comm_dup"]
 ar8 = [r for r in p["records"] if r["op"] == "MPI_Allreduce" and r["size_lo"] == 8]
 ar4 = [r for r in p["records"] if r["op"] == "MPI_Allreduce" and r["size_lo"] == 4]
@@ -30,6 +26,5 @@ inst = sorted((c.get("instances", 1) for c in dups), reverse=True)
 check("the loop's communicator held %d + 1 instances, the others 1" % n, inst[0] == n + 1 and set(inst[1:]) == {1},
       str(inst[:3]))
 check("not partial", p["job"]["partial"] is False, str(p["job"]["partial_reasons"]))
-print("%d failed" % fails)
-sys.exit(1 if fails else 0)
+done()
 PY

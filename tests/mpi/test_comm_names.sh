@@ -26,12 +26,7 @@ try:
     page = json.loads(m.group(1))
 except FileNotFoundError:
     print("(no HTML report: built without Chart.js)")
-fails = passed = 0
-def check(what, ok, detail=""):
-    global fails, passed
-    fails += not ok
-    passed += bool(ok)
-    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 
 # the count of each allreduce tells its communicator (comm_names.c)
 want = {1: ("world", None, 4), 2: ("dup of world, 4 ranks", "dup of world", 4),
@@ -83,6 +78,5 @@ if page is not None:
     check("the HTML page's data names them as the JSON report",
           page["communicators"] == rep["communicators"] and page["operations"] == rep["operations"])
     check("the page escapes the name", "halo <x>" not in open(sys.argv[5]).read().split('id="commfit-data">')[1])
-print("%d passed, %d failed" % (passed, fails))
-sys.exit(1 if fails else 0)
+done()
 PY

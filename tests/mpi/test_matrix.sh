@@ -17,12 +17,7 @@ for pattern in ring halo comms; do
         "$cf_tmp/$pattern.csv" "$cf_tmp/$pattern.txt" "$cf_tmp/$pattern.html" <<'PY' || exit 1
 import csv, json, os, re, sys
 pattern, sent, prof, rep, csvf, txt, page = sys.argv[1:]
-fails = passed = 0
-def check(what, ok, detail=""):
-    global fails, passed
-    fails += not ok
-    passed += bool(ok)
-    print("%s %s: %s %s" % ("ok  " if ok else "FAIL", pattern, what, detail))
+from checks import check, done
 truth = {}
 for line in open(sent):
     w = line.split()
@@ -100,8 +95,7 @@ if os.path.exists(page):
         if c != "split":
             check("HTML map of %s" % c, maps.get(("mpi", c)) == {(s, d): v for (s, d, k), v in truth.items() if k == c})
     check("HTML maps: the busiest first", [x["bytes"] for x in hm["maps"]] == sorted((x["bytes"] for x in hm["maps"]), reverse=True))
-print("%d passed, %d failed" % (passed, fails))
-sys.exit(1 if fails else 0)
+done()
 PY
 done
 # a profile from before the matrix says so

@@ -21,11 +21,7 @@ hwm = {s: peak("m%d" % s) for s in (10, 40)}
 plain = {s: peak("plain%d" % s) for s in (10, 40)}
 prof = {s: json.load(open("%s/m%d.json" % (d, s))) for s in (10, 40)}
 calls = {s: sum(r["calls"] for r in prof[s]["records"]) for s in (10, 40)}
-fails = 0
-def check(what, ok, detail):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 check("four times the calls recorded", calls[40] > 3.9 * calls[10], "%d -> %d" % (calls[10], calls[40]))
 why = {s: prof[s]["job"].get("partial_reasons", []) for s in (10, 40)}
 check("both profiles partial only for samples that ran out",
@@ -36,6 +32,5 @@ grow = (hwm[40] - hwm[10]) - (plain[40] - plain[10])
 # leaves room for the few hundred kB by which peak memory varies run to run
 check("peak memory per rank grows by less than 1 MB more than without the plugin", grow < 1024,
       "profiled %d kB -> %d kB, plain %d kB -> %d kB (%+d kB)" % (hwm[10], hwm[40], plain[10], plain[40], grow))
-print("%d passed, %d failed" % (3 - fails, fails))
-sys.exit(1 if fails else 0)
+done()
 PY

@@ -13,11 +13,7 @@ done
 "$CF_PYTHON" - "$cf_tmp" "$cpus" <<'PY'
 import json, sys
 d, cpus = sys.argv[1], int(sys.argv[2])
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 for np, over in ((2 * cpus, True), (cpus, False)):
     p = json.load(open("%s/o%d.json" % (d, np)))
     j = p["job"]
@@ -32,6 +28,5 @@ for np, over in ((2 * cpus, True), (cpus, False)):
           "(got %r)" % per)
     check("%d ranks: not partial" % np, j["partial"] is False and j.get("partial_reasons") == [],
           "(%r)" % j.get("partial_reasons"))
-print("%d failed" % fails)
-sys.exit(1 if fails else 0)
+done()
 PY

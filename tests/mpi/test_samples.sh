@@ -15,11 +15,7 @@ unset COMMFIT_SAMPLES
 "$CF_PYTHON" - "$cf_tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 small = json.load(open(d + "/s64.json"))
 full = json.load(open(d + "/sdefault.json"))
 j = small["job"]
@@ -68,6 +64,5 @@ first = min((r for r in small["records"] if r["op"] == "MPI_Recv"), key=lambda r
 check("64 samples: the first bin holds the paired samples",
       first.get("transfer_s", {}).get("n", 0) + small["sampling"]["messages_receive_posted_late"] == 128,
       "%r, %d posted late" % (first.get("transfer_s"), small["sampling"]["messages_receive_posted_late"]))
-print("%d failed" % fails)
-sys.exit(1 if fails else 0)
+done()
 PY

@@ -9,11 +9,7 @@ COMMFIT_OUTPUT="$cf_tmp/t.json" COMMFIT_SUMMARY=0 COMMFIT_TABLE_SIZE=64 \
 "$CF_PYTHON" - "$cf_tmp/t.json" <<'PY' || exit 1
 import json, sys
 p = json.load(open(sys.argv[1]))
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 rec = {(r["op"], r.get("region")): r for r in p["records"] if r["layer"] == "mpi"}
 sr = {int(k[1][1:]): r for k, r in rec.items() if k[0] == "MPI_Sendrecv"}
 check("regions r0-r19: both ranks, exact", all(sr[k]["calls"] == 2 and not sr[k].get("ranks_missing") for k in range(20)),
@@ -28,8 +24,7 @@ for op in ("MPI_Allreduce", "MPI_Barrier"):
           and r.get("ranks_missing") == 1, str(r and (r["calls"], r.get("ranks_missing"))))
 why = " ".join(p["job"]["partial_reasons"])
 check("partial, naming ranks_missing", p["job"]["partial"] and "ranks_missing" in why, why)
-print("%d failed" % fails)
-sys.exit(1 if fails else 0)
+done()
 PY
 "$CF_BUILDDIR/tools/commfit" report "$cf_tmp/t.json" > "$cf_tmp/report" || cf_fail "report failed"
 grep -E "^  MPI_Allreduce +world +intra-node +1\+ " "$cf_tmp/report" || { cat "$cf_tmp/report"; cf_fail "the report does not mark the allreduce"; }

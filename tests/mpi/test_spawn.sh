@@ -10,11 +10,7 @@ ls "$cf_tmp"
 "$CF_PYTHON" - "$cf_tmp" <<'PY'
 import glob, json, sys
 d = sys.argv[1]
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 kids = glob.glob(d + "/sp.spawn-*.json")
 check("the parent's profile is there", len(glob.glob(d + "/sp.json")) == 1)
 check("one profile of the spawned job, under its own name", len(kids) == 1, str(kids))
@@ -34,6 +30,5 @@ if kids:
           ar == [(4, "MPI_Comm_dup"), (8, "MPI_Comm_idup")], str(ar))
     psends = sum(r["calls"] for r in parent["records"] if r["layer"] == "mpi" and r["op"] == "MPI_Send")
     check("and not in the parent's", psends == 0, str(psends))
-print("%d failed" % fails)
-sys.exit(1 if fails else 0)
+done()
 PY

@@ -47,11 +47,7 @@ PY
 "$CF_PYTHON" - "$cf_tmp/diff.json" "$cf_tmp/k.diff.json" "$cf_tmp/a.txt" <<'PY' || failed=$((failed + 1))
 import json, sys
 d, k, text = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 check("format", (d["format"], d["version"]) == ("commfit-diff", 1))
 ar = [o for o in d["operations"] if o["op"] == "MPI_Allreduce"]
 check("one MPI_Allreduce row on world", len(ar) == 1 and ar[0]["comm"] == {"a": "world", "b": "world"}, str(ar and ar[0]["comm"]))
@@ -72,7 +68,7 @@ check("report: RANKS has wait and transfer columns", any(l.split()[-4:] == ["wai
       if l.strip().startswith("rank")))
 check("report: OPERATIONS has a wait column", any(l.split()[-1:] == ["wait"] for l in text.splitlines()
       if l.strip().startswith("operation")))
-sys.exit(1 if fails else 0)
+done()
 PY
 sed -n '/^LATE ARRIVALS/,$p' "$cf_tmp/a.txt"
 

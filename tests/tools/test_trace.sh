@@ -11,11 +11,7 @@ COMMFIT_OUTPUT="$cf_tmp/skew.json" COMMFIT_SUMMARY=0 \
 import json, sys
 t = json.load(open(sys.argv[1]))
 ev = t["traceEvents"]
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
 check("two named tracks per rank", sorted(names) == [0, 1, 2, 3], str(names))
 ops = [e for e in ev if e["ph"] == "X" and e["cat"] == "mpi"]
@@ -29,8 +25,7 @@ check("every wait lies inside its operation", inside and len(waits) > 0, "%d wai
 r0 = sum(w["dur"] for w in waits if w["tid"] == 0)
 r1 = sum(w["dur"] for w in waits if w["tid"] == 1)
 check("rank 0 waits for the late rank 1 at allreduce", r0 > r1, "%.0f us vs %.0f us" % (r0, r1))
-print("%d passed, %d failed" % (5 - fails, fails))
-sys.exit(1 if fails else 0)
+done()
 PY
 # messages: 200 round trips of each of 4 sizes, the first 16 per receiver kept
 COMMFIT_OUTPUT="$cf_tmp/pp.json" COMMFIT_SUMMARY=0 COMMFIT_TRACE=16 \
@@ -41,11 +36,7 @@ COMMFIT_OUTPUT="$cf_tmp/pp.json" COMMFIT_SUMMARY=0 COMMFIT_TRACE=16 \
 import json, sys
 prof = json.load(open(sys.argv[1]))
 ev = json.load(open(sys.argv[2]))["traceEvents"]
-fails = 0
-def check(what, ok, detail=""):
-    global fails
-    fails += not ok
-    print("%s %s %s" % ("ok  " if ok else "FAIL", what, detail))
+from checks import check, done
 cols = prof["samples"]["message_columns"]
 rows = [dict(zip(cols, r)) for r in prof["samples"]["messages"]]
 per_dst = {d: sum(r["dst"] == d for r in rows) for d in (0, 1)}
@@ -64,8 +55,7 @@ recvs = [e for e in ev if e["ph"] == "X" and e["cat"] == "p2p" and e["name"].sta
 inside = all(any(x["tid"] == ends[i]["tid"] and x["ts"] <= ends[i]["ts"] <= x["ts"] + x["dur"] for x in recvs)
              for i in ends)
 check("every arrow ends inside its receive's slice", inside and len(recvs) == 32, "%d receives" % len(recvs))
-print("%d passed, %d failed" % (7 - fails, fails))
-sys.exit(1 if fails else 0)
+done()
 PY
 "$CF_BUILDDIR/tools/commfit" trace /nonexistent.json 2> "$cf_tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "nonexistent.json" "$cf_tmp/err" || cf_fail "missing profile: want exit 2 and a message"
