@@ -94,7 +94,6 @@ int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
     double zero_t = 0;
     int rc = CF_ERR_NOMEM;
 
-    (void)a;
     if (pts == NULL || idx == NULL || kept == NULL)
         goto out;
     for (size_t k = 0; k < f->nbin; k++) {
@@ -128,7 +127,10 @@ int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
         rc = CF_OK;
         goto out;
     }
-    rc = cf_fit_run(pts, npts, &f->fit, kept);
+    if (f->joint && f->path >= 0 && f->path < CF_AN_NPATH && a->limits[f->path].n > 0)
+        rc = cf_fit_run_limits(pts, npts, a->limits[f->path].bytes, a->limits[f->path].n, &f->fit, kept);
+    else
+        rc = cf_fit_run(pts, npts, &f->fit, kept);
     if (rc == CF_ERR_NOMEM)
         goto out;
     if (rc != CF_OK || !f->fit.ok) {

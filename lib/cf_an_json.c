@@ -128,6 +128,22 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
         jpush(c, segs, j);
     }
     jset(c, o, "segments", segs);
+    {
+        /* the declared protocol limits the segments break at */
+        json_t *lims = json_array();
+        const cf_an_limits_t *pl = cf_analysis_limits(a, f->path);
+        for (int j = 0; ok && pl != NULL && j < f->fit.nlimits; j++) {
+            json_t *e = json_object();
+            const char *nm = NULL;
+            for (size_t q = 0; q < pl->n && nm == NULL; q++)
+                if (pl->bytes[q] == f->fit.limit_bytes[j])
+                    nm = pl->name[q];
+            jset(c, e, "name", jstr(nm));
+            jset(c, e, "bytes", jnum(f->fit.limit_bytes[j]));
+            jpush(c, lims, e);
+        }
+        jset(c, o, "protocol_limits", lims);
+    }
     for (size_t k = 0; k < f->nbin; k++) {
         const cf_an_bin_t *b = &f->bin[k];
         json_t *j = json_object();
@@ -461,6 +477,29 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jpush(&c, refs, j);
     }
     jset(&c, root, "references", refs);
+    {
+        /* what the library declared, per path, and whether it was used */
+        json_t *pls = json_array();
+        for (int path = 0; path < CF_AN_NPATH; path++) {
+            const cf_an_limits_t *pl = &a->limits[path];
+            json_t *e, *arr;
+            if (pl->n == 0 && pl->unused_why == NULL)
+                continue;
+            e = json_object();
+            arr = json_array();
+            jset(&c, e, "path", json_string(cf_path_name((unsigned)path)));
+            for (size_t q = 0; q < pl->n; q++) {
+                json_t *l = json_object();
+                jset(&c, l, "name", json_string(pl->name[q]));
+                jset(&c, l, "bytes", jnum(pl->bytes[q]));
+                jpush(&c, arr, l);
+            }
+            jset(&c, e, "limits", arr);
+            jset(&c, e, "unused_why", jstr(pl->unused_why));
+            jpush(&c, pls, e);
+        }
+        jset(&c, root, "protocol_limits", pls);
+    }
     {
         /* every communicator of the profile, as reports name it */
         json_t *comms = json_array();

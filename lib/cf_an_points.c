@@ -276,6 +276,48 @@ static int joint_member(const cf_record_t *r)
     return is_kind(r, "p2p") && !cf_an_is_nonblocking(r->op, r->kind);
 }
 
+/* The protocol limits of each path, from the profile's "protocol" section
+ * (Open MPI's BTL control variables: see plugin/cf_protocol.c).  They are
+ * the BTLs' own, which carry point-to-point messages under the ob1 PML
+ * only: where the UCX layer saw tag messages on a path, UCX carried them,
+ * with thresholds of its own that the profile does not hold, and the
+ * limits are not used there. */
+void cf_an_limits_build(cf_analysis_t *a)
+{
+    const cf_profile_t *p = a->p;
+    json_t *sec = p->extra != NULL ? json_object_get(p->extra, "protocol") : NULL;
+    json_t *arr = sec != NULL ? json_object_get(sec, "limits") : NULL, *e;
+    int ucx[CF_AN_NPATH] = {0};
+    size_t i;
+
+    memset(a->limits, 0, sizeof(a->limits));
+    if (!json_is_array(arr))
+        return;
+    for (size_t k = 0; k < p->nrec; k++) {
+        const cf_record_t *r = &p->rec[k];
+        if (r->layer == CF_LAYER_UCX && r->path >= 0 && r->path < CF_AN_NPATH && strstr(r->op, "_tag_"))
+            ucx[r->path] = 1;
+    }
+    json_array_foreach(arr, i, e) {
+        json_t *jb = json_object_get(e, "bytes"), *jp = json_object_get(e, "path"),
+               *jn = json_object_get(e, "name");
+        int path = json_is_string(jp) ? cf_path_from_name(json_string_value(jp)) : -1;
+        cf_an_limits_t *l;
+        if (!json_is_integer(jb) || json_integer_value(jb) <= 0 || path < 0 || path >= CF_AN_NPATH)
+            continue;
+        l = &a->limits[path];
+        if (ucx[path]) {
+            l->unused_why = "the UCX layer carried this path's messages, not the BTL the limits belong to";
+            continue;
+        }
+        if (l->n < CF_AN_MAX_LIMITS) {
+            l->bytes[l->n] = (double)json_integer_value(jb);
+            cf_strlcpy(l->name[l->n], json_is_string(jn) ? json_string_value(jn) : "", sizeof(l->name[0]));
+            l->n++;
+        }
+    }
+}
+
 int cf_an_points_build(cf_analysis_t *a)
 {
     const cf_profile_t *p = a->p;

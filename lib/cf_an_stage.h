@@ -39,6 +39,7 @@ struct cf_analysis {
     double span_s;           /* nonblocking post-to-completion spans, kept apart */
     cf_an_ranks_t ranks;
     cf_an_ref_t ref[CF_AN_NPATH];
+    cf_an_limits_t limits[CF_AN_NPATH];
     cf_an_breakdown_t split;
     cf_an_region_t *region;
     size_t nregion;
@@ -60,6 +61,7 @@ CF_HIDDEN int cf_an_comm_size(const cf_profile_t *p, uint32_t comm);
 CF_HIDDEN int cf_an_is_nonblocking(const char *op, const char *kind);
 
 /* points */
+CF_HIDDEN void cf_an_limits_build(cf_analysis_t *a);
 CF_HIDDEN int cf_an_points_build(cf_analysis_t *a);
 /* fits */
 CF_HIDDEN int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f);

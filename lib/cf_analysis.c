@@ -82,6 +82,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     cf_an_rank_figures(p, &a->ranks);
 
     /* points, then fits */
+    cf_an_limits_build(a);
     if ((rc = cf_an_points_build(a)) != CF_OK)
         goto err;
     for (size_t i = 0; i < a->nfit; i++)
@@ -222,6 +223,11 @@ const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a)
 const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a)
 {
     return &a->split;
+}
+
+const cf_an_limits_t *cf_analysis_limits(const cf_analysis_t *a, int path)
+{
+    return a != NULL && path >= 0 && path < CF_AN_NPATH ? &a->limits[path] : NULL;
 }
 
 const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path)

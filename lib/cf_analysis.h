@@ -163,6 +163,17 @@ typedef struct cf_an_fit {
     size_t nbin;
 } cf_an_fit_t;
 
+/* The protocol limits the MPI library declared for a path (profile
+ * section "protocol"), which its point-to-point fits break at. */
+#define CF_AN_MAX_LIMITS 4
+typedef struct {
+    size_t n;
+    double bytes[CF_AN_MAX_LIMITS];
+    char name[CF_AN_MAX_LIMITS][48]; /* the control variable: "btl_vader_eager_limit" */
+    /* declared but not used: why (static string), else NULL */
+    const char *unused_why;
+} cf_an_limits_t;
+
 struct cf_advice;
 
 /* One line of the cost ranking: every MPI operation per (op, comm, path). */
@@ -237,6 +248,8 @@ CF_HIDDEN const cf_an_op_t *cf_analysis_op_find(const cf_analysis_t *a, const ch
 CF_HIDDEN double cf_analysis_total_s(const cf_analysis_t *a); /* sum over the ranking */
 CF_HIDDEN const cf_an_ranks_t *cf_analysis_ranks(const cf_analysis_t *a);
 CF_HIDDEN const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path);
+/* The protocol limits of a path (cf_path_t); never NULL for a valid path. */
+CF_HIDDEN const cf_an_limits_t *cf_analysis_limits(const cf_analysis_t *a, int path);
 CF_HIDDEN const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a);
 /* Nonblocking spans (post to completion), summed over ranks: kept out of
  * the ranking, whose shares are of cf_analysis_total_s. */

@@ -347,7 +347,7 @@ static double noise_threshold(const obs_t *o, const unsigned char *keep, const s
 
 typedef struct {
     size_t nseg;
-    seg_t seg[CF_FIT_MAX_SEG];
+    seg_t seg[CF_FIT_SEG_CAP];
 } model_t;
 
 /* Log residual of every point under the model (its segments cover all). */
@@ -426,7 +426,33 @@ typedef struct {
     unsigned char *tkeep; /* scratch flags */
     double *scratch;
     double *res;          /* 2 m: log residuals of two models */
+    const double *lim;    /* the protocol limits a segment may not straddle */
+    size_t nlim;
 } work_t;
+
+/* A transport's limit may or may not count its own headers (Open MPI's
+ * eager limits do: a message of exactly 4096 bytes is past vader's 4096),
+ * so a size within a header's length below a limit L, or equal to it, may
+ * join either side: within LIMIT_HEADER bytes, a quarter of L for small
+ * limits.  One further below is below it, one over L above. */
+#define LIMIT_HEADER 128.0
+
+static int below_limit(double x, double L)
+{
+    return x < L - fmin(LIMIT_HEADER, 0.25 * L);
+}
+
+/* Whether the distinct sizes [u, v) straddle a limit: one of them is
+ * below it, another above. */
+static int straddles(const work_t *w, size_t u, size_t v)
+{
+    double lo = w->o[w->grp[u]].x, hi = w->o[w->grp[v - 1]].x;
+
+    for (size_t j = 0; j < w->nlim; j++)
+        if (below_limit(lo, w->lim[j]) && hi > w->lim[j])
+            return 1;
+    return 0;
+}
 
 /* Cost of one segment over the distinct sizes [u, v) for the break search,
  * which looks at O(d^2) segments: bounded start weights and two rounds of
@@ -448,7 +474,7 @@ static double seg_cost(work_t *w, size_t u, size_t v)
 
     if (!isnan(*c))
         return *c;
-    if (v < u + MIN_DISTINCT) {
+    if (v < u + MIN_DISTINCT || straddles(w, u, v)) {
         *c = INFINITY;
         return *c;
     }
@@ -552,13 +578,13 @@ static int build_model(work_t *w, size_t k, wkind_t wk, model_t *mod, unsigned c
  * segment must pay SPLIT_PENALTY x ln n per parameter, and the coarser
  * model must miss by more than SPLIT_FLOOR rms; both were calibrated by
  * simulating sweeps with this machine's noise (cf_fit.h). */
-static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine,
-                      const unsigned char *fine_keep)
+static int model_pays(work_t *w, const model_t *coarse, const model_t *fine, const unsigned char *fine_keep,
+                      double extra)
 {
     const obs_t *o = w->o;
     double thr = noise_threshold(o, fine_keep, fine->seg, fine->nseg, w->scratch);
     double *rc = w->res, *rf = w->res + w->m;
-    double cc = 0, cf = 0, su = 0, su2 = 0, n, dof, extra;
+    double cc = 0, cf = 0, su = 0, su2 = 0, n, dof;
 
     model_resid(o, coarse, rc);
     model_resid(o, fine, rf);
@@ -579,8 +605,12 @@ static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine,
         return 0;
     if (!(cf > 0))
         return 1;
-    extra = (double)(fine->nseg - coarse->nseg);
-    return dof * log(cc / cf) > SPLIT_PENALTY * SEG_PARAMS * extra * log(n);
+    return dof * log(cc / cf) > SPLIT_PENALTY * extra * log(n);
+}
+
+static int finer_pays(work_t *w, const model_t *coarse, const model_t *fine, const unsigned char *fine_keep)
+{
+    return model_pays(w, coarse, fine, fine_keep, SEG_PARAMS * (double)(fine->nseg - coarse->nseg));
 }
 
 /* How far a bin's prediction may be off, as the report is held to it:
@@ -823,18 +853,143 @@ static double crossover(const cf_fit_t *fit)
     return INFINITY;
 }
 
+/* The limits that bind on these sizes (some size below, another above), ascending, at most CF_FIT_MAX_LIMITS; then, while no
+ * segmentation can honour them all (a segment needs MIN_DISTINCT sizes),
+ * the one with the fewest sizes on its thinner side is let go. */
+static size_t binding_limits(const obs_t *o, size_t m, const double *limits, size_t nlimits, double *lim)
+{
+    size_t n = 0;
+
+    for (size_t j = 0; j < nlimits; j++) {
+        double L = limits[j];
+        int below = 0, above = 0, dup = 0;
+        if (!(L > 0) || !isfinite(L))
+            continue;
+        for (size_t i = 0; i < m; i++) {
+            below |= below_limit(o[i].x, L);
+            above |= o[i].x > L;
+        }
+        for (size_t k = 0; k < n; k++)
+            dup |= fabs(lim[k] / L - 1.0) < 1e-9;
+        if (below && above && !dup && n < CF_FIT_MAX_LIMITS) {
+            size_t k = n++;
+            while (k > 0 && lim[k - 1] > L) {
+                lim[k] = lim[k - 1];
+                k--;
+            }
+            lim[k] = L;
+        }
+    }
+    return n;
+}
+
+/* Distinct sizes between two limits (0 and INFINITY at the ends). */
+static size_t sizes_between(const work_t *w, double lo, double hi)
+{
+    size_t n = 0;
+    for (size_t u = 0; u < w->d; u++) {
+        double x = w->o[w->grp[u]].x;
+        n += x > lo && below_limit(x, hi);
+    }
+    return n;
+}
+
+/* Segments the sizes can hold: CF_FIT_MAX_SEG, one more per limit, and
+ * MIN_DISTINCT sizes each. */
+static size_t seg_room(size_t d, size_t nlim)
+{
+    size_t cap = CF_FIT_MAX_SEG + nlim;
+    return d / MIN_DISTINCT < cap ? d / MIN_DISTINCT : cap;
+}
+
+/* Runs the segmentation, letting limits go until it is feasible; the
+ * fewest segments any segmentation then needs, and in *kmax_p how many
+ * it may have. */
+static size_t segment_within_limits(work_t *w, double *lim, size_t *kmax_p)
+{
+    for (;;) {
+        size_t k, kmax = seg_room(w->d, w->nlim);
+        for (size_t i = 0; i < (w->d + 1) * (w->d + 1); i++)
+            w->cost[i] = NAN;
+        w->lim = lim;
+        segment_all(w, kmax);
+        *kmax_p = kmax;
+        for (k = 0; k < kmax && isinf(w->best[k * (w->d + 1) + w->d]); k++)
+            ;
+        if (k < kmax || w->nlim == 0)
+            return k;
+        size_t drop = 0, fewest = (size_t)-1;
+        for (size_t j = 0; j < w->nlim; j++) {
+            size_t a = sizes_between(w, j ? lim[j - 1] : 0, lim[j]);
+            size_t b = sizes_between(w, lim[j], j + 1 < w->nlim ? lim[j + 1] : INFINITY);
+            if ((a < b ? a : b) < fewest) {
+                fewest = a < b ? a : b;
+                drop = j;
+            }
+        }
+        memmove(lim + drop, lim + drop + 1, (w->nlim - drop - 1) * sizeof(*lim));
+        w->nlim--;
+    }
+}
+
+/* The segmentation (with the limits w->nlim of lim), the fewest segments
+ * that no finer model beats, then refinement by how it predicts; cur and
+ * keep[0] get the model.  -1: no model. */
+static int select_model(work_t *w, double *lim, model_t *cur, unsigned char **keep)
+{
+    model_t cand;
+    size_t kmax, kmin = segment_within_limits(w, lim, &kmax);
+
+    if (kmin >= kmax || build_model(w, kmin, W_DECIDE, cur, keep[0]) != 0)
+        return -1;
+    /* Fewest segments that no finer model beats significantly. */
+    for (size_t k = kmin + 1; k < kmax; k++) {
+        if (build_model(w, k, W_DECIDE, &cand, keep[1]) == 0 &&
+            finer_pays(w, cur, &cand, keep[1])) {
+            unsigned char *swap = keep[0];
+            *cur = cand;
+            keep[0] = keep[1];
+            keep[1] = swap;
+        }
+    }
+    /* Judged by how it predicts: a model that misses two neighbouring kept
+     * bins on the same side by more than the tolerance has left a switch
+     * or a knee inside a segment (noise, even a slow bin, does not do that
+     * twice in a row); the fewest finer segments that bring every kept bin
+     * within the tolerance are taken, when there are such. */
+    if (misses_run(w, cur, keep[0])) {
+        for (size_t k = cur->nseg; k < kmax; k++) {
+            if (build_model(w, k, W_DECIDE, &cand, keep[1]) == 0 && misses_any(w, &cand, keep[1]) == 0) {
+                unsigned char *swap = keep[0];
+                *cur = cand;
+                keep[0] = keep[1];
+                keep[1] = swap;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *kept_p)
+{
+    return cf_fit_run_limits(pts, n, NULL, 0, fit_p, kept_p);
+}
+
+int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, size_t nlimits, cf_fit_t *fit_p,
+                      unsigned char *kept_p)
 {
     cf_fit_t fit;
     work_t w;
     obs_t *o = NULL;
-    model_t cur, cand;
-    unsigned char *keep[2] = {NULL, NULL};
-    size_t m = 0, nkept = 0, kmax;
+    model_t cur;
+    unsigned char *keep[3] = {NULL, NULL, NULL};
+    size_t m = 0, nkept = 0, kmax, nbind;
+    double lim[CF_FIT_MAX_LIMITS];
     line_t all;
     int rc;
 
-    if (pts == NULL && n > 0)
+    if ((pts == NULL && n > 0) || (limits == NULL && nlimits > 0))
         return CF_ERR_INVALID;
     if (fit_p == NULL || (rc = validate(pts, n)) != CF_OK)
         return CF_ERR_INVALID;
@@ -879,7 +1034,7 @@ int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *
     if (w.d < MIN_DISTINCT)
         goto nodata;
 
-    kmax = w.d / MIN_DISTINCT < CF_FIT_MAX_SEG ? w.d / MIN_DISTINCT : CF_FIT_MAX_SEG;
+    kmax = seg_room(w.d, CF_FIT_MAX_LIMITS);
     w.grp = malloc((w.d + 1) * sizeof(*w.grp));
     w.cost = malloc((w.d + 1) * (w.d + 1) * sizeof(*w.cost));
     w.best = malloc(kmax * (w.d + 1) * sizeof(*w.best));
@@ -889,8 +1044,10 @@ int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *
     w.res = malloc(2 * m * sizeof(*w.res));
     keep[0] = malloc(m);
     keep[1] = malloc(m);
+    keep[2] = malloc(m);
     if (w.grp == NULL || w.cost == NULL || w.best == NULL || w.arg == NULL || w.tkeep == NULL ||
-        w.scratch == NULL || w.res == NULL || keep[0] == NULL || keep[1] == NULL) {
+        w.scratch == NULL || w.res == NULL || keep[0] == NULL || keep[1] == NULL ||
+        keep[2] == NULL) {
         rc = CF_ERR_NOMEM;
         goto out;
     }
@@ -899,37 +1056,25 @@ int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *
         if (i == 0 || o[i].x != o[i - 1].x)
             w.grp[u++] = i;
     w.grp[w.d] = m;
-    for (size_t i = 0; i < (w.d + 1) * (w.d + 1); i++)
-        w.cost[i] = NAN;
 
-    /* The segmentation: breaks and their number, on the bounded weights. */
-    segment_all(&w, kmax);
-    if (build_model(&w, 0, W_DECIDE, &cur, keep[0]) != 0)
+    /* The segmentation without the limits, then with them: a declared
+     * limit stands unless the model that ignores it predicts
+     * significantly better, by more than a break's position is worth (a
+     * shaper's knee near the limit, more regimes than segments). */
+    nbind = binding_limits(o, m, limits, nlimits, lim);
+    w.nlim = 0;
+    if (select_model(&w, lim, &cur, keep) != 0)
         goto nodata;
-    /* Fewest segments that no finer model beats significantly. */
-    for (size_t k = 1; k < kmax; k++) {
-        if (build_model(&w, k, W_DECIDE, &cand, keep[1]) == 0 &&
-            finer_pays(&w, &cur, &cand, keep[1])) {
-            unsigned char *swap = keep[0];
-            cur = cand;
-            keep[0] = keep[1];
-            keep[1] = swap;
-        }
-    }
-    /* Judged by how it predicts: a model that misses two neighbouring kept
-     * bins on the same side by more than the tolerance has left a switch
-     * or a knee inside a segment (noise, even a slow bin, does not do that
-     * twice in a row); the fewest finer segments that bring every kept bin
-     * within the tolerance are taken, when there are such. */
-    if (misses_run(&w, &cur, keep[0])) {
-        for (size_t k = cur.nseg; k < kmax; k++) {
-            if (build_model(&w, k, W_DECIDE, &cand, keep[1]) == 0 && misses_any(&w, &cand, keep[1]) == 0) {
-                unsigned char *swap = keep[0];
-                cur = cand;
-                keep[0] = keep[1];
-                keep[1] = swap;
-                break;
-            }
+    if (nbind > 0) {
+        model_t free_m = cur;
+        memcpy(keep[2], keep[0], m);
+        w.nlim = nbind;
+        if (select_model(&w, lim, &cur, keep) != 0 ||
+            model_pays(&w, &cur, &free_m, keep[2],
+                       SEG_PARAMS * (free_m.nseg > cur.nseg ? (double)(free_m.nseg - cur.nseg) : 1.0))) {
+            w.nlim = 0;
+            if (select_model(&w, lim, &cur, keep) != 0)
+                goto nodata;
         }
     }
     /* The parameters of those segments, with the same bounded weights:
@@ -966,6 +1111,9 @@ int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *
         nkept += (size_t)g->npoints;
     }
     fit.nseg = (int)cur.nseg;
+    fit.nlimits = (int)w.nlim;
+    for (size_t j = 0; j < w.nlim; j++)
+        fit.limit_bytes[j] = lim[j];
 
     /* Headline: startup from the small sizes, bandwidth from the large. */
     fit.alpha_s = fit.seg[0].alpha_s;
@@ -1002,6 +1150,7 @@ nodata:
     *fit_p = fit;
     rc = CF_ERR_NODATA;
 out:
+    free(keep[2]);
     free(keep[1]);
     free(keep[0]);
     free(w.res);

@@ -14,6 +14,7 @@
 #include "cf_merge.h"
 #include "cf_region.h"
 #include "cf_papi.h"
+#include "cf_protocol.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
 #include "cf_spill.h"
@@ -724,6 +725,7 @@ void cf_runtime_finalize(void)
         cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_extra_put(&p.extra, "matrix", matrix_section);
         cf_extra_put(&p.extra, "callsites", site_section);
+        cf_extra_put(&p.extra, "protocol", cf_protocol_section());
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

@@ -380,6 +380,18 @@ static void text_fits(const cf_analysis_t *a)
            "calls/(calls+16)), in relative error; alpha: startup (smallest sizes' segment), B: asymptotic bandwidth "
            "(largest sizes' segment), [95%% interval]; sizes: kept / distinct; err: rms |predicted / "
            "measured - 1| over the kept bins\n");
+    for (int path = CF_PATH_SELF; path <= CF_PATH_INTER; path++) {
+        const cf_an_limits_t *pl = cf_analysis_limits(a, path);
+        if (pl == NULL || (pl->n == 0 && pl->unused_why == NULL))
+            continue;
+        printf("  protocol limits the library declares, %s:", cf_path_name((unsigned)path));
+        for (size_t q = 0; q < pl->n; q++)
+            printf("%s %s (%s)", q ? "," : "", fmt_s(pl->bytes[q], b[0]), pl->name[q]);
+        if (pl->n > 0)
+            printf("; the joint point-to-point fit breaks at each\n");
+        else
+            printf(" not used: %s\n", pl->unused_why);
+    }
     printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %6s %7s  %s\n", w, "op", "comm", "path",
            "sizes", "size range", "alpha", "B", "n_half", "err", "startup", "verdict");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
@@ -422,6 +434,18 @@ static void text_fits(const cf_analysis_t *a)
                      fmt_r(g->bandwidth_ci[0], b[5]), fmt_r(g->bandwidth_ci[1], b[6]));
             printf("  %-*s %-17s %7d  %-19s %-28s %-32s %8s\n", w, "", head, g->npoints, range, ci_a, ci_b,
                    fmt_s(k == 0 && !isinf(g->bandwidth_Bps) ? g->alpha_s * g->bandwidth_Bps : NAN, b[4]));
+        }
+        if (ft->ok && ft->nlimits > 0) {
+            const cf_an_limits_t *pl = cf_analysis_limits(a, f->path);
+            printf("  %-*s %-17s breaks at the library's protocol limits:", w, "", "");
+            for (int j = 0; j < ft->nlimits; j++) {
+                const char *nm = "";
+                for (size_t q = 0; pl != NULL && q < pl->n; q++)
+                    if (pl->bytes[q] == ft->limit_bytes[j])
+                        nm = pl->name[q];
+                printf("%s %s (%s)", j ? "," : "", fmt_s(ft->limit_bytes[j], b[0]), nm);
+            }
+            putchar('\n');
         }
         if (ft->ok) {
             int nb = 0, nx = 0;
@@ -500,7 +524,7 @@ static void text_collectives(const cf_analysis_t *a)
         return;
     printf("\nCOLLECTIVES  nccl-tests convention: algbw = size / time, busbw = algbw x factor; "
            "ideal: default algorithm (ring for allreduce)\n");
-    for (int path = 0; path < 3; path++) {
+    for (int path = CF_PATH_SELF; path <= CF_PATH_INTER; path++) {
         const cf_an_ref_t *ref = cf_analysis_ref(a, path);
         int used = 0;
         for (size_t i = 0; i < cf_analysis_nfits(a); i++)

@@ -285,6 +285,116 @@ static void test_token_bucket_rate(void **state)
     assert_true(within >= 0.78 * trials);
 }
 
+/* A switch where the library declares one (its eager limit, between the
+ * sizes brk - 1 and brk): given the limit, the fit breaks there, so a
+ * jump of any height is found, and where nothing happens at the limit the
+ * break costs the line little.  Per trial the same sweep is fitted with
+ * and without the limit.  *found_p: share with a boundary within one size
+ * of brk; *within_p and *within0_p: share whose asymptotic B is within
+ * 25 % of the upper line's, with and without the limit; *kept_p: share
+ * whose fit kept the limit. */
+static void simulate_limit(int n, double jump, int trials, double *found_p, double *within_p,
+                           double *within0_p, double *kept_p)
+{
+    double m[MAXN], t[MAXN];
+    cf_point_t p[MAXN];
+    cf_fit_t f, f0;
+    int found = 0, within = 0, within0 = 0, kept = 0;
+
+    sizes_of(m, n);
+    for (int k = 0; k < trials; k++) {
+        double a = rng_logu(1e-6, 50e-6), bw = rng_logu(0.1e9, 20e9);
+        int brk = 3 + (int)(rng_u01() * (n - 5)), ok = 0;
+        double limit = sqrt(m[brk - 1] * m[brk]);
+
+        for (int i = 0; i < n; i++)
+            t[i] = (i < brk ? 1.0 : jump) * (a + m[i] / bw);
+        measure(p, m, t, n);
+        assert_int_equal(cf_fit_run_limits(p, (size_t)n, &limit, 1, &f, NULL), CF_OK);
+        assert_int_equal(cf_fit_run(p, (size_t)n, &f0, NULL), CF_OK);
+        kept += f.nlimits == 1 && f.limit_bytes[0] == limit;
+        for (int s = 1; s < f.nseg && !ok; s++) {
+            int at = 0;
+            while (at < n && m[at] < f.seg[s].size_lo)
+                at++;
+            ok = abs(at - brk) <= 1;
+        }
+        found += ok;
+        within += fabs(f.bandwidth_Bps * jump / bw - 1.0) <= 0.25;
+        within0 += fabs(f0.bandwidth_Bps * jump / bw - 1.0) <= 0.25;
+    }
+    *found_p = (double)found / trials;
+    *within_p = (double)within / trials;
+    *within0_p = (double)within0 / trials;
+    *kept_p = (double)kept / trials;
+}
+
+static void test_declared_limit(void **state)
+{
+    static const struct {
+        double jump;
+        int n;
+    } cases[] = {{1.3, 10}, {1.3, 15}, {1.3, 23}, {1.0, 10}, {1.0, 23}};
+    (void)state;
+
+    rng_state = 0x5851f42d4c957f2dull;
+    for (size_t i = 0; i < CF_ARRAY_LEN(cases); i++) {
+        double found, within, within0, kept;
+        simulate_limit(cases[i].n, cases[i].jump, 500, &found, &within, &within0, &kept);
+        print_message("x%.1f at a declared limit, %2d sizes: found in %.1f %% of sweeps (limit kept in "
+                      "%.1f %%); B within 25 %%: %.1f %% (%.1f %% without the limit)\n",
+                      cases[i].jump, cases[i].n, 100 * found, 100 * kept, 100 * within, 100 * within0);
+        /* every break lands at the limit: the brief's 95 % for a x1.3
+         * switch, where the library states it */
+        if (cases[i].jump > 1.0)
+            assert_true(found >= 0.95);
+        /* a limit where nothing changes costs the asymptotic B little */
+        if (cases[i].jump == 1.0)
+            assert_true(within >= within0 - 0.10);
+    }
+}
+
+/* A limit outside the sizes does not bind; one that leaves fewer than 3
+ * sizes on a side is let go; two limits give three segments. */
+static void test_limits_that_cannot_bind(void **state)
+{
+    double m[MAXN], t[MAXN];
+    cf_point_t p[MAXN];
+    cf_fit_t f;
+    const int n = 20;
+    (void)state;
+
+    sizes_of(m, n);
+    for (int i = 0; i < n; i++) {
+        t[i] = (m[i] < 300 ? 1.0 : m[i] < 4000 ? 1.5 : 6.0) * (1e-6 + m[i] / 5e9);
+        p[i] = (cf_point_t){m[i], t[i], 100};
+    }
+    {
+        double lim[] = {1e9};
+        assert_int_equal(cf_fit_run_limits(p, (size_t)n, lim, 1, &f, NULL), CF_OK);
+        assert_int_equal(f.nlimits, 0);
+    }
+    {
+        double lim[] = {4096, 256};
+        assert_int_equal(cf_fit_run_limits(p, (size_t)n, lim, 2, &f, NULL), CF_OK);
+        assert_int_equal(f.nlimits, 2);
+        assert_true(f.limit_bytes[0] == 256 && f.limit_bytes[1] == 4096);
+        assert_true(f.nseg >= 3);
+        /* within the flat rule's few per cent at the smallest sizes */
+        for (int i = 0; i < n; i++)
+            assert_true(fabs(cf_fit_predict(&f, m[i]) / t[i] - 1.0) < 0.05);
+    }
+    {
+        /* 2 and 4 MiB at most above 2 MiB: too few for a segment, so
+         * that one is let go and 4096 kept */
+        double lim[] = {2097152, 4096};
+        assert_int_equal(cf_fit_run_limits(p, (size_t)n, lim, 2, &f, NULL), CF_OK);
+        assert_int_equal(f.nlimits, 1);
+        assert_true(f.limit_bytes[0] == 4096);
+    }
+    assert_int_equal(cf_fit_run_limits(p, (size_t)n, NULL, 1, &f, NULL), CF_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +402,8 @@ int main(void)
         cmocka_unit_test(test_jump_found),
         cmocka_unit_test(test_bound_of_any_rule),
         cmocka_unit_test(test_token_bucket_rate),
+        cmocka_unit_test(test_declared_limit),
+        cmocka_unit_test(test_limits_that_cannot_bind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

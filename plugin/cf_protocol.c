@@ -1,0 +1,145 @@
+/* The protocol limits the MPI library declares: the message sizes at which
+ * its point-to-point transports change protocol (inline -> copy, eager ->
+ * rendezvous), read from the MPI tool interface's control variables.  The
+ * fit (lib/cf_fit.h) puts a segment break at each of them: a switch the
+ * library states need not be found from a sweep's few, noisy sizes.
+ *
+ * LIMITS is the one list of names.  A transport's variables exist only
+ * while its component is open (Open MPI unregisters the others), so what
+ * is found is what the job could use.  Read once, on rank 0, at finalize;
+ * nothing here touches a call's path, and a variable that cannot be read
+ * is left out, never fatal. */
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "cf_runtime.h"
+#include "cf_protocol.h"
+
+/* path: which message path the limit governs; "intra-node" shared-memory
+ * limits first: when none of them is registered, a network transport
+ * carries intra-node messages too (see below). */
+static const struct {
+    const char *name, *path, *what;
+} LIMITS[] = {
+    /* Open MPI 4 (ob1 with the vader shared-memory BTL, TCP BTL) */
+    {"btl_vader_max_inline_send", "intra-node", "inline send"},
+    {"btl_vader_eager_limit", "intra-node", "eager limit"},
+    /* Open MPI 5 (vader renamed sm) */
+    {"btl_sm_max_inline_send", "intra-node", "inline send"},
+    {"btl_sm_eager_limit", "intra-node", "eager limit"},
+    {"btl_tcp_eager_limit", "inter-node", "eager limit"},
+};
+#define NLIMITS (sizeof(LIMITS) / sizeof(LIMITS[0]))
+
+/* The integer value of control variable index i, when it is a scalar
+ * without an object binding. */
+static int read_cvar(int i, long long *v)
+{
+    char name[256], desc[8];
+    int nl = (int)sizeof(name), dl = (int)sizeof(desc), verb, bind, scope, count = 0;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    MPI_T_cvar_handle h;
+    /* room for a few values, whatever the count the handle reports */
+    union {
+        int i[16];
+        unsigned u[16];
+        long l[8];
+        unsigned long ul[8];
+        long long ll[8];
+        unsigned long long ull[8];
+    } buf;
+    int ok = 0;
+
+    if (PMPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) != MPI_SUCCESS ||
+        bind != MPI_T_BIND_NO_OBJECT)
+        return 0;
+    if (PMPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+        return 0;
+    memset(&buf, 0, sizeof(buf));
+    if (count == 1 && PMPI_T_cvar_read(h, &buf) == MPI_SUCCESS) {
+        ok = 1;
+        if (dt == MPI_INT)
+            *v = buf.i[0];
+        else if (dt == MPI_UNSIGNED)
+            *v = buf.u[0];
+        else if (dt == MPI_LONG)
+            *v = buf.l[0];
+        else if (dt == MPI_UNSIGNED_LONG)
+            *v = (long long)buf.ul[0];
+        else if (dt == MPI_LONG_LONG)
+            *v = buf.ll[0];
+        else if (dt == MPI_UNSIGNED_LONG_LONG)
+            *v = (long long)buf.ull[0];
+        else
+            ok = 0;
+    }
+    PMPI_T_cvar_handle_free(&h);
+    return ok;
+}
+
+static json_t *limit_entry(const char *name, long long bytes, const char *path, const char *what)
+{
+    json_t *e = json_object();
+    if (e != NULL) {
+        json_object_set_new(e, "name", json_string(name));
+        json_object_set_new(e, "bytes", json_integer(bytes));
+        json_object_set_new(e, "path", json_string(path));
+        json_object_set_new(e, "what", json_string(what));
+    }
+    return e;
+}
+
+json_t *cf_protocol_section(void)
+{
+    int provided, n = 0, found[NLIMITS];
+    long long val[NLIMITS];
+    int shm = 0;
+    json_t *sec, *arr;
+
+    if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return NULL;
+    memset(found, 0, sizeof(found));
+    if (PMPI_T_cvar_get_num(&n) == MPI_SUCCESS) {
+        for (int i = 0; i < n; i++) {
+            char name[256], desc[8];
+            int nl = (int)sizeof(name), dl = (int)sizeof(desc), verb, bind, scope;
+            MPI_Datatype dt;
+            MPI_T_enum en;
+            if (PMPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) != MPI_SUCCESS)
+                continue;
+            for (size_t k = 0; k < NLIMITS; k++)
+                if (!found[k] && strcmp(name, LIMITS[k].name) == 0 && read_cvar(i, &val[k]) && val[k] > 0)
+                    found[k] = 1;
+        }
+    }
+    /* The variables can be read only between these two calls: finalizing
+     * the tool interface after MPI_Finalize crashes Open MPI 4.1. */
+    PMPI_T_finalize();
+
+    arr = json_array();
+    if (arr == NULL)
+        return NULL;
+    for (size_t k = 0; k < NLIMITS; k++)
+        if (found[k] && strcmp(LIMITS[k].path, "intra-node") == 0)
+            shm = 1;
+    for (size_t k = 0; k < NLIMITS; k++) {
+        if (!found[k])
+            continue;
+        json_array_append_new(arr, limit_entry(LIMITS[k].name, val[k], LIMITS[k].path, LIMITS[k].what));
+        /* no shared-memory transport: the network one carries intra-node
+         * messages as well */
+        if (!shm && strcmp(LIMITS[k].path, "inter-node") == 0)
+            json_array_append_new(arr, limit_entry(LIMITS[k].name, val[k], "intra-node", LIMITS[k].what));
+    }
+    sec = json_object();
+    if (sec == NULL) {
+        json_decref(arr);
+        return NULL;
+    }
+    json_object_set_new(sec, "source", json_string("MPI_T control variables"));
+    json_object_set_new(sec, "limits", arr);
+    return sec;
+}
