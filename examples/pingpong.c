@@ -2,7 +2,7 @@
  * pingpong.c - point-to-point ping-pong sweep between rank 0 and rank 1.
  *
  * Demonstrates the classic latency/bandwidth measurement: for message sizes
- * doubling from --min to --max, rank 0 sends a message to rank 1, which sends
+ * doubling from --min to --max (or --sizes N log-spaced ones), rank 0 sends a message to rank 1, which sends
  * it straight back.  Half the median round-trip time is reported together
  * with the resulting bandwidth, so the table follows T = alpha + M/B.
  * Three communication styles are available: blocking (MPI_Send/MPI_Recv),
@@ -23,6 +23,7 @@
 #include "ex_common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +51,7 @@ struct options {
     long warmup;  /* -1 = automatic */
     int mode;
     int csv;
+    long nsizes;  /* 0: sizes double; N: N log-spaced sizes from min to max */
 };
 
 static void usage(FILE *out, const char *prog)
@@ -60,6 +62,7 @@ static void usage(FILE *out, const char *prog)
         "\n"
         "  -m, --min SIZE      smallest message size (default 1)\n"
         "  -M, --max SIZE      largest message size (default 4MiB)\n"
+        "  -n, --sizes N       N log-spaced sizes from --min to --max (default: sizes double)\n"
         "  -i, --iters N       timed round trips per size (default: automatic,\n"
         "                      %d..%d depending on size, at most ~%.2f s per size)\n"
         "  -w, --warmup N      untimed round trips per size (default: iters/10, >= 2)\n"
@@ -69,7 +72,8 @@ static void usage(FILE *out, const char *prog)
         "\n"
         "SIZE is a byte count with an optional unit: K, M, G, KiB, MiB, GiB (powers\n"
         "of 1024) or kB, KB, MB, GB (powers of 1000).  Sizes double from --min to\n"
-        "--max.  Time is half the median round trip; bandwidth is in MB/s (1e6 B/s).\n",
+        "--max unless --sizes is given.  Time is half the median round trip;\n"
+        "bandwidth is in MB/s (1e6 B/s).\n",
         prog, AUTO_MIN_ITERS, AUTO_MAX_ITERS, AUTO_SIZE_SECONDS);
 }
 
@@ -78,6 +82,7 @@ static int parse_args(int argc, char **argv, struct options *o, int verbose)
 {
     static const struct option longopts[] = {
         { "min", required_argument, NULL, 'm' },
+        { "sizes", required_argument, NULL, 'n' },
         { "max", required_argument, NULL, 'M' },
         { "iters", required_argument, NULL, 'i' },
         { "warmup", required_argument, NULL, 'w' },
@@ -95,12 +100,13 @@ static int parse_args(int argc, char **argv, struct options *o, int verbose)
 
     opterr = verbose;
     int c;
-    while ((c = getopt_long(argc, argv, "m:M:i:w:o:ch", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:M:n:i:w:o:ch", longopts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'm': bad = parse_size(optarg, &o->min_size) != 0 || o->min_size == 0; break;
         case 'M': bad = parse_size(optarg, &o->max_size) != 0 || o->max_size == 0; break;
         case 'i': bad = parse_long(optarg, 1, &o->iters) != 0; break;
+        case 'n': bad = parse_long(optarg, 2, &o->nsizes) != 0; break;
         case 'w': bad = parse_long(optarg, 0, &o->warmup) != 0; break;
         case 'o':
             if (strcmp(optarg, "blocking") == 0) o->mode = MODE_BLOCKING;
@@ -132,6 +138,22 @@ static int parse_args(int argc, char **argv, struct options *o, int verbose)
         return -1;
     }
     return 0;
+}
+
+/* The size after s, the step-th of the sweep: double, or the next of
+ * nsizes log-spaced sizes (rounded; equal ones are skipped).  Past the
+ * last, max_size + 1. */
+static size_t next_size(const struct options *o, size_t s, size_t step)
+{
+    if (o->nsizes == 0)
+        return s * 2;
+    for (; step < (size_t)o->nsizes; step++) {
+        double f = (double)step / (double)(o->nsizes - 1);
+        size_t n = (size_t)llround((double)o->min_size * pow((double)o->max_size / (double)o->min_size, f));
+        if (n > s)
+            return n < o->max_size ? n : o->max_size;
+    }
+    return o->max_size + 1;
 }
 
 static long auto_iters(size_t size)
@@ -336,7 +358,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
 
-        for (size_t s = o.min_size; s <= o.max_size; s *= 2) {
+        for (size_t s = o.min_size, step = 0; s <= o.max_size; s = next_size(&o, s, ++step)) {
             int size = (int)s;
             if (rank == 0) {
                 long iters = o.iters > 0 ? o.iters : auto_iters(s);
