@@ -44,13 +44,31 @@ static double clip01(double v)
     return v < 0 ? 0.0 : v > 1 ? 1.0 : v;
 }
 
-/* Share interval of one bin from the payload time under B's interval. */
+/* Share interval of one bin, on the model's time for the bin, as the share
+ * itself is (alpha at the size over the predicted time).  Two bounds hold
+ * under T = alpha + M/B, and the tighter is taken: the payload time M/B
+ * under B's interval (whatever is not payload is startup), which decides
+ * the small sizes, and alpha's own interval, which decides the large ones:
+ * a last segment of 3 sizes may leave B's interval open above (payload
+ * possibly 0), but a 4 MiB message whose startup is 5 us of 470 us is not
+ * "between 1 % and 100 %" startup.  On the measured time instead of the
+ * model's, whatever the model misses would count as startup; the miss
+ * shows in the bin's model error. */
 static void bin_interval(const cf_fit_t *fit, const cf_an_bin_t *b, double *lo_p, double *hi_p)
 {
-    double blo, bhi, t = b->p50_s > 0 ? b->p50_s : b->predicted_s;
+    double blo, bhi, t = b->predicted_s > 0 ? b->predicted_s : b->p50_s;
+    const cf_segment_t *g = cf_fit_segment_at(fit, b->size);
+    /* the startup at this size: its segment's alpha, or the path's startup
+     * where that is only a line's crossing below 0 (cf_fit_alpha_at) */
+    const double *aci = g != NULL && g->alpha_s > 0 ? g->alpha_ci : fit->alpha_ci;
+
     bw_interval(fit, b->size, &blo, &bhi);
     *lo_p = blo > 0 ? clip01(1.0 - b->size / (blo * t)) : 0.0;
     *hi_p = isinf(bhi) ? 1.0 : clip01(1.0 - b->size / (bhi * t));
+    if (aci[0] > 0 && isfinite(aci[0]))
+        *lo_p = fmax(*lo_p, clip01(aci[0] / t));
+    if (aci[1] >= 0 && isfinite(aci[1]))
+        *hi_p = fmin(*hi_p, clip01(aci[1] / t));
     *lo_p = fmin(*lo_p, b->startup_share);
     *hi_p = fmax(*hi_p, b->startup_share);
 }

@@ -1320,6 +1320,38 @@ static void test_model_error_and_uncertain(void **state)
     cf_profile_free(&p);
 }
 
+/* A last bin the line misses (a copy that leaves the cache) is still
+ * bandwidth-bound: the miss is the model's error, not startup. */
+static void test_missed_last_bin_verdict(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_fit_t *f;
+    const cf_an_bin_t *b;
+    (void)state;
+
+    profile_new(&p);
+    add_p2p(&p);
+    for (int i = 0; i <= 22; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        add(&p, "MPI_Bcast", "collective", WORLD, INTER, m, 10, hockney((double)m) * (i == 22 ? 1.8 : 1.0));
+    }
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Bcast", WORLD, INTER);
+    assert_true(f->fit.ok);
+    b = bin_of(f, 1 << 22);
+    assert_true(b->in_fit);
+    /* the line misses it, and its last segment of 1, 2 and 4 MiB leaves
+     * B's interval open above, but the startup (5 us, from the small
+     * sizes) is 2 % of its time whatever B is */
+    assert_true(b->model_error < -0.1);
+    assert_true(isinf(f->fit.bandwidth_ci[1]));
+    assert_true(b->startup_share < 0.03);
+    assert_string_equal(b->verdict, "bandwidth-bound");
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 /* Fusion advice only for a stream that repeats per step and matters. */
 static void test_fusion_gating(void **state)
 {
@@ -1407,6 +1439,7 @@ int main(void)
         cmocka_unit_test(test_sample_coverage),
         cmocka_unit_test(test_transfer_mean_or_median),
         cmocka_unit_test(test_model_error_and_uncertain),
+        cmocka_unit_test(test_missed_last_bin_verdict),
         cmocka_unit_test(test_fusion_gating),
         cmocka_unit_test(test_oversubscribed),
     };
