@@ -20,6 +20,8 @@
 # Cases (transport; ranks):
 #   shm-pingpong-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4
 #                              ob1 + vader shared memory
+#   shm-pingpong10-2           the same ping-pong on 10 log-spaced sizes
+#                              (pingpong --sizes 10), as a real job's sweep
 #   ucx-pingpong-2 ucx-allreduce-2   UCX PML (any transport: shm here)
 #   tcp-pingpong-2 tcp-allreduce-2   ob1 + tcp BTL on lo only (the connections
 #                              are checked to be 127.0.0.1 while it runs)
@@ -59,7 +61,7 @@ UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
 BURST=256kb
 MELT=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps*/examples/melt/in.melt* 2>/dev/null | head -n 1)
 
-all_cases="shm-pingpong-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4 ucx-pingpong-2 ucx-allreduce-2
+all_cases="shm-pingpong-2 shm-pingpong10-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4 ucx-pingpong-2 ucx-allreduce-2
 tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
 shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4
 lammps-melt-2"
@@ -149,8 +151,10 @@ run_local() {
         ucx) opts=("${UCX[@]}"); tdesc="UCX PML, pml_ucx_tls any, pml_ucx_devices any" ;;
         tcp) opts=("${TCP[@]}"); tdesc="ob1 + tcp BTL on lo (127.0.0.1)" ;;
     esac
-    if [ "$kind" = pingpong ]; then
+    if [ "$kind" = pingpong ] || [ "$kind" = pingpong10 ]; then
         prog=("$build/examples/pingpong" --min 8 --max 4MiB --csv); out=pingpong.csv
+        # pingpong10: the 10 log-spaced sizes a real job's sweep may have
+        [ "$kind" = pingpong10 ] && prog+=(--sizes 10)
         fits='[{"op": "p2p", "joint": true, "path": "intra-node"}, {"op": "MPI_Send", "path": "intra-node"}]'
     else
         prog=("$build/examples/coll_sweep" --op allreduce --min 8 --max 4MiB --csv); out=coll_sweep.csv
@@ -175,7 +179,7 @@ run_local() {
     else
         COMMFIT_LIB=$lib "$commfit" run -q -o "$dir/profile.json" -- "${cmd[@]}" > "$dir/$out" || die "$case: job failed"
     fi
-    if [ "$kind" = pingpong ]; then truth_pingpong; else truth_coll; fi
+    if [ "$kind" = allreduce ]; then truth_coll; else truth_pingpong; fi
     shrink
     local exp
     exp=$("$PY" -c 'import json,sys; e=json.loads(sys.argv[1]); e["fits"]=json.loads(sys.argv[2]); print(json.dumps(e))' \
@@ -183,7 +187,7 @@ run_local() {
     meta case="$case" program="$(jsonarr "${prog[@]}")" \
         command="$(jsonarr "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
         transport="$tdesc" path="intra-node" ranks="$np" ranks_per_node="$np" nodes=1 \
-        truth="$( [ "$kind" = pingpong ] && echo '"pingpong: half the median round trip per size (one-way), 0<->1"' ||
+        truth="$( [ "$kind" != allreduce ] && echo '"pingpong: half the median round trip per size (one-way), 0<->1"' ||
                   echo '"coll_sweep: median over iterations and ranks of the time per call on each rank (rank_time_us; time_us in coll_sweep.csv is that of the slowest rank)"')" \
         tcp_connections="$conns" expect="$exp"
 }

@@ -14,6 +14,9 @@ the physics of the path says (meta.json `expect`):
   bandwidth  the fit's bandwidth_Bps within bandwidth_tol of the expected
              payload rate (shaped links)
   verdict    the smallest bin's and the largest bin's verdicts
+  limits     where the profile holds the library's declared eager limit
+             for the path and the sweep has 3 sizes on each side: the
+             joint fit breaks there
   reference  references[] of the path against NetPIPE's latency (time of
              its smallest message) and peak throughput
   no_fuse / nonblocking_not_cost   (applications) no advice to fuse, and
@@ -64,10 +67,13 @@ known = 0
 def check(case, what, ok, detail=""):
     global fails, passed, known
     why = None
-    if not ok:
-        for k in known_limits.get(case, []):
-            if k["check"] in what:
-                why = k["why"]
+    for k in known_limits.get(case, []):
+        if k["check"] in what:
+            why = k["why"]
+    if ok and why:
+        # a known limit that holds again: say so, so that its entry goes
+        detail += " (listed in known.json, passes now: remove the entry)"
+        why = None
     if ok:
         passed += 1
     elif why:
@@ -204,6 +210,28 @@ def check_fit(case, rep, truth, sel, exp):
         # copied out): the link's rate and the message's verdict are the
         # joint fit's to give
         return
+    if sel.get("joint"):
+        # the eager limit the library declared for the path (profile section
+        # "protocol"), where the sweep has sizes on both sides: the joint
+        # fit breaks there
+        path = sel.get("path")
+        declared = [l["bytes"] for p in rep.get("protocol_limits", []) if p["path"] == path
+                    for l in p["limits"] if "eager" in l["name"]]
+        sizes_ = [s for s, _ in truth or []]
+        for L in declared:
+            below = [s for s in sizes_ if s < L - 128]
+            above = [s for s in sizes_ if s > L]
+            if len(below) < 3 or len(above) < 3:
+                continue
+            segs = fit.get("segments", [])
+            # one segment ends at or below the limit, the next starts at most
+            # a header's length below it (a bin's mean size can lie above it)
+            at = any(a["size_hi"] <= L and b["size_lo"] >= L - 128 for a, b in zip(segs, segs[1:]))
+            check(case, "%s breaks at the declared eager limit" % name,
+                  at and L in [l["bytes"] for l in fit.get("protocol_limits", [])],
+                  "limit %d B; fit's limits %s; segments %s" % (
+                      L, [l["bytes"] for l in fit.get("protocol_limits", [])],
+                      ", ".join("%s..%s" % (human_size(g["size_lo"]), human_size(g["size_hi"])) for g in segs)))
     if "bandwidth_Bps" in exp:
         want, tol, got = exp["bandwidth_Bps"], exp.get("bandwidth_tol", 0.10), fit.get("bandwidth_Bps")
         check(case, "%s bandwidth vs the link's payload rate" % name,
