@@ -94,6 +94,7 @@ static int parse_args(int argc, char **argv, struct options *o, int verbose)
     o->min_size = 1;
     o->max_size = (size_t)4 << 20;
     o->iters = 0;
+    o->nsizes = 0;
     o->warmup = -1;
     o->mode = MODE_BLOCKING;
     o->csv = 0;

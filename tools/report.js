@@ -103,6 +103,7 @@
         ctx.lineTo(wx, y.getPixelForValue(w.hi));
         ctx.stroke();
       });
+      var placed = []; /* labels drawn so far: a label that would overlap one goes a line lower */
       (o.vlines || []).forEach(function (v) {
         var vx = x.getPixelForValue(v.x);
         if (vx < a.left || vx > a.right) return;
@@ -115,8 +116,10 @@
         ctx.setLineDash([]);
         ctx.fillStyle = v.color || '#a06000';
         ctx.font = '11px sans-serif';
-        var w = ctx.measureText(v.label).width;
-        ctx.fillText(v.label, vx + 4 + w > a.right ? vx - 4 - w : vx + 4, a.top + 12);
+        var w = ctx.measureText(v.label).width, lx = vx + 4 + w > a.right ? vx - 4 - w : vx + 4, ly = a.top + 12;
+        while (placed.some(function (p) { return p.y === ly && lx < p.x1 + 6 && lx + w > p.x0 - 6; })) ly += 14;
+        placed.push({ x0: lx, x1: lx + w, y: ly });
+        ctx.fillText(v.label, lx, ly);
       });
       ctx.restore();
     }
@@ -175,6 +178,11 @@
         fmtRate(f.ci.bandwidth_Bps[1]) + '], n_half ' + fmtSize(f.n_half_bytes) + ', error ' +
         fmtPct(f.model_error_rms) + ' rms, ' + f.points + '/' + f.sizes + ' sizes' +
         (f.segments.length > 1 ? ', ' + f.segments.length + ' segments' : ''));
+      if ((f.protocol_limits || []).length) {
+        lines.push('breaks at the library\'s protocol limits: ' + f.protocol_limits.map(function (l) {
+          return fmtSize(l.bytes) + ' (' + (l.name || '?') + ')';
+        }).join(', '));
+      }
     } else {
       lines.push((f.note || 'no fit') + (f.verdict_basis === 'model' ? '; verdict from the link model' : ''));
     }
@@ -229,6 +237,10 @@
           showLine: true, pointRadius: 0, borderColor: '#bbb', borderDash: [6, 4], borderWidth: 1 });
       }
       if (f.n_half_bytes > 0) vlines.push({ x: f.n_half_bytes, label: 'n_half ' + fmtSize(f.n_half_bytes) });
+      /* where the library says its protocol changes, and the fit breaks */
+      (f.protocol_limits || []).forEach(function (l) {
+        vlines.push({ x: l.bytes, label: (l.name || 'protocol limit') + ' ' + fmtSize(l.bytes) });
+      });
     }
     var cv = card(parent, id, title, fitLines(f));
     draw(cv, {
@@ -254,6 +266,7 @@
       plugins: [marks]
     });
     record(id, 'fit', title, ds, { op: f.op, comm: f.comm, path: f.path, fit_ok: f.fit_ok, n_half_bytes: f.n_half_bytes,
+      limits: (f.protocol_limits || []).map(function (l) { return l.bytes; }),
       segments: curve ? curve.segments.length : 0, shaded: !!(curve && f.n_half_bytes > 0) });
   }
 
@@ -273,7 +286,7 @@
     }
     left.forEach(function (t) { sec.appendChild(el('p', 'note', t)); });
     if (R.fits.length === 0) sec.appendChild(el('p', 'note', 'Nothing was fitted.'));
-    sec.appendChild(el('p', 'legend-note', 'Each point is one message-size bin: its median (call duration, and the sampled transfer time where the bin has enough samples), the grey whisker up to its p99. Lines: the fitted model T = alpha + M/B per segment, the asymptote M/B and the startup alpha. Shaded: sizes below n_half, where startup costs more than payload. Hover a point for its numbers.'));
+    sec.appendChild(el('p', 'legend-note', 'Each point is one message-size bin: its median (call duration, and the sampled transfer time where the bin has enough samples), the grey whisker up to its p99. Lines: the fitted model T = alpha + M/B per segment, the asymptote M/B and the startup alpha. Shaded: sizes below n_half, where startup costs more than payload. Dashed verticals: n_half, and the protocol limits the library declares where the fit breaks at them. Hover a point for its numbers.'));
   }
 
   /* ---- fusion advice: modelled time per step against bucket size ---- */

@@ -2,7 +2,8 @@
 # commfit report --format html: the page loads in headless Chromium with no
 # network, no console message, and draws the charts and points of the JSON
 # report (tests/tools/check_html.py): the demo's training loop, LAMMPS in.melt
-# from the corpus, a profile whose strings are markup, and 10000 ranks.
+# and a 10-size ping-pong with declared protocol limits from the corpus, a
+# profile whose strings are markup, and 10000 ranks.
 # Skipped only where Chromium cannot run, and never under CI=true.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
@@ -42,6 +43,9 @@ COMMFIT_OUTPUT="$cf_tmp/demo.json" COMMFIT_SUMMARY=0 \
     > /dev/null || cf_fail "the demo job failed"
 page "$cf_tmp/demo.json" demo --expect-text "VERDICT" --expect-text "FUSION ADVICE"
 page "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" lammps-melt-4 --expect-text "MPI_Send on world"
+# a sweep whose joint fit breaks at the library's eager limit, marked on its chart
+page "$CF_SRCDIR/tests/corpus/shm-pingpong10-2/profile.json" shm-pingpong10-2 \
+    --expect-text "breaks at the library's protocol limits: 4.1 kB (btl_vader_eager_limit)"
 
 # strings from the profile are text, never markup: host, library, region names, the file name
 evil="$cf_tmp/evil<&>'\".json"
