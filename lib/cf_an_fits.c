@@ -93,7 +93,7 @@ static void judge(cf_an_fit_t *f)
     } else if (f->startup_lo < 0.5 && f->startup_hi > 0.5) {
         snprintf(l, sizeof(l), "%.0f%%", 100.0 * f->startup_lo);
         snprintf(h, sizeof(h), "%.0f%%", 100.0 * f->startup_hi);
-        snprintf(f->why, sizeof(f->why), "the startup share lies between %s and %s (95%% interval of B)",
+        snprintf(f->why, sizeof(f->why), "the startup share lies between %s and %s (95%% intervals of alpha and B)",
                  l, h);
     }
     if (f->why[0] != '\0') {

@@ -143,6 +143,7 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
             jpush(c, lims, e);
         }
         jset(c, o, "protocol_limits", lims);
+        jset(c, o, "protocol_limits_unused_why", jstr(ok ? f->fit.limits_unused_why : NULL));
     }
     for (size_t k = 0; k < f->nbin; k++) {
         const cf_an_bin_t *b = &f->bin[k];

@@ -279,20 +279,28 @@ static int joint_member(const cf_record_t *r)
 /* The protocol limits of each path, from the profile's "protocol" section
  * (Open MPI's BTL control variables: see plugin/cf_protocol.c).  They are
  * the BTLs' own, which carry point-to-point messages under the ob1 PML
- * only: where the UCX layer saw tag messages on a path, UCX carried them,
- * with thresholds of its own that the profile does not hold, and the
- * limits are not used there. */
+ * only: they are not used when the section names another PML (UCX, cm
+ * with an MTL), nor where the UCX layer saw tag messages on a path (UCX
+ * carried them, with thresholds of its own that the profile does not
+ * hold). */
 void cf_an_limits_build(cf_analysis_t *a)
 {
     const cf_profile_t *p = a->p;
     json_t *sec = p->extra != NULL ? json_object_get(p->extra, "protocol") : NULL;
     json_t *arr = sec != NULL ? json_object_get(sec, "limits") : NULL, *e;
+    json_t *jpml = sec != NULL ? json_object_get(sec, "pml") : NULL;
+    const char *pml = json_is_string(jpml) ? json_string_value(jpml) : NULL;
     int ucx[CF_AN_NPATH] = {0};
     size_t i;
 
     memset(a->limits, 0, sizeof(a->limits));
     if (!json_is_array(arr))
         return;
+    if (pml != NULL && strcmp(pml, "ob1") != 0) {
+        /* e.g. "ucx": no BTL carried a message */
+        for (int path = 0; path < CF_AN_NPATH; path++)
+            ucx[path] = 1;
+    }
     for (size_t k = 0; k < p->nrec; k++) {
         const cf_record_t *r = &p->rec[k];
         if (r->layer == CF_LAYER_UCX && r->path >= 0 && r->path < CF_AN_NPATH && strstr(r->op, "_tag_"))
@@ -307,7 +315,9 @@ void cf_an_limits_build(cf_analysis_t *a)
             continue;
         l = &a->limits[path];
         if (ucx[path]) {
-            l->unused_why = "the UCX layer carried this path's messages, not the BTL the limits belong to";
+            l->unused_why = pml != NULL && strcmp(pml, "ob1") != 0
+                                ? "the job's PML is not ob1, so no BTL carried its messages"
+                                : "the UCX layer carried this path's messages, not the BTL the limits belong to";
             continue;
         }
         if (l->n < CF_AN_MAX_LIMITS) {

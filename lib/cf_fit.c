@@ -1072,9 +1072,15 @@ int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, siz
         if (select_model(&w, lim, &cur, keep) != 0 ||
             model_pays(&w, &cur, &free_m, keep[2],
                        SEG_PARAMS * (free_m.nseg > cur.nseg ? (double)(free_m.nseg - cur.nseg) : 1.0))) {
+            fit.limits_unused_why = w.nlim > 0 ? "the fit without them predicts better (by more than a "
+                                                 "segment's price in the likelihood-ratio test)"
+                                               : "each leaves fewer than 3 sizes on a side";
             w.nlim = 0;
             if (select_model(&w, lim, &cur, keep) != 0)
                 goto nodata;
+        } else if (w.nlim < nbind) {
+            fit.limits_unused_why = w.nlim == 0 ? "each leaves fewer than 3 sizes on a side"
+                                                : "some leave fewer than 3 sizes on a side";
         }
     }
     /* The parameters of those segments, with the same bounded weights:
@@ -1176,9 +1182,16 @@ const cf_segment_t *cf_fit_segment_at(const cf_fit_t *fit, double size)
     for (int k = 0; k + 1 < fit->nseg; k++) {
         double hi = fit->seg[k].size_hi, lo = fit->seg[k + 1].size_lo;
         /* Sizes are spaced geometrically, so the switch between two
-         * segments is put at the geometric mean of their edges. */
+         * segments is put at the geometric mean of their edges; at a
+         * declared limit between them, at the limit (a message of the
+         * limit's size is past an eager limit that counts the headers,
+         * unless the fit put that size in the lower segment). */
         double edge = hi > 0 ? sqrt(hi * lo) : 0.5 * (hi + lo);
-        if (size < edge)
+        for (int j = 0; j < fit->nlimits; j++)
+            if (fit->limit_bytes[j] >= hi && fit->limit_bytes[j] <= lo)
+                edge = fit->limit_bytes[j];
+        /* the sizes the segment was fitted on are its own */
+        if (size <= hi || size < edge)
             return &fit->seg[k];
     }
     return &fit->seg[fit->nseg - 1];

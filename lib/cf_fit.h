@@ -90,8 +90,9 @@
  * - Declared protocol limits (cf_fit_run_limits): where the MPI library
  *   states the size of a switch (an eager limit), the model is selected
  *   twice, once among segmentations with a break at every limit (the test
- *   above then decides only about further breaks, as many as without the
- *   limits: a limit that changes nothing must not take the segment a
+ *   above then decides only about further breaks; each limit adds a
+ *   segment to the CF_FIT_MAX_SEG allowed, as far as 3 sizes a segment
+ *   allow: a limit that changes nothing should not take the segment a
  *   shaper's knee needs), once without them.  The limits stand unless
  *   the model that ignores them is better by the test's price of a
  *   segment (SEG_PARAMS parameters).  Simulated with the noise above
@@ -172,6 +173,9 @@ typedef struct {
      * cf_fit_run_limits); 0 without them. */
     int nlimits;
     double limit_bytes[CF_FIT_MAX_LIMITS];
+    /* Why limits given that fall inside the sizes are not among those
+     * (static string), NULL when all are or none was given. */
+    const char *limits_unused_why;
     cf_segment_t seg[CF_FIT_SEG_CAP]; /* ascending sizes */
 } cf_fit_t;
 
@@ -201,7 +205,8 @@ CF_HIDDEN const cf_segment_t *cf_fit_segment_at(const cf_fit_t *fit, double size
 
 /* Predicted time of one message under the segment covering size (the
  * nearest segment outside the fitted range; between two segments the
- * switch is at the geometric mean of their edges).  NaN when !fit->ok. */
+ * switch is at a declared limit that lies between their edges, else at the
+ * geometric mean of the edges).  NaN when !fit->ok. */
 CF_HIDDEN double cf_fit_predict(const cf_fit_t *fit, double size);
 /* Startup time of a message of that size: its segment's alpha, or the
  * startup seg[0].alpha_s when that alpha is negative (a line above a

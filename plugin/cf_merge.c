@@ -725,7 +725,8 @@ void cf_runtime_finalize(void)
         cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_extra_put(&p.extra, "matrix", matrix_section);
         cf_extra_put(&p.extra, "callsites", site_section);
-        cf_extra_put(&p.extra, "protocol", cf_protocol_section());
+        if (cf_g.cfg.protocol)
+            cf_extra_put(&p.extra, "protocol", cf_protocol_section());
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

@@ -11,6 +11,7 @@
  * is left out, never fatal. */
 #include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <jansson.h>
 
@@ -32,6 +33,12 @@ static const struct {
     {"btl_tcp_eager_limit", "inter-node", "eager limit"},
 };
 #define NLIMITS (sizeof(LIMITS) / sizeof(LIMITS[0]))
+
+/* Open MPI keeps the variables of the point-to-point layer (PML) it
+ * selected and unregisters the others': which of these is there names
+ * it.  The BTL limits govern messages under ob1 only. */
+static const char *const PMLS[] = {"ob1", "ucx", "cm"};
+#define NPMLS (sizeof(PMLS) / sizeof(PMLS[0]))
 
 /* The integer value of control variable index i, when it is a scalar
  * without an object binding. */
@@ -94,12 +101,18 @@ static json_t *limit_entry(const char *name, long long bytes, const char *path, 
 
 json_t *cf_protocol_section(void)
 {
-    int provided, n = 0, found[NLIMITS];
+    int provided, level, n = 0, found[NLIMITS], pml[NPMLS] = {0}, npml = 0;
     long long val[NLIMITS];
-    int shm = 0;
+    int shm = 0, sm5 = 0;
+    const char *selected = NULL;
     json_t *sec, *arr;
 
-    if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+    /* at the job's own thread level: Open MPI's first MPI_T_init_thread
+     * sets the library's level to the one asked for, and the job's
+     * MPI_THREAD_MULTIPLE would read as SINGLE through MPI_Finalize */
+    if (PMPI_Query_thread(&level) != MPI_SUCCESS)
+        level = MPI_THREAD_SINGLE;
+    if (PMPI_T_init_thread(level, &provided) != MPI_SUCCESS)
         return NULL;
     memset(found, 0, sizeof(found));
     if (PMPI_T_cvar_get_num(&n) == MPI_SUCCESS) {
@@ -113,8 +126,26 @@ json_t *cf_protocol_section(void)
             for (size_t k = 0; k < NLIMITS; k++)
                 if (!found[k] && strcmp(name, LIMITS[k].name) == 0 && read_cvar(i, &val[k]) && val[k] > 0)
                     found[k] = 1;
+            for (size_t k = 0; k < NPMLS; k++) {
+                char want[32];
+                snprintf(want, sizeof(want), "pml_%s_priority", PMLS[k]);
+                pml[k] |= strcmp(name, want) == 0;
+            }
         }
     }
+    for (size_t k = 0; k < NPMLS; k++)
+        if (pml[k]) {
+            selected = PMLS[k];
+            npml++;
+        }
+    if (npml != 1)
+        selected = NULL;
+    /* Open MPI 5 keeps vader's names as synonyms of sm's: one set */
+    for (size_t k = 0; k < NLIMITS; k++)
+        sm5 |= found[k] && strncmp(LIMITS[k].name, "btl_sm_", 7) == 0;
+    for (size_t k = 0; sm5 && k < NLIMITS; k++)
+        if (strncmp(LIMITS[k].name, "btl_vader_", 10) == 0)
+            found[k] = 0;
     /* The variables can be read only between these two calls: finalizing
      * the tool interface after MPI_Finalize crashes Open MPI 4.1. */
     PMPI_T_finalize();
@@ -140,6 +171,8 @@ json_t *cf_protocol_section(void)
         return NULL;
     }
     json_object_set_new(sec, "source", json_string("MPI_T control variables"));
+    /* the selected PML where one alone is registered, else null */
+    json_object_set_new(sec, "pml", selected != NULL ? json_string(selected) : json_null());
     json_object_set_new(sec, "limits", arr);
     return sec;
 }

@@ -151,6 +151,7 @@ static void cf_config_read(cf_config_t *c, int complain)
     cf_env_uint("COMMFIT_TRACE", 0, 1u << 20, 256, &c->trace, complain);
     cf_env_path("COMMFIT_OUTPUT", c->output, sizeof(c->output), "the default name", complain);
     cf_env_bool("COMMFIT_SPILL", 1, &c->spill, complain);
+    cf_env_bool("COMMFIT_PROTOCOL", 1, &c->protocol, complain);
     cf_env_bool("COMMFIT_GATHER", 0, &c->gather, complain);
     cf_env_uint("COMMFIT_SPOOL_FANOUT", 0, 1u << 30, 256, &c->spool_fanout, complain);
     cf_env_uint("COMMFIT_CALLSITE_DEPTH", 0, CF_SITE_DEPTH_MAX, 1, &c->site_depth, complain);
@@ -162,7 +163,7 @@ static void cf_config_read(cf_config_t *c, int complain)
                                         "COMMFIT_SAMPLES", "COMMFIT_SAMPLE_EVERY", "COMMFIT_TRACE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
                                         "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
                                         "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS", "COMMFIT_CALLSITE_DEPTH",
-                                        "COMMFIT_CALLSITES_MAX"};
+                                        "COMMFIT_CALLSITES_MAX", "COMMFIT_PROTOCOL"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)

@@ -54,6 +54,7 @@ typedef struct {
     uint32_t sample_every; /* after the first ones, 1 in this many (a power of two) */
     uint32_t trace;        /* sampled collective instances per rank kept for commfit trace */
     int spill;             /* a job that does not finish leaves its records in the spool */
+    int protocol;          /* read the library's protocol limits at finalize (COMMFIT_PROTOCOL) */
     int gather;            /* commfit run gathers the spool (ranks stay quiet) */
     uint32_t spool_fanout; /* ranks per subdirectory of the spool, 0 = one directory */
     uint32_t site_depth;   /* frames per call site (COMMFIT_CALLSITE_DEPTH), 0 = call sites off */

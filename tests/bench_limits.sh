@@ -56,10 +56,17 @@ for r in range(1, runs + 1):
     truth = {int(x["bytes"]): float(x["half_rtt_us"]) * 1e-6 for x in csv.DictReader(open(base + ".csv"))}
     lim = [l["bytes"] for l in json.load(open(base + ".json")).get("protocol", {}).get("limits", [])
            if l["path"] == "intra-node" and "eager" in l["name"]]
-    eager = lim[0] if lim else eager
+    if not lim:
+        continue
+    eager = lim[0]
+    sizes = sorted(truth)
+    if not any(s < eager for s in sizes) or not any(s >= eager for s in sizes):
+        continue
     for label, rep in (("with the limits", base + ".rep"), ("without", base + ".free.rep")):
-        f = [f for f in json.load(open(rep))["fits"] if f["op"] == "p2p" and f["path"] == "intra-node"][0]
-        sizes = sorted(truth)
+        fits = [f for f in json.load(open(rep))["fits"] if f["op"] == "p2p" and f["path"] == "intra-node"]
+        if not fits:
+            continue
+        f = fits[0]
         below = max(s for s in sizes if s < eager)
         above = min(s for s in sizes if s >= eager)
         segs = f["segments"]

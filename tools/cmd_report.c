@@ -388,7 +388,7 @@ static void text_fits(const cf_analysis_t *a)
         for (size_t q = 0; q < pl->n; q++)
             printf("%s %s (%s)", q ? "," : "", fmt_s(pl->bytes[q], b[0]), pl->name[q]);
         if (pl->n > 0)
-            printf("; the joint point-to-point fit breaks at each\n");
+            printf("; the joint point-to-point fit may break at them (its lines say where it does)\n");
         else
             printf(" not used: %s\n", pl->unused_why);
     }
@@ -447,6 +447,8 @@ static void text_fits(const cf_analysis_t *a)
             }
             putchar('\n');
         }
+        if (ft->ok && ft->limits_unused_why != NULL)
+            printf("  %-*s %-17s declared protocol limits not broken at: %s\n", w, "", "", ft->limits_unused_why);
         if (ft->ok) {
             int nb = 0, nx = 0;
             for (size_t k = 0; k < f->nbin; k++) {

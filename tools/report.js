@@ -120,6 +120,8 @@
         while (placed.some(function (p) { return p.y === ly && lx < p.x1 + 6 && lx + w > p.x0 - 6; })) ly += 14;
         placed.push({ x0: lx, x1: lx + w, y: ly });
         ctx.fillText(v.label, lx, ly);
+        /* what was drawn, for the page's summary (the first drawing only) */
+        if (o.drawn && v.limit && o.drawn.indexOf(v.x) < 0) o.drawn.push(v.x);
       });
       ctx.restore();
     }
@@ -220,7 +222,7 @@
       { label: 'p99', data: p99, backgroundColor: '#777', borderColor: '#777', pointStyle: 'line', pointRadius: 6, borderWidth: 2 },
       { label: 'left out (outlier)', data: out, borderColor: palette[1], backgroundColor: palette[1], pointStyle: 'crossRot', pointRadius: 8, borderWidth: 2 }
     ];
-    var vlines = [];
+    var vlines = [], drawn = [];
     if (curve) {
       curve.segments.forEach(function (s, k) {
         ds.push({ label: 'model' + (curve.segments.length > 1 ? ', segment ' + s.segment : '') + ': ' +
@@ -239,7 +241,7 @@
       if (f.n_half_bytes > 0) vlines.push({ x: f.n_half_bytes, label: 'n_half ' + fmtSize(f.n_half_bytes) });
       /* where the library says its protocol changes, and the fit breaks */
       (f.protocol_limits || []).forEach(function (l) {
-        vlines.push({ x: l.bytes, label: (l.name || 'protocol limit') + ' ' + fmtSize(l.bytes) });
+        vlines.push({ x: l.bytes, label: (l.name || 'protocol limit') + ' ' + fmtSize(l.bytes), limit: true });
       });
     }
     var cv = card(parent, id, title, fitLines(f));
@@ -252,7 +254,8 @@
           y: { type: 'logarithmic', title: { display: true, text: 'time per call' }, ticks: { callback: logTicks(fmtTime) } }
         },
         plugins: {
-          cfMarks: { shadeBelow: curve && f.n_half_bytes > 0 ? f.n_half_bytes : 0, vlines: vlines, whiskers: whiskers },
+          cfMarks: { shadeBelow: curve && f.n_half_bytes > 0 ? f.n_half_bytes : 0, vlines: vlines, whiskers: whiskers,
+            drawn: drawn },
           tooltip: { callbacks: { label: function (c) {
             var r = c.raw, s = c.dataset.label + ': ' + fmtSize(r.x) + ', ' + fmtTime(r.y);
             if (r.calls !== undefined) {
@@ -266,7 +269,7 @@
       plugins: [marks]
     });
     record(id, 'fit', title, ds, { op: f.op, comm: f.comm, path: f.path, fit_ok: f.fit_ok, n_half_bytes: f.n_half_bytes,
-      limits: (f.protocol_limits || []).map(function (l) { return l.bytes; }),
+      limits: drawn,
       segments: curve ? curve.segments.length : 0, shaded: !!(curve && f.n_half_bytes > 0) });
   }
 

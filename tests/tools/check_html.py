@@ -76,9 +76,11 @@ def expect_charts(rep, summary):
                 fail("%s: %d model lines drawn, the fit has %d segments" % (cid, len(segs), len(f["segments"])))
             if any(d["points"] < 2 for d in segs):
                 fail("%s: a model line of fewer than 2 points" % cid)
+            # the dashed lines the chart drew (report.js records them as it
+            # draws, inside the plot area only) against the fit's limits
             lim = [l["bytes"] for l in f.get("protocol_limits", [])]
             if sorted(c.get("limits", [])) != sorted(lim):
-                fail("%s: protocol limits marked %s, the fit breaks at %s" % (cid, c.get("limits"), lim))
+                fail("%s: protocol limits drawn at %s, the fit breaks at %s" % (cid, c.get("limits"), lim))
             nh = f["n_half_bytes"]
             if (nh is not None and nh > 0) != c["shaded"] or (nh and abs(c["n_half_bytes"] - nh) > 1e-9 * nh):
                 fail("%s: n_half %s marked as %s" % (cid, nh, c.get("n_half_bytes")))

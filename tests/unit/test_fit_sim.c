@@ -395,6 +395,29 @@ static void test_limits_that_cannot_bind(void **state)
     assert_int_equal(cf_fit_run_limits(p, (size_t)n, NULL, 1, &f, NULL), CF_ERR_INVALID);
 }
 
+/* Between two segments a declared limit is the switch: a 10-size sweep
+ * has 2787 and 12040 B around a 4096-byte eager limit, and a 5000-byte
+ * message is past it (the geometric mean of the edges, 5.8 kB, would put
+ * it on the eager line, 39 % short). */
+static void test_limit_is_the_switch(void **state)
+{
+    double m[MAXN], t[MAXN], lim = 4096;
+    cf_point_t p[MAXN];
+    cf_fit_t f;
+    const int n = 10;
+    (void)state;
+
+    sizes_of(m, n);
+    for (int i = 0; i < n; i++) {
+        t[i] = m[i] < lim ? 0.3e-6 + m[i] / 5e9 : 3.5e-6 + m[i] / 10e9;
+        p[i] = (cf_point_t){m[i], t[i], 1000};
+    }
+    assert_int_equal(cf_fit_run_limits(p, (size_t)n, &lim, 1, &f, NULL), CF_OK);
+    assert_int_equal(f.nlimits, 1);
+    assert_true(fabs(cf_fit_predict(&f, 5000) / (3.5e-6 + 5000 / 10e9) - 1.0) < 0.05);
+    assert_true(fabs(cf_fit_predict(&f, 4000) / (0.3e-6 + 4000 / 5e9) - 1.0) < 0.05);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_token_bucket_rate),
         cmocka_unit_test(test_declared_limit),
         cmocka_unit_test(test_limits_that_cannot_bind),
+        cmocka_unit_test(test_limit_is_the_switch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
