@@ -12,14 +12,20 @@ root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run() { mpirun "${root[@]}" --oversubscribe --bind-to none --mca btl self,vader --mca pml ob1 "$@"; }
 echo "commfit finalize benchmark: $(nproc) cores, $(mpirun --version | head -1), ranks oversubscribed"
-printf "%6s %22s %22s %30s\n" ranks "finalize plain (s)" "finalize profiled (s)" "rank 0 peak RSS plain/profiled"
+# "no MPI_T": profiled with COMMFIT_PROTOCOL=0, without the read of the
+# library's protocol limits (Open MPI's tool interface start on rank 0)
+printf "%6s %20s %22s %14s %30s\n" ranks "finalize plain (s)" "finalize profiled (s)" "no MPI_T (s)" \
+    "rank 0 peak RSS plain/profiled"
 for np in ${BENCH_RANKS:-2 16 64}; do
     run -np "$np" "$prog" > "$tmp/plain" || exit 1
     COMMFIT_OUTPUT=$tmp/p.json COMMFIT_SUMMARY=0 run -np "$np" -x LD_PRELOAD="$lib" -x COMMFIT_OUTPUT \
         -x COMMFIT_SUMMARY "$prog" > "$tmp/prof" || exit 1
+    COMMFIT_OUTPUT=$tmp/p.json COMMFIT_SUMMARY=0 COMMFIT_PROTOCOL=0 run -np "$np" -x LD_PRELOAD="$lib" \
+        -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x COMMFIT_PROTOCOL "$prog" > "$tmp/nomt" || exit 1
     fp=$(awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/plain")
     fq=$(awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/prof")
+    fn=$(awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/nomt")
     mp=$(awk '$1 == "finalize" && $2 == 0 { print $5 }' "$tmp/plain")
     mq=$(awk '$1 == "finalize" && $2 == 0 { print $5 }' "$tmp/prof")
-    printf "%6d %22s %22s %16s / %s kB (+%d kB)\n" "$np" "$fp" "$fq" "$mp" "$mq" $((mq - mp))
+    printf "%6d %20s %22s %14s %16s / %s kB (+%d kB)\n" "$np" "$fp" "$fq" "$fn" "$mp" "$mq" $((mq - mp))
 done
