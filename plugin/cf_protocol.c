@@ -34,6 +34,13 @@ static const struct {
 };
 #define NLIMITS (sizeof(LIMITS) / sizeof(LIMITS[0]))
 
+/* Other network BTLs: where one of them is open too, which one carries the
+ * inter-node messages is not known, and TCP's limit is not claimed. */
+static const char *const OTHER_NET[] = {"btl_openib_eager_limit", "btl_uct_eager_limit", "btl_ofi_eager_limit",
+                                        "btl_usnic_eager_limit", "btl_ugni_eager_limit",
+                                        "btl_portals4_eager_limit"};
+#define NOTHER_NET (sizeof(OTHER_NET) / sizeof(OTHER_NET[0]))
+
 /* Open MPI keeps the variables of the point-to-point layer (PML) it
  * selected and unregisters the others': which of these is there names
  * it.  The BTL limits govern messages under ob1 only. */
@@ -103,7 +110,7 @@ json_t *cf_protocol_section(void)
 {
     int provided, level, n = 0, found[NLIMITS], pml[NPMLS] = {0}, npml = 0;
     long long val[NLIMITS];
-    int shm = 0, sm5 = 0;
+    int shm = 0, sm5 = 0, other_net = 0;
     const char *selected = NULL;
     json_t *sec, *arr;
 
@@ -126,6 +133,8 @@ json_t *cf_protocol_section(void)
             for (size_t k = 0; k < NLIMITS; k++)
                 if (!found[k] && strcmp(name, LIMITS[k].name) == 0 && read_cvar(i, &val[k]) && val[k] > 0)
                     found[k] = 1;
+            for (size_t k = 0; k < NOTHER_NET; k++)
+                other_net |= strcmp(name, OTHER_NET[k]) == 0;
             for (size_t k = 0; k < NPMLS; k++) {
                 char want[32];
                 snprintf(want, sizeof(want), "pml_%s_priority", PMLS[k]);
@@ -157,7 +166,7 @@ json_t *cf_protocol_section(void)
         if (found[k] && strcmp(LIMITS[k].path, "intra-node") == 0)
             shm = 1;
     for (size_t k = 0; k < NLIMITS; k++) {
-        if (!found[k])
+        if (!found[k] || (other_net && strcmp(LIMITS[k].path, "inter-node") == 0))
             continue;
         json_array_append_new(arr, limit_entry(LIMITS[k].name, val[k], LIMITS[k].path, LIMITS[k].what));
         /* no shared-memory transport: the network one carries intra-node
