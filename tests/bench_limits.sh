@@ -20,10 +20,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/commfit-bench-limits.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
-paths=(
-    "shm|--mca pml ob1 --mca btl self,vader"
-    "tcp-lo|--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo"
-)
+. "$CF_SRCDIR/tests/transports.sh"
+paths=("shm|$TRANSPORT_SHM" "tcp-lo|$TRANSPORT_TCP_LO")
 echo "bench-limits: $runs ping-pong sweeps of 10 sizes per path, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in "${paths[@]}"; do
     name=${p%%|*}

@@ -23,11 +23,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/commfit-bench-np.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
-paths=(
-    "shm|--mca pml ob1 --mca btl self,vader"
-    "tcp-lo|--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo"
-    "ucx|--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
-)
+. "$CF_SRCDIR/tests/transports.sh"
+paths=("shm|$TRANSPORT_SHM" "tcp-lo|$TRANSPORT_TCP_LO" "ucx|$TRANSPORT_UCX")
 echo "bench-netpipe: NetPIPE $np_bin, 2 ranks, 8 B .. $max B, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in "${paths[@]}"; do
     name=${p%%|*}

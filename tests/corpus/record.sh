@@ -55,9 +55,13 @@ PY=${PYTHON:-python3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
 
-SHM=(--mca pml ob1 --mca btl self,vader)
-TCP=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
-UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
+. "$src/tests/transports.sh"
+# shellcheck disable=SC2206
+SHM=($TRANSPORT_SHM)
+# shellcheck disable=SC2206
+TCP=($TRANSPORT_TCP_LO)
+# shellcheck disable=SC2206
+UCX=($TRANSPORT_UCX)
 BURST=256kb
 MELT=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps*/examples/melt/in.melt* 2>/dev/null | head -n 1)
 
