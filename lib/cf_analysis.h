@@ -165,7 +165,8 @@ typedef struct cf_an_fit {
 
 /* The protocol limits the MPI library declared for a path (profile
  * section "protocol"), which its point-to-point fits break at. */
-#define CF_AN_MAX_LIMITS 4
+/* as many as a fit can break at: more would be listed but never used */
+#define CF_AN_MAX_LIMITS CF_FIT_MAX_LIMITS
 typedef struct {
     size_t n;
     double bytes[CF_AN_MAX_LIMITS];
