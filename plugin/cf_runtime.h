@@ -130,6 +130,7 @@ typedef struct {
     cf_table_t table;
     uint64_t mpi_ns;   /* time inside intercepted calls */
     uint64_t missed;   /* completions of requests that were not tracked */
+    uint64_t charged_ns; /* of the completion call in progress: time charged to its requests */
     cf_req_snap_t *snaps;
     MPI_Status *status_buf;
     size_t scratch_cap; /* entries of snaps and status_buf (CF_SCRATCH, grown for more) */
@@ -357,9 +358,16 @@ CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const c
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
 CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 /* Records the completion of a snapshotted request; returns its payload, or 0
- * if it was not tracked. *path_p gets its path class. */
+ * if it was not tracked. *path_p gets its path class.  blocked_ns, the
+ * completion call's share of time for this request, is charged to the
+ * request's record and added to t->charged_ns. */
 CF_HIDDEN uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                               unsigned *path_p);
+                               unsigned *path_p, uint64_t blocked_ns);
+/* A snapshot that cf_req_done will record (tracked and active). */
+static inline int cf_snap_counts(const cf_req_snap_t *s)
+{
+    return s->slot < CF_SNAP_UNTRACKED && (s->req.flags & CF_REQ_ACTIVE);
+}
 CF_HIDDEN void cf_req_forget(MPI_Request req);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);
