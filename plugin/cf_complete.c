@@ -70,13 +70,11 @@ static int cf_counting(const cf_thread_t *t, int n)
 static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
                            void *ra)
 {
-    uint64_t key = cf_record_call(t, op, CF_COMM_ID_NONE, path, bytes, t0, t1);
-    if (t->charged_ns) {
-        cf_stat_t *s = cf_table_get(&t->table, key);
-        if (s)
-            s->t_wait += t->charged_ns;
-        t->charged_ns = 0;
-    }
+    uint64_t key;
+    cf_stat_t *s = cf_record_stat(t, op, CF_COMM_ID_NONE, path, bytes, t0, t1, &key);
+    if (s)
+        s->t_wait += t->charged_ns;
+    t->charged_ns = 0;
     cf_site_note(t, op, CF_COMM_ID_NONE, ra, bytes, t0, t1);
 }
 

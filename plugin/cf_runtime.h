@@ -315,8 +315,9 @@ static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, u
 }
 
 /* A call that returned: its time counts as time in MPI.  Returns its key. */
-static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
-                                      uint64_t t0, uint64_t t1)
+/* The same, returning the record's slot (NULL when the table had no room). */
+static inline cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                                        uint64_t t0, uint64_t t1, uint64_t *key_p)
 {
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
     uint64_t key = cf_key_of(op, comm_id, path, bytes);
@@ -324,6 +325,15 @@ static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm
     cf_stat_t *s = cf_table_get(&t->table, key);
     if (s)
         cf_stat_add(s, bytes, ns);
+    *key_p = key;
+    return s;
+}
+
+static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                                      uint64_t t0, uint64_t t1)
+{
+    uint64_t key;
+    cf_record_stat(t, op, comm_id, path, bytes, t0, t1, &key);
     return key;
 }
 
