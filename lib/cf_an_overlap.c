@@ -154,9 +154,15 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
         return buf;
     if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
         snprintf(buf + n, len - (size_t)n,
-                 "; the program does not call MPI_Test between post and wait, and the library progresses "
-                 "nonblocking operations only inside MPI calls: fuse them into fewer, larger calls, call "
-                 "MPI_Test between layers, or use a progress thread where the library has one");
+                 "; the program does not call MPI_Test between post and wait, and %s: fuse them into fewer, "
+                 "larger calls, call MPI_Test between layers, or %s",
+                 strstr(p->mpi_library, "MPICH") != NULL
+                     ? "MPICH advances nonblocking operations only inside MPI calls unless its progress thread is on"
+                     : "the library advances nonblocking collectives only inside MPI calls (Open MPI's have no "
+                       "progress thread)",
+                 strstr(p->mpi_library, "MPICH") != NULL
+                     ? "set MPIR_CVAR_ASYNC_PROGRESS=1 (MPICH's progress thread; needs MPI_THREAD_MULTIPLE)"
+                     : "drive progress from a thread of the program's own that calls MPI_Test");
     else if (o->hidden < CF_AN_HIDDEN_LITTLE)
         snprintf(buf + n, len - (size_t)n,
                  "; little is hidden although the program polls: the exchange itself takes longer than the "
