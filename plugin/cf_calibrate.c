@@ -108,19 +108,7 @@ static int cal_rc(cal_t *x, int rc)
     return rc;
 }
 
-/* ---- point-to-point and control calls, counted ---- */
-
-static int cal_send(cal_t *x, const void *buf, uint64_t bytes, int to)
-{
-    x->count[N_MSGS]++;
-    x->count[N_MSG_BYTES] += bytes;
-    return cal_rc(x, PMPI_Send(buf, (int)bytes, MPI_BYTE, to, CAL_TAG, x->comm));
-}
-
-static int cal_recv(cal_t *x, void *buf, uint64_t bytes, int from)
-{
-    return cal_rc(x, PMPI_Recv(buf, (int)bytes, MPI_BYTE, from, CAL_TAG, x->comm, MPI_STATUS_IGNORE));
-}
+/* ---- control calls, counted ---- */
 
 /* Element-wise maximum of v over the ranks, into v: the decisions' inputs. */
 static void cal_agree(cal_t *x, double *v, int n)
@@ -200,96 +188,116 @@ static int coll_sizes(uint64_t upper, uint64_t *out)
     return n;
 }
 
-/* ---- links ---- */
+/* ---- links ----
+ * Rank a leads, rank b echoes.  a's tag says what a message is: a ping
+ * of the current size (echoed), the move to the next size, or the end,
+ * so that a can stop at any round trip when its time is up and b never
+ * needs to be told a count in advance. */
+enum { TAG_PING = CAL_TAG, TAG_NEXT, TAG_END };
 
-/* Round trips of size s between the pair, on both ranks; rank a times
- * them (rt, seconds).  Returns 0 when a call failed. */
-static int pingpong_size(cal_t *x, int a, int peer, char *buf, uint64_t s, int warm, int timed, double *rt)
+static int cal_send_tag(cal_t *x, const void *buf, uint64_t bytes, int to, int tag)
 {
-    for (int r = 0; r < warm + timed; r++) {
-        if (x->me == a) {
-            uint64_t t0 = cf_ticks();
-            if (cal_send(x, buf, s, peer) != MPI_SUCCESS || cal_recv(x, buf, s, peer) != MPI_SUCCESS)
-                return 0;
-            if (r >= warm)
-                rt[r - warm] = (double)cf_ticks_to_ns(cf_ticks() - t0) * 1e-9;
-        } else if (cal_recv(x, buf, s, peer) != MPI_SUCCESS || cal_send(x, buf, s, peer) != MPI_SUCCESS)
-            return 0;
-    }
-    return 1;
+    x->count[N_MSGS]++;
+    x->count[N_MSG_BYTES] += bytes;
+    return cal_rc(x, PMPI_Send(buf, (int)bytes, MPI_BYTE, to, tag, x->comm));
 }
 
-/* Rank a's choice for size i of n: {warm-up, timed} round trips, or a
- * reason to stop. */
-static int pingpong_plan(const cal_t *x, const cal_series_t *res, uint64_t s, uint64_t cap, double deadline,
-                         int left_sizes, int ctl[2])
+/* Rank b: echoes the pings of each size until the end. */
+static void link_echo(cal_t *x, int a, char *buf, const uint64_t *sizes, int ns)
 {
-    if (s > cap)
-        return STOP_CAP;
-    const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
-    /* a round trip at s, from the last one scaled by size (an upper bound) */
-    double est = prev ? 2 * prev->p50_s * (double)s / (double)prev->bytes : 0;
-    double left = deadline - cal_elapsed(x);
-    int timed = 10;
-    if (est > 0) {
-        /* half the size's even share: the larger sizes left cost more */
-        double fit = left / left_sizes / est / 2;
-        timed = fit < CAL_PP_MIN ? CAL_PP_MIN : fit > CAL_PP_MAX ? CAL_PP_MAX : (int)fit;
+    MPI_Status st;
+    for (int i = 0; i < ns;) {
+        if (cal_rc(x, PMPI_Recv(buf, (int)sizes[i], MPI_BYTE, a, MPI_ANY_TAG, x->comm, &st)) != MPI_SUCCESS)
+            return;
+        if (st.MPI_TAG == TAG_END)
+            return;
+        if (st.MPI_TAG == TAG_NEXT)
+            i++;
+        else if (cal_send_tag(x, buf, sizes[i], a, TAG_PING) != MPI_SUCCESS)
+            return;
     }
-    ctl[0] = s < (64u << 10) ? CAL_PP_WARM_SMALL : CAL_PP_WARM_LARGE;
-    ctl[1] = timed;
-    if (left <= 0 || (ctl[0] + ctl[1]) * est > left)
-        return STOP_BUDGET;
+}
+
+/* Rank a at size s: warm-up round trips, then up to timed ones, stopping
+ * at the deadline; a reason to stop, or STOP_NONE with the point set. */
+static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed, double deadline,
+                     cal_point_t *pt)
+{
+    double rt[CAL_PP_MAX];
+    int n = 0;
+    for (int r = 0; r < warm + timed; r++) {
+        uint64_t t0 = cf_ticks();
+        if (cal_send_tag(x, buf, s, b, TAG_PING) != MPI_SUCCESS ||
+            cal_rc(x, PMPI_Recv(buf, (int)s, MPI_BYTE, b, TAG_PING, x->comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return STOP_ERROR;
+        if (r >= warm)
+            rt[n++] = (double)cf_ticks_to_ns(cf_ticks() - t0) * 1e-9;
+        if (cal_elapsed(x) > deadline) {
+            if (n < CAL_PP_MIN)
+                return STOP_BUDGET;
+            break;
+        }
+    }
+    point_set(pt, s, rt, n, 0.5);
     return STOP_NONE;
 }
 
-/* NetPIPE's sweep between world ranks a and b, ascending, until rank a's
- * clock reaches deadline (seconds since its start).  The result is rank
- * a's, broadcast to every rank. */
+/* Rank a: the sweep, ascending; the round trips per size from the last
+ * size's best scaled by size, within half of the size's even share of
+ * what is left. */
+static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns, uint64_t cap, double deadline,
+                      cal_series_t *res)
+{
+    int i;
+    for (i = 0; i < ns; i++) {
+        uint64_t s = sizes[i];
+        const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
+        double est = prev ? 2 * prev->best_s * (double)s / (double)prev->bytes : 0;
+        double left = deadline - cal_elapsed(x), fit = est > 0 ? left / (ns - i) / est / 2 : 10;
+        int warm = s < (64u << 10) ? CAL_PP_WARM_SMALL : CAL_PP_WARM_LARGE;
+        int timed = fit < CAL_PP_MIN ? CAL_PP_MIN : fit > CAL_PP_MAX ? CAL_PP_MAX : (int)fit;
+        int stop = s > cap ? STOP_CAP
+                   : left <= 0 || (warm + CAL_PP_MIN) * est > left
+                       ? STOP_BUDGET
+                       : link_size(x, b, buf, s, warm, timed, deadline, &res->pt[res->n]);
+        if (stop != STOP_NONE) {
+            res->stop = stop;
+            res->stop_bytes = s;
+            break;
+        }
+        res->n++;
+        if (i + 1 < ns && cal_send_tag(x, NULL, 0, b, TAG_NEXT) != MPI_SUCCESS)
+            return;
+    }
+    cal_send_tag(x, NULL, 0, b, TAG_END); /* after an error too: b must not wait for ever */
+}
+
+/* NetPIPE's sweep between world ranks a and b until rank a's clock
+ * reaches deadline (seconds since its start).  The result is rank a's,
+ * broadcast to every rank. */
 static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_series_t *res)
 {
     memset(res, 0, sizeof(*res));
     if (x->me == a || x->me == b) {
         uint64_t sizes[CAL_MAXSIZES];
-        int ns = link_sizes(sizes), peer = x->me == a ? b : a;
+        int ns = link_sizes(sizes), peer = x->me == a ? b : a, peer_ok = 0;
         size_t blen = cap < CAL_LINK_MAX ? (size_t)cap : CAL_LINK_MAX;
         /* zeroed pages, touched as the sizes reach them */
         char *buf = calloc(blen ? blen : 1, 1);
-        double rt[CAL_PP_MAX];
-        int ok = buf != NULL, peer_ok = 0;
+        int ok = buf != NULL;
         /* both have their buffer, or neither measures */
         x->count[N_MSGS]++;
         x->count[N_MSG_BYTES] += sizeof(ok);
-        if (cal_rc(x, PMPI_Sendrecv(&ok, 1, MPI_INT, peer, CAL_TAG, &peer_ok, 1, MPI_INT, peer, CAL_TAG, x->comm,
+        if (cal_rc(x, PMPI_Sendrecv(&ok, 1, MPI_INT, peer, TAG_END, &peer_ok, 1, MPI_INT, peer, TAG_END, x->comm,
                                     MPI_STATUS_IGNORE)) != MPI_SUCCESS)
             ok = 0;
         if (!ok || !peer_ok) {
             res->stop = STOP_NOMEM;
             res->stop_bytes = sizes[0];
-        }
-        for (int i = 0; ok && peer_ok && i < ns; i++) {
-            int ctl[2] = {0, 0}; /* warm-up and timed round trips; none timed: stop */
-            if (x->me == a) {
-                int stop = pingpong_plan(x, res, sizes[i], cap, deadline, ns - i, ctl);
-                if (stop != STOP_NONE) {
-                    res->stop = stop;
-                    res->stop_bytes = sizes[i];
-                    ctl[1] = 0;
-                }
-                if (cal_send(x, ctl, sizeof(ctl), peer) != MPI_SUCCESS)
-                    break;
-            } else if (cal_recv(x, ctl, sizeof(ctl), peer) != MPI_SUCCESS)
-                break;
-            if (ctl[1] == 0)
-                break;
-            if (!pingpong_size(x, a, peer, buf, sizes[i], ctl[0], ctl[1], rt)) {
-                res->stop = STOP_ERROR;
-                res->stop_bytes = sizes[i];
-                break;
-            }
-            if (x->me == a)
-                point_set(&res->pt[res->n++], sizes[i], rt, ctl[1], 0.5);
-        }
+        } else if (x->me == a)
+            link_lead(x, b, buf, sizes, ns, cap, deadline, res);
+        else
+            link_echo(x, a, buf, sizes, ns);
         free(buf);
     }
     cal_bcast_asleep(x, res, sizeof(*res), a);
@@ -397,12 +405,13 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
         if (sizes[i] > plan->cap)
             stop = STOP_CAP;
         else {
-            /* the last size's median scaled by size, with its warm-up and
-             * the minimum of repetitions: an upper bound */
+            /* the last size's best scaled by size, with its warm-up and
+             * the minimum of repetitions (repetitions stop at the end of
+             * the budget whatever this says) */
             double est[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, 0};
             cal_agree(x, est, 3);
             const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
-            double need = prev ? (CAL_COLL_MIN_REPS + 1) * prev->p50_s * (double)bytes / (double)prev->bytes : 0;
+            double need = prev ? (CAL_COLL_MIN_REPS + 1) * prev->best_s * (double)bytes / (double)prev->bytes : 0;
             if (est[2])
                 stop = STOP_ERROR;
             else if (est[0] + need > deadline)
@@ -619,10 +628,19 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
         const char *path = path_name(plan->pair_path[i]);
         json_array_append_new(jl, json_pack("{s:s, s:[i,i], s:s, s:o}", "path", path, "ranks", plan->pair[i][0],
                                             plan->pair[i][1], "method", "ping-pong", "sizes", sizes_json(s, 0)));
-        if (s->stop != STOP_NONE) {
+        if (s->stop != STOP_NONE && s->stop != STOP_CAP) {
             fmt_bytes(s->stop_bytes, b, sizeof(b));
             skip(skipped, &incomplete, s->stop, "%s link: sizes from %s not measured: %s", path, b,
                  stop_why(s->stop));
+        }
+        if (plan->cap < CAL_LINK_MAX) {
+            uint64_t sizes[CAL_MAXSIZES];
+            int ns = link_sizes(sizes), w = 0;
+            while (w < ns && sizes[w] <= plan->cap)
+                w++;
+            fmt_bytes(sizes[w], b, sizeof(b));
+            skip(skipped, &incomplete, STOP_CAP, "%s link: sizes from %s not measured: %s", path, b,
+                 stop_why(STOP_CAP));
         }
     }
     for (size_t i = 0; i < nst; i++) {
@@ -641,11 +659,19 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
         json_array_append_new(jc, json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:o}", "op", kind, "for_op", op, "comm",
                                             (json_int_t)st[i].comm, "comm_size", st[i].size, "on", "world duplicate",
                                             "datatype", "MPI_FLOAT", "sizes", sizes_json(s, pow2)));
-        if (s->stop != STOP_NONE && s->stop_bytes <= want[nw - 1]) {
+        if (s->stop != STOP_NONE && s->stop != STOP_CAP && s->stop_bytes <= want[nw - 1]) {
             fmt_bytes(s->stop_bytes, b, sizeof(b));
             skip(skipped, &incomplete, s->stop, "%s for %s on comm %u: sizes from %s not measured: %s", kind, op,
                  st[i].comm, b, stop_why(s->stop));
         }
+        /* what the bound leaves out, whether or not the budget reached it */
+        for (int w = 0; w < nw; w++)
+            if (want[w] > plan->cap) {
+                fmt_bytes(want[w], b, sizeof(b));
+                skip(skipped, &incomplete, STOP_CAP, "%s for %s on comm %u: sizes from %s not measured: %s", kind,
+                     op, st[i].comm, b, stop_why(STOP_CAP));
+                break;
+            }
     }
     if (more)
         skip(skipped, &incomplete, STOP_NONE, "%zu collective streams beyond the first %d not considered", more,
