@@ -1,0 +1,59 @@
+#!/bin/bash
+# Calibration at MPI_Finalize (plugin/cf_calibrate.c), on 2 ranks sharing
+# memory with examples/dp_train (MPI_Allreduce on the world):
+#   - the "calibration" section: the intra-node link swept from 8 B to
+#     4 MiB with sane times, the world allreduce at the bucket sizes, the
+#     time within the budget;
+#   - the program's records, matrix and call sites identical with the
+#     calibration off (COMMFIT_CALIBRATE=0, which leaves no section);
+#   - a malformed value named, with the default used; a short budget kept
+#     and named in skipped; the default budget at most 0.5 s;
+#   - Open MPI only: the pml monitoring component's point-to-point counts
+#     with calibration minus without are the section's messages.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+dp="$CF_BUILDDIR/examples/dp_train"
+check_cal() { "$CF_PYTHON" "$CF_SRCDIR/tests/mpi/check_calibrate.py" "$@"; }
+# job NAME: dp_train with the plugin, profile NAME.json, stderr NAME.err
+job() {
+    local name=$1
+    COMMFIT_OUTPUT="$cf_tmp/$name.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$dp" --steps 5 \
+        > /dev/null 2> "$cf_tmp/$name.err" || { cat "$cf_tmp/$name.err"; cf_fail "$name: job failed"; }
+}
+
+COMMFIT_CALIBRATE=3s job full
+COMMFIT_CALIBRATE=0 job off
+check_cal sweep "$cf_tmp/full.json" intra-node || exit 1
+check_cal same "$cf_tmp/full.json" "$cf_tmp/off.json" || exit 1
+check_cal absent "$cf_tmp/off.json" || exit 1
+
+COMMFIT_CALIBRATE=20ms job short
+check_cal budget "$cf_tmp/short.json" || exit 1
+job auto
+check_cal auto "$cf_tmp/auto.json" || exit 1
+COMMFIT_CALIBRATE=bogus job bogus
+grep -q "COMMFIT_CALIBRATE='bogus' is not auto, 0 or a duration.*using auto" "$cf_tmp/bogus.err" ||
+    { cat "$cf_tmp/bogus.err"; cf_fail "COMMFIT_CALIBRATE=bogus: no message naming it and the default"; }
+[ "$(grep -c COMMFIT_CALIBRATE "$cf_tmp/bogus.err")" = 1 ] || cf_fail "bogus: the message is not rank 0's alone"
+echo "ok   COMMFIT_CALIBRATE=bogus: named, the default used"
+check_cal auto "$cf_tmp/bogus.json" || exit 1
+COMMFIT_CALIBRATE_MAX_BYTES=lots job badcap
+grep -q "COMMFIT_CALIBRATE_MAX_BYTES='lots' is not a size.*using 64 MiB" "$cf_tmp/badcap.err" ||
+    { cat "$cf_tmp/badcap.err"; cf_fail "COMMFIT_CALIBRATE_MAX_BYTES=lots: no message naming it"; }
+echo "ok   COMMFIT_CALIBRATE_MAX_BYTES=lots: named, the default used"
+
+[ "$CF_MPI_FAMILY" = openmpi ] || { echo "Open MPI's pml monitoring only: the rest skipped"; exit 0; }
+# the monitoring PML in place of cf_mpirun's ob1
+root=()
+[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+for c in on off; do
+    v=300ms
+    [ $c = off ] && v=0
+    COMMFIT_CALIBRATE=$v COMMFIT_OUTPUT="$cf_tmp/mon_$c.json" COMMFIT_SUMMARY=0 "$CF_MPIRUN" "${root[@]}" \
+        --oversubscribe --bind-to none -np 2 --mca btl self,vader,tcp --mca pml ob1,monitoring \
+        --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+        --mca pml_monitoring_filename "$cf_tmp/mon_$c" -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_CALIBRATE \
+        -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY "$CF_BUILDDIR/examples/pingpong" --min 8 --max 64KiB -i 20 \
+        > /dev/null || cf_fail "mon_$c: job failed"
+    cat "$cf_tmp/mon_$c".*.prof > "$cf_tmp/mon_$c.txt" 2> /dev/null || cf_fail "no monitoring output"
+done
+check_cal monitoring "$cf_tmp/mon_on.json" "$cf_tmp/mon_off.json" "$cf_tmp/mon_on.txt" "$cf_tmp/mon_off.txt"
