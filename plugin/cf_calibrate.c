@@ -242,9 +242,11 @@ static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed
     return STOP_NONE;
 }
 
-/* Rank a: the sweep, ascending; the round trips per size from the last
- * size's best scaled by size, within half of the size's even share of
- * what is left. */
+/* Rank a: the sweep, ascending.  A size is started when its minimum of
+ * round trips fits what is left at the last size's best round trip
+ * scaled by size (the deadline cuts it short otherwise); its round trips
+ * fill half of its even share of what is left at the last median (on a
+ * loaded machine the median, not the best, is what they cost). */
 static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns, uint64_t cap, double deadline,
                       cal_series_t *res)
 {
@@ -252,8 +254,9 @@ static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns,
     for (i = 0; i < ns; i++) {
         uint64_t s = sizes[i];
         const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
-        double est = prev ? 2 * prev->best_s * (double)s / (double)prev->bytes : 0;
-        double left = deadline - cal_elapsed(x), fit = est > 0 ? left / (ns - i) / est / 2 : 10;
+        double scale = prev ? 2 * (double)s / (double)prev->bytes : 0;
+        double est = prev ? prev->best_s * scale : 0, cost = prev ? prev->p50_s * scale : 0;
+        double left = deadline - cal_elapsed(x), fit = cost > 0 ? left / (ns - i) / cost / 2 : 10;
         int warm = s < (64u << 10) ? CAL_PP_WARM_SMALL : CAL_PP_WARM_LARGE;
         int timed = fit < CAL_PP_MIN ? CAL_PP_MIN : fit > CAL_PP_MAX ? CAL_PP_MAX : (int)fit;
         int stop = s > cap ? STOP_CAP
