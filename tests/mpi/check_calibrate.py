@@ -9,6 +9,7 @@ usage: check_calibrate.py CHECK ARGS...
   budget PROFILE          elapsed within a short budget, and the budget named in skipped
   absent PROFILE          no section
   auto PROFILE            the default budget: at most 0.5 s, within it
+  two_nodes PROFILE       the emulated 2-node cluster: an inter-node link between the nodes
   monitoring ON OFF MON_ON MON_OFF
                           Open MPI's monitoring (external messages, i.e. point-to-point):
                           with calibration minus without = the section's messages; and the
@@ -145,6 +146,26 @@ def auto(path):
     within_budget(c, SHORT_SLACK_S)
 
 
+def two_nodes(path):
+    prof = load(path)
+    c = prof.get("calibration")
+    if not check("two nodes, a calibration section", prof["job"]["nodes"] == 2 and c is not None):
+        return
+    node = {r["rank"]: r["node"] for r in prof["ranks"]}
+    links = {l["path"]: l for l in c["links"]}
+    check("one rank per node: an inter-node link only", sorted(links) == ["inter-node"], str(sorted(links)))
+    l = links.get("inter-node")
+    if l:
+        a, b = l["ranks"]
+        check("its ranks %s on different nodes" % l["ranks"], node[a] != node[b])
+        got = [e["bytes"] for e in l["sizes"]]
+        # a TCP link between namespaces of a loaded 2-core machine is slow:
+        # the sizes the budget allowed, in order, from 8 B
+        check("sizes ascending from 8 B, at least 3", len(got) >= 3 and got == LINK_SIZES[:len(got)], str(got))
+        check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in l["sizes"]))
+    within_budget(c, SLACK_S)
+
+
 def monitoring_sent(path):
     """Open MPI's monitoring file(s): external (point-to-point) messages and bytes sent."""
     msgs = byts = 0
@@ -180,7 +201,7 @@ def monitoring(on, off, mon_on, mon_off):
 
 def main():
     what, args = sys.argv[1], sys.argv[2:]
-    {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto,
+    {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto, "two_nodes": two_nodes,
      "monitoring": monitoring}[what](*args)
     done()
 

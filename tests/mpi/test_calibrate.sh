@@ -9,7 +9,9 @@
 #   - a malformed value named, with the default used; a short budget kept
 #     and named in skipped; the default budget at most 0.5 s;
 #   - Open MPI only: the pml monitoring component's point-to-point counts
-#     with calibration minus without are the section's messages.
+#     with calibration minus without are the section's messages; and, where
+#     network namespaces can be made (tests/cluster/cluster.sh), an
+#     inter-node link on 2 emulated nodes.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 dp="$CF_BUILDDIR/examples/dp_train"
 check_cal() { "$CF_PYTHON" "$CF_SRCDIR/tests/mpi/check_calibrate.py" "$@"; }
@@ -41,7 +43,7 @@ grep -q "COMMFIT_CALIBRATE_MAX_BYTES='lots' is not a size.*using 64 MiB" "$cf_tm
     { cat "$cf_tmp/badcap.err"; cf_fail "COMMFIT_CALIBRATE_MAX_BYTES=lots: no message naming it"; }
 echo "ok   COMMFIT_CALIBRATE_MAX_BYTES=lots: named, the default used"
 
-[ "$CF_MPI_FAMILY" = openmpi ] || { echo "Open MPI's pml monitoring only: the rest skipped"; exit 0; }
+[ "$CF_MPI_FAMILY" = openmpi ] || { echo "Open MPI's pml monitoring and the emulated cluster only: the rest skipped"; exit 0; }
 # the monitoring PML in place of cf_mpirun's ob1
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
@@ -56,4 +58,14 @@ for c in on off; do
         > /dev/null || cf_fail "mon_$c: job failed"
     cat "$cf_tmp/mon_$c".*.prof > "$cf_tmp/mon_$c.txt" 2> /dev/null || cf_fail "no monitoring output"
 done
-check_cal monitoring "$cf_tmp/mon_on.json" "$cf_tmp/mon_off.json" "$cf_tmp/mon_on.txt" "$cf_tmp/mon_off.txt"
+check_cal monitoring "$cf_tmp/mon_on.json" "$cf_tmp/mon_off.json" "$cf_tmp/mon_on.txt" "$cf_tmp/mon_off.txt" || exit 1
+
+cluster=$CF_SRCDIR/tests/cluster/cluster.sh
+export CFN_PREFIX=cfk$$ # its own prefix: other clusters may be up
+"$cluster" available > /dev/null || { echo "no emulated cluster here: the inter-node link is not checked"; exit 0; }
+trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
+"$cluster" up 2 > /dev/null || cf_fail "cluster up"
+COMMFIT_CALIBRATE=1s COMMFIT_OUTPUT="$cf_tmp/nodes.json" COMMFIT_SUMMARY=0 "$cluster" run -- -np 2 \
+    -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x COMMFIT_CALIBRATE \
+    "$CF_BUILDDIR/examples/pingpong" --min 8 --max 64KiB -i 20 > /dev/null || cf_fail "2 nodes: job failed"
+check_cal two_nodes "$cf_tmp/nodes.json"
