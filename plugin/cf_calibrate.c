@@ -124,7 +124,7 @@ static void cal_bcast_asleep(cal_t *x, void *buf, size_t len, int root)
 {
     MPI_Request req;
     int done = 0;
-    struct timespec nap = {0, 50000};
+    struct timespec nap = {0, 500000}; /* a wake-up takes a CPU from the pair */
     x->count[N_CONTROL]++;
     if (cal_rc(x, PMPI_Ibcast(buf, (int)len, MPI_BYTE, root, x->comm, &req)) != MPI_SUCCESS)
         return;
@@ -203,11 +203,13 @@ static int cal_send_tag(cal_t *x, const void *buf, uint64_t bytes, int to, int t
 }
 
 /* Rank b: echoes the pings of each size until the end. */
-static void link_echo(cal_t *x, int a, char *buf, const uint64_t *sizes, int ns)
+static void link_echo(cal_t *x, int a, char *buf, size_t blen, const uint64_t *sizes, int ns)
 {
     MPI_Status st;
     for (int i = 0; i < ns;) {
-        if (cal_rc(x, PMPI_Recv(buf, (int)sizes[i], MPI_BYTE, a, MPI_ANY_TAG, x->comm, &st)) != MPI_SUCCESS)
+        /* a size over the buffer is never pinged: only the end comes */
+        int n = (int)(sizes[i] < blen ? sizes[i] : blen);
+        if (cal_rc(x, PMPI_Recv(buf, n, MPI_BYTE, a, MPI_ANY_TAG, x->comm, &st)) != MPI_SUCCESS)
             return;
         if (st.MPI_TAG == TAG_END)
             return;
@@ -246,7 +248,8 @@ static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed
  * round trips fits what is left at the last size's best round trip
  * scaled by size (the deadline cuts it short otherwise); its round trips
  * fill half of its even share of what is left at the last median (on a
- * loaded machine the median, not the best, is what they cost). */
+ * loaded machine the median, not the best, is what they cost); the
+ * first size, with nothing to go by, has the most the deadline allows. */
 static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns, uint64_t cap, double deadline,
                       cal_series_t *res)
 {
@@ -256,7 +259,7 @@ static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns,
         const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
         double scale = prev ? 2 * (double)s / (double)prev->bytes : 0;
         double est = prev ? prev->best_s * scale : 0, cost = prev ? prev->p50_s * scale : 0;
-        double left = deadline - cal_elapsed(x), fit = cost > 0 ? left / (ns - i) / cost / 2 : 10;
+        double left = deadline - cal_elapsed(x), fit = cost > 0 ? left / (ns - i) / cost / 2 : CAL_PP_MAX;
         int warm = s < (64u << 10) ? CAL_PP_WARM_SMALL : CAL_PP_WARM_LARGE;
         int timed = fit < CAL_PP_MIN ? CAL_PP_MIN : fit > CAL_PP_MAX ? CAL_PP_MAX : (int)fit;
         int stop = s > cap ? STOP_CAP
@@ -300,7 +303,7 @@ static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_
         } else if (x->me == a)
             link_lead(x, b, buf, sizes, ns, cap, deadline, res);
         else
-            link_echo(x, a, buf, sizes, ns);
+            link_echo(x, a, buf, blen, sizes, ns);
         free(buf);
     }
     cal_bcast_asleep(x, res, sizeof(*res), a);
@@ -345,10 +348,12 @@ static void coll_rep(cal_t *x, int k, void *sb, void *rb, int elems, const int *
     cal_agree(x, v, 3);
 }
 
-/* Repetitions of size bytes until the size's share of the time is used
- * (at least CAL_COLL_MIN_REPS, unless the budget's end comes first).
- * Returns a reason to stop, STOP_NONE when the size was measured. */
-static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *counts, double share, double end,
+/* Repetitions of size bytes until the size's share of the time is used:
+ * at least CAL_COLL_MIN_REPS, or none when they cannot all end by the
+ * operation's deadline at the last one's pace (its first repetitions pay
+ * for the pages of its buffers).  Returns a reason to stop, STOP_NONE
+ * when the size was measured. */
+static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *counts, double share, double deadline,
                      cal_point_t *pt)
 {
     size_t sl = k == K_BCAST ? 0 : k == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
@@ -364,13 +369,15 @@ static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *coun
     }
     double start = v[0];
     coll_rep(x, k, sb, rb, elems, counts, bytes, v); /* warm-up */
+    if (!v[2] && v[1] + CAL_COLL_MIN_REPS * v[0] > deadline)
+        stop = STOP_BUDGET; /* at the warm-up's pace, which paid for the pages */
     while (stop == STOP_NONE && !v[2]) {
         coll_rep(x, k, sb, rb, elems, counts, bytes, v);
         if (v[2])
             break;
         t[n++] = v[0];
-        if (n < CAL_COLL_MIN_REPS && v[1] + v[0] > end)
-            stop = STOP_BUDGET; /* not even the minimum within the budget */
+        if (n < CAL_COLL_MIN_REPS && v[1] + (CAL_COLL_MIN_REPS - n) * v[0] > deadline)
+            stop = STOP_BUDGET;
         else if (n >= CAL_COLL_MIN_REPS && (n >= maxr || v[1] - start + v[0] > share))
             break;
     }
@@ -408,13 +415,14 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
         if (sizes[i] > plan->cap)
             stop = STOP_CAP;
         else {
-            /* the last size's best scaled by size, with its warm-up and
-             * the minimum of repetitions (repetitions stop at the end of
-             * the budget whatever this says) */
+            /* the last size's median scaled by size, for its warm-up
+             * and the minimum of repetitions, twice over: from 64 KiB to
+             * 25 MiB a loaded machine's memory, not the link, sets the
+             * pace (a size that still overruns is abandoned) */
             double est[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, 0};
             cal_agree(x, est, 3);
             const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
-            double need = prev ? (CAL_COLL_MIN_REPS + 1) * prev->best_s * (double)bytes / (double)prev->bytes : 0;
+            double need = prev ? 2 * (CAL_COLL_MIN_REPS + 1) * prev->p50_s * (double)bytes / (double)prev->bytes : 0;
             if (est[2])
                 stop = STOP_ERROR;
             else if (est[0] + need > deadline)
@@ -422,7 +430,7 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
             else {
                 for (int r = 0; r < x->n; r++)
                     counts[r] = per;
-                stop = coll_size(x, k, bytes, per * x->n, counts, (deadline - est[0]) / (ns - i), plan->budget_s,
+                stop = coll_size(x, k, bytes, per * x->n, counts, (deadline - est[0]) / (ns - i), deadline,
                                  &res->pt[res->n]);
             }
         }
