@@ -36,6 +36,7 @@ CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 
 #define CAL_AUTO_SHARE 0.01 /* of the run's wall time */
 #define CAL_AUTO_MAX_S 0.5
+#define CAL_MIN_BUDGET_S 0.01 /* below, nothing is measured: runs of a second or less */
 #define CAL_LINK_MIN 8u
 #define CAL_LINK_MAX (4u << 20)
 #define CAL_COLL_MIN (64u << 10)
@@ -634,6 +635,9 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
     char b[32];
     if (cf_g.world_size < 2)
         skip(skipped, &incomplete, STOP_NONE, "one rank: no link or collective to measure");
+    else if (plan->budget_s < CAL_MIN_BUDGET_S)
+        skip(skipped, &incomplete, STOP_NONE, "everything: a budget of %.3g s is under the %g s a calibration needs",
+             plan->budget_s, CAL_MIN_BUDGET_S);
     for (int i = 0; i < plan->npairs; i++) {
         const cal_series_t *s = &links[i];
         const char *path = path_name(plan->pair_path[i]);
@@ -720,6 +724,16 @@ json_t *cf_calibrate(void)
     if (plan.budget_s <= 0) {
         free(st);
         return NULL;
+    }
+    if (plan.budget_s < CAL_MIN_BUDGET_S) {
+        /* a few collectives and a sweep's first size would be all of it */
+        if (x.me == 0) {
+            uint64_t none[N_COUNT] = {[N_CONTROL] = (uint64_t)x.n}; /* the plan's broadcast */
+            plan.npairs = 0;
+            sec = section(&plan, NULL, NULL, NULL, 0, 0, none, 0);
+        }
+        free(st);
+        return sec;
     }
     x.count[N_CONTROL] = 1; /* the plan's broadcast */
     /* fatal errors on the duplicate would abort by themselves */

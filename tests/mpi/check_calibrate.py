@@ -66,7 +66,7 @@ def sweep(path, link_path):
         # the sweep first, and then skipped must say so
         cut = [k for k in c["skipped"] if k.startswith(link_path + " link: sizes from ")]
         check("sizes 8 B to 4 MiB, ascending, powers of two and their 1.5x (or up to where the budget ended "
-              "it, at least 1 MiB)", got == LINK_SIZES or (got == LINK_SIZES[:len(got)] and got[-1] >= 1 << 20 and
+              "it, at least 64 KiB)", got == LINK_SIZES or (got == LINK_SIZES[:len(got)] and got[-1] >= 1 << 16 and
                                                   len(cut) == 1 and cut[0].endswith(": budget")),
               "got %s; skipped %s" % (got, c["skipped"]))
         if got != LINK_SIZES:
@@ -75,9 +75,11 @@ def sweep(path, link_path):
         check("repetitions: at least 5 timed round trips per size", all(e["reps"] >= 5 for e in s))
         if s:
             check("one-way time at 8 B under 50 us: %.3g s" % s[0]["best_s"], s[0]["best_s"] < 50e-6)
+            # the best time: the median of a loaded machine is its scheduler's
             top = s[-1]
-            bw = top["bytes"] / top["p50_s"]
-            check("bandwidth at %d B above 100 MB/s: %.3g B/s" % (top["bytes"], bw), bw > 100e6)
+            bw = top["bytes"] / top["best_s"]
+            check("bandwidth at %d B above 100 MB/s: %.3g B/s (median %.3g B/s)"
+                  % (top["bytes"], bw, top["bytes"] / top["p50_s"]), bw > 100e6)
         # each timed round trip is two messages of its size
         least = sum(2 * e["reps"] * e["bytes"] for e in s)
         check("messages: bytes at least what the timed round trips moved (%d >= %d)"
@@ -143,7 +145,13 @@ def auto(path):
     if not check("a calibration section", c is not None):
         return
     check("the default budget is at most 0.5 s: %.4g s" % c["budget_s"], 0 < c["budget_s"] <= 0.5)
-    within_budget(c, SHORT_SLACK_S)
+    if c["budget_s"] < 0.01:
+        # 1% of a short run: too little to measure anything
+        check("under 10 ms: nothing measured, and skipped says why",
+              not c["links"] and not c["collectives"] and c["elapsed_s"] == 0 and c["complete"] is False and
+              any("under the 0.01 s a calibration needs" in k for k in c["skipped"]), str(c))
+    else:
+        within_budget(c, SHORT_SLACK_S)
 
 
 def two_nodes(path):
