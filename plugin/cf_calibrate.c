@@ -72,7 +72,8 @@ typedef struct {
 } cal_t;
 
 typedef struct {
-    uint64_t bytes;
+    uint64_t bytes;   /* as measured */
+    uint64_t nominal; /* the size of the list, which bytes rounds down to whole floats per rank */
     uint32_t reps, pad;
     double best_s, p50_s;
 } cal_point_t;
@@ -144,7 +145,7 @@ static int cmp_double(const void *a, const void *b)
 static void point_set(cal_point_t *p, uint64_t bytes, double *t, int n, double scale)
 {
     qsort(t, (size_t)n, sizeof(*t), cmp_double);
-    p->bytes = bytes;
+    p->bytes = p->nominal = bytes;
     p->reps = (uint32_t)n;
     p->best_s = t[0] * scale;
     p->p50_s = (t[(n - 1) / 2] + t[n / 2]) / 2 * scale;
@@ -312,7 +313,8 @@ static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_
 
 /* ---- collectives ---- */
 
-/* The operation of kind k at elems floats (a multiple of the size). */
+/* The operation of kind k at elems floats (a multiple of the size for
+ * the operations that split the buffer among the ranks). */
 static int coll_run(cal_t *x, int k, void *sb, void *rb, int elems, const int *counts)
 {
     int per = elems / x->n;
@@ -410,9 +412,10 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
     }
     double deadline = v[0] + (plan->budget_s - v[0]) / kinds_left;
     for (int i = 0; i < ns; i++) {
-        /* a whole number of floats per rank */
-        int per = (int)(sizes[i] / 4 / (uint64_t)x->n), stop = STOP_NONE;
-        uint64_t bytes = (uint64_t)per * (uint64_t)x->n * 4;
+        /* a whole number of floats, per rank where the buffer is split */
+        int split = k == K_RS || k == K_RS_BLOCK || k == K_ALLGATHER, stop = STOP_NONE;
+        int elems = (int)(sizes[i] / 4 / (split ? (uint64_t)x->n : 1)) * (split ? x->n : 1);
+        uint64_t bytes = (uint64_t)elems * 4;
         if (sizes[i] > plan->cap)
             stop = STOP_CAP;
         else {
@@ -430,8 +433,8 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
                 stop = STOP_BUDGET;
             else {
                 for (int r = 0; r < x->n; r++)
-                    counts[r] = per;
-                stop = coll_size(x, k, bytes, per * x->n, counts, (deadline - est[0]) / (ns - i), deadline,
+                    counts[r] = elems / x->n;
+                stop = coll_size(x, k, bytes, elems, counts, (deadline - est[0]) / (ns - i), deadline,
                                  &res->pt[res->n]);
             }
         }
@@ -440,7 +443,7 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
             res->stop_bytes = sizes[i];
             break;
         }
-        res->n++;
+        res->pt[res->n++].nominal = sizes[i];
     }
     free(counts);
 }
@@ -593,8 +596,8 @@ static json_t *sizes_json(const cal_series_t *s, uint64_t upto_pow2)
         const cal_point_t *p = &s->pt[i];
         int framework = 0;
         for (size_t f = 0; f < CF_ARRAY_LEN(FRAMEWORK_BYTES); f++)
-            framework |= p->bytes == FRAMEWORK_BYTES[f];
-        if (upto_pow2 && p->bytes > upto_pow2 && !framework)
+            framework |= p->nominal == FRAMEWORK_BYTES[f];
+        if (upto_pow2 && p->nominal > upto_pow2 && !framework)
             continue;
         json_array_append_new(arr, json_pack("{s:I, s:i, s:f, s:f}", "bytes", (json_int_t)p->bytes, "reps",
                                              (int)p->reps, "best_s", p->best_s, "p50_s", p->p50_s));
