@@ -125,6 +125,10 @@ def same(path, off):
     cb = b.get("callsites", {}).get("sites", [])
     check("call sites: the same calls", sorted(s["calls"] for s in ca) == sorted(s["calls"] for s in cb))
     check("the communicators identical", a["communicators"] == b["communicators"])
+    if "ucx" in a or "ucx" in b:
+        check("the UCX layer's section identical", a.get("ucx") == b.get("ucx"))
+        ucx = [r for r in a["records"] if r["layer"] == "ucx"]
+        print("     (%d records of the UCX layer among them)" % len(ucx))
 
 
 def budget(path):

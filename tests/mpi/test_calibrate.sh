@@ -9,7 +9,8 @@
 #   - a malformed value named, with the default used; a short budget kept
 #     and named in skipped; the default budget at most 0.5 s;
 #   - Open MPI only: the pml monitoring component's point-to-point counts
-#     with calibration minus without are the section's messages; and, where
+#     with calibration minus without are the section's messages; under
+#     the UCX PML the UCX layer's records and section unchanged; and, where
 #     network namespaces can be made (tests/cluster/cluster.sh), an
 #     inter-node link on 2 emulated nodes.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
@@ -59,6 +60,22 @@ for c in on off; do
     cat "$cf_tmp/mon_$c".*.prof > "$cf_tmp/mon_$c.txt" 2> /dev/null || cf_fail "no monitoring output"
 done
 check_cal monitoring "$cf_tmp/mon_on.json" "$cf_tmp/mon_off.json" "$cf_tmp/mon_on.txt" "$cf_tmp/mon_off.txt" || exit 1
+
+# Under the UCX PML the plugin's UCX layer records the UCP calls beneath
+# MPI: none of the calibration's may be among them either.
+UCX_PML=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
+if "$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none -np 2 "${UCX_PML[@]}" "$dp" --steps 1 \
+        > /dev/null 2>&1; then
+    for v in 1s 0; do
+        COMMFIT_CALIBRATE=$v COMMFIT_OUTPUT="$cf_tmp/ucx_$v.json" COMMFIT_SUMMARY=0 "$CF_MPIRUN" "${root[@]}" \
+            --oversubscribe --bind-to none -np 2 "${UCX_PML[@]}" -x LD_PRELOAD="$COMMFIT_LIB" \
+            -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY "$dp" --steps 5 > /dev/null ||
+            cf_fail "UCX PML, COMMFIT_CALIBRATE=$v: job failed"
+    done
+    check_cal same "$cf_tmp/ucx_1s.json" "$cf_tmp/ucx_0.json" || exit 1
+else
+    echo "the UCX PML does not start here: its part is not checked"
+fi
 
 cluster=$CF_SRCDIR/tests/cluster/cluster.sh
 export CFN_PREFIX=cfk$$ # its own prefix: other clusters may be up
