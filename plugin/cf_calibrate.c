@@ -223,8 +223,9 @@ static void link_echo(cal_t *x, int a, char *buf, size_t blen, const uint64_t *s
 }
 
 /* Rank a at size s: warm-up round trips, then up to timed ones, stopping
- * at the deadline; a reason to stop, or STOP_NONE with the point set. */
-static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed, double deadline,
+ * at the deadline, or past the size's share (soft) once it has the
+ * minimum; a reason to stop, or STOP_NONE with the point set. */
+static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed, double soft, double deadline,
                      cal_point_t *pt)
 {
     double rt[CAL_PP_MAX];
@@ -236,11 +237,11 @@ static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed
             return STOP_ERROR;
         if (r >= warm)
             rt[n++] = (double)cf_ticks_to_ns(cf_ticks() - t0) * 1e-9;
-        if (cal_elapsed(x) > deadline) {
-            if (n < CAL_PP_MIN)
-                return STOP_BUDGET;
+        double now = cal_elapsed(x);
+        if (now > deadline && n < CAL_PP_MIN)
+            return STOP_BUDGET;
+        if (now > deadline || (now > soft && n >= CAL_PP_MIN))
             break;
-        }
     }
     point_set(pt, s, rt, n, 0.5);
     return STOP_NONE;
@@ -251,7 +252,7 @@ static int link_size(cal_t *x, int b, char *buf, uint64_t s, int warm, int timed
  * scaled by size (the deadline cuts it short otherwise); its round trips
  * fill half of its even share of what is left at the last median (on a
  * loaded machine the median, not the best, is what they cost); the
- * first size, with nothing to go by, has the most the deadline allows. */
+ * first size, with nothing to go by, has as many as that share allows. */
 static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns, uint64_t cap, double deadline,
                       cal_series_t *res)
 {
@@ -267,7 +268,8 @@ static void link_lead(cal_t *x, int b, char *buf, const uint64_t *sizes, int ns,
         int stop = s > cap ? STOP_CAP
                    : left <= 0 || (warm + CAL_PP_MIN) * est > left
                        ? STOP_BUDGET
-                       : link_size(x, b, buf, s, warm, timed, deadline, &res->pt[res->n]);
+                       : link_size(x, b, buf, s, warm, timed, deadline - left + left / (ns - i) / 2, deadline,
+                                   &res->pt[res->n]);
         if (stop != STOP_NONE) {
             res->stop = stop;
             res->stop_bytes = s;
