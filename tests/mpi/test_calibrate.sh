@@ -33,6 +33,7 @@ COMMFIT_CALIBRATE=20ms job short
 check_cal budget "$cf_tmp/short.json" || exit 1
 job auto
 check_cal auto "$cf_tmp/auto.json" || exit 1
+check_cal same "$cf_tmp/auto.json" "$cf_tmp/off.json" || exit 1
 COMMFIT_CALIBRATE=bogus job bogus
 grep -q "COMMFIT_CALIBRATE='bogus' is not auto, 0 or a duration.*using auto" "$cf_tmp/bogus.err" ||
     { cat "$cf_tmp/bogus.err"; cf_fail "COMMFIT_CALIBRATE=bogus: no message naming it and the default"; }
