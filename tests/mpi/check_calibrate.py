@@ -9,7 +9,7 @@ usage: check_calibrate.py CHECK ARGS...
   budget PROFILE          elapsed within a short budget, and the budget named in skipped
   absent PROFILE          no section
   auto PROFILE            the default budget: at most 0.5 s, within it
-  two_nodes PROFILE       the emulated 2-node cluster: an inter-node link between the nodes
+  two_nodes PROFILE       the emulated 2-node cluster, 1 + 2 ranks: both links, between the right ranks
   monitoring ON OFF MON_ON MON_OFF
                           Open MPI's monitoring (external messages, i.e. point-to-point):
                           with calibration minus without = the section's messages; and the
@@ -159,22 +159,29 @@ def auto(path):
 
 
 def two_nodes(path):
+    """Rank 0 alone on its node, ranks 1 and 2 on the other: both links, the
+    intra-node one led by a rank other than 0."""
     prof = load(path)
     c = prof.get("calibration")
     if not check("two nodes, a calibration section", prof["job"]["nodes"] == 2 and c is not None):
         return
     node = {r["rank"]: r["node"] for r in prof["ranks"]}
     links = {l["path"]: l for l in c["links"]}
-    check("one rank per node: an inter-node link only", sorted(links) == ["inter-node"], str(sorted(links)))
-    l = links.get("inter-node")
-    if l:
+    check("an intra-node and an inter-node link", sorted(links) == ["inter-node", "intra-node"], str(sorted(links)))
+    for path, same_node in (("inter-node", False), ("intra-node", True)):
+        l = links.get(path)
+        if not l:
+            continue
         a, b = l["ranks"]
-        check("its ranks %s on different nodes" % l["ranks"], node[a] != node[b])
+        check("%s: ranks %s %s" % (path, l["ranks"], "on one node" if same_node else "on different nodes"),
+              (node[a] == node[b]) == same_node and a != b)
         got = [e["bytes"] for e in l["sizes"]]
         # a TCP link between namespaces of a loaded 2-core machine is slow:
         # the sizes the budget allowed, in order, from 8 B
-        check("sizes ascending from 8 B, at least 3", len(got) >= 3 and got == LINK_SIZES[:len(got)], str(got))
-        check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in l["sizes"]))
+        check("%s: sizes ascending from 8 B, at least 3" % path, len(got) >= 3 and got == LINK_SIZES[:len(got)],
+              str(got))
+        check("%s: best <= median at every size" % path, all(0 < e["best_s"] <= e["p50_s"] for e in l["sizes"]))
+    check("the intra-node pair is ranks 1 and 2", links.get("intra-node", {}).get("ranks") == [1, 2])
     within_budget(c, SLACK_S)
 
 

@@ -11,8 +11,9 @@
 #   - Open MPI only: the pml monitoring component's point-to-point counts
 #     with calibration minus without are the section's messages; under
 #     the UCX PML the UCX layer's records and section unchanged; and, where
-#     network namespaces can be made (tests/cluster/cluster.sh), an
-#     inter-node link on 2 emulated nodes.
+#     network namespaces can be made (tests/cluster/cluster.sh), both
+#     links on 2 emulated nodes, the intra-node one led by a rank other
+#     than 0.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 dp="$CF_BUILDDIR/examples/dp_train"
 check_cal() { "$CF_PYTHON" "$CF_SRCDIR/tests/mpi/check_calibrate.py" "$@"; }
@@ -83,7 +84,10 @@ export CFN_PREFIX=cfk$$ # its own prefix: other clusters may be up
 "$cluster" available > /dev/null || { echo "no emulated cluster here: the inter-node link is not checked"; exit 0; }
 trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
 "$cluster" up 2 > /dev/null || cf_fail "cluster up"
-COMMFIT_CALIBRATE=1s COMMFIT_OUTPUT="$cf_tmp/nodes.json" COMMFIT_SUMMARY=0 "$cluster" run -- -np 2 \
-    -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x COMMFIT_CALIBRATE \
-    "$CF_BUILDDIR/examples/pingpong" --min 8 --max 64KiB -i 20 > /dev/null || cf_fail "2 nodes: job failed"
+# rank 0 alone on the first node, ranks 1 and 2 on the second: the
+# intra-node sweep is led by rank 1
+printf '%s0 slots=1\n%s1 slots=2\n' "$CFN_PREFIX" "$CFN_PREFIX" > "$cf_tmp/hosts"
+COMMFIT_CALIBRATE=1s COMMFIT_OUTPUT="$cf_tmp/nodes.json" COMMFIT_SUMMARY=0 "$cluster" run -- \
+    --hostfile "$cf_tmp/hosts" -np 3 -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY \
+    -x COMMFIT_CALIBRATE "$dp" --steps 2 > /dev/null || cf_fail "2 nodes: job failed"
 check_cal two_nodes "$cf_tmp/nodes.json"
