@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_calibrate.h"
 #include "cf_callsite.h"
 #include "cf_profile.h"
 #include "cf_merge.h"
@@ -492,6 +493,9 @@ void cf_runtime_finalize(void)
     /* our own PMPI calls below are not the application's */
     atomic_store(&cf_g.enabled, 0);
     uint64_t end_mono = cf_clock_mono_ns();
+    /* measured before the merge, with recording off: none of its traffic
+     * is the program's (collective; the section is rank 0's) */
+    json_t *calibration = cf_calibrate();
 
     /* 1. this rank's threads into one table */
     cf_table_t mine;
@@ -512,6 +516,7 @@ void cf_runtime_finalize(void)
             cf_table_fini(&mine);
         if (ok_elig)
             cf_table_fini(&elig);
+        json_decref(calibration);
         atomic_store(&cf_g.state, 2);
         return;
     }
@@ -727,6 +732,7 @@ void cf_runtime_finalize(void)
         cf_extra_put(&p.extra, "callsites", site_section);
         if (cf_g.cfg.protocol)
             cf_extra_put(&p.extra, "protocol", cf_protocol_section());
+        cf_extra_put(&p.extra, "calibration", calibration);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

@@ -20,6 +20,7 @@
 #include "cf_spill.h"
 #include "cf_ucx.h"
 #include "cf_sync.h"
+#include "cf_units.h"
 
 cf_global_t cf_g;
 __thread cf_thread_t *cf_self;
@@ -127,6 +128,31 @@ static void cf_env_path(const char *name, char *out, size_t len, const char *def
         cf_strlcpy(out, s, len);
 }
 
+/* COMMFIT_CALIBRATE: auto (-1), 0 (off) or a duration up to an hour;
+ * COMMFIT_CALIBRATE_MAX_BYTES: a size from 0 to 1 TiB. */
+static void cf_env_calibrate(cf_config_t *c, int complain)
+{
+    const char *s = getenv("COMMFIT_CALIBRATE");
+    double v;
+    c->calibrate_s = -1;
+    if (s && *s && strcasecmp(s, "auto") != 0) {
+        if (cf_parse_time(s, &v) == CF_OK && v <= 3600)
+            c->calibrate_s = v;
+        else if (complain)
+            cf_log("COMMFIT_CALIBRATE='%s' is not auto, 0 or a duration of at most an hour (2s, 300ms); "
+                   "using auto (1%% of the run's time, at most 0.5 s)", s);
+    }
+    s = getenv("COMMFIT_CALIBRATE_MAX_BYTES");
+    c->calibrate_max_bytes = UINT64_C(64) << 20;
+    if (s && *s) {
+        if (cf_parse_size(s, &v) == CF_OK && v <= 1099511627776.0)
+            c->calibrate_max_bytes = (uint64_t)v;
+        else if (complain)
+            cf_log("COMMFIT_CALIBRATE_MAX_BYTES='%s' is not a size of at most 1 TiB (64MiB, 1048576); "
+                   "using 64 MiB", s);
+    }
+}
+
 /* Reads every COMMFIT_* variable; messages only where complain is set (rank 0). */
 static void cf_config_read(cf_config_t *c, int complain)
 {
@@ -157,13 +183,15 @@ static void cf_config_read(cf_config_t *c, int complain)
     cf_env_uint("COMMFIT_CALLSITE_DEPTH", 0, CF_SITE_DEPTH_MAX, 1, &c->site_depth, complain);
     cf_env_uint("COMMFIT_CALLSITES_MAX", 16, 1u << 16, 512, &c->sites_max, complain);
     cf_env_path("COMMFIT_SPOOL", c->spool, sizeof(c->spool), "the profile's name with .parts", complain);
+    cf_env_calibrate(c, complain);
     static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
                                         "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
                                         "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
                                         "COMMFIT_SAMPLES", "COMMFIT_SAMPLE_EVERY", "COMMFIT_TRACE", "COMMFIT_PAPI_EVENTS", "COMMFIT_TEST_CLOCK_OFFSET",
                                         "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
                                         "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS", "COMMFIT_CALLSITE_DEPTH",
-                                        "COMMFIT_CALLSITES_MAX", "COMMFIT_PROTOCOL"};
+                                        "COMMFIT_CALLSITES_MAX", "COMMFIT_PROTOCOL", "COMMFIT_CALIBRATE",
+                                        "COMMFIT_CALIBRATE_MAX_BYTES"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)

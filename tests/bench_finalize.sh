@@ -11,21 +11,35 @@ lib=$b/.libs/libcommfit.so
 root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run() { mpirun "${root[@]}" --oversubscribe --bind-to none --mca btl self,vader --mca pml ob1 "$@"; }
+# prof NAME [VAR=VALUE...]: the profiled run with those COMMFIT_* settings, its output NAME, profile NAME.json
+prof() {
+    local name=$1 fwd=() kv; shift
+    for kv in "$@"; do fwd+=(-x "$kv"); done
+    run -np "$np" -x LD_PRELOAD="$lib" -x COMMFIT_OUTPUT="$tmp/$name.json" -x COMMFIT_SUMMARY=0 "${fwd[@]}" \
+        "$prog" > "$tmp/$name" || exit 1
+}
+fin() { awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/$1"; }
+rss() { awk '$1 == "finalize" && $2 == 0 { print $5 }' "$tmp/$1"; }
+# the calibration's budget and rank 0's time in it, from a profile
+cal() {
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])).get("calibration")
+print("%.3f/%.3f" % (c["elapsed_s"], c["budget_s"]) if c else "-")' "$tmp/$1.json"
+}
 echo "commfit finalize benchmark: $(nproc) cores, $(mpirun --version | head -1), ranks oversubscribed"
 # "no MPI_T": profiled with COMMFIT_PROTOCOL=0, without the read of the
-# library's protocol limits (Open MPI's tool interface start on rank 0)
-printf "%6s %20s %22s %14s %30s\n" ranks "finalize plain (s)" "finalize profiled (s)" "no MPI_T (s)" \
-    "rank 0 peak RSS plain/profiled"
+# library's protocol limits (Open MPI's tool interface start on rank 0);
+# "no calib.": COMMFIT_CALIBRATE=0; "calib. 0.5 s": COMMFIT_CALIBRATE=0.5s
+# (the default's cap, reached by runs of 50 s and more), with rank 0's
+# time in the calibration over its budget, as the profiled default's
+printf "%6s %8s %10s %13s %9s %10s %13s %13s %s\n" ranks "plain" "profiled" "(calib. s)" "no MPI_T" "no calib." \
+    "calib. 0.5 s" "(calib. s)" "rank 0 peak RSS plain/profiled"
 for np in ${BENCH_RANKS:-2 16 64}; do
     run -np "$np" "$prog" > "$tmp/plain" || exit 1
-    COMMFIT_OUTPUT=$tmp/p.json COMMFIT_SUMMARY=0 run -np "$np" -x LD_PRELOAD="$lib" -x COMMFIT_OUTPUT \
-        -x COMMFIT_SUMMARY "$prog" > "$tmp/prof" || exit 1
-    COMMFIT_OUTPUT=$tmp/p.json COMMFIT_SUMMARY=0 COMMFIT_PROTOCOL=0 run -np "$np" -x LD_PRELOAD="$lib" \
-        -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x COMMFIT_PROTOCOL "$prog" > "$tmp/nomt" || exit 1
-    fp=$(awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/plain")
-    fq=$(awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/prof")
-    fn=$(awk '$1 == "finalize" && $3 > m { m = $3 } END { printf "%.4f", m }' "$tmp/nomt")
-    mp=$(awk '$1 == "finalize" && $2 == 0 { print $5 }' "$tmp/plain")
-    mq=$(awk '$1 == "finalize" && $2 == 0 { print $5 }' "$tmp/prof")
-    printf "%6d %20s %22s %14s %16s / %s kB (+%d kB)\n" "$np" "$fp" "$fq" "$fn" "$mp" "$mq" $((mq - mp))
+    prof prof
+    prof nomt COMMFIT_PROTOCOL=0
+    prof nocal COMMFIT_CALIBRATE=0
+    prof cal COMMFIT_CALIBRATE=0.5s
+    mp=$(rss plain) mq=$(rss prof)
+    printf "%6d %8s %10s %13s %9s %10s %13s %13s %s / %s kB (+%d kB)\n" "$np" "$(fin plain)" "$(fin prof)" \
+        "$(cal prof)" "$(fin nomt)" "$(fin nocal)" "$(fin cal)" "$(cal cal)" "$mp" "$mq" $((mq - mp))
 done

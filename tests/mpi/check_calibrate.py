@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Checks the numbers of a profile's "calibration" section (plugin/cf_calibrate.c).
+
+usage: check_calibrate.py CHECK ARGS...
+  sweep PROFILE PATH      the link of PATH (intra-node, inter-node) swept from 8 B to 4 MiB,
+                          times and bandwidth sane, the world allreduce at the bucket sizes,
+                          elapsed within the budget, the messages at least what the sizes took
+  same PROFILE OFF        the program's records and matrix equal those of OFF (no calibration)
+  budget PROFILE          elapsed within a short budget, and the budget named in skipped
+  absent PROFILE          no section
+  auto PROFILE            the default budget: at most 0.5 s, within it
+  two_nodes PROFILE       the emulated 2-node cluster, 1 + 2 ranks: both links, between the right ranks
+  monitoring ON OFF MON_ON MON_OFF
+                          Open MPI's monitoring (external messages, i.e. point-to-point):
+                          with calibration minus without = the section's messages; and the
+                          program's sends are the same in both
+"""
+import json
+import re
+import sys
+
+from checks import check, done
+
+# The budget is checked between steps, which a loaded machine stretches
+# (a rank descheduled for a few time slices in a barrier): loose slacks.
+SLACK_S = 0.5
+SHORT_SLACK_S = 0.25
+LINK_SIZES = []
+p = 8
+while p <= 4 << 20:
+    LINK_SIZES.append(p)
+    if p * 3 // 2 < 4 << 20:
+        LINK_SIZES.append(p * 3 // 2)
+    p *= 2
+FRAMEWORK = {26214400, 64 << 20, 128 << 20}
+SENDS = {"MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Issend", "MPI_Sendrecv",
+         "MPI_Send_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Bsend_init", "MPI_Sendrecv_replace"}
+
+
+def load(path):
+    return json.load(open(path))
+
+
+def section(path):
+    return load(path).get("calibration")
+
+
+def within_budget(c, slack):
+    check("elapsed %.3f s within the budget %.3f s (+%.2f s)" % (c["elapsed_s"], c["budget_s"], slack),
+          0 < c["elapsed_s"] <= c["budget_s"] + slack)
+
+
+def sweep(path, link_path):
+    prof = load(path)
+    c = prof.get("calibration")
+    if not check("a calibration section, version 1", c is not None and c.get("version") == 1, str(c)[:200]):
+        return
+    links = [l for l in c["links"] if l["path"] == link_path]
+    check("one %s link, ping-pong between two ranks" % link_path,
+          len(links) == 1 and links[0]["method"] == "ping-pong" and len(set(links[0]["ranks"])) == 2,
+          str([(l["path"], l["ranks"]) for l in c["links"]]))
+    if links:
+        s = links[0]["sizes"]
+        got = [e["bytes"] for e in s]
+        # all of them; on a machine loaded by other jobs the budget may end
+        # the sweep first, and then skipped must say so
+        cut = [k for k in c["skipped"] if k.startswith(link_path + " link: sizes from ")]
+        check("sizes 8 B to 4 MiB, ascending, powers of two and their 1.5x (or up to where the budget ended "
+              "it, at least 64 KiB)", got == LINK_SIZES or (got == LINK_SIZES[:len(got)] and got[-1] >= 1 << 16 and
+                                                  len(cut) == 1 and cut[0].endswith(": budget")),
+              "got %s; skipped %s" % (got, c["skipped"]))
+        if got != LINK_SIZES:
+            print("note: the budget ended the sweep at %d B (a loaded machine)" % got[-1])
+        check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in s))
+        check("repetitions: at least 5 timed round trips per size", all(e["reps"] >= 5 for e in s))
+        if s:
+            check("one-way time at 8 B under 50 us: %.3g s" % s[0]["best_s"], s[0]["best_s"] < 50e-6)
+            # the best time: the median of a loaded machine is its scheduler's
+            top = s[-1]
+            bw = top["bytes"] / top["best_s"]
+            check("bandwidth at %d B above 100 MB/s: %.3g B/s (median %.3g B/s)"
+                  % (top["bytes"], bw, top["bytes"] / top["p50_s"]), bw > 100e6)
+        # each timed round trip is two messages of its size
+        least = sum(2 * e["reps"] * e["bytes"] for e in s)
+        check("messages: bytes at least what the timed round trips moved (%d >= %d)"
+              % (c["messages"]["bytes"], least), c["messages"]["bytes"] >= least)
+    ranks = prof["job"]["ranks"]
+    world = {m["id"] for m in prof["communicators"] if m["size"] == ranks}
+    ar = [r for r in prof["records"] if r["op"] == "MPI_Allreduce" and r["comm"] in world]
+    want_comm = ar[0]["comm"] if ar else None
+    cols = [e for e in c["collectives"] if e["op"] == "MPI_Allreduce" and e["for_op"] == "MPI_Allreduce"]
+    check("a collectives entry: MPI_Allreduce for the program's MPI_Allreduce on world (comm %s)" % want_comm,
+          len(cols) == 1 and cols[0]["comm"] == want_comm and cols[0]["comm_size"] == ranks and
+          cols[0]["on"] == "world duplicate" and cols[0]["datatype"] == "MPI_FLOAT", str(c["collectives"])[:300])
+    if cols:
+        s = cols[0]["sizes"]
+        got = [e["bytes"] for e in s]
+        pow2 = [b for b in got if b not in FRAMEWORK]
+        check("sizes from 64 KiB, ascending, powers of two (and the frameworks' sizes)",
+              got and got[0] == 65536 and got == sorted(got) and
+              all(b & (b - 1) == 0 for b in pow2) and pow2 == [65536 << i for i in range(len(pow2))], str(got))
+        check("at least 3 repetitions per size, best <= median",
+              all(e["reps"] >= 3 and 0 < e["best_s"] <= e["p50_s"] for e in s))
+        check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],
+              c["messages"]["collective_calls"] >= ranks * sum(e["reps"] for e in s))
+        check("nothing beyond COMMFIT_CALIBRATE_MAX_BYTES (64 MiB)", all(b <= 64 << 20 for b in got))
+        check("the memory bound named for 128 MiB", any("128 MiB" in k and "MAX_BYTES" in k for k in c["skipped"]),
+              str(c["skipped"]))
+    within_budget(c, SLACK_S)
+
+
+def stream_key(r):
+    return (r["layer"], r["op"], r["comm"], r["path"], r.get("region"), r.get("size_lo"), r.get("size_hi"))
+
+
+def same(path, off):
+    a, b = load(path), load(off)
+    check("calibration on in one profile, off in the other", "calibration" in a and "calibration" not in b)
+    ra = sorted((stream_key(r), r["calls"], r["bytes"]) for r in a["records"])
+    rb = sorted((stream_key(r), r["calls"], r["bytes"]) for r in b["records"])
+    check("the program's records: calls and bytes identical (%d records)" % len(ra), ra == rb,
+          str(set(ra) ^ set(rb))[:400])
+    check("the communication matrix identical", a.get("matrix") == b.get("matrix"))
+    ca = a.get("callsites", {}).get("sites", [])
+    cb = b.get("callsites", {}).get("sites", [])
+    check("call sites: the same calls", sorted(s["calls"] for s in ca) == sorted(s["calls"] for s in cb))
+    check("the communicators identical", a["communicators"] == b["communicators"])
+    if "ucx" in a or "ucx" in b:
+        check("the UCX layer's section identical", a.get("ucx") == b.get("ucx"))
+        ucx = [r for r in a["records"] if r["layer"] == "ucx"]
+        print("     (%d records of the UCX layer among them)" % len(ucx))
+
+
+def budget(path):
+    c = section(path)
+    if not check("a calibration section", c is not None):
+        return
+    within_budget(c, SHORT_SLACK_S)
+    check("skipped names the budget", any(k.endswith(": budget") for k in c["skipped"]), str(c["skipped"]))
+    check("not complete", c["complete"] is False)
+
+
+def absent(path):
+    check("no calibration section", "calibration" not in load(path))
+
+
+def auto(path):
+    c = section(path)
+    if not check("a calibration section", c is not None):
+        return
+    check("the default budget is at most 0.5 s: %.4g s" % c["budget_s"], 0 < c["budget_s"] <= 0.5)
+    if c["budget_s"] < 0.01:
+        # 1% of a short run: too little to measure anything
+        check("under 10 ms: nothing measured, and skipped says why",
+              not c["links"] and not c["collectives"] and c["elapsed_s"] == 0 and c["complete"] is False and
+              any("under the 0.01 s a calibration needs" in k for k in c["skipped"]), str(c))
+    else:
+        within_budget(c, SHORT_SLACK_S)
+
+
+def two_nodes(path):
+    """Rank 0 alone on its node, ranks 1 and 2 on the other: both links, the
+    intra-node one led by a rank other than 0."""
+    prof = load(path)
+    c = prof.get("calibration")
+    if not check("two nodes, a calibration section", prof["job"]["nodes"] == 2 and c is not None):
+        return
+    node = {r["rank"]: r["node"] for r in prof["ranks"]}
+    links = {l["path"]: l for l in c["links"]}
+    check("an intra-node and an inter-node link", sorted(links) == ["inter-node", "intra-node"], str(sorted(links)))
+    for path, same_node in (("inter-node", False), ("intra-node", True)):
+        l = links.get(path)
+        if not l:
+            continue
+        a, b = l["ranks"]
+        check("%s: ranks %s %s" % (path, l["ranks"], "on one node" if same_node else "on different nodes"),
+              (node[a] == node[b]) == same_node and a != b)
+        got = [e["bytes"] for e in l["sizes"]]
+        # a TCP link between namespaces of a loaded 2-core machine is slow:
+        # the sizes the budget allowed, in order, from 8 B
+        check("%s: sizes ascending from 8 B, at least 3" % path, len(got) >= 3 and got == LINK_SIZES[:len(got)],
+              str(got))
+        check("%s: best <= median at every size" % path, all(0 < e["best_s"] <= e["p50_s"] for e in l["sizes"]))
+    check("the intra-node pair is ranks 1 and 2", links.get("intra-node", {}).get("ranks") == [1, 2])
+    within_budget(c, SLACK_S)
+
+
+def monitoring_sent(path):
+    """Open MPI's monitoring file(s): external (point-to-point) messages and bytes sent."""
+    msgs = byts = 0
+    for line in open(path):
+        m = re.match(r"^E\t\d+\t\d+\t(\d+) bytes\t(\d+) msgs sent", line)
+        if m:
+            byts += int(m.group(1))
+            msgs += int(m.group(2))
+    return msgs, byts
+
+
+def sends(prof):
+    rec = [r for r in prof["records"] if r["layer"] == "mpi" and r["op"] in SENDS]
+    return sum(r["calls"] for r in rec), sum(r["bytes"] for r in rec)
+
+
+def monitoring(on, off, mon_on, mon_off):
+    pon, poff = load(on), load(off)
+    c = pon["calibration"]
+    mo, mf = monitoring_sent(mon_on), monitoring_sent(mon_off)
+    so, sf = sends(pon), sends(poff)
+    check("the program's sends [messages, bytes] the same with and without calibration: %s" % (so,), so == sf,
+          "%s vs %s" % (so, sf))
+    cal = (c["messages"]["sent"], c["messages"]["bytes"])
+    check("monitoring with calibration minus without = the section's messages %s" % (cal,),
+          (mo[0] - mf[0], mo[1] - mf[1]) == cal, "monitoring %s and %s" % (mo, mf))
+    # the rest of the plugin's own messages (the clock synchronization) are the same in both runs
+    check("monitoring with calibration = program %s + calibration %s + the plugin's other messages %s"
+          % (so, cal, (mf[0] - sf[0], mf[1] - sf[1])),
+          mo == (so[0] + cal[0] + mf[0] - sf[0], so[1] + cal[1] + mf[1] - sf[1]), str(mo))
+    check("calibration messages were sent", cal[0] > 0 and cal[1] > 0)
+
+
+def main():
+    what, args = sys.argv[1], sys.argv[2:]
+    {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto, "two_nodes": two_nodes,
+     "monitoring": monitoring}[what](*args)
+    done()
+
+
+if __name__ == "__main__":
+    main()
