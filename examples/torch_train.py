@@ -332,29 +332,32 @@ def main():
                     params[i].grad = f.slot(j, params[i])
 
     def step(timed):
+        # while recording is paused, MPI_Pcontrol(1, ...) would resume it:
+        # the warmup steps open no regions
+        region = a.region and timed
         t0 = time.perf_counter()
-        if a.region:
+        if region:
             pc(1, "step")
         opt.zero_grad(set_to_none=True)
         state["reqs"], state["arrived"], state["posted"] = [], [0] * nb, [False] * nb
         state["on"] = True
         overlap = mode.startswith("overlap")
-        if a.region and overlap:
+        if region and overlap:
             pc(1, "allreduce")
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         state["on"] = False
-        if a.region and not overlap:
+        if region and not overlap:
             pc(1, "allreduce")
         t1 = time.perf_counter()
         exchange()
         t2 = time.perf_counter()
-        if a.region:
+        if region:
             pc(-1, "allreduce")
         for p in params:
             p.grad.div_(size)
         opt.step()
-        if a.region:
+        if region:
             pc(-1, "step")
         return time.perf_counter() - t0, t2 - t1, float(loss)
 
