@@ -44,6 +44,12 @@ a duplicate of world named "aux", so that the all-reduces on world are the
 gradient exchange and nothing else: tensors (or buckets) x steps per rank.
 It makes AUX_ALLREDUCES calls of MPI_Allreduce on "aux" per rank.
 
+With --timings DIR rank 0 writes the program's own times: steps.csv (per
+step the slowest rank's time and the exchange's, mean and max over ranks)
+and, in the blocking modes, calls.csv (per size the median, 10th and 90th
+percentile over steps and ranks of one MPI_Allreduce as the program times
+it, mpi4py's call included), gathered with MPI_Gather on "aux".
+
 The program checks its own result: after the run every rank must hold
 bitwise the same parameters (a checksum and a CRC-32 of the parameters,
 compared with an all-reduce MAX of (x, -x)); otherwise it says so and exits 1.
@@ -211,6 +217,40 @@ class Flat:
         return self.buf[self.off[k]:self.off[k] + p.numel()].view_as(p)
 
 
+# --------------------------------------------------------------- timings
+
+def write_timings(d, aux, rank, st, ex, calls, sizes):
+    """The program's own times, gathered on the "aux" communicator (MPI_Gather:
+    no all-reduce) and written by rank 0."""
+    n = len(st)
+    s_all = np.zeros((aux.Get_size(), n)) if rank == 0 else None
+    e_all = np.zeros((aux.Get_size(), n)) if rank == 0 else None
+    aux.Gather(np.ascontiguousarray(st), s_all, root=0)
+    aux.Gather(np.ascontiguousarray(ex), e_all, root=0)
+    c = np.array(calls, dtype=np.float64)
+    c_all = np.zeros((aux.Get_size(), c.size)) if rank == 0 else None
+    if c.size:
+        aux.Gather(c, c_all, root=0)
+    if rank != 0:
+        return
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "steps.csv"), "w") as f:
+        f.write("step,step_s,exchange_s_mean,exchange_s_max\n")
+        for k in range(n):
+            f.write("%d,%.6e,%.6e,%.6e\n" % (k, s_all[:, k].max(), e_all[:, k].mean(), e_all[:, k].max()))
+    if not c.size:
+        return
+    per = len(sizes)
+    by = {}
+    for k in range(c.size):
+        by.setdefault(sizes[k % per], []).extend(c_all[:, k])
+    with open(os.path.join(d, "calls.csv"), "w") as f:
+        f.write("size_bytes,calls,median_s,p10_s,p90_s\n")
+        for b in sorted(by):
+            v = np.array(by[b])
+            f.write("%d,%d,%.6e,%.6e,%.6e\n" % (b, v.size, np.median(v), np.percentile(v, 10), np.percentile(v, 90)))
+
+
 # ------------------------------------------------------------------ main
 
 def parse():
@@ -227,6 +267,9 @@ def parse():
     ap.add_argument("--no-progress", action="store_true",
                     help="overlap: do not call MPI_Testall from the hooks (progress only in MPI_Waitall)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timings", metavar="DIR",
+                    help="write DIR/steps.csv (per step: the slowest rank's time, the exchange's) and, blocking "
+                         "modes, DIR/calls.csv (per size: the median time of one MPI_Allreduce over steps and ranks)")
     ap.add_argument("--verbose", action="store_true", help="print the buckets")
     a = ap.parse_args()
     if a.steps < 1 or a.warmup < 0 or a.bucket < 0 or a.batch < 0:
@@ -309,17 +352,23 @@ def main():
             else:
                 p.register_hook(lambda grad, i=i: hook(grad, i))
 
+    calls = []  # blocking modes: each all-reduce's time, in call order
+
     def exchange():
         """Blocking modes: the all-reduces; overlap: wait for them.  Leaves
         the summed gradients in p.grad."""
         if mode == "per-tensor":
             for i in order:
+                t0 = time.perf_counter()
                 comm.Allreduce(MPI.IN_PLACE, params[i].grad.numpy(), op=MPI.SUM)
+                calls.append(time.perf_counter() - t0)
         elif mode == "bucket":
             for f in flats:
                 for j, i in enumerate(f.idx):
                     f.slot(j, params[i]).copy_(params[i].grad)
+                t0 = time.perf_counter()
                 comm.Allreduce(MPI.IN_PLACE, f.view, op=MPI.SUM)
+                calls.append(time.perf_counter() - t0)
                 for j, i in enumerate(f.idx):
                     params[i].grad.copy_(f.slot(j, params[i]))
         else:
@@ -388,6 +437,7 @@ def main():
     st, ex = np.zeros(a.steps), np.zeros(a.steps)
     t_run = time.perf_counter()
     post0 = state["post_s"]
+    del calls[:]
     for s in range(a.steps):
         st[s], ex[s], loss = step(True)
     run_s = time.perf_counter() - t_run
@@ -407,6 +457,9 @@ def main():
     tot, mx = mine.copy(), mine.copy()
     aux.Allreduce(MPI.IN_PLACE, tot, op=MPI.SUM)
     aux.Allreduce(MPI.IN_PLACE, mx, op=MPI.MAX)
+    if a.timings:
+        write_timings(a.timings, aux, rank, st, ex, calls,
+                      [4 * params[i].numel() for i in order] if mode == "per-tensor" else [f.nbytes for f in flats])
     if rank == 0:
         print("torch_train: model=%s mode=%s ranks=%d steps=%d warmup=%d batch=%d tensors=%d params=%d "
               "bytes_per_step=%d buckets_per_step=%d bucket_bytes=%d step_ms_mean=%.4f step_ms_median=%.4f "
