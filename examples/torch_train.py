@@ -56,10 +56,10 @@ compared with an all-reduce MAX of (x, -x)); otherwise it says so and exits 1.
 
 Output (rank 0): '#' lines describing the run, then one line of key=value:
   step_ms_*       per step the slowest rank's time, then mean/median/min over steps
-  exchange_ms_*   per rank the mean time per step in the exchange (blocking:
-                  the all-reduce loop with packing and unpacking; overlap: the
-                  time blocked in MPI_Waitall, and unpacking), then the mean
-                  and the max over ranks
+  exchange_ms_*   the time per step in the exchange (blocking: the all-reduce
+                  loop with packing and unpacking; overlap: the time blocked in
+                  MPI_Waitall): per step the mean over ranks, then its mean and
+                  median over steps; _max: the largest rank's mean over steps
   post_ms_mean    overlap: time per step in the hooks' MPI_Iallreduce and
                   MPI_Testall calls (mean over ranks)
   tensors, params, bytes_per_step, buckets_per_step, bucket_bytes, steps,
@@ -453,21 +453,25 @@ def main():
     # the timers: per step the slowest rank; per rank the exchange and post time
     smax = st.copy()
     aux.Allreduce(MPI.IN_PLACE, smax, op=MPI.MAX)
-    mine = np.array([ex.mean(), post_s / a.steps])
-    tot, mx = mine.copy(), mine.copy()
+    # per step the exchange summed over ranks (then the mean per step), and
+    # the max over ranks of each rank's mean; the last element the post time
+    tot, mx = np.append(ex, post_s / a.steps), np.array([ex.mean()])
     aux.Allreduce(MPI.IN_PLACE, tot, op=MPI.SUM)
     aux.Allreduce(MPI.IN_PLACE, mx, op=MPI.MAX)
+    ex_step = tot[:-1] / size
     if a.timings:
         write_timings(a.timings, aux, rank, st, ex, calls,
                       [4 * params[i].numel() for i in order] if mode == "per-tensor" else [f.nbytes for f in flats])
     if rank == 0:
         print("torch_train: model=%s mode=%s ranks=%d steps=%d warmup=%d batch=%d tensors=%d params=%d "
               "bytes_per_step=%d buckets_per_step=%d bucket_bytes=%d step_ms_mean=%.4f step_ms_median=%.4f "
-              "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_max=%.4f post_ms_mean=%.4f run_s=%.4f "
+              "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_median=%.4f exchange_ms_max=%.4f post_ms_mean=%.4f "
+              "run_s=%.4f "
               "loss=%.5f aux_allreduce=%d checksum=%.10e crc=%d ranks_agree=%s"
               % (a.model, mode, size, a.steps, a.warmup, a.batch, len(params), sum(p.numel() for p in params),
                  sum(nbytes), nb, cap, 1e3 * smax.mean(), 1e3 * np.median(smax), 1e3 * smax.min(),
-                 1e3 * tot[0] / size, 1e3 * mx[0], 1e3 * tot[1] / size, run_s, loss, AUX_ALLREDUCES, cs,
+                 1e3 * ex_step.mean(), 1e3 * np.median(ex_step), 1e3 * mx[0], 1e3 * tot[-1] / size, run_s, loss,
+                 AUX_ALLREDUCES, cs,
                  int(crc), "yes" if agree else "NO"))
         if not agree:
             print("torch_train: RANKS DISAGREE: checksum %.17g .. %.17g, crc %d .. %d"

@@ -51,8 +51,8 @@ run_plain() { # BUCKET LAYERS -> comm ms/step
 echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
 echo "model (the model's own times), realised (commfit diff: per rank on the slowest rank),"
-echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain),"
-echo "run with 64 KiB to compare"
+echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain, or"
+echo "withheld: nan), run with 64 KiB to compare"
 printf '%-14s %4s %9s %8s %10s %10s %10s %10s\n' model rep bucket buckets predicted model realised plain
 summary=()
 declare -A verdicts
@@ -66,11 +66,15 @@ for entry in "${models[@]}"; do
         # the advised bucket; where fusion is not advised, 64 KiB to see what it would have done
         read -r verdict bucket predicted model <<< "$("$commfit" report --format json "$cf_tmp/a.json" | "$CF_PYTHON" -c '
 import json, sys
-a = [x for x in json.load(sys.stdin)["advice"] if x["op"] == "MPI_Allreduce" and x["comm"] == "world"][0]
-S = a["bucket_bytes"] or 65536
-c = [c for c in a["candidates"] if c["bucket_bytes"] == S][0]
-print(a["verdict"].replace(" ", "-"), S, (a["current_s"] - c["predicted_s"]) * 1e3,
-      (a["model_current_step_s"] - c["model_step_s"]) * a["steps"] * 1e3)')"
+# read defensively: withheld advice (verdict null) has no candidates
+adv = [x for x in json.load(sys.stdin).get("advice") or [] if x.get("op") == "MPI_Allreduce" and x.get("comm") == "world"]
+a = adv[0] if adv else {}
+S = a.get("bucket_bytes") or 65536
+c = ([c for c in a.get("candidates") or [] if c.get("bucket_bytes") == S] or [{}])[0]
+def d(x, y, k):
+    return "nan" if x is None or y is None else (x - y) * k
+print((a.get("verdict") or "withheld").replace(" ", "-"), S, d(a.get("current_s"), c.get("predicted_s"), 1e3),
+      d(a.get("model_current_step_s"), c.get("model_step_s"), (a.get("steps") or 0) * 1e3))')"
         COMMFIT_OUTPUT="$cf_tmp/b.json" COMMFIT_SUMMARY=0 cf_mpirun "$np" -- "$dp" "${m[@]}" --steps "$steps" \
             --compute-us 1000 --region --bucket "$bucket" > "$cf_tmp/b.out" || { echo "$name: run failed"; continue; }
         nb=$(sed -n 's/^# exchange: .* -> \([0-9]*\) buckets\/step.*/\1/p' "$cf_tmp/b.out")
@@ -226,9 +230,9 @@ torch_part() {
                         local name=${v%%:*} b=${v#*:} mode=$fused o=$cf_tmp/run.out
                         [ "$name" = A ] && mode=$base
                         if train "$o" - --model "$model" --mode "$mode" --bucket "$b"; then
-                            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$rep" "$name" "$b" \
-                                "$(field step_ms_median "$o")" "$(field exchange_ms_mean "$o")" \
-                                "$(field buckets_per_step "$o")" >> "$res"
+                            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$rep" "$name" \
+                                "$b" "$(field step_ms_median "$o")" "$(field exchange_ms_median "$o")" \
+                                "$(field post_ms_mean "$o")" "$(field buckets_per_step "$o")" >> "$res"
                         else
                             echo "$rate $model $mode --bucket $b: run failed: $(tail -n 2 "$o" | tr '\n' ' ')"
                         fi
@@ -251,7 +255,11 @@ for l in open(adv_f):
 runs = {}
 for l in open(res_f):
     f = l.rstrip("\n").split("\t")
-    runs.setdefault(tuple(f[:3]), {}).setdefault(int(f[3]), {})[f[4]] = f[5:]
+    # bucket, step (median over steps), exchange: blocking, the all-reduces;
+    # overlap, the median time blocked in MPI_Waitall plus the hooks' posts
+    # (MPI_Iallreduce, MPI_Testall) per step; calls per step
+    runs.setdefault(tuple(f[:3]), {}).setdefault(int(f[3]), {})[f[4]] = [f[5], float(f[6]), float(f[7]) + float(f[8]),
+                                                                        f[9]]
 
 
 def num(x):
@@ -281,7 +289,8 @@ print("per trainer: advice from the profiled run; then, timed without the profil
 print("  bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB (= DDP's run where one bucket holds")
 print("  a step); measured saving = median over the pairs of A - B of the step timer (per step; over the run: x %d"
       % steps)
-print("  steps), and of the exchange timer (blocking: the all-reduces and packing; overlap: blocked in MPI_Waitall);")
+print("  steps), and of the exchange timer (median over steps; blocking: the all-reduces and packing; overlap: blocked")
+print("  in MPI_Waitall, plus the hooks' MPI_Iallreduce and MPI_Testall);")
 print("  % = of A's exchange time.  held: the advised bucket saves within 25% of the predicted saving, or, where")
 print("  fusion was not advised, 25 MiB saves under 10% of the exchange")
 hdr = ("link", "trainer", "exchange", "verdict", "B", "bucket", "calls", "pred/step", "step A", "exch A", "saved/step",
@@ -297,16 +306,16 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
     asteps = num(a["steps"]) or steps
     pred_step = {"advised": num(a["saving"]), "ddp": num(a["ddp"]), "horovod": num(a["hvd"])}
     a_step = [r["A"][1] for r in reps.values() if "A" in r]
-    a_exch = st.median([num(r["A"][2]) for r in reps.values() if "A" in r]) if a_step else None
-    a_stepm = st.median([num(x) for x in a_step]) if a_step else None
+    a_exch = st.median([r["A"][2] for r in reps.values() if "A" in r]) if a_step else None
+    a_stepm = st.median(a_step) if a_step else None
     names = sorted({n for r in reps.values() for n in r if n != "A"}, key=["advised", "ddp", "horovod"].index)
     if not names:
         print(fmt % (key[0], key[1], key[2], verdict, "-", "-", "-", "-", ms(a_stepm), ms(a_exch), "-", "-", "-", "-",
                      "no runs"))
     for n in names:
         pairs = [r for r in reps.values() if "A" in r and n in r]
-        d_step = st.median([num(r["A"][1]) - num(r[n][1]) for r in pairs])
-        d_exch = st.median([num(r["A"][2]) - num(r[n][2]) for r in pairs])
+        d_step = st.median([r["A"][1] - r[n][1] for r in pairs])
+        d_exch = st.median([r["A"][2] - r[n][2] for r in pairs])
         calls = pairs[0][n][3]
         p = pred_step[n]
         p = None if p is None else 1e3 * p / asteps  # ms per step
