@@ -1,15 +1,28 @@
 #!/bin/bash
-# Fusion advice against the measured saving, on the training example.
+# Fusion advice against the measured saving, on the training examples.
 #   make bench-fusion            (or: bash tests/bench_fusion.sh BUILDDIR)
-# For each model: profile the per-tensor loop, take the advised bucket size,
-# rerun with it, and print the saving the advice predicted next to the one
-# `commfit diff` measured (per rank on the slowest rank, transfer time) and
-# the one dp_train itself measured without the profiler (its comm time per
-# step, mean over ranks).  Repeated REPS times; medians at the end.
+# 1. dp_train (C, simulated compute), 2 ranks on this host: for each model,
+#    profile the per-tensor loop, take the advised bucket size, rerun with
+#    it, and print the saving the advice predicted next to the one `commfit
+#    diff` measured (per rank on the slowest rank, transfer time) and the one
+#    dp_train itself measured without the profiler (its comm time per step,
+#    mean over ranks).  Repeated REPS times; medians at the end.
+# 2. examples/torch_train.py (PyTorch forward and backward, mpi4py) on two
+#    emulated nodes (tests/cluster/cluster.sh, one rank each, TCP), unshaped
+#    and through tbf rates: per trainer, profile the per-tensor and the
+#    overlapped (Horovod-style) exchange, read commfit's advice, then time
+#    without the profiler alternating pairs of runs, per tensor against
+#    bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB,
+#    and print the medians of the trainer's own step timer.  Skipped (with
+#    the reason) without root and ip netns, or without python3-torch and
+#    python3-mpi4py.
 # Not a test: it asserts nothing, the numbers depend on the machine.
-#   BENCH_NP (2)     ranks; more ranks than cores time the scheduler too
-#   BENCH_REPS (3)   repetitions
-#   BENCH_STEPS (50) training steps per run
+#   BENCH_NP (2)     ranks of part 1; more ranks than cores time the scheduler too
+#   BENCH_REPS (3)   repetitions (part 2: pairs)
+#   BENCH_STEPS      training steps per run (part 1: 50, part 2: 30)
+#   BENCH_RATES ("unshaped 200mbit")   part 2's links (tc rates, or unshaped)
+#   BENCH_MODELS ("mlp resnet20 resnet-stream")   part 2's trainers
+#   BENCH_PARTS ("dp torch")   which parts to run
 set -u
 build=${1:-$PWD}
 . "$build/tests/env.sh"
@@ -17,9 +30,12 @@ build=${1:-$PWD}
 np=${BENCH_NP:-2}
 reps=${BENCH_REPS:-3}
 steps=${BENCH_STEPS:-50}
+parts=${BENCH_PARTS:-dp torch}
 commfit=$CF_BUILDDIR/tools/commfit
 dp=$CF_BUILDDIR/examples/dp_train
 
+# part 1, dp_train (the body is not indented: it holds here-documents)
+dp_part() {
 models=(
     "tiny tensors:$("$CF_PYTHON" -c 'print(",".join(["256,16,16,64,4,4"] * 64))')"
     "mixed tensors:$("$CF_PYTHON" -c 'print(",".join(["4096,64,64,1024,16,16"] * 16))')"
@@ -35,8 +51,8 @@ run_plain() { # BUCKET LAYERS -> comm ms/step
 echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
 echo "model (the model's own times), realised (commfit diff: per rank on the slowest rank),"
-echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain),"
-echo "run with 64 KiB to compare"
+echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain, or"
+echo "withheld: nan), run with 64 KiB to compare"
 printf '%-14s %4s %9s %8s %10s %10s %10s %10s\n' model rep bucket buckets predicted model realised plain
 summary=()
 declare -A verdicts
@@ -50,11 +66,15 @@ for entry in "${models[@]}"; do
         # the advised bucket; where fusion is not advised, 64 KiB to see what it would have done
         read -r verdict bucket predicted model <<< "$("$commfit" report --format json "$cf_tmp/a.json" | "$CF_PYTHON" -c '
 import json, sys
-a = [x for x in json.load(sys.stdin)["advice"] if x["op"] == "MPI_Allreduce" and x["comm"] == "world"][0]
-S = a["bucket_bytes"] or 65536
-c = [c for c in a["candidates"] if c["bucket_bytes"] == S][0]
-print(a["verdict"].replace(" ", "-"), S, (a["current_s"] - c["predicted_s"]) * 1e3,
-      (a["model_current_step_s"] - c["model_step_s"]) * a["steps"] * 1e3)')"
+# read defensively: withheld advice (verdict null) has no candidates
+adv = [x for x in json.load(sys.stdin).get("advice") or [] if x.get("op") == "MPI_Allreduce" and x.get("comm") == "world"]
+a = adv[0] if adv else {}
+S = a.get("bucket_bytes") or 65536
+c = ([c for c in a.get("candidates") or [] if c.get("bucket_bytes") == S] or [{}])[0]
+def d(x, y, k):
+    return "nan" if x is None or y is None else (x - y) * k
+print((a.get("verdict") or "withheld").replace(" ", "-"), S, d(a.get("current_s"), c.get("predicted_s"), 1e3),
+      d(a.get("model_current_step_s"), c.get("model_step_s"), (a.get("steps") or 0) * 1e3))')"
         COMMFIT_OUTPUT="$cf_tmp/b.json" COMMFIT_SUMMARY=0 cf_mpirun "$np" -- "$dp" "${m[@]}" --steps "$steps" \
             --compute-us 1000 --region --bucket "$bucket" > "$cf_tmp/b.out" || { echo "$name: run failed"; continue; }
         nb=$(sed -n 's/^# exchange: .* -> \([0-9]*\) buckets\/step.*/\1/p' "$cf_tmp/b.out")
@@ -90,3 +110,246 @@ done
 echo
 echo "medians over $reps repetitions:"
 printf '  %s\n' "${summary[@]}"
+}
+
+# part 2, the PyTorch trainers on two emulated nodes
+py=/usr/bin/python3
+trainer=$CF_SRCDIR/examples/torch_train.py
+cluster=$CF_SRCDIR/tests/cluster/cluster.sh
+tsteps=${BENCH_STEPS:-30}
+rates=${BENCH_RATES:-unshaped 200mbit}
+tmodels=${BENCH_MODELS:-mlp resnet20 resnet-stream}
+DDP=26214400  # PyTorch DDP's bucket_cap_mb=25
+HVD=67108864  # Horovod's HOROVOD_FUSION_THRESHOLD (64 MiB)
+
+# train OUT PROFILE|- TRAINER-ARGS: one run on the two nodes, one rank each;
+# under the plugin when PROFILE is not -
+train() {
+    local out=$1 prof=$2 pre=()
+    shift 2
+    [ "$prof" = - ] || pre=(-x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$prof" -x COMMFIT_SUMMARY=0)
+    "$cluster" run -- -np 2 "${pre[@]}" -x OMP_NUM_THREADS=1 "$py" "$trainer" --steps "$tsteps" --warmup 2 \
+        "$@" > "$out" 2>&1 && grep -q '^torch_train: .*ranks_agree=yes' "$out"
+}
+
+# the advice for MPI_Allreduce or MPI_Iallreduce on world, read defensively
+# (missing fields print "-"): one tab-separated line
+advice_line() { # REPORT.json
+    "$CF_PYTHON" - "$1" <<'PY'
+import json, sys
+try:
+    adv = json.load(open(sys.argv[1])).get("advice") or []
+except (OSError, ValueError) as e:
+    adv, err = [], str(e)
+else:
+    err = "no advice entry for the exchange on world"
+a = ([x for x in adv if x.get("comm") == "world" and x.get("op") in ("MPI_Allreduce", "MPI_Iallreduce")] or [{}])[0]
+
+
+def f(v):
+    return "-" if v is None else str(v)
+
+
+def cand_saving(S):
+    c = [c for c in a.get("candidates") or [] if c.get("bucket_bytes") == S]
+    cur, p = a.get("current_s"), c[0].get("predicted_s") if c else None
+    return None if cur is None or p is None else cur - p
+
+
+reason = a.get("reason") or (err if not a else None)
+print("\t".join(f(v) for v in (a.get("op"), a.get("verdict"), a.get("bucket_bytes"), a.get("predicted_saving_s"),
+                               a.get("current_s"), a.get("steps"), cand_saving(26214400), cand_saving(67108864),
+                               a.get("calls_per_step"))) + "\t" + (reason or "-").replace("\t", " "))
+PY
+}
+
+# field KEY FILE: a key=value of the trainer's result line
+field() { sed -n "s/^torch_train: .* $1=\([^ ]*\).*/\1/p" "$2" | head -n 1; }
+
+torch_part() {
+    local why
+    why=$("$py" -c "import torch, mpi4py" 2>&1) ||
+        { echo "torch trainers: skipped: $py cannot import torch and mpi4py: $(echo "$why" | tail -n 1)"; return; }
+    why=$(CFN_PREFIX=cft "$cluster" available --shaping) ||
+        { echo "torch trainers: skipped: ${why#SKIP: }"; return; }
+    export CFN_PREFIX=cft
+    trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
+    local res=$cf_tmp/torch-runs.tsv adv=$cf_tmp/torch-advice.tsv
+    : > "$res"
+    : > "$adv"
+    echo
+    echo "torch trainers: 2 emulated nodes, 1 rank each (ob1 + tcp), $tsteps steps (+2 warmup), $reps pairs a comparison;"
+    echo "links: $rates; times are the trainer's own (step: slowest rank, median over steps)"
+    for rate in $rates; do
+        if [ "$rate" = unshaped ]; then
+            "$cluster" up 2 > /dev/null || { echo "cluster up failed"; return; }
+        else
+            "$cluster" up 2 --rate "$rate" > /dev/null || { echo "cluster up --rate $rate failed"; return; }
+        fi
+        for model in $tmodels; do
+            for group in per-tensor overlap; do
+                local base=$group fused=bucket
+                [ "$group" = overlap ] && fused=overlap-bucket
+                # profile: the per-tensor or overlapped exchange under the plugin
+                local p=$cf_tmp/$rate-$model-$group
+                if ! train "$p.out" "$p.json" --model "$model" --mode "$base" --region; then
+                    echo "$rate $model $group: profiled run failed: $(tail -n 2 "$p.out" | tr '\n' ' ')"
+                    continue
+                fi
+                "$CF_BUILDDIR/tools/commfit" report --format json "$p.json" > "$p-report.json" 2> /dev/null
+                "$CF_BUILDDIR/tools/commfit" report "$p.json" 2> /dev/null |
+                    sed -n '/^FUSION ADVICE/,/^OPERATIONS/p' | sed -n '/on world/,/^  MPI_/p' | sed '/^  MPI_.* on aux/d;/^OPERATIONS/d;/^$/d' \
+                    > "$p-advice.txt"
+                local line
+                line=$(advice_line "$p-report.json")
+                printf '%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$(field bytes_per_step "$p.out")" "$line" >> "$adv"
+                # the bucket the comparison runs at: the advice of this profile, else
+                # (overlapped streams get none) that of the per-tensor profile
+                local bucket
+                bucket=$(echo "$line" | cut -f 3)
+                if [ "$bucket" = - ] && [ "$group" = overlap ]; then
+                    bucket=$(awk -F'\t' -v r="$rate" -v m="$model" '$1 == r && $2 == m && $3 == "per-tensor" {print $7}' "$adv")
+                fi
+                case $bucket in ''|-|None) bucket=- ;; esac
+                local total variants=()
+                total=$(field bytes_per_step "$p.out")
+                [ "$bucket" != - ] && variants+=("advised:$bucket")
+                variants+=("ddp:$DDP")
+                # one bucket either way: Horovod's 64 MiB is DDP's run
+                [ "${total:-0}" -gt $DDP ] && variants+=("horovod:$HVD")
+                local rep v order
+                for rep in $(seq "$reps"); do
+                    # alternate the order within the pairs: drift in the machine's load
+                    # falls on A and B alike
+                    order=("A:0" "${variants[@]}")
+                    if [ $((rep % 2)) = 0 ]; then
+                        order=()
+                        for v in "A:0" "${variants[@]}"; do order=("$v" "${order[@]}"); done
+                    fi
+                    for v in "${order[@]}"; do
+                        local name=${v%%:*} b=${v#*:} mode=$fused o=$cf_tmp/run.out
+                        [ "$name" = A ] && mode=$base
+                        if train "$o" - --model "$model" --mode "$mode" --bucket "$b"; then
+                            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$rep" "$name" \
+                                "$b" "$(field step_ms_median "$o")" "$(field exchange_ms_median "$o")" \
+                                "$(field post_ms_mean "$o")" "$(field buckets_per_step "$o")" >> "$res"
+                        else
+                            echo "$rate $model $mode --bucket $b: run failed: $(tail -n 2 "$o" | tr '\n' ' ')"
+                        fi
+                    done
+                done
+                echo "  done: $rate $model $group ($(date -u +%H:%M:%S))"
+            done
+        done
+        "$cluster" down > /dev/null
+    done
+    trap 'rm -rf "$cf_tmp"' EXIT
+    "$CF_PYTHON" - "$adv" "$res" "$tsteps" "$cf_tmp" <<'PY'
+import statistics as st, sys
+adv_f, res_f, steps, tmp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+adv = {}
+for l in open(adv_f):
+    f = l.rstrip("\n").split("\t")
+    adv[tuple(f[:3])] = dict(zip(("total", "op", "verdict", "bucket", "saving", "current", "steps", "ddp", "hvd",
+                                  "calls", "reason"), f[3:]))
+runs = {}
+for l in open(res_f):
+    f = l.rstrip("\n").split("\t")
+    # bucket, step (median over steps), exchange: blocking, the all-reduces;
+    # overlap, the median time blocked in MPI_Waitall plus the hooks' posts
+    # (MPI_Iallreduce, MPI_Testall) per step; calls per step
+    runs.setdefault(tuple(f[:3]), {}).setdefault(int(f[3]), {})[f[4]] = [f[5], float(f[6]), float(f[7]) + float(f[8]),
+                                                                        f[9]]
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def ms(x, fmt="%.3g"):
+    return "-" if x is None else fmt % x
+
+
+def human(b):
+    b = num(b)
+    if b is None:
+        return "-"
+    for u, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= k:
+            return "%.4g %s" % (b / k, u)
+    return "%d B" % b
+
+
+print()
+print("per trainer: advice from the profiled run; then, timed without the profiler, A = %s exchange against B" %
+      "the per-tensor (or overlapped)")
+print("  bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB (= DDP's run where one bucket holds")
+print("  a step); measured saving = median over the pairs of A - B of the step timer (per step; over the run: x %d"
+      % steps)
+print("  steps), and of the exchange timer (median over steps; blocking: the all-reduces and packing; overlap: blocked")
+print("  in MPI_Waitall, plus the hooks' MPI_Iallreduce and MPI_Testall);")
+print("  % = of A's exchange time.  held: the advised bucket saves within 25% of the predicted saving, or, where")
+print("  fusion was not advised, 25 MiB saves under 10% of the exchange")
+hdr = ("link", "trainer", "exchange", "verdict", "B", "bucket", "calls", "pred/step", "step A", "exch A", "saved/step",
+       "over run", "% exch", "by exch", "held")
+fmt = "%-9s %-13s %-10s %-8s %-8s %10s %5s %10s %9s %9s %10s %9s %7s %8s %s"
+print(fmt % hdr)
+verdict_texts = []
+order = ["unshaped", "mlp", "resnet20", "resnet-stream", "per-tensor", "overlap"]
+for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) for x in k]):
+    a = adv[key]
+    reps = runs.get(key, {})
+    verdict = a["verdict"] if a["verdict"] != "-" else "withheld" if a["op"] != "-" else "-"
+    asteps = num(a["steps"]) or steps
+    pred_step = {"advised": num(a["saving"]), "ddp": num(a["ddp"]), "horovod": num(a["hvd"])}
+    a_step = [r["A"][1] for r in reps.values() if "A" in r]
+    a_exch = st.median([r["A"][2] for r in reps.values() if "A" in r]) if a_step else None
+    a_stepm = st.median(a_step) if a_step else None
+    names = sorted({n for r in reps.values() for n in r if n != "A"}, key=["advised", "ddp", "horovod"].index)
+    if not names:
+        print(fmt % (key[0], key[1], key[2], verdict, "-", "-", "-", "-", ms(a_stepm), ms(a_exch), "-", "-", "-", "-",
+                     "no runs"))
+    for n in names:
+        pairs = [r for r in reps.values() if "A" in r and n in r]
+        d_step = st.median([r["A"][1] - r[n][1] for r in pairs])
+        d_exch = st.median([r["A"][2] - r[n][2] for r in pairs])
+        calls = pairs[0][n][3]
+        p = pred_step[n]
+        p = None if p is None else 1e3 * p / asteps  # ms per step
+        pct = None if not a_exch else 100 * d_step / a_exch
+        if n == "advised":
+            held = "-" if p is None else "yes" if abs(d_step - p) <= 0.25 * abs(p) else "no (%.0f%% of predicted)" % (
+                100 * d_step / p if p else float("nan"))
+        elif n == "ddp" and verdict != "fuse":
+            held = "yes (no fusion advised, 25 MiB saves %.0f%%)" % pct if pct is not None and pct < 10 else \
+                "no (no fusion advised, 25 MiB saves %s%%)" % ms(pct, "%.0f")
+        else:
+            held = ""
+        print(fmt % (key[0], key[1], key[2], verdict, n, human(pairs[0][n][0]), calls, ms(p), ms(a_stepm),
+                     ms(a_exch), ms(d_step), ms(d_step * steps), ms(pct, "%.0f"), ms(d_exch), held))
+    txt = "%s/%s-%s-%s-advice.txt" % (tmp, key[0], key[1], key[2])
+    try:
+        body = [l.rstrip() for l in open(txt) if l.strip()]
+    except OSError:
+        body = []
+    verdict_texts.append("%s %s %s: %s %s: %s" % (key[0], key[1], key[2], a["op"], verdict, a["reason"]))
+    verdict_texts += ["    " + l.strip() for l in body[1:] if a["reason"] not in l]
+print("(times in ms; pred/step: commfit's predicted saving per step for that bucket, from its candidates where it")
+print(" advised another; B: the bucket run; calls: its calls per step)")
+print()
+print("commfit's verdicts (report --format json: verdict and reason; the text report's lines under it):")
+for t in verdict_texts:
+    print("  " + t)
+PY
+}
+
+for part in $parts; do
+    case $part in
+        dp) dp_part ;;
+        torch) torch_part ;;
+        *) echo "BENCH_PARTS: unknown part '$part' (dp, torch)" ;;
+    esac
+done

@@ -32,16 +32,28 @@ def human_time(s):
 def row(d, case):
     m = json.load(open(os.path.join(d, case, "meta.json")))
     prog = os.path.basename(m["program"][0]) if m.get("program") else "?"
+    trainer = m.get("trainer")
+    if trainer:  # examples/torch_train.py under /usr/bin/python3
+        prog = "torch_train.py %s %s" % (trainer["model"], trainer["mode"])
     if prog == "coll_sweep":
         prog = "coll_sweep allreduce"
     if "--sizes" in m.get("program", []):
         prog += " (%s sizes)" % m["program"][m["program"].index("--sizes") + 1]
     what = "%s, %s; %d ranks, %d/node" % (prog, m.get("transport", "?"), m["ranks"], m["ranks_per_node"])
-    if m.get("cluster"):
+    if m.get("cluster") and "--rate" in m["cluster"]:
         c = m["cluster"]
         what += "; tbf %s burst %s" % (c[c.index("--rate") + 1], c[c.index("--burst") + 1])
     exp = m.get("expect", {})
-    if "lammps" in m:
+    if trainer:
+        truth = "step %.3g ms (median, slowest rank), %s %.3g ms/step" % (
+            trainer["step_ms_median"], "MPI_Waitall" if trainer["mode"].startswith("overlap") else "exchange",
+            trainer["exchange_ms_mean"])
+        if os.path.isfile(os.path.join(d, case, "truth.csv")):
+            rows = [(int(r["size_bytes"]), float(r["time_s"]))
+                    for r in csv.DictReader(open(os.path.join(d, case, "truth.csv")))]
+            truth += "; per call, median: %s %s .. %s %s" % (human_size(rows[0][0]), human_time(rows[0][1]),
+                                                            human_size(rows[-1][0]), human_time(rows[-1][1]))
+    elif "lammps" in m:
         l = m["lammps"]
         truth = "log.lammps: loop %.3g s, Comm avg %.3g s (%.1f%%)" % (
             l["loop_time_s"], l["comm"]["avg_s"], l["comm"]["total_pct"])
@@ -57,6 +69,8 @@ def row(d, case):
         n = m["netpipe"]
         want = "NetPIPE same path: %s, peak %.3g GB/s (reference link within 25%%)" % (
             human_time(n["latency_s"]), n["peak_Bps"] / 1e9)
+    elif trainer and not os.path.isfile(os.path.join(d, case, "truth.csv")):
+        want = "none claimed (no fusion advice for a nonblocking stream)"
     else:
         want = "none claimed (truth per size only)"
     return "| %s | %s | %s | %s |" % (case, what, truth, want)
