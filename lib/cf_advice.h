@@ -88,7 +88,8 @@
 
 #define CF_ADV_MAX_CAND 20
 #define CF_ADV_DDP_BYTES 26214400.0       /* 25 MiB */
-#define CF_ADV_HOROVOD_BYTES 134217728.0  /* 128 MiB */
+#define CF_ADV_HOROVOD_BYTES 67108864.0   /* 64 MiB, Horovod's documented default */
+#define CF_ADV_HOROVOD_NEW_BYTES 134217728.0 /* 128 MiB, its default in recent code */
 #define CF_ADV_NEAR_BEST 0.05             /* recommend the smallest S within 5 % of the best */
 #define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
@@ -102,6 +103,8 @@ typedef struct {
     double fused_bytes;      /* bytes in buckets of more than one tensor */
     double copy_s;           /* pack and unpack time */
     double model_s;          /* T(S), copy included */
+    double unc_s;            /* uncertainty of T(S): the sum over its buckets' (cf_predict.h) */
+    int source;              /* cf_pred_source_t: the least measured of its buckets' */
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
@@ -120,16 +123,20 @@ typedef struct cf_advice {
     double bytes_per_step;    /* per rank */
     size_t tensors;           /* whole calls per step the packing works on */
 
-    char model_source[48];    /* "collective fit", "p2p fit, <algo> model", "link, <algo> model"; "": none */
+    /* the line beyond the measured sizes: "collective fit", "MPI_Allreduce fit" (the
+     * blocking twin of a nonblocking stream), "<reference source>, <algo> model"; "": none */
+    char model_source[64];
     double alpha_s, bandwidth_Bps; /* alpha_eff, B_eff of the model's overall line */
     double startup_share;     /* of T(calls as they are) under the model */
     double memcpy_Bps;        /* NaN: unknown, no copy cost */
 
     double current_s;         /* measured, per rank on the slowest rank, whole run */
-    const char *current_source; /* "transfer", "duration", "mixed" */
+    const char *current_source; /* "transfer", "duration", "mixed", "blocked" */
     double model_current_s;   /* T per step of the calls as they are */
+    double model_current_unc_s; /* its uncertainty */
+    int current_pred_source;  /* cf_pred_source_t of the calls as they are */
 
-    const char *verdict;      /* "fuse", "no gain", NULL without a model */
+    const char *verdict;      /* "fuse", "no gain", "uncertain", NULL without a model */
     const char *reason;       /* why, one phrase */
     double bucket_bytes;      /* recommended S; NaN unless "fuse" */
     double buckets_per_step;  /* of the recommended S; NaN unless "fuse" */
@@ -137,6 +144,9 @@ typedef struct cf_advice {
     double predicted_s;       /* whole run, per rank on the slowest rank */
     double predicted_saving_s;
     double best_saving_share; /* of the best candidate, model; NaN without a model */
+    double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
+    double saving_unc_step_s; /* its uncertainty: the two times' added */
+    char why[200];            /* "uncertain", "no gain": the numbers behind the reason */
     int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
                                * largest size the collective's fit saw */
     double ddp_bucket_cap_mb;

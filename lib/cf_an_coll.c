@@ -106,7 +106,7 @@ static void wire_costs(const cf_analysis_t *a, cf_an_wire_t *w)
 {
     const cf_an_fit_t *f = cf_analysis_find(a, w->w.op, w->w.comm, w->w.path);
     const cf_an_ref_t *ref = cf_an_ref_of(a, w->w.path);
-    cf_an_ref_t own = {NULL, NAN, NAN, NULL, NULL, ""};
+    cf_an_ref_t own = {.alpha_s = NAN, .bandwidth_Bps = NAN}; /* a line: no measured sizes */
     const char *cand[16];
     double sum[16] = {0}, calls = 0, meas = 0, meas_calls = 0;
     size_t ncand = 0, best = 0;

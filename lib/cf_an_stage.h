@@ -39,6 +39,7 @@ struct cf_analysis {
     double span_s;           /* nonblocking post-to-completion spans, kept apart */
     cf_an_ranks_t ranks;
     cf_an_ref_t ref[CF_AN_NPATH];
+    cf_calib_t calib;        /* the profile's calibration section (cf_predict.h) */
     cf_an_limits_t limits[CF_AN_NPATH];
     cf_an_breakdown_t split;
     cf_an_region_t *region;
@@ -71,6 +72,22 @@ CF_HIDDEN const cf_an_ref_t *cf_an_ref_of(const cf_analysis_t *a, int path);
 CF_HIDDEN double cf_an_ref_model(const cf_an_ref_t *ref, cf_coll_t c, const char *algo, int p,
                                  double n, double *startup_p);
 CF_HIDDEN void cf_an_verdict_from_model(const cf_analysis_t *a, cf_an_fit_t *f);
+/* The predictor of one call of a fit's operation (cf_predict.h): its bins,
+ * the calibration of its stream, the blocking operation's bins on the same
+ * communicator for a nonblocking one; beyond them its fit, else the
+ * reference link under its model. */
+typedef struct {
+    const cf_analysis_t *a;
+    const cf_an_fit_t *f; /* the fit whose line is used: the blocking one for a nonblocking stream */
+    cf_coll_t coll;
+    int comm_size, path;
+} cf_an_line_t;
+/* ctx: storage for the line, which must live as long as *pr is used. */
+CF_HIDDEN void cf_an_predictor(const cf_analysis_t *a, const cf_an_fit_t *f, cf_an_line_t *ctx,
+                               cf_predictor_t *pr);
+/* The blocking operation a nonblocking one stands for on the same
+ * communicator and path (MPI_Allreduce for MPI_Iallreduce); NULL: none. */
+CF_HIDDEN const cf_an_fit_t *cf_an_blocking_twin(const cf_analysis_t *a, const cf_an_fit_t *f);
 /* collectives */
 CF_HIDDEN void cf_an_collective_figures(const cf_analysis_t *a, cf_an_fit_t *f);
 CF_HIDDEN int cf_an_hops_build(cf_analysis_t *a);

@@ -232,7 +232,7 @@ const cf_an_limits_t *cf_analysis_limits(const cf_analysis_t *a, int path)
 
 const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path)
 {
-    static const cf_an_ref_t none = {NULL, NAN, NAN, NULL, NULL, ""};
+    static const cf_an_ref_t none = {.alpha_s = NAN, .bandwidth_Bps = NAN};
     return path >= 0 && path < CF_AN_NPATH ? &a->ref[path] : &none;
 }
 

@@ -63,6 +63,7 @@
 #include "cf_common.h"
 #include "cf_fit.h"
 #include "cf_models.h"
+#include "cf_predict.h"
 #include "cf_profile.h"
 #include "cf_wire.h"
 
@@ -202,13 +203,20 @@ typedef struct {
     double imbalance;          /* max / mean - 1; NaN: unknown */
 } cf_an_ranks_t;
 
-/* The link collectives are held against on one path. */
+/* The link collectives are held against on one path (cf_an_links.c). */
 typedef struct {
-    const char *source;        /* "link", "p2p fit", "ucx hop fit" or NULL (none) */
+    /* "link", "calibration", "p2p best case", "p2p fit", "ucx hop fit" or NULL (none) */
+    const char *source;
     double alpha_s, bandwidth_Bps; /* link, or the overall line of the fit */
-    const cf_fit_t *fit;       /* the joint p2p fit or the UCX hop fit it comes from */
-    const struct cf_an_fit *joint; /* the joint p2p fit; NULL for the other sources */
+    const cf_fit_t *fit;       /* the fit it comes from (own_fit, the joint p2p fit, the UCX hop fit) */
+    const struct cf_an_fit *joint; /* the joint p2p fit of the path; NULL: none */
     char why[160];             /* why its numbers are uncertain; "" when they are not */
+    /* one-way time per message: the sizes measured (calibration or best
+     * case), the fit beyond them (cf_predict.h) */
+    cf_predictor_t pred;
+    cf_fit_t own_fit;          /* fit of the calibration's or the best-case times */
+    /* the program's own joint fit of the path, beside it; NaN: none */
+    double program_alpha_s, program_Bps, program_err_rms;
 } cf_an_ref_t;
 
 /* Where the ranked MPI time goes: each operation's time split by its

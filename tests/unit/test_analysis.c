@@ -164,9 +164,13 @@ static void test_p2p_recovery(void **state)
     assert_non_null(cf_analysis_find(a, "MPI_Recv", WORLD, INTER));
     assert_null(cf_analysis_find(a, "MPI_Recv", WORLD, CF_PATH_INTRA));
 
-    /* The path's reference link is its joint fit. */
-    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p fit");
-    assert_ptr_equal(cf_analysis_ref(a, INTER)->fit, &f->fit);
+    /* The path's reference link: its best-case transfers (here the same
+     * times as the joint fit's), with the joint fit beside it. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    assert_ptr_equal(cf_analysis_ref(a, INTER)->joint, f);
+    assert_rel(cf_analysis_ref(a, INTER)->alpha_s, ALPHA, 1e-6);
+    assert_rel(cf_analysis_ref(a, INTER)->bandwidth_Bps, BW, 1e-6);
+    assert_rel(cf_analysis_ref(a, INTER)->program_Bps, BW, 1e-6);
     assert_null(cf_analysis_ref(a, CF_PATH_INTRA)->source);
     cf_analysis_free(a);
     cf_profile_free(&p);
@@ -214,13 +218,13 @@ static void test_file_io_apart(void **state)
     assert_true(cf_analysis_breakdown(a)->payload == 0 && cf_analysis_breakdown(a)->startup == 0);
     cf_analysis_free(a);
 
-    /* with point to point on the self path, its link stays the p2p fit's */
+    /* with point to point on the self path, its link is the p2p best case */
     for (int i = 0; i <= 20; i++) {
         uint64_t m = (uint64_t)1 << i;
         add(&p, "MPI_Send", "p2p", WORLD, CF_PATH_SELF, m, 10, hockney((double)m));
     }
     a = analyse(&p, NULL);
-    assert_string_equal(cf_analysis_ref(a, CF_PATH_SELF)->source, "p2p fit");
+    assert_string_equal(cf_analysis_ref(a, CF_PATH_SELF)->source, "p2p best case");
     assert_rel(cf_analysis_ref(a, CF_PATH_SELF)->bandwidth_Bps, BW, 1e-6);
     assert_null(cf_analysis_find(a, "MPI_File_read_at", WORLD, CF_PATH_SELF)->basis);
     cf_analysis_free(a);
@@ -966,8 +970,8 @@ static void test_wire_ring(void **state)
     assert_true(h->fit.ok);
     assert_rel(h->fit.alpha_s, ha, 0.01);
     assert_rel(h->fit.bandwidth_Bps, hb, 0.01);
-    /* The MPI point-to-point fit stays the reference where there is one. */
-    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p fit");
+    /* MPI point to point stays the reference where there is some. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
 
     j = cf_analysis_to_json(a);
     assert_non_null(j);
@@ -1313,8 +1317,12 @@ static void test_model_error_and_uncertain(void **state)
     assert_non_null(strstr(f->why, "misses"));
     for (size_t k = 0; k < cf_analysis_nops(a); k++) {
         const cf_an_op_t *o = cf_analysis_op(a, k);
-        if (strcmp(o->op, "MPI_Bcast") == 0)
-            assert_non_null(strstr(cf_analysis_advice(o, buf, sizeof(buf)), "cannot tell"));
+        /* the fusion advice, priced on the measured times, may still
+         * stand; the verdict never does */
+        if (strcmp(o->op, "MPI_Bcast") == 0) {
+            cf_analysis_advice(o, buf, sizeof(buf));
+            assert_true(strstr(buf, "cannot tell") != NULL || strstr(buf, "cannot be told") != NULL);
+        }
     }
     cf_analysis_free(a);
     cf_profile_free(&p);
