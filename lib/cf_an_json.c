@@ -85,11 +85,13 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
     jset(c, o, "size_hi", jnum(ok ? f->fit.size_hi : NAN));
     jset(c, o, "points", json_integer(ok ? f->fit.npoints : 0));
     jset(c, o, "outliers", json_integer(ok ? f->fit.noutliers : 0));
-    jset(c, o, "startup_share", jnum(f->startup_share));
-    jset(c, o, "startup_share_interval", jpair(f->startup_lo, f->startup_hi));
-    jset(c, o, "verdict", json_string(f->verdict));
-    jset(c, o, "leaning", jstr(f->leaning));
-    jset(c, o, "uncertain_why", f->why[0] ? json_string(f->why) : json_null());
+    /* A span is not a cost: no startup share or verdict on it. */
+    int span = f->nonblocking;
+    jset(c, o, "startup_share", jnum(span ? NAN : f->startup_share));
+    jset(c, o, "startup_share_interval", jpair(span ? NAN : f->startup_lo, span ? NAN : f->startup_hi));
+    jset(c, o, "verdict", span ? json_null() : json_string(f->verdict));
+    jset(c, o, "leaning", span ? json_null() : jstr(f->leaning));
+    jset(c, o, "uncertain_why", f->why[0] && !span ? json_string(f->why) : json_null());
     jset(c, o, "model_error_rms", jnum(f->err_rms));
     jset(c, o, "model_error_max", jnum(f->err_max));
     jset(c, o, "nonblocking", json_boolean(f->nonblocking));
@@ -97,7 +99,7 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
     jset(c, o, "transfer_bins", json_integer(f->transfer_bins));
     jset(c, o, "few_sample_bins", json_integer(f->few_sample_bins));
     jset(c, o, "verdict_basis", jstr(f->basis));
-    jset(c, o, "below_n_half", jnum(f->below_n_half));
+    jset(c, o, "below_n_half", jnum(span ? NAN : f->below_n_half));
     jset(c, o, "wait_share", jnum(f->wait_share));
     jset(c, o, "time_source",
          json_string(f->time_source == (CF_AN_TIME_DURATION | CF_AN_TIME_TRANSFER) ? "mixed"
@@ -164,8 +166,8 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
         jset(c, j, "outlier", json_boolean(b->outlier));
         jset(c, j, "predicted_s", jnum(b->predicted_s));
         jset(c, j, "model_error", jnum(b->model_error));
-        jset(c, j, "startup_share", jnum(b->startup_share));
-        jset(c, j, "verdict", json_string(b->verdict));
+        jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
+        jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
         jpush(c, bins, j);
     }
     jset(c, o, "bins", bins);
@@ -430,6 +432,11 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
 
     jset(&c, mt, "ranked_s", jnum(a->total_s));
     jset(&c, mt, "nonblocking_spans_s", jnum(a->span_s));
+    jset(&c, mt, "waits_charged", json_boolean(a->charged));
+    {
+        char h[512];
+        jset(&c, root, "headline", json_string(cf_analysis_headline(a, h, sizeof(h))));
+    }
     jset(&c, mt, "total_s", jnum(rk->mpi_total_s));
     jset(&c, mt, "mean_s", jnum(rk->mpi_mean_s));
     jset(&c, mt, "min_s", jnum(rk->mpi_min_s));
@@ -448,6 +455,7 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, bd, "unexplained", jnum(a->split.unexplained));
         jset(&c, bd, "uncertain", jnum(a->split.uncertain));
         jset(&c, bd, "io", jnum(a->split.io));
+        jset(&c, bd, "blocked", jnum(a->split.blocked));
         jset(&c, root, "breakdown", bd);
     }
     for (size_t i = 0; i < p->nrank; i++) {
@@ -535,7 +543,17 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "time_s", jnum(o->time_s));
         jset(&c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));
         jset(&c, j, "share", jnum(o->share));
-        jset(&c, j, "startup_share", jnum(o->fit ? o->fit->startup_share : NAN));
+        jset(&c, j, "startup_share", jnum(o->fit && !o->nonblocking ? o->fit->startup_share : NAN));
+        if (o->nonblocking) {
+            char line[768];
+            jset(&c, j, "span_s", jnum(o->span_s));
+            jset(&c, j, "blocking_s", jnum(o->blocking_s));
+            jset(&c, j, "hidden", jnum(o->hidden));
+            jset(&c, j, "blocking_source", jstr(o->blocking_source));
+            jset(&c, j, "overlap", jstr(cf_analysis_overlap_line(a, o, line, sizeof(line))));
+        }
+        if (strcmp(o->kind, "completion") == 0)
+            jset(&c, j, "charged_s", jnum(o->charged_s));
         /* A span is not a cost: no verdict on it. */
         jset(&c, j, "verdict", jstr(o->fit && !o->nonblocking ? o->fit->verdict : NULL));
         jset(&c, j, "uncertain_why", o->fit && o->fit->why[0] && !o->nonblocking ? json_string(o->fit->why)

@@ -347,6 +347,10 @@ int cf_an_points_build(cf_analysis_t *a)
         if (joint_member(r))
             joint[njoint++] = r;
     }
+    /* Charged: some completion call recorded time charged to requests. */
+    for (size_t i = 0; i < nsep; i++)
+        if (is_kind(sep[i], "completion") && sep[i]->blocked_s > 0)
+            a->charged = 1;
     qsort(sep, nsep, sizeof(*sep), cmp_sep);
     qsort(joint, njoint, sizeof(*joint), cmp_joint);
 
@@ -375,18 +379,32 @@ int cf_an_points_build(cf_analysis_t *a)
         o->comm_size = cf_an_comm_size(p, r->comm);
         o->path = r->path;
         o->nonblocking = cf_an_is_nonblocking(r->op, r->kind);
+        double blocked = 0;
         for (size_t m = i; m < j; m++) {
             o->calls += sep[m]->calls;
             o->bytes += sep[m]->bytes;
             o->time_s += cf_an_pos(sep[m]->t_sum);
+            blocked += cf_an_pos(sep[m]->blocked_s);
             if (sep[m]->ranks_missing > o->ranks_missing)
                 o->ranks_missing = sep[m]->ranks_missing;
         }
-        /* A span overlaps other work: the time it cost is the blocked time
-         * in Wait/Test, which is ranked; the span is not. */
-        if (o->nonblocking)
+        o->blocking_s = o->hidden = o->polls_per_call = NAN;
+        o->waits_charged = a->charged;
+        /* A span overlaps other work: what it cost is the time blocked in
+         * Wait/Test.  Where the profile charges that time to the requests,
+         * the operation is ranked by it and the completion calls keep the
+         * rest; otherwise the span is kept apart and the completion calls
+         * are ranked whole. */
+        if (o->nonblocking) {
+            o->span_s = o->time_s;
             a->span_s += o->time_s;
-        else
+            if (a->charged)
+                o->time_s = blocked;
+        } else if (is_kind(r, "completion") && a->charged) {
+            o->charged_s = fmin(blocked, o->time_s);
+            o->time_s -= o->charged_s;
+        }
+        if (!o->nonblocking || a->charged)
             a->total_s += o->time_s;
         if (!is_kind(r, "p2p") && !is_kind(r, "collective") && !is_kind(r, "io"))
             continue;

@@ -10,6 +10,8 @@
  *                   point only, or --link), model times on it
  *   cf_an_coll.c    links -> collectives: busbw, ideal time, efficiency,
  *                   the wire algorithm beneath MPI
+ *   cf_an_overlap.c nonblocking operations: blocked time against the same
+ *                   calls run blocking, what the overlap hid
  *   cf_an_ranks.c   ranks, regions, late arrivals, oversubscription
  *   cf_advice.c     fusion advice: reads fits and links, never the reverse
  *   cf_an_verdict.c what to tell the user: breakdown, advice sentences
@@ -37,6 +39,7 @@ struct cf_analysis {
     size_t nop;
     double total_s;          /* ranked (blocking and completion) time, summed over ranks */
     double span_s;           /* nonblocking post-to-completion spans, kept apart */
+    int charged;             /* completion calls charged to requests (records' blocked_s) */
     cf_an_ranks_t ranks;
     cf_an_ref_t ref[CF_AN_NPATH];
     cf_calib_t calib;        /* the profile's calibration section (cf_predict.h) */
@@ -99,5 +102,7 @@ CF_HIDDEN int cf_an_late_build(cf_analysis_t *a);
 CF_HIDDEN void cf_an_caveats_build(cf_analysis_t *a);
 /* verdicts */
 CF_HIDDEN void cf_an_breakdown(cf_analysis_t *a);
+/* overlap: nonblocking operations against the same calls run blocking */
+CF_HIDDEN void cf_an_overlap_build(cf_analysis_t *a);
 
 #endif

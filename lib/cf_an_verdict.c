@@ -16,9 +16,13 @@ void cf_an_breakdown(cf_analysis_t *a)
     for (size_t k = 0; k < a->nop; k++) {
         const cf_an_op_t *o = &a->op[k];
         const cf_an_fit_t *f = o->fit;
-        if (o->nonblocking)
+        if (o->nonblocking && !a->charged)
             continue; /* a span is not a cost: the ranked time leaves it out */
         if (strcmp(o->kind, "io") == 0)
+            b->io += o->time_s;
+        else if (o->nonblocking)
+            b->blocked += o->time_s; /* blocked in Wait/Test on it: no startup or payload split */
+        else if (strcmp(o->kind, "io") == 0)
             b->io += o->time_s;
         else if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
             b->no_payload += o->time_s;
@@ -37,9 +41,68 @@ void cf_an_breakdown(cf_analysis_t *a)
         b->unexplained /= a->total_s;
         b->uncertain /= a->total_s;
         b->io /= a->total_s;
+        b->blocked /= a->total_s;
     } else {
-        b->startup = b->payload = b->no_payload = b->unexplained = b->uncertain = b->io = NAN;
+        b->startup = b->payload = b->no_payload = b->unexplained = b->uncertain = b->io = b->blocked = NAN;
     }
+}
+
+/* The fitted operations explain a real part of the MPI time when their
+ * startup and payload together are at least this share of it. */
+#define CF_AN_EXPLAINED_MIN 0.25
+
+static char *cf_fmt_pct(double v, char *buf, size_t len)
+{
+    if (isfinite(v))
+        snprintf(buf, len, "%.1f%%", 100.0 * v);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
+char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
+{
+    const cf_an_breakdown_t *b = &a->split;
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
+    double explained = b->startup + b->payload;
+    double other = fmax(fmax(b->blocked, b->uncertain), fmax(b->no_payload, b->unexplained));
+
+    if (!isfinite(explained)) {
+        snprintf(buf, len, "No MPI time was recorded");
+        return buf;
+    }
+    cf_fmt_pct(b->startup, b1, sizeof(b1));
+    cf_fmt_pct(b->payload, b2, sizeof(b2));
+    if (explained >= CF_AN_EXPLAINED_MIN && explained >= other) {
+        if (b->startup > b->payload)
+            snprintf(buf, len, "Startup dominates: of the recorded MPI time, %s is startup and %s payload", b1, b2);
+        else
+            snprintf(buf, len, "Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup", b2,
+                     b1);
+        return buf;
+    }
+    /* what the time is, where the fits do not explain it */
+    if (b->blocked >= other)
+    {
+        char b4[CF_FMT_LEN];
+        snprintf(buf, len, "Blocked in waits: %s of the recorded MPI time is blocked in Wait/Test on nonblocking "
+                           "operations (below: how much of each exchange the overlap hid); the fitted operations "
+                           "explain %s (%s startup, %s payload)",
+                 cf_fmt_pct(b->blocked, b3, sizeof(b3)), cf_fmt_pct(explained, b4, sizeof(b4)), b1, b2);
+    }
+    else if (b->uncertain >= other)
+        snprintf(buf, len, "Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
+                           "cannot be told apart (below); %s is startup and %s payload",
+                 cf_fmt_pct(b->uncertain, b3, sizeof(b3)), b1, b2);
+    else if (b->no_payload >= other)
+        snprintf(buf, len, "Synchronization dominates: %s of the recorded MPI time is in calls without payload "
+                           "(waiting for the slowest rank); %s is startup and %s payload",
+                 cf_fmt_pct(b->no_payload, b3, sizeof(b3)), b1, b2);
+    else
+        snprintf(buf, len, "Not explained: %s of the recorded MPI time is in calls that are not fitted (waits, "
+                           "probes, too few sizes); %s is startup and %s payload",
+                 cf_fmt_pct(b->unexplained, b3, sizeof(b3)), b1, b2);
+    return buf;
 }
 
 
@@ -88,8 +151,13 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
     int coll, fuse, no_gain;
 
     if (strcmp(o->kind, "completion") == 0) {
-        snprintf(buf, len, "time blocked waiting for nonblocking operations to complete: post "
-                           "them earlier or overlap more work with them");
+        if (o->waits_charged)
+            snprintf(buf, len, "time in completion calls that completed no tracked request (polls that found "
+                               "nothing done, requests the profiler did not see posted); the time of those "
+                               "that completed requests is charged to the operations above");
+        else
+            snprintf(buf, len, "time blocked waiting for nonblocking operations to complete: post "
+                               "them earlier or overlap more work with them");
         return buf;
     }
     if (strcmp(o->kind, "probe") == 0) {
@@ -114,6 +182,17 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         snprintf(buf, len, "file I/O, not network traffic%s",
                  f == NULL ? "" : o->nonblocking ? ": its span from post to completion overlaps other work"
                                                  : ": not enough size range to fit the file system");
+        return buf;
+    }
+    if (o->nonblocking && strcmp(o->kind, "io") != 0) {
+        if (isfinite(o->hidden))
+            snprintf(buf, len, "nonblocking: its time is what the program was blocked on it in Wait/Test; "
+                               "the overlap hid %.0f%% of what the same calls would take blocking",
+                     100.0 * o->hidden);
+        else
+            snprintf(buf, len, "nonblocking: its span from post to completion overlaps other work and is "
+                               "not a cost; the time blocked on it is %s",
+                     isfinite(o->share) ? "its time here (charged from Wait/Test)" : "in Wait/Test");
         return buf;
     }
     if (f == NULL) {
@@ -146,11 +225,6 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
                  f->note != NULL && strcmp(f->note, "no line fits these sizes") == 0 ? "no line fits these sizes"
                                                                                    : "not enough size range to fit",
                  f->nsizes, f->nsizes == 1 ? "" : "s");
-        return buf;
-    }
-    if (o->nonblocking) {
-        snprintf(buf, len, "nonblocking: its span from post to completion overlaps other work and is "
-                           "not a cost; the time blocked on it is in Wait/Test");
         return buf;
     }
     if (f->leaning != NULL) {

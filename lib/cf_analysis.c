@@ -43,12 +43,14 @@ static int cmp_fit(const void *pa, const void *pb)
     return strcmp(a->op, b->op);
 }
 
-/* The ranking: blocking costs by time, the nonblocking spans after them. */
+/* The ranking: costs by time; in a profile that does not charge completion
+ * calls to requests, the nonblocking spans after them. */
 static int cmp_op(const void *pa, const void *pb)
 {
     const cf_an_op_t *a = pa, *b = pb;
-    if (a->nonblocking != b->nonblocking)
-        return a->nonblocking - b->nonblocking;
+    if (a->share != a->share || b->share != b->share) /* NaN: an unranked span */
+        if ((a->share != a->share) != (b->share != b->share))
+            return (a->share != a->share) - (b->share != b->share);
     if (a->time_s != b->time_s)
         return a->time_s < b->time_s ? 1 : -1;
     return strcmp(a->op, b->op);
@@ -105,7 +107,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     }
     for (size_t k = 0; k < a->nop; k++) {
         cf_an_op_t *o = &a->op[k];
-        o->share = !o->nonblocking && a->total_s > 0 ? o->time_s / a->total_s : NAN;
+        o->share = (!o->nonblocking || a->charged) && a->total_s > 0 ? o->time_s / a->total_s : NAN;
     }
     qsort(a->op, a->nop, sizeof(*a->op), cmp_op);
     if (cf_index_init(&a->op_index, a->nop) != CF_OK) {
@@ -116,6 +118,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
         cf_index_put(&a->op_index, cf_stream_hash(a->op[k].op, a->op[k].comm, a->op[k].path), k);
     for (size_t k = 0; k < a->nop; k++)
         a->op[k].fit = cf_analysis_find(a, a->op[k].op, a->op[k].comm, a->op[k].path);
+    cf_an_overlap_build(a);
     if ((rc = cf_an_regions_build(a)) != CF_OK || (rc = cf_an_late_build(a)) != CF_OK)
         goto err;
     /* advice reads the fits and links; the verdicts read the advice */
@@ -301,6 +304,11 @@ const cf_an_hop_t *cf_analysis_hop(const cf_analysis_t *a, size_t i)
 double cf_analysis_span_s(const cf_analysis_t *a)
 {
     return a->span_s;
+}
+
+int cf_analysis_charged(const cf_analysis_t *a)
+{
+    return a->charged;
 }
 
 size_t cf_analysis_ncaveats(const cf_analysis_t *a)

@@ -185,11 +185,29 @@ typedef struct {
     uint32_t comm;
     int comm_size;
     int path;
-    int nonblocking;    /* time is post to completion and may overlap */
+    int nonblocking;    /* posted, then completed in Wait/Test */
     uint64_t calls, bytes;
     uint32_t ranks_missing; /* the most ranks any of its records may lack (0: exact) */
-    double time_s;      /* summed over ranks */
-    double share;       /* of the summed time of all ranked operations */
+    /* summed over ranks: what the operation cost.  Where the profile charges
+     * completion calls to the requests they completed (records' blocked_s,
+     * cf_analysis_charged), a nonblocking operation's time is the time the
+     * program was blocked in Wait/Test on it, and a completion call's the
+     * rest of its time (polls that completed nothing); otherwise a
+     * nonblocking operation's time is its span (not ranked) and a completion
+     * call's its whole time. */
+    double time_s;
+    double span_s;      /* nonblocking: post to completion, summed; overlaps other work */
+    double charged_s;   /* completion calls: the part of their time charged to requests */
+    int waits_charged;  /* the profile charges completion calls (cf_analysis_charged) */
+    double share;       /* of the summed time of all ranked operations; NaN for an unranked span */
+    /* nonblocking, charged: the same calls run blocking (the blocking
+     * operation's own measurement, else the model on the reference link),
+     * and the share of it the overlap hid, 1 - time_s / blocking_s in
+     * [0, 1]; NaN when unknown.  blocking_source says which: "measured
+     * MPI_Allreduce", "model on the reference link"; NULL: unknown. */
+    double blocking_s, hidden;
+    const char *blocking_source;
+    double polls_per_call; /* Test calls that completed nothing, per call of it (all streams); NaN: unknown */
     const cf_an_fit_t *fit; /* its own fit; NULL when not fitted */
     const struct cf_advice *fusion; /* its fusion advice (cf_advice.h); NULL: none */
 } cf_an_op_t;
@@ -227,6 +245,7 @@ typedef struct {
     double startup, payload, no_payload, unexplained;
     double uncertain; /* operations whose verdict is uncertain: not split */
     double io;        /* file I/O (kind io): not network startup or payload */
+    double blocked;   /* blocked in Wait/Test on nonblocking operations (charged profiles) */
 } cf_an_breakdown_t;
 
 typedef struct cf_analysis cf_analysis_t;
@@ -263,6 +282,16 @@ CF_HIDDEN const cf_an_breakdown_t *cf_analysis_breakdown(const cf_analysis_t *a)
 /* Nonblocking spans (post to completion), summed over ranks: kept out of
  * the ranking, whose shares are of cf_analysis_total_s. */
 CF_HIDDEN double cf_analysis_span_s(const cf_analysis_t *a);
+/* 1 when the profile charges completion calls to the operations whose
+ * requests they completed (records' blocked_s); 0 for older profiles. */
+CF_HIDDEN int cf_analysis_charged(const cf_analysis_t *a);
+/* The report's headline: where the recorded MPI time goes, one sentence
+ * without newline (startup or bandwidth dominates only when the fitted
+ * operations explain a real part of it).  Returns buf. */
+CF_HIDDEN char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len);
+/* Nonblocking operations, charged: what the overlap hid, one sentence
+ * without newline; NULL when o is not such an operation. */
+CF_HIDDEN char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char *buf, size_t len);
 /* What limits every number of the report (oversubscription, partial
  * profile, samples that ran out), one sentence each, most severe first. */
 CF_HIDDEN size_t cf_analysis_ncaveats(const cf_analysis_t *a);

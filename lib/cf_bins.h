@@ -91,7 +91,9 @@ typedef struct {
     uint64_t calls;
     uint64_t bytes;
     uint64_t t_sum, t_min, t_max; /* clock ticks */
-    uint64_t t_wait;              /* ticks spent waiting for other ranks (sampled instances) */
+    uint64_t t_wait;              /* the sampler's transfer table: ns waiting for other ranks (sampled
+                                   * instances); the records' table: ns blocked in Wait/Test charged
+                                   * at completion (cf_record_t.blocked_s) */
     uint32_t hist[CF_HIST_N];
 } cf_stat_t;
 

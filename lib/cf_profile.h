@@ -37,6 +37,11 @@ typedef struct {
      * when its key came (a key is kept from its first call or never), or
      * they left no records (a job that did not finish); 0: exact */
     uint32_t ranks_missing;
+    /* time blocked in Wait/Test: for a nonblocking operation, the part of
+     * the completion calls' time charged to its requests (a call's time
+     * split evenly among the requests it completed); for a Wait/Test, the
+     * part of its own time so charged.  0 in older profiles. */
+    double blocked_s;
 } cf_record_t;
 
 typedef struct {

@@ -87,6 +87,8 @@ void cf_record_from_stat(cf_record_t *r, const cf_stat_t *s, const char *op, con
     r->t_max = cf_s(s->t_max);
     r->t_p50 = cf_hist_quantile(s->hist, 0.5, (double)s->t_min, (double)s->t_max) * 1e-9;
     r->t_p99 = cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max) * 1e-9;
+    /* the records' own wait field holds the blocked time charged at completion (ns) */
+    r->blocked_s = cf_s(s->t_wait);
 }
 
 /* ---- reading the parts ---- */

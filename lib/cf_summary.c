@@ -8,6 +8,7 @@
 #include "cf_units.h"
 
 #define CF_SUMMARY_ROWS 8
+#define CF_SUMMARY_STREAMS 4 /* overlap and fusion lines at most */
 
 static void cf_summary_header(const cf_profile_t *p, const cf_an_ranks_t *rk, FILE *out)
 {
@@ -43,6 +44,16 @@ static const char *cf_summary_verdict(const cf_an_fit_t *f, char *buf, size_t le
     return buf;
 }
 
+/* A nonblocking operation's column: its cost is blocked time, and no verdict. */
+static char *cf_summary_blocked(const cf_an_op_t *o, char *buf, size_t len)
+{
+    if (isfinite(o->hidden))
+        snprintf(buf, len, "blocked, %.0f%% hidden", 100.0 * o->hidden);
+    else
+        snprintf(buf, len, "blocked in waits");
+    return buf;
+}
+
 void cf_summary_print(const cf_profile_t *p, FILE *out)
 {
     cf_analysis_t *a = NULL;
@@ -72,7 +83,7 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         char label[24], bytes[CF_FMT_LEN], t[CF_FMT_LEN], al[CF_FMT_LEN], bw[CF_FMT_LEN], v[40], calls[32];
         int fitted = f != NULL && f->fit.ok;
 
-        if (o->nonblocking)
+        if (!isfinite(o->share))
             break; /* spans are not costs: the ranking ends before them */
         if (f != NULL && f->basis != NULL && strcmp(f->basis, "model") == 0)
             model_used = 1;
@@ -82,29 +93,42 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
                 cf_comm_label(o->comm, label, sizeof(label)), calls,
                 cf_fmt_size((double)o->bytes, bytes, sizeof(bytes)),
                 cf_fmt_time(p->ranks > 0 ? o->time_s / p->ranks : o->time_s, t, sizeof(t)),
-                isfinite(o->share) ? 100.0 * o->share : 0.0, cf_summary_verdict(f, v, sizeof(v)),
-                fitted ? cf_fmt_time(f->fit.alpha_s, al, sizeof(al)) : "-",
-                fitted ? cf_fmt_rate(f->fit.bandwidth_Bps, bw, sizeof(bw)) : "-");
+                isfinite(o->share) ? 100.0 * o->share : 0.0,
+                o->nonblocking ? cf_summary_blocked(o, v, sizeof(v)) : cf_summary_verdict(f, v, sizeof(v)),
+                fitted && !o->nonblocking ? cf_fmt_time(f->fit.alpha_s, al, sizeof(al)) : "-",
+                fitted && !o->nonblocking ? cf_fmt_rate(f->fit.bandwidth_Bps, bw, sizeof(bw)) : "-");
     }
     if (nops > CF_SUMMARY_ROWS)
         fprintf(out, "commfit: ... %zu more operations\n", nops - CF_SUMMARY_ROWS);
     {
         const cf_an_op_t *top = cf_analysis_op(a, 0);
         char label[CF_COMM_NAME_LEN], advice[512];
+        fprintf(out, "commfit: %s\n", cf_analysis_headline(a, advice, sizeof(advice)));
         fprintf(out, "commfit: %s on %s: %s\n", top->op,
                 cf_comm_name(cf_analysis_profile(a), top->comm, label, sizeof(label)),
                 cf_analysis_advice(top, advice, sizeof(advice)));
     }
-    /* Fusion advice for the collective that costs the most, where there is
-     * any: the report says why the others have none. */
-    for (size_t i = 0; i < nops; i++) {
+    /* What the overlap hid, for the nonblocking operations that cost */
+    for (size_t i = 0, shown = 0; i < nops && shown < CF_SUMMARY_STREAMS; i++) {
+        const cf_an_op_t *o = cf_analysis_op(a, i);
+        char line[768];
+        if (o->share >= CF_ADV_MIN_SHARE && cf_analysis_overlap_line(a, o, line, sizeof(line)) != NULL) {
+            fprintf(out, "commfit: overlap: %s\n", line);
+            shown++;
+        }
+    }
+    /* Fusion advice for every stream of at least 1 % of the MPI time, the
+     * costliest first: the report says more. */
+    for (size_t i = 0, shown = 0; i < nops && shown < CF_SUMMARY_STREAMS; i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
         const cf_advice_t *ad = cf_analysis_fusion_find(a, o->op, o->comm, o->path);
         char line[512];
-        if (ad == NULL || ad->verdict == NULL)
+        if (ad == NULL || !(o->share >= CF_ADV_MIN_SHARE))
+            continue;
+        if (ad->verdict == NULL && ad->reason == NULL)
             continue;
         fprintf(out, "commfit: fusion: %s\n", cf_advice_line(ad, line, sizeof(line)));
-        break;
+        shown++;
     }
     /* The algorithm beneath a collective, when another would cost notably less. */
     for (size_t i = 0, shown = 0; i < cf_analysis_nwire(a) && shown < 2; i++) {

@@ -731,7 +731,7 @@ void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
 }
 
 uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                     unsigned *path_p)
+                     unsigned *path_p, uint64_t blocked_ns)
 {
     if (snap->slot == CF_SNAP_NULL)
         return 0;
@@ -756,8 +756,11 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
     uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
     cf_stat_t *stat = cancelled ? NULL : cf_table_get(&t->table, key);
-    if (stat)
+    if (stat) {
         cf_stat_add(stat, bytes, ns);
+        stat->t_wait += blocked_ns;
+        t->charged_ns += blocked_ns;
+    }
     if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
         cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
                         t_done);

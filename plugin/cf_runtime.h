@@ -130,6 +130,7 @@ typedef struct {
     cf_table_t table;
     uint64_t mpi_ns;   /* time inside intercepted calls */
     uint64_t missed;   /* completions of requests that were not tracked */
+    uint64_t charged_ns; /* of the completion call in progress: time charged to its requests */
     cf_req_snap_t *snaps;
     MPI_Status *status_buf;
     size_t scratch_cap; /* entries of snaps and status_buf (CF_SCRATCH, grown for more) */
@@ -314,8 +315,9 @@ static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, u
 }
 
 /* A call that returned: its time counts as time in MPI.  Returns its key. */
-static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
-                                      uint64_t t0, uint64_t t1)
+/* The same, returning the record's slot (NULL when the table had no room). */
+static inline cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                                        uint64_t t0, uint64_t t1, uint64_t *key_p)
 {
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
     uint64_t key = cf_key_of(op, comm_id, path, bytes);
@@ -323,6 +325,15 @@ static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm
     cf_stat_t *s = cf_table_get(&t->table, key);
     if (s)
         cf_stat_add(s, bytes, ns);
+    *key_p = key;
+    return s;
+}
+
+static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+                                      uint64_t t0, uint64_t t1)
+{
+    uint64_t key;
+    cf_record_stat(t, op, comm_id, path, bytes, t0, t1, &key);
     return key;
 }
 
@@ -357,9 +368,16 @@ CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const c
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
 CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 /* Records the completion of a snapshotted request; returns its payload, or 0
- * if it was not tracked. *path_p gets its path class. */
+ * if it was not tracked. *path_p gets its path class.  blocked_ns, the
+ * completion call's share of time for this request, is charged to the
+ * request's record and added to t->charged_ns. */
 CF_HIDDEN uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                               unsigned *path_p);
+                               unsigned *path_p, uint64_t blocked_ns);
+/* A snapshot that cf_req_done will record (tracked and active). */
+static inline int cf_snap_counts(const cf_req_snap_t *s)
+{
+    return s->slot < CF_SNAP_UNTRACKED && (s->req.flags & CF_REQ_ACTIVE);
+}
 CF_HIDDEN void cf_req_forget(MPI_Request req);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);

@@ -221,25 +221,15 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
     }
     {
         const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
-        char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
-        if (bd->uncertain > bd->startup && bd->uncertain > bd->payload)
-            fprintf(out, "  Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
-                   "cannot be told apart (below); %s is startup and %s payload;\n",
-                   fmt_pct(bd->uncertain, b3), fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
-        else if (bd->startup > bd->payload)
-            fprintf(out, "  Startup dominates: of the recorded MPI time, %s is startup and %s payload;\n",
-                   fmt_pct(bd->startup, b1), fmt_pct(bd->payload, b2));
-        else
-            fprintf(out, "  Bandwidth dominates: of the recorded MPI time, %s is payload and %s startup;\n",
-                   fmt_pct(bd->payload, b2), fmt_pct(bd->startup, b1));
+        char b1[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+        fprintf(out, "  %s;\n", cf_analysis_headline(a, advice, sizeof(advice)));
         fprintf(out, "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
-               "too few sizes)%s%s%s.\n",
+               "too few sizes)%s%s%s%s%s.\n",
                fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4),
-               bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload) ? ", " : "",
-               bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload)
-                   ? fmt_pct(bd->uncertain, b1) : "",
-               bd->uncertain > 0 && !(bd->uncertain > bd->startup && bd->uncertain > bd->payload)
-                   ? " is in operations whose split cannot be told (uncertain)" : "");
+               bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? fmt_pct(bd->uncertain, b1) : "",
+               bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "",
+               bd->blocked > 0 ? ", blocked in Wait/Test on nonblocking operations: " : "",
+               bd->blocked > 0 ? fmt_pct(bd->blocked, pct) : "");
         if (bd->io > 0)
             printf("  %s is file I/O (MPI-IO), not network traffic.\n", fmt_pct(bd->io, b1));
     }
@@ -247,14 +237,19 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
      * is the blocked time in Wait/Test, ranked as such. */
     for (size_t i = 0, shown = 0; i < nops && shown < TEXT_TOP_OPS; i++) {
         const cf_an_op_t *o = cf_analysis_op(a, i);
-        if (o->nonblocking)
-            break;
+        char line[768];
+        if (!isfinite(o->share))
+            break; /* an unranked span (a profile that does not charge waits) */
         /* Past the third, only what still matters. */
         if (shown >= 3 && !(o->share >= 0.01))
             break;
+        if (cf_analysis_overlap_line(a, o, line, sizeof(line)) != NULL) {
+            fprintf(out, "  %zu. %s of MPI time: %s.\n", ++shown, fmt_pct(o->share, pct), line);
+            continue;
+        }
         fprintf(out, "  %zu. %s on %s: %s of MPI time", ++shown, o->op,
                cf_comm_name(cf_analysis_profile(a), o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
-        print_verdict_clause(out, o->fit);
+        print_verdict_clause(out, o->nonblocking ? NULL : o->fit);
         fprintf(out, ".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
     }
     /* The algorithm beneath a collective, when it costs notably more than another. */
@@ -292,11 +287,17 @@ static void text_ops(const cf_analysis_t *a)
                cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path),
                calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
                fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), fmt_pct(o->share, b4),
-               o->nonblocking ? "span, not a cost" : verdict_text(o->fit, v, sizeof(v)),
-               o->fit && o->fit->basis ? fmt_pct(o->fit->startup_share, b5) : "-",
+               o->nonblocking ? (isfinite(o->share) ? "blocked in waits" : "span, not a cost")
+                              : verdict_text(o->fit, v, sizeof(v)),
+               o->fit && o->fit->basis && !o->nonblocking ? fmt_pct(o->fit->startup_share, b5) : "-",
                fmt_pct(o->fit ? o->fit->wait_share : NAN, b6));
     }
-    if (nb)
+    if (nb && cf_analysis_charged(a))
+        printf("  * nonblocking: time is what the program was blocked on it in Wait/Test (each completion "
+               "call's time split among the requests it completed; the completion calls keep the rest); its "
+               "spans from post to completion (%s in all) overlap other work and are not costs\n",
+               fmt_t(cf_analysis_span_s(a), b1));
+    else if (nb)
         printf("  * nonblocking: time from post to completion (%s in all), which overlaps other work: not a "
                "cost and not in the shares; what it cost is the time blocked in Wait/Test\n",
                fmt_t(cf_analysis_span_s(a), b1));
@@ -419,8 +420,8 @@ static void text_fits(const cf_analysis_t *a)
                      fmt_r(ft->bandwidth_ci[0], b[3]), fmt_r(ft->bandwidth_ci[1], b[4]));
             printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %6s %7s  %s\n", w, name, label,
                    cf_path_name((unsigned)f->path), kept, range, ci_a, ci_b,
-                   fmt_s(ft->n_half_bytes, b[5]), fmt_pct(f->err_rms, b[7]), fmt_pct(f->startup_share, b[6]),
-                   f->nonblocking ? "span, not a cost" : f->verdict);
+                   fmt_s(ft->n_half_bytes, b[5]), fmt_pct(f->err_rms, b[7]),
+                   fmt_pct(f->nonblocking ? NAN : f->startup_share, b[6]), f->nonblocking ? "span, not a cost" : f->verdict);
             if (f->leaning != NULL && !f->nonblocking)
                 printf("  %-*s %-17s uncertain: %s; the estimate leans %s\n", w, "", "", f->why, f->leaning);
         }
@@ -508,8 +509,8 @@ static void text_bins(const cf_analysis_t *a)
                    k == 0 ? cf_path_name((unsigned)f->path) : "", fmt_s(bn->size, b[0]),
                    (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]),
                    bn->time_source == CF_AN_TIME_TRANSFER ? "xfer" : "dur", fmt_pct(bn->coverage, b[6]),
-                   fmt_t(bn->p99_s, b[2]), fmt_t(bn->predicted_s, b[3]), err, fmt_pct(bn->startup_share, b[4]),
-                   f->nonblocking ? "span" : bn->verdict);
+                   fmt_t(bn->p99_s, b[2]), fmt_t(bn->predicted_s, b[3]), err,
+                   fmt_pct(f->nonblocking ? NAN : bn->startup_share, b[4]), f->nonblocking ? "span" : bn->verdict);
         }
     }
     text_left_out(a, 0);

@@ -1,0 +1,165 @@
+/* Stage "overlap": what overlapping a nonblocking operation with other work
+ * hid.  In a profile that charges completion calls to the requests they
+ * completed (records' blocked_s), a nonblocking operation's ranked time is
+ * the time the program was blocked on it in Wait/Test.  Held against the
+ * same calls run blocking, that says how much of the exchange the overlap
+ * hid:
+ *
+ *     hidden = 1 - blocked / blocking,  in [0, 1]
+ *
+ * blocking is, per size bin of the operation, its calls times the time of
+ * one blocking call of that size: the blocking operation's own median on
+ * the same communicator and path where the program measured that size (an
+ * MPI_Allreduce bin beside the MPI_Iallreduce one), else its fit where the
+ * size lies within the sizes it was fitted on, else the reference link of
+ * the path under the collective's default algorithm (point to point: the
+ * link itself).  Without any of them, hidden is unknown.
+ *
+ * Open MPI (and most libraries without a progress thread) moves a
+ * nonblocking collective only inside MPI calls: posted, it waits for the
+ * next call, and a program that makes none between the post and the Wait
+ * hides almost nothing.  The sentence says so when little is hidden and the
+ * program does not poll (few Test calls that completed nothing).
+ * See cf_an_stage.h for the pipeline. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cf_an_stage.h"
+#include "cf_units.h"
+
+#define CF_AN_HIDDEN_LITTLE 0.2 /* below this share hidden, the overlap hides "little" */
+#define CF_AN_POLLS_FEW 1.0     /* fewer unsuccessful Tests per nonblocking call: "does not poll" */
+
+static int f_polls_few(double per_call)
+{
+    return !(per_call >= CF_AN_POLLS_FEW);
+}
+
+/* MPI_Iallreduce -> MPI_Allreduce, MPI_Isend -> MPI_Send, MPI_Allreduce_init
+ * -> MPI_Allreduce; "" when op has no blocking form. */
+static void blocking_name(const char *op, char *buf, size_t len)
+{
+    const char *init = strstr(op, "_init");
+    buf[0] = '\0';
+    if (strncmp(op, "MPI_I", 5) == 0 && islower((unsigned char)op[5]))
+        snprintf(buf, len, "MPI_%c%s", toupper((unsigned char)op[5]), op + 6);
+    else if (init != NULL && init[5] == '\0' && (size_t)(init - op) < len) {
+        memcpy(buf, op, (size_t)(init - op));
+        buf[init - op] = '\0';
+    }
+}
+
+/* Time of one blocking call of n bytes; *src gets where it came from. */
+static double blocking_call(const cf_analysis_t *a, const cf_an_fit_t *bf, const cf_an_fit_t *f, double n,
+                            const char **src)
+{
+    if (bf != NULL) {
+        for (size_t k = 0; k < bf->nbin; k++)
+            if ((uint64_t)n >= bf->bin[k].size_lo && (uint64_t)n <= bf->bin[k].size_hi && bf->bin[k].p50_s > 0) {
+                *src = "measured";
+                return bf->bin[k].p50_s;
+            }
+        if (bf->fit.ok && n >= bf->fit.size_lo && n <= bf->fit.size_hi) {
+            *src = "fit";
+            return cf_fit_predict(&bf->fit, n);
+        }
+    }
+    const cf_an_ref_t *ref = cf_an_ref_of(a, f->path);
+    if (ref == NULL)
+        return NAN;
+    *src = "model";
+    if (f->kind == CF_AN_P2P)
+        return ref->alpha_s + (ref->bandwidth_Bps > 0 ? n / ref->bandwidth_Bps : 0);
+    double s;
+    return cf_an_ref_model(ref, f->coll, NULL, f->comm_size, n, &s);
+}
+
+void cf_an_overlap_build(cf_analysis_t *a)
+{
+    double polls = 0, posted = 0;
+
+    if (!a->charged)
+        return;
+    /* Test calls that completed nothing: no payload, nothing charged */
+    for (size_t i = 0; i < a->p->nrec; i++) {
+        const cf_record_t *r = &a->p->rec[i];
+        if (r->layer == CF_LAYER_MPI && strcmp(r->kind, "completion") == 0 && strncmp(r->op, "MPI_Test", 8) == 0 &&
+            r->size_hi == 0 && !(r->blocked_s > 0))
+            polls += (double)r->calls;
+    }
+    for (size_t k = 0; k < a->nop; k++)
+        if (a->op[k].nonblocking)
+            posted += (double)a->op[k].calls;
+    for (size_t k = 0; k < a->nop; k++) {
+        cf_an_op_t *o = &a->op[k];
+        const cf_an_fit_t *f = o->fit, *bf;
+        char bname[40];
+        double sum = 0;
+        int measured = 0, fitted = 0, modelled = 0, missing = 0;
+
+        if (!o->nonblocking || f == NULL || strcmp(o->kind, "io") == 0)
+            continue;
+        o->polls_per_call = posted > 0 ? polls / posted : NAN;
+        blocking_name(o->op, bname, sizeof(bname));
+        bf = bname[0] ? cf_analysis_find(a, bname, o->comm, o->path) : NULL;
+        for (size_t b = 0; b < f->nbin; b++) {
+            const char *src = NULL;
+            double t = f->bin[b].size > 0 ? blocking_call(a, bf, f, f->bin[b].size, &src) : NAN;
+            if (!(t > 0) || src == NULL) {
+                missing++;
+                continue;
+            }
+            sum += (double)f->bin[b].calls * t;
+            measured += src[0] == 'm' && src[1] == 'e';
+            fitted += src[0] == 'f';
+            modelled += src[0] == 'm' && src[1] == 'o';
+        }
+        if (missing || !(sum > 0))
+            continue;
+        o->blocking_s = sum;
+        o->hidden = fmax(0.0, fmin(1.0, 1.0 - o->time_s / sum));
+        o->blocking_source = modelled ? (measured || fitted ? "measured, and the reference link's model elsewhere"
+                                                            : "the reference link's model")
+                             : fitted ? (measured ? "measured, and its fit between" : "its fit")
+                                      : "measured";
+    }
+}
+
+char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char *buf, size_t len)
+{
+    char label[CF_COMM_NAME_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], bname[40];
+    const cf_profile_t *p = a->p;
+    int ranks = p->ranks > 0 ? p->ranks : 1;
+
+    if (!a->charged || !o->nonblocking || strcmp(o->kind, "io") == 0)
+        return NULL;
+    blocking_name(o->op, bname, sizeof(bname));
+    cf_comm_name(p, o->comm, label, sizeof(label));
+    if (!isfinite(o->hidden)) {
+        snprintf(buf, len,
+                 "%s on %s: blocked %s per rank in Wait/Test; how much the overlap hid is uncertain: no "
+                 "measurement or reference link prices the same calls run blocking (a run with %s at "
+                 "these sizes, or --link RATE,TIME, would settle it)",
+                 o->op, label, cf_fmt_time(o->time_s / ranks, t1, sizeof(t1)), bname[0] ? bname : "the blocking call");
+        return buf;
+    }
+    int n = snprintf(buf, len,
+                     "%s on %s: blocked %s per rank in Wait/Test, where the same calls run blocking would take "
+                     "%s (%s): the overlap hid %.0f%% of the exchange",
+                     o->op, label, cf_fmt_time(o->time_s / ranks, t1, sizeof(t1)),
+                     cf_fmt_time(o->blocking_s / ranks, t2, sizeof(t2)), o->blocking_source, 100.0 * o->hidden);
+    if (n < 0 || (size_t)n >= len)
+        return buf;
+    if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
+        snprintf(buf + n, len - (size_t)n,
+                 "; the program does not call MPI_Test between post and wait, and the library progresses "
+                 "nonblocking operations only inside MPI calls: fuse them into fewer, larger calls, call "
+                 "MPI_Test between layers, or use a progress thread where the library has one");
+    else if (o->hidden < CF_AN_HIDDEN_LITTLE)
+        snprintf(buf + n, len - (size_t)n,
+                 "; little is hidden although the program polls: the exchange itself takes longer than the "
+                 "work it overlaps, so fewer, larger calls or fewer bytes would help");
+    return buf;
+}

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Overlapped exchanges, told truly: the time a completion call blocked is
+# charged to the operations whose requests it completed, the nonblocking
+# operations are ranked by that time (never by their spans), and the report
+# says how much of the exchange the overlap hid against the same calls run
+# blocking.  Held to the program's own tallies (tests/mpi/overlap.c).
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+COMMFIT_OUTPUT="$cf_tmp/ov.json" COMMFIT_SUMMARY=1 cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/overlap" \
+    --steps 30 --compute-us 2000 --blocking 10 > "$cf_tmp/out" 2> "$cf_tmp/err" || cf_fail "the job failed"
+"$CF_BUILDDIR/tools/commfit" report --format json "$cf_tmp/ov.json" > "$cf_tmp/rep.json" || cf_fail "report failed"
+"$CF_BUILDDIR/tools/commfit" report "$cf_tmp/ov.json" > "$cf_tmp/rep.txt" || cf_fail "text report failed"
+"$CF_PYTHON" - "$cf_tmp/out" "$cf_tmp/ov.json" "$cf_tmp/rep.json" "$cf_tmp/rep.txt" "$cf_tmp/err" <<'PY'
+import json, math, sys
+from checks import check, done
+tally = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1]) if l.strip()}
+p = json.load(open(sys.argv[2]))
+rep = json.load(open(sys.argv[3]))
+text = open(sys.argv[4]).read()
+summary = open(sys.argv[5]).read()
+mpi = [r for r in p["records"] if r["layer"] == "mpi"]
+
+def recs(op):
+    return [r for r in mpi if r["op"] == op]
+
+def total(rs, f):
+    return sum(f(r) for r in rs)
+
+ia = recs("MPI_Iallreduce")
+check("Iallreduce calls and bytes as the program counted",
+      [total(ia, lambda r: r["calls"]), total(ia, lambda r: r["bytes"])] == [int(x) for x in tally["iallreduce"]],
+      "%s vs %s" % ([total(ia, lambda r: r["calls"]), total(ia, lambda r: r["bytes"])], tally["iallreduce"]))
+nb = [r for r in mpi if r["op"] in ("MPI_Iallreduce", "MPI_Isend", "MPI_Irecv")]
+comp = [r for r in mpi if r["kind"] == "completion"]
+charged_ops = total(nb, lambda r: r.get("blocked_s", 0))
+charged_comp = total(comp, lambda r: r.get("blocked_s", 0))
+n_completed = total(nb, lambda r: r["calls"])
+# each completion's share is rounded down to a whole ns
+check("what the completion calls charged is what the operations received",
+      abs(charged_ops - charged_comp) <= 1e-9 * (n_completed + 1), "%.9f vs %.9f" % (charged_ops, charged_comp))
+check("every nonblocking record was charged", all(r.get("blocked_s", 0) > 0 for r in nb),
+      str([(r["op"], r["size_lo"], r.get("blocked_s")) for r in nb if not r.get("blocked_s", 0) > 0]))
+w = recs("MPI_Wait")
+check("MPI_Wait completes one request each: all its time is charged",
+      abs(total(w, lambda r: r["time_s"]["sum"]) - total(w, lambda r: r.get("blocked_s", 0))) <= 1e-9 * total(w, lambda r: r["calls"]),
+      "%.9f vs %.9f" % (total(w, lambda r: r["time_s"]["sum"]), total(w, lambda r: r.get("blocked_s", 0))))
+wa = recs("MPI_Waitall")
+check("MPI_Waitall over tracked requests: its time is charged, to the ns per request",
+      0 <= total(wa, lambda r: r["time_s"]["sum"]) - total(wa, lambda r: r.get("blocked_s", 0)) <= 1e-9 * n_completed,
+      "%.9f vs %.9f" % (total(wa, lambda r: r["time_s"]["sum"]), total(wa, lambda r: r.get("blocked_s", 0))))
+polls = [r for r in recs("MPI_Test") if r["size_hi"] == 0]
+check("Test calls that completed nothing: as many as the program counted, nothing charged",
+      total(polls, lambda r: r["calls"]) == int(tally["polled"][0]) and not any(r.get("blocked_s") for r in polls),
+      "%d vs %s" % (total(polls, lambda r: r["calls"]), tally["polled"]))
+own = float(tally["blocked"][0])
+check("blocked time within what the program's own timers saw around its completion calls",
+      0.5 * own <= charged_comp <= 1.05 * own + 1e-4, "commfit %.6f s, program %.6f s" % (charged_comp, own))
+
+ops = {(o["op"], o["comm"]): o for o in rep["operations"]}
+o = ops[("MPI_Iallreduce", "world")]
+check("the report charges waits", rep["mpi_time"]["waits_charged"] is True)
+check("MPI_Iallreduce is ranked by its blocked time",
+      math.isclose(o["time_s"], total(ia, lambda r: r.get("blocked_s", 0)), rel_tol=1e-9), "%s" % o["time_s"])
+check("its share is of the ranked time, not a span",
+      o["share"] is not None and math.isclose(o["share"], o["time_s"] / rep["mpi_time"]["ranked_s"], rel_tol=1e-9)
+      and 0 < o["share"] < 1, str(o["share"]))
+check("a span carries no startup share or verdict", o["startup_share"] is None and o["verdict"] is None)
+fits = [f for f in rep["fits"] if f["nonblocking"]]
+check("nor do the fits of spans", fits and all(f["startup_share"] is None and f["verdict"] is None and
+                                              all(b["startup_share"] is None for b in f["bins"]) for f in fits))
+wt = ops[("MPI_Waitall", "-")]
+check("the Waitall row keeps only what it did not charge", wt["time_s"] < 0.01 * o["time_s"] and
+      wt["charged_s"] > 0, "%s, charged %s" % (wt["time_s"], wt["charged_s"]))
+check("ranked time unchanged by charging: the ranks' MPI time",
+      math.isclose(rep["mpi_time"]["ranked_s"], sum(o2["time_s"] for o2 in rep["operations"] if o2["share"] is not None),
+                   rel_tol=1e-6))
+# the same tensors run blocking, measured: the overlap against them
+fa = [f for f in rep["fits"] if f["op"] == "MPI_Allreduce" and f["comm"] == "world"][0]
+fi = [f for f in rep["fits"] if f["op"] == "MPI_Iallreduce" and f["comm"] == "world"][0]
+p50 = {b["size_lo"]: b["p50_s"] for b in fa["bins"]}
+want = sum(b["calls"] * p50[b["size_lo"]] for b in fi["bins"])
+check("blocking time from the measured MPI_Allreduce bins", o["blocking_source"] == "measured" and
+      math.isclose(o["blocking_s"], want, rel_tol=1e-9), "%s %s vs %s" % (o["blocking_source"], o["blocking_s"], want))
+check("hidden = 1 - blocked / blocking, in [0, 1]",
+      math.isclose(o["hidden"], max(0.0, min(1.0, 1 - o["time_s"] / o["blocking_s"])), abs_tol=1e-12), str(o["hidden"]))
+check("the text names the hidden share", ("the overlap hid %.0f%% of the exchange" % (100 * o["hidden"])) in text)
+check("no verdict on spans in the text", "startup 100" not in text and "blocked in waits" in text)
+check("the headline does not claim startup or bandwidth dominates",
+      not rep["headline"].startswith(("Startup dominates", "Bandwidth dominates")), rep["headline"])
+check("the end-of-run summary tells the overlap", "commfit: overlap: MPI_Iallreduce on world: blocked" in summary)
+done()
+PY
