@@ -291,30 +291,20 @@ static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit
     ad->current_source = join_source(source ? source : CF_AN_TIME_DURATION);
 }
 
-/* A record's time blocked in Wait/Test on its requests (records'
- * blocked_s); NaN where the profile does not charge completion calls. */
-static double rec_blocked(const cf_record_t *r)
-{
-    (void)r;
-    return NAN;
-}
-
 /* A nonblocking stream's cost: the time blocked in Wait/Test charged to
- * it, summed over ranks; NaN when the profile does not charge it. */
-static double stream_blocked(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit_t *f)
+ * its requests (records' blocked_s), summed over ranks; NaN when the
+ * profile does not charge completion calls (older profiles). */
+static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f)
 {
     const cf_record_t *r;
     double sum = 0;
-    int any = 0;
     size_t cur = 0;
-    while ((r = stream_next(p, x, f, &cur)) != NULL) {
-        double b = rec_blocked(r);
-        if (isfinite(b) && b >= 0) {
-            sum += b;
-            any = 1;
-        }
-    }
-    return any ? sum : NAN;
+
+    if (!cf_analysis_charged(a))
+        return NAN;
+    while ((r = stream_next(cf_analysis_profile(a), x, f, &cur)) != NULL)
+        sum += cf_an_pos(r->blocked_s);
+    return sum;
 }
 
 static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_t *ad)
@@ -418,7 +408,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         /* What a nonblocking stream costs the step is the time blocked on
          * it in Wait/Test; its spans from post to completion overlap each
          * other and compute, and add up to nothing it costs. */
-        blocked = stream_blocked(p, x, f);
+        blocked = stream_blocked(a, x, f);
         if (!isfinite(blocked)) {
             ad->reason = "nonblocking: the profile does not charge the time blocked in Wait/Test to "
                          "its requests (an older plugin), and spans from post to completion do not add "

@@ -27,6 +27,7 @@ void cf_an_collective_figures(const cf_analysis_t *a, cf_an_fit_t *f)
         }
         if (p >= 2 && ref != NULL) {
             b->ideal_s = cf_an_ref_model(ref, f->coll, NULL, p, b->size, &s);
+            b->ideal_time_source = isfinite(b->ideal_s) ? cf_an_ref_source_at(ref, f->coll, p, b->size) : 0;
             if (b->size > 0 && b->ideal_s > 0 && isfinite(b->ideal_s))
                 b->ideal_busbw_Bps = b->size / b->ideal_s * factor;
             if (b->p50_s > 0 && isfinite(b->ideal_s)) {

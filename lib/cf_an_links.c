@@ -346,3 +346,29 @@ void cf_an_predictor(const cf_analysis_t *a, const cf_an_fit_t *f, cf_an_line_t 
             cf_pred_add(pr, cal->size[k].bytes, cal->size[k].p50_s,
                         log(cal->size[k].p50_s / cal->size[k].best_s), CF_PRED_CALIBRATION);
 }
+
+int cf_an_ref_source_at(const cf_an_ref_t *ref, cf_coll_t c, int p, double n)
+{
+    double A, C, G;
+    cf_pred_t r;
+
+    if (ref == NULL || ref->source == NULL)
+        return CF_PRED_NONE;
+    if (c == CF_COLL_P2P)
+        A = C = 1;
+    else if (c == CF_COLL_NONE || cf_model_coeffs(c, NULL, p, &A, &C, &G) != CF_OK || !(A > 0))
+        return CF_PRED_NONE;
+    if (ref->pred.line == NULL)
+        return CF_PRED_MODEL;
+    cf_pred_at(&ref->pred, C * n / A, &r);
+    return (int)r.source;
+}
+
+json_t *cf_an_ref_program_json(const cf_an_ref_t *ref)
+{
+    if (ref->joint == NULL || !isfinite(ref->program_Bps))
+        return json_null();
+    return json_pack("{s:f, s:o, s:o}", "alpha_s", ref->program_alpha_s, "bandwidth_Bps",
+                     isfinite(ref->program_Bps) ? json_real(ref->program_Bps) : json_null(), "err_rms",
+                     isfinite(ref->program_err_rms) ? json_real(ref->program_err_rms) : json_null());
+}

@@ -75,6 +75,11 @@ CF_HIDDEN const cf_an_ref_t *cf_an_ref_of(const cf_analysis_t *a, int path);
 CF_HIDDEN double cf_an_ref_model(const cf_an_ref_t *ref, cf_coll_t c, const char *algo, int p,
                                  double n, double *startup_p);
 CF_HIDDEN void cf_an_verdict_from_model(const cf_analysis_t *a, cf_an_fit_t *f);
+/* The source of the link's time per hop for an operation of n bytes
+ * (cf_pred_source_t); CF_PRED_NONE without a reference. */
+CF_HIDDEN int cf_an_ref_source_at(const cf_an_ref_t *ref, cf_coll_t c, int p, double n);
+/* {"alpha_s", "bandwidth_Bps", "err_rms"} of the path's joint fit; null: none. */
+CF_HIDDEN json_t *cf_an_ref_program_json(const cf_an_ref_t *ref);
 /* The predictor of one call of a fit's operation (cf_predict.h): its bins,
  * the calibration of its stream, the blocking operation's bins on the same
  * communicator for a nonblocking one; beyond them its fit, else the

@@ -133,6 +133,8 @@ const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *
     on = strcmp(w->cost_source, "collective fit") == 0 ? "with the per-hop alpha and B of its own fit"
          : strcmp(w->cost_source, "link") == 0        ? "on the given link"
          : strcmp(w->cost_source, "p2p fit") == 0     ? "on the point-to-point fit of its path"
+         : strcmp(w->cost_source, "p2p best case") == 0 ? "on the best-case point-to-point transfers of its path"
+         : strcmp(w->cost_source, "calibration") == 0  ? "on the calibration's link sweep of its path"
                                                       : "on the UCX per-hop fit of its path";
     snprintf(buf, len,
              "%s on %s runs %s (%s: %.3g per rank and call, of %s on average); at its sizes %s would "

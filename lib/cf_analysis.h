@@ -123,6 +123,7 @@ typedef struct {
     double algbw_Bps, busbw_Bps;
     double ideal_s, efficiency; /* ideal model time and ideal / p50 */
     double ideal_busbw_Bps;     /* busbw the ideal time would give */
+    int ideal_time_source;      /* cf_pred_source_t of the link's time per hop */
 } cf_an_bin_t;
 
 typedef struct cf_an_fit {
