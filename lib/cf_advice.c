@@ -483,8 +483,8 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->current_pred_source = po.source;
     for (size_t i = 0; i < nt; i++) {
         cf_pred_t r;
-        if (cf_pred_at(pr, ts[i], &r) > 0 && r.startup_s > 0)
-            s_now += r.startup_s;
+        cf_pred_at(pr, ts[i], &r);
+        s_now += r.startup_s >= 0 ? r.startup_s : NAN; /* unknown without a line */
     }
     ad->model_current_s = now;
     ad->startup_share = now > 0 ? s_now / now : NAN;
@@ -553,6 +553,20 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         return CF_OK;
     }
     gain = ad->saving_step_s + ad->saving_unc_step_s;
+    if (!isfinite(ad->cand[bi].model_s) || ad->cand[bi].model_s >= now) {
+        /* no candidate predicted, or none below the calls as they are:
+         * nothing beyond the measured sizes to tell */
+        size_t c;
+        for (c = 0; c < ad->ncand && isfinite(ad->cand[c].model_s); c++)
+            ;
+        if (c < ad->ncand) {
+            ad->verdict = "uncertain";
+            ad->reason = "the bucket sizes lie beyond the sizes measured and no line extends them: run with "
+                         "COMMFIT_CALIBRATE=2s to measure them";
+            free(pr);
+            return CF_OK;
+        }
+    }
     if (gain < CF_ADV_MIN_GAIN * now || ad->startup_share < CF_ADV_MIN_GAIN) {
         /* even at the end of its uncertainty the best saves under 5 %, or
          * the startups, all that fusing can save, are under 5 % */

@@ -176,6 +176,120 @@ static void test_p2p_recovery(void **state)
     cf_profile_free(&p);
 }
 
+/* A benchmark's blocking sends and receives that mostly wait for their
+ * partner: every call's median holds 20 to 60 us of waiting, its shortest
+ * call none (alpha 2 us, B 5 GB/s).  The joint fit of the medians is far
+ * off; the reference link from the best cases per size is within 15 %. */
+static void add_waiting_p2p(cf_profile_t *p)
+{
+    for (int i = 3; i <= 22; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        double t = 2e-6 + (double)m / 5e9, wait = 20e-6 * (1 + i % 3);
+        for (int k = 0; k < 2; k++) {
+            cf_record_t *r = add(p, k ? "MPI_Recv" : "MPI_Send", "p2p", WORLD, INTER, m, 200, t + wait);
+            r->t_min = t;
+            r->t_p99 = t + 4 * wait;
+        }
+    }
+}
+
+static void test_reference_best_case(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_ref_t *ref;
+    json_t *j, *r;
+    (void)state;
+
+    profile_new(&p);
+    add_waiting_p2p(&p);
+    a = analyse(&p, NULL);
+    ref = cf_analysis_ref(a, INTER);
+    assert_string_equal(ref->source, "p2p best case");
+    assert_rel(ref->alpha_s, 2e-6, 0.15);
+    assert_rel(ref->bandwidth_Bps, 5e9, 0.15);
+    /* the program's own fit of its durations, beside it, is not */
+    assert_non_null(ref->joint);
+    assert_true(ref->program_alpha_s > 5e-6);
+    assert_true(ref->program_err_rms > 0.25 || fabs(ref->program_Bps / 5e9 - 1) > 0.15);
+    /* measured per size: at a sweep size the link's time is the best case */
+    {
+        cf_pred_t pr;
+        assert_rel(cf_pred_at(&ref->pred, 65536, &pr), 2e-6 + 65536 / 5e9, 1e-9);
+        assert_int_equal(pr.source, CF_PRED_MEASURED);
+        cf_pred_at(&ref->pred, 64.0 * 1048576, &pr);
+        assert_int_equal(pr.source, CF_PRED_MODEL);
+    }
+    j = cf_analysis_to_json(a);
+    r = json_array_get(json_object_get(j, "references"), 0);
+    assert_string_equal(json_string_value(json_object_get(r, "source")), "p2p best case");
+    assert_true(json_is_object(json_object_get(r, "program_fit")));
+    assert_rel(json_number_value(json_object_get(json_object_get(r, "program_fit"), "alpha_s")),
+               ref->program_alpha_s, 1e-9);
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* The calibration's link sweep is the reference where there is one; a
+ * malformed section is a caveat and no calibration. */
+static void test_reference_calibration(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_ref_t *ref;
+    json_t *sizes = json_array();
+    int found = 0;
+    (void)state;
+
+    for (int e = 3; e <= 22; e++) {
+        double n = ldexp(1.0, e), t = 3e-6 + n / 8e9; /* one way */
+        json_array_append_new(sizes, json_pack("{s:f, s:i, s:f, s:f}", "bytes", n, "reps", 50, "best_s", t,
+                                               "p50_s", 1.1 * t));
+    }
+    profile_new(&p);
+    add_waiting_p2p(&p);
+    p.extra = json_pack("{s:{s:i, s:f, s:f, s:b, s:[s], s:{s:i, s:i}, s:[{s:s, s:[i, i], s:s, s:o}], s:[]}}",
+                        "calibration", "version", 1, "budget_s", 0.5, "elapsed_s", 0.31, "complete", 1,
+                        "skipped", "MPI_Alltoall", "messages", "sent", 1234, "bytes", 5678901, "links", "path",
+                        "inter-node", "ranks", 0, 2, "method", "ping-pong", "sizes", sizes, "collectives");
+    assert_non_null(p.extra);
+    a = analyse(&p, NULL);
+    ref = cf_analysis_ref(a, INTER);
+    assert_string_equal(ref->source, "calibration");
+    assert_rel(ref->alpha_s, 3e-6, 0.01);
+    assert_rel(ref->bandwidth_Bps, 8e9, 0.01);
+    assert_true(isfinite(ref->program_Bps)); /* the program's fit, beside it */
+    {
+        cf_pred_t pr;
+        assert_rel(cf_pred_at(&ref->pred, 4096, &pr), 3e-6 + 4096 / 8e9, 1e-9);
+        assert_int_equal(pr.source, CF_PRED_CALIBRATION);
+    }
+    cf_analysis_free(a);
+
+    /* malformed: a caveat, and the best case */
+    json_object_set_new(p.extra, "calibration", json_pack("{s:i, s:s}", "version", 1, "links", "oops"));
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+        found |= strstr(cf_analysis_caveat(a, i), "calibration section is malformed") != NULL;
+    assert_true(found);
+    cf_analysis_free(a);
+    /* absent or of another version: no calibration; a calibration without a
+     * link of this path: the best case, no caveat */
+    json_object_set_new(p.extra, "calibration", json_pack("{s:i}", "version", 2));
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    cf_analysis_free(a);
+    json_object_set_new(p.extra, "calibration", json_pack("{s:i, s:[], s:[]}", "version", 1, "links", "collectives"));
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+        assert_null(strstr(cf_analysis_caveat(a, i), "calibration"));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 /* File accesses (kind io) at several sizes are fitted on their own, as the
  * file system's startup and bandwidth (1 ms, 500 MB/s here), but never as
  * network: alone they make no reference link, a single size gets no verdict
@@ -1450,6 +1564,8 @@ int main(void)
         cmocka_unit_test(test_missed_last_bin_verdict),
         cmocka_unit_test(test_fusion_gating),
         cmocka_unit_test(test_oversubscribed),
+        cmocka_unit_test(test_reference_best_case),
+        cmocka_unit_test(test_reference_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
