@@ -133,6 +133,18 @@ static const cf_adv_cand_t *cand_of(const cf_advice_t *ad, double S)
     return NULL;
 }
 
+/* The end-of-run summary of p; free it. */
+static char *summary_text(const cf_profile_t *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    cf_summary_print(p, out);
+    fclose(out);
+    return buf;
+}
+
 /* The packing rule on its own: DDP's, in the given order. */
 static void test_packing(void **state)
 {
@@ -257,11 +269,7 @@ static void test_per_tensor_fuse(void **state)
         json_decref(j);
     }
     {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&buf, &len);
-        cf_summary_print(&p, out);
-        fclose(out);
+        char *buf = summary_text(&p);
         assert_non_null(strstr(buf, "commfit: fusion: MPI_Allreduce on world, 16 calls/step: fuse"));
         assert_non_null(strstr(buf, "HOROVOD_FUSION_THRESHOLD=65536"));
         free(buf);
@@ -695,11 +703,7 @@ static void test_nonblocking_blocked(void **state)
                         "calibration");
     json_decref(j);
     {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&buf, &len);
-        cf_summary_print(&p, out);
-        fclose(out);
+        char *buf = summary_text(&p);
         assert_non_null(strstr(buf, "commfit: fusion: MPI_Iallreduce on world"));
         free(buf);
     }
