@@ -166,6 +166,11 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
         jset(c, j, "outlier", json_boolean(b->outlier));
         jset(c, j, "predicted_s", jnum(b->predicted_s));
         jset(c, j, "model_error", jnum(b->model_error));
+        /* the predictor's (cf_predict.h): at the size, and with the bin left out */
+        jset(c, j, "prediction_s", jnum(b->prediction_s));
+        jset(c, j, "prediction_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_source)));
+        jset(c, j, "prediction_loo_s", jnum(b->prediction_loo_s));
+        jset(c, j, "prediction_loo_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_loo_source)));
         jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
         jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
         jpush(c, bins, j);

@@ -372,3 +372,34 @@ json_t *cf_an_ref_program_json(const cf_an_ref_t *ref)
                      isfinite(ref->program_Bps) ? json_real(ref->program_Bps) : json_null(), "err_rms",
                      isfinite(ref->program_err_rms) ? json_real(ref->program_err_rms) : json_null());
 }
+
+void cf_an_bin_predictions(const cf_analysis_t *a, cf_an_fit_t *f)
+{
+    cf_predictor_t *pr = malloc(sizeof(*pr)), *loo = malloc(sizeof(*loo));
+    cf_an_line_t line;
+    cf_pred_t r;
+
+    if (pr != NULL && loo != NULL && f->kind != CF_AN_IO) {
+        cf_an_predictor(a, f, &line, pr);
+        for (size_t k = 0; k < f->nbin; k++) {
+            cf_an_bin_t *b = &f->bin[k];
+            size_t j;
+            if (!(b->size > 0))
+                continue;
+            b->prediction_s = cf_pred_at(pr, b->size, &r);
+            b->prediction_source = (int)r.source;
+            /* the same without this bin's own time */
+            *loo = *pr;
+            for (j = 0; j < loo->n && loo->pt[j].size != b->size; j++)
+                ;
+            if (j < loo->n && loo->pt[j].source == CF_PRED_MEASURED) {
+                memmove(&loo->pt[j], &loo->pt[j + 1], (loo->n - j - 1) * sizeof(loo->pt[0]));
+                loo->n--;
+            }
+            b->prediction_loo_s = cf_pred_at(loo, b->size, &r);
+            b->prediction_loo_source = (int)r.source;
+        }
+    }
+    free(pr);
+    free(loo);
+}

@@ -93,6 +93,8 @@ typedef struct {
 /* ctx: storage for the line, which must live as long as *pr is used. */
 CF_HIDDEN void cf_an_predictor(const cf_analysis_t *a, const cf_an_fit_t *f, cf_an_line_t *ctx,
                                cf_predictor_t *pr);
+/* Each bin's prediction_s and prediction_loo_s (cf_analysis.h). */
+CF_HIDDEN void cf_an_bin_predictions(const cf_analysis_t *a, cf_an_fit_t *f);
 /* The blocking operation a nonblocking one stands for on the same
  * communicator and path (MPI_Allreduce for MPI_Iallreduce); NULL: none. */
 CF_HIDDEN const cf_an_fit_t *cf_an_blocking_twin(const cf_analysis_t *a, const cf_an_fit_t *f);

@@ -104,6 +104,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     for (size_t i = 0; i < a->nfit; i++) {
         cf_an_verdict_from_model(a, &a->fit[i]);
         cf_an_collective_figures(a, &a->fit[i]);
+        cf_an_bin_predictions(a, &a->fit[i]);
     }
     for (size_t k = 0; k < a->nop; k++) {
         cf_an_op_t *o = &a->op[k];

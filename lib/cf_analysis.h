@@ -116,6 +116,12 @@ typedef struct {
     int in_fit;                /* 1: a point the fit kept (size > 0, not an outlier) */
     int outlier;               /* 1: a sized bin the fit left out as an outlier */
     double predicted_s;        /* fit at size; NaN without a fit */
+    /* the stream's predictor (cf_predict.h) at the bin's size: what advice
+     * and ideal times use (the measured median, for a bin the program
+     * measured), and what it gives with this bin left out (interpolated
+     * between its neighbours, the line beyond them); NaN: no prediction */
+    double prediction_s, prediction_loo_s;
+    int prediction_source, prediction_loo_source; /* cf_pred_source_t */
     double model_error;        /* predicted / p50 - 1; NaN without a fit */
     double startup_share;      /* alpha(size) / T(size); NaN when unknown */
     const char *verdict;
