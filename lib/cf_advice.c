@@ -25,29 +25,52 @@ typedef struct {
     call_time_fn t;
     const void *ctx;
     double total, unc, fused, cur, buckets;
+    double member_unc; /* the current bucket's tensors' own, each alone */
+    double diff_unc;   /* of the fused buckets and of their tensors alone */
     size_t in_bucket;
     int source; /* the least measured source of its buckets */
 } packer_t;
 
+static double finite0(double v)
+{
+    return isfinite(v) ? v : 0.0;
+}
+
 /* Every bucket, fused or a tensor alone, is costed by the same predictor,
- * so that a misfit at some size cannot pass for a saving. */
+ * so that a misfit at some size cannot pass for a saving.  A tensor alone
+ * costs what it costs unfused: its uncertainty cancels in the saving. */
 static void close_bucket(packer_t *k)
 {
     double unc = 0;
     int src = CF_PRED_NONE;
     k->total += k->t(k->ctx, k->cur, &unc, &src);
-    k->unc += isfinite(unc) ? unc : 0.0;
+    k->unc += finite0(unc);
     if (src > k->source)
         k->source = src;
-    if (k->in_bucket > 1)
+    if (k->in_bucket > 1) {
         k->fused += k->cur;
+        k->diff_unc += finite0(unc) + k->member_unc;
+    }
     k->buckets++;
     k->cur = 0;
+    k->member_unc = 0;
     k->in_bucket = 0;
 }
 
+static void add_tensor(packer_t *k, double size, int fusing)
+{
+    if (fusing) {
+        double unc = 0;
+        int src;
+        k->t(k->ctx, size, &unc, &src);
+        k->member_unc += finite0(unc);
+    }
+    k->in_bucket++;
+    k->cur += size;
+}
+
 typedef struct {
-    double buckets, fused, copy, unc;
+    double buckets, fused, copy, unc, diff_unc;
     int source;
 } pack_out_t;
 
@@ -61,8 +84,7 @@ static double pack(const double *sizes, size_t n, double S, call_time_fn t, cons
     for (size_t i = 0; i < n; i++) {
         if (k.in_bucket > 0 && (!(S > 0) || k.cur + sizes[i] > S))
             close_bucket(&k);
-        k.in_bucket++;
-        k.cur += sizes[i];
+        add_tensor(&k, sizes[i], S > 0);
         if (S > 0 && k.cur >= S)
             close_bucket(&k);
     }
@@ -70,7 +92,7 @@ static double pack(const double *sizes, size_t n, double S, call_time_fn t, cons
         close_bucket(&k);
     copy = isfinite(memcpy_Bps) && memcpy_Bps > 0 ? 2.0 * k.fused / memcpy_Bps : 0.0;
     if (out != NULL)
-        *out = (pack_out_t){k.buckets, k.fused, copy, k.unc, k.source};
+        *out = (pack_out_t){k.buckets, k.fused, copy, k.unc, k.diff_unc, k.source};
     return k.total + copy;
 }
 
@@ -496,6 +518,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         cd->fused_bytes = po.fused;
         cd->copy_s = po.copy;
         cd->unc_s = po.unc;
+        cd->saving_unc_s = po.diff_unc;
         cd->source = po.source;
         if (cd->model_s < best) {
             best = cd->model_s;
@@ -514,7 +537,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;
     ad->saving_step_s = now - ad->cand[bi].model_s;
-    ad->saving_unc_step_s = ad->model_current_unc_s + ad->cand[bi].unc_s;
+    ad->saving_unc_step_s = ad->cand[bi].saving_unc_s;
     ad->extrapolated = ad->cand[bi].source == CF_PRED_MODEL;
     if (nt <= 1 || ad->calls_per_step < 1.5) {
         free(pr);
@@ -525,14 +548,14 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     /* Trusted: a candidate whose saving exceeds its uncertainty and 5 %. */
     for (size_t c = 0; c < ad->ncand; c++) {
         const cf_adv_cand_t *cd = &ad->cand[c];
-        double sv = now - cd->model_s, unc = ad->model_current_unc_s + cd->unc_s;
+        double sv = now - cd->model_s, unc = cd->saving_unc_s;
         if (sv > unc && sv >= CF_ADV_MIN_GAIN * now && (ti == (size_t)-1 || cd->model_s < ad->cand[ti].model_s))
             ti = c;
     }
     if (ti != (size_t)-1) {
         for (size_t c = 0; c < ad->ncand; c++) {
             const cf_adv_cand_t *cd = &ad->cand[c];
-            double sv = now - cd->model_s, unc = ad->model_current_unc_s + cd->unc_s;
+            double sv = now - cd->model_s, unc = cd->saving_unc_s;
             if (sv > unc && cd->model_s <= ad->cand[ti].model_s * (1.0 + CF_ADV_NEAR_BEST)) {
                 ad->verdict = "fuse";
                 ad->reason = "fewer calls pay fewer startups than packing costs";

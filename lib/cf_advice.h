@@ -104,6 +104,8 @@ typedef struct {
     double copy_s;           /* pack and unpack time */
     double model_s;          /* T(S), copy included */
     double unc_s;            /* uncertainty of T(S): the sum over its buckets' (cf_predict.h) */
+    double saving_unc_s;     /* of T(calls as they are) - T(S): the fused buckets' and their
+                              * tensors' alone (a tensor alone in both cancels) */
     int source;              /* cf_pred_source_t: the least measured of its buckets' */
 } cf_adv_cand_t;
 
@@ -145,7 +147,7 @@ typedef struct cf_advice {
     double predicted_saving_s;
     double best_saving_share; /* of the best candidate, model; NaN without a model */
     double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
-    double saving_unc_step_s; /* its uncertainty: the two times' added */
+    double saving_unc_step_s; /* its uncertainty (cf_adv_cand_t.saving_unc_s) */
     char why[200];            /* "uncertain", "no gain": the numbers behind the reason */
     int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
                                * largest size the collective's fit saw */
