@@ -23,10 +23,19 @@
  *   to whole calls for the packing (a bin with fewer calls than steps counts
  *   as one call per step carrying its bytes).
  *
- * Model of one call of n bytes: the collective's own fit on transfer times
- * (cf_fit_predict, segments included); without one, the reference link of
- * the path (point-to-point fit or --link) under the default algorithm (ring
- * for all-reduce).  alpha_eff and B_eff are reported from that line.
+ * Time of one call of n bytes: the stream's predictor (cf_predict.h),
+ * measurement first.  Its measured sizes are the stream's own bins, the
+ * calibration of the stream (profile section "calibration", the
+ * collective run blocking at MPI_Finalize on a duplicate of its
+ * communicator) and, for a nonblocking stream, the bins of the blocking
+ * operation on the same communicator (MPI_Allreduce for MPI_Iallreduce);
+ * never a nonblocking span.  At a measured size the time is the median
+ * measured; between measured sizes it is interpolated in log-log; beyond
+ * them the line (the collective's own fit, segments included, else the
+ * reference link of the path under the default algorithm, ring for
+ * all-reduce) extends the nearest measured time.  Each candidate says the
+ * least measured source among its buckets (time_source: measured,
+ * calibration, model).  alpha_eff and B_eff are reported from the line.
  *
  * Bucketing: the order of the tensors within a step is unknown; they are
  * packed in an order that spreads sizes (largest, smallest, second largest,
@@ -40,39 +49,54 @@
  * where fused bytes are those of buckets with more than one tensor (packed
  * and unpacked; a tensor alone is reduced in place), memcpy_Bps the copy
  * bandwidth the profile measured (no copy cost when it is unknown).
- * Candidates: powers of two from 64 KiB to 1 GiB and DDP's 25 MiB (Horovod's
- * 128 MiB is 2^27).  The recommended S is the smallest within 5 % of the
- * best predicted time.
+ * Candidates: powers of two from 64 KiB to 1 GiB and DDP's 25 MiB
+ * (Horovod's 64 MiB, its documented default, and 128 MiB, its default in
+ * recent code, are 2^26 and 2^27).  The recommended S is the smallest
+ * whose saving exceeds its uncertainty within 5 % of the best such.
  *
- * Measured time (current_s): the stream's time per rank on its slowest rank
- * over the whole run.  The rank that arrives last waits least, so its time
- * is the transfer time: where calls were sampled, the durations of all calls
- * times the transfer share of the sampled ones (transfer / (transfer +
- * wait)); else the call duration (current_source says which).
- * The model's relative saving is applied to the measured time:
+ * Uncertainty of a saving T(calls as they are) - T(S): the predictor's
+ * uncertainties (cf_predict.h: a median's scatter from its p50..p99
+ * spread, the power law's distance from the line's shape between
+ * measured sizes, 10 % per doubling or the line's rms error beyond them)
+ * of the fused buckets and of the tensors they join, each alone; a
+ * tensor alone in both cancels.
+ *
+ * Measured time (current_s), per rank on the slowest rank over the whole
+ * run, is what the step waits for.  Blocking streams: the rank that
+ * arrives last waits least, so its time is the transfer time: where calls
+ * were sampled, the durations of all calls times the transfer share of the
+ * sampled ones (transfer / (transfer + wait)); else the call duration
+ * (current_source says which).  Nonblocking streams (MPI_Iallreduce ...):
+ * the time blocked in Wait/Test charged to the stream (records'
+ * blocked_s, current_source "blocked"), never the spans from post to
+ * completion, which overlap each other and compute; share is that time
+ * over the ranked MPI time.  The predictor's relative saving is applied
+ * to the measured time:
  *     predicted_s = current_s x T(S) / T(calls as they are)
- * so a gap between model and measurement (noise, tails the medians leave
- * out) is scaled along, never counted as a saving by itself.
- * predicted_saving_s = current_s - predicted_s; the JSON's model_saving_s
- * is the model's own difference, steps x (T(calls as they are) - T(S)).
- *
- * A bucket larger than the sizes the collective's fit saw extrapolates its
- * line (extrapolated: buckets beyond twice the largest size fitted): where
- * larger messages run faster (a protocol or algorithm switch), fusion gains
- * more than predicted; where the bandwidth limit only shows at larger sizes
- * (a shaper's burst), less.
+ * so a gap between prediction and measurement (noise, tails the medians
+ * leave out, overlap that hides part of a nonblocking exchange) is scaled
+ * along, never counted as a saving by itself.  predicted_saving_s =
+ * current_s - predicted_s; the JSON's model_saving_s is the predictor's
+ * own difference, steps x (T(calls as they are) - T(S)); saving_step_s
+ * and saving_uncertainty_step_s those per step of the advised (else the
+ * best) S.  extrapolated: those buckets' times come from the line beyond
+ * every measured size.
  *
  * When advice is given: only for a stream that repeats per step (at least
- * two steps, from regions or a pattern), carries at least 1 % of the
- * ranked MPI time, and whose fit (where it has one) predicts its bins
- * within 25 % rms; otherwise no verdict, and the reason says what to do
- * (mark steps with regions).
+ * two steps, from regions or a pattern) and carries at least 1 % of the
+ * ranked MPI time (a nonblocking stream only in profiles that charge
+ * Wait/Test to requests); otherwise no verdict, and the reason says what
+ * to do.
  *
- * Verdict "fuse" when the best candidate saves at least 5 % of the time;
- * "no gain" when the stream already makes at most one call per step, or the
- * saving is smaller (bandwidth-bound streams: startup is a small share).
- * No verdict (NULL) without a model, and for nonblocking streams, whose
- * spans from post to completion overlap and do not add up.
+ * Verdicts: "fuse" when a candidate's saving exceeds both its uncertainty
+ * and 5 % of the time; "no gain" when the stream already makes at most one
+ * call per step, when even the saving plus its uncertainty is under 5 %,
+ * or when the startups, all that fusing can save, are under 5 % (the
+ * reason and `why` give the numbers); otherwise "uncertain", with what
+ * would settle it: buckets beyond the measured sizes ("run with
+ * COMMFIT_CALIBRATE=2s to measure them"; "the calibration skipped the
+ * bucket sizes" where a calibration ran), else more steps.  No verdict
+ * (NULL) without any measured size or line.
  *
  * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
  * HOROVOD_FUSION_THRESHOLD = S in bytes. */
