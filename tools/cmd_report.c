@@ -768,7 +768,9 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
 
     for (size_t i = 0; i < cf_analysis_nfusion(a); i++) {
         const cf_advice_t *ad = cf_analysis_fusion(a, i);
-        if (!(ad->share >= TEXT_FUSION_SHARE))
+        /* a nonblocking stream of a profile that does not charge waits has
+         * no share to judge it by: listed, with the reason */
+        if (!(ad->share >= TEXT_FUSION_SHARE) && !(ad->nonblocking && isnan(ad->share)))
             continue;
         if (shown++ == 0)
             fprintf(out, "\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of t(bucket) "
@@ -779,17 +781,22 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                label, ad->calls_per_step, fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps,
                ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
-               ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "", fmt_pct(ad->share, b[1]),
+               ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "",
+               isnan(ad->share) ? "unknown share" : fmt_pct(ad->share, b[1]),
                ad->nonblocking ? " (blocked in Wait/Test)" : "");
         if (ad->verdict == NULL || ad->model_source[0] == '\0') {
             fprintf(out, "    no advice: %s\n", ad->reason);
             continue;
         }
-        fprintf(out, "    line beyond the measured sizes: %s, alpha %s, B %s; startup %s of the time; packing "
-               "copies at %s\n",
-               ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
-               fmt_pct(ad->startup_share, b[2]),
-               isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
+        if (isfinite(ad->alpha_s))
+            fprintf(out, "    line beyond the measured sizes: %s, alpha %s, B %s; startup %s of the time; packing "
+                   "copies at %s\n",
+                   ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
+                   fmt_pct(ad->startup_share, b[2]),
+                   isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
+        else
+            fprintf(out, "    no line beyond the measured sizes; packing copies at %s\n",
+                   isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
         fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; predicted %s/step (+-%s, %s)\n",
                fmt_t(ad->current_s, b[0]),
                strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
