@@ -642,6 +642,9 @@ static void test_withheld_within_uncertainty(void **state)
             assert_true(isnan(ad->bucket_bytes));
             assert_rel(ad->predicted_saving_s, 0, 0);
             assert_non_null(strstr(cf_advice_line(ad, line, sizeof(line)), "uncertain"));
+            /* the operation's sentence does not say it gains nothing */
+            cf_analysis_advice(cf_analysis_op(a, 0), line, sizeof(line));
+            assert_null(strstr(line, "gains nothing"));
         } else {
             assert_int_equal(cand_of(ad, 65536)->source, CF_PRED_CALIBRATION);
             assert_string_equal(ad->verdict, "fuse");
