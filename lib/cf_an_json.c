@@ -187,7 +187,7 @@ static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
     for (size_t i = 0; i < a->nfit; i++) {
         const cf_an_fit_t *f = &a->fit[i];
         const cf_an_ref_t *ref = cf_an_ref_of(a, f->path);
-        if (f->kind != CF_AN_COLLECTIVE)
+        if (f->kind != CF_AN_COLLECTIVE || f->nonblocking) /* a span is no bus bandwidth */
             continue;
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *b = &f->bin[k];

@@ -19,7 +19,9 @@
  * nonblocking collective only inside MPI calls: posted, it waits for the
  * next call, and a program that makes none between the post and the Wait
  * hides almost nothing.  The sentence says so when little is hidden and the
- * program does not poll (few Test calls that completed nothing).
+ * program does not poll (few Test calls that completed nothing).  Blocked
+ * far longer than the same calls take blocking, the operation waits for its
+ * partners (a late sender, imbalance), and the sentence says that instead.
  * See cf_an_stage.h for the pipeline. */
 #include <ctype.h>
 #include <math.h>
@@ -31,6 +33,7 @@
 
 #define CF_AN_HIDDEN_LITTLE 0.2 /* below this share hidden, the overlap hides "little" */
 #define CF_AN_POLLS_FEW 1.0     /* fewer unsuccessful Tests per nonblocking call: "does not poll" */
+#define CF_AN_WAITING_FACTOR 2.0 /* blocked more than this many times the blocking calls: waiting for partners */
 
 static int f_polls_few(double per_call)
 {
@@ -106,7 +109,7 @@ void cf_an_overlap_build(cf_analysis_t *a)
         bf = bname[0] ? cf_analysis_find(a, bname, o->comm, o->path) : NULL;
         for (size_t b = 0; b < f->nbin; b++) {
             const char *src = NULL;
-            double t = f->bin[b].size > 0 ? blocking_call(a, bf, f, f->bin[b].size, &src) : NAN;
+            double t = blocking_call(a, bf, f, f->bin[b].size, &src);
             if (!(t > 0) || src == NULL) {
                 missing++;
                 continue;
@@ -152,11 +155,23 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
                      cf_fmt_time(o->blocking_s / ranks, t2, sizeof(t2)), o->blocking_source, 100.0 * o->hidden);
     if (n < 0 || (size_t)n >= len)
         return buf;
-    if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
+    if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s)
         snprintf(buf + n, len - (size_t)n,
-                 "; the program does not call MPI_Test between post and wait, and the library progresses "
-                 "nonblocking operations only inside MPI calls: fuse them into fewer, larger calls, call "
-                 "MPI_Test between layers, or use a progress thread where the library has one");
+                 "; it blocked %.0f times what the calls take blocking, so it waits for its partners (a late "
+                 "sender, work out of balance), not for the transfer: balance the work before it; fusing "
+                 "or overlapping more would not help",
+                 o->time_s / o->blocking_s);
+    else if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
+        snprintf(buf + n, len - (size_t)n,
+                 "; the program does not call MPI_Test between post and wait, and %s: fuse them into fewer, "
+                 "larger calls, call MPI_Test between layers, or %s",
+                 strstr(p->mpi_library, "MPICH") != NULL
+                     ? "MPICH advances nonblocking operations only inside MPI calls unless its progress thread is on"
+                     : "the library advances nonblocking collectives only inside MPI calls (Open MPI's have no "
+                       "progress thread)",
+                 strstr(p->mpi_library, "MPICH") != NULL
+                     ? "set MPIR_CVAR_ASYNC_PROGRESS=1 (MPICH's progress thread; needs MPI_THREAD_MULTIPLE)"
+                     : "drive progress from a thread of the program's own that calls MPI_Test");
     else if (o->hidden < CF_AN_HIDDEN_LITTLE)
         snprintf(buf + n, len - (size_t)n,
                  "; little is hidden although the program polls: the exchange itself takes longer than the "

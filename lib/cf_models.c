@@ -14,7 +14,7 @@ static const struct {
 #undef CF_COLL_ROW_
 };
 
-/* Every cost in models.md is a sum of the same few terms, so one row of
+/* Every cost in docs/models.md is a sum of the same few terms, so one row of
  * multipliers describes an algorithm:
  *   A = a_p1 (p-1) + a_lg lg p + a_1
  *   C = c_pp (p-1)/p + c_lg lg p + c_1
@@ -65,7 +65,7 @@ static const algo_t algos[] = {
     {CF_COLL_GATHER, "binomial", 0, 1, 0, 1, 0, 0, 0, 0, "lg p alpha + (p-1)/p n/B"},
     {CF_COLL_SCATTER, "binomial", 0, 1, 0, 1, 0, 0, 0, 0, "lg p alpha + (p-1)/p n/B"},
 
-    /* models.md rounds the pairwise payload to n b; a rank's own block
+    /* docs/models.md rounds the pairwise payload to n b; a rank's own block
      * never travels, and (p-1)/p keeps busbw of the model equal to B. */
     {CF_COLL_ALLTOALL, "pairwise", 1, 0, 0, 1, 0, 0, 0, 0, "(p-1) alpha + (p-1)/p n/B"},
     {CF_COLL_ALLTOALL, "bruck", 0, 1, 0, 0, 0.5, 0, 0, 0, "lg p alpha + (n/2) lg p /B"},
@@ -117,7 +117,7 @@ static int has_suffix(const char *s, size_t len, const char *suffix)
 
 cf_coll_t cf_coll_from_name(const char *s)
 {
-    /* Variants with the payload convention of their base (DESIGN.md). */
+    /* Variants with the payload convention of their base (docs/models.md). */
     static const struct {
         const char *name;
         cf_coll_t c;
@@ -246,7 +246,7 @@ int cf_model_coeffs(cf_coll_t c, const char *algo, int p, double *A_p, double *C
     ppm = (double)(p - 1) / p;
     lg = ceil_lg(p);
     /* (p-1) alpha and 2(p-1)/p n/B: the products stay exact for the usual
-     * p, so the worked examples of models.md come out to the last bit. */
+     * p, so the worked examples of docs/models.md come out to the last bit. */
     *A_p = a->a_p1 * pm1 + a->a_lg * lg + a->a_1;
     *C_p = a->c_pp * ppm + a->c_lg * lg + a->c_1;
     *G_p = a->g_pp * ppm + a->g_lg * lg;

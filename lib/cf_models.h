@@ -1,7 +1,7 @@
-/* Cost models of collective operations (reference: models.md).
+/* Cost models of collective operations (reference: docs/models.md).
  *
  * A collective on p ranks with payload n (the nccl-tests size convention of
- * DESIGN.md) under an algorithm costs
+ * docs/models.md) under an algorithm costs
  *
  *     T = A(p) alpha + C(p) n / B + G(p) n gamma
  *
@@ -79,7 +79,7 @@ CF_HIDDEN int cf_model_coeffs(cf_coll_t c, const char *algo, int p, double *A_p,
  * gamma 0 leaves out the reduction. */
 CF_HIDDEN double cf_model_time(cf_coll_t c, const char *algo, int p, double n, double alpha,
                                double B, double gamma);
-/* Lower bound over all algorithms (models.md): allreduce ceil(lg p) alpha +
+/* Lower bound over all algorithms (docs/models.md): allreduce ceil(lg p) alpha +
  * 2(p-1)/p n/B; allgather, reduce_scatter, gather, scatter, alltoall
  * ceil(lg p) alpha + (p-1)/p n/B; bcast, reduce, scan ceil(lg p) alpha +
  * n/B; barrier ceil(lg p) alpha; p2p alpha + n/B.  NaN on bad arguments. */

@@ -4,7 +4,7 @@
  *
  * Counts are per rank and per MPI call: the profile sums both the UCX
  * records and the MPI records over ranks, so their ratio is the average
- * over the ranks that took part.  Payload n follows DESIGN.md (allreduce:
+ * over the ranks that took part.  Payload n follows docs/models.md (allreduce:
  * the vector; allgather, alltoall, reduce_scatter_block: p x block).
  *
  * Message-level models (per rank, per call; n the payload):

@@ -1,5 +1,5 @@
 /* Payload of the collectives whose arguments mean different things at the
- * root and elsewhere (DESIGN.md: gather/scatter count the p blocks moved). */
+ * root and elsewhere (docs/models.md: gather/scatter count the p blocks moved). */
 #ifndef CF_PAYLOAD_H
 #define CF_PAYLOAD_H
 

@@ -516,13 +516,19 @@ static void text_bins(const cf_analysis_t *a)
     text_left_out(a, 0);
 }
 
+/* A collective whose times are its calls' own: a nonblocking span is no bus bandwidth. */
+static int busbw_fit(const cf_an_fit_t *f)
+{
+    return f->kind == CF_AN_COLLECTIVE && !f->nonblocking;
+}
+
 static void text_collectives(const cf_analysis_t *a)
 {
     int w = op_width(a), any = 0;
     char label[24], b[8][CF_FMT_LEN];
 
     for (size_t i = 0; i < cf_analysis_nfits(a); i++)
-        any |= cf_analysis_fit(a, i)->kind == CF_AN_COLLECTIVE;
+        any |= busbw_fit(cf_analysis_fit(a, i));
     if (!any)
         return;
     printf("\nCOLLECTIVES  nccl-tests convention: algbw = size / time, busbw = algbw x factor; "
@@ -531,7 +537,7 @@ static void text_collectives(const cf_analysis_t *a)
         const cf_an_ref_t *ref = cf_analysis_ref(a, path);
         int used = 0;
         for (size_t i = 0; i < cf_analysis_nfits(a); i++)
-            used |= cf_analysis_fit(a, i)->kind == CF_AN_COLLECTIVE && cf_analysis_fit(a, i)->path == path;
+            used |= busbw_fit(cf_analysis_fit(a, i)) && cf_analysis_fit(a, i)->path == path;
         if (!used)
             continue;
         if (ref->source != NULL) {
@@ -552,7 +558,7 @@ static void text_collectives(const cf_analysis_t *a)
            "time", "algbw", "busbw", "ideal", "eff");
     for (size_t i = 0; i < cf_analysis_nfits(a); i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
-        if (f->kind != CF_AN_COLLECTIVE || !fit_detailed(a, f))
+        if (!busbw_fit(f) || !fit_detailed(a, f))
             continue;
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *bn = &f->bin[k];

@@ -174,7 +174,9 @@
 
   function fitLines(f) {
     var lines = [];
-    if (f.fit_ok) {
+    if (f.nonblocking) {
+      lines.push('post-to-completion spans per size; what the operation cost is its time blocked in Wait/Test (see the verdict)');
+    } else if (f.fit_ok) {
       lines.push('alpha ' + fmtTime(f.alpha_s) + ' [' + fmtTime(f.ci.alpha_s[0]) + ', ' + fmtTime(f.ci.alpha_s[1]) +
         '], B ' + fmtRate(f.bandwidth_Bps) + ' [' + fmtRate(f.ci.bandwidth_Bps[0]) + ', ' +
         fmtRate(f.ci.bandwidth_Bps[1]) + '], n_half ' + fmtSize(f.n_half_bytes) + ', error ' +
@@ -281,7 +283,8 @@
         left.push(fitTitle(f) + ': ' + (f.note || 'no payload') + (f.zero_byte_p50_s !== null ? ', ' + fmtTime(f.zero_byte_p50_s) + ' per call (median)' : ''));
         return;
       }
-      fitChart(parent, f, i, curves[i]);
+      /* a span's line would read as a startup and a bandwidth: its medians only */
+      fitChart(parent, f, i, f.nonblocking ? null : curves[i]);
     });
     var sec = byId('fits');
     if (R.fits.length > curves.length) {
@@ -576,13 +579,16 @@
   function operations(R) {
     var rows = (R.operations || []).slice(0, 300).map(function (o) {
       return [o.op + (o.nonblocking ? '*' : ''), commText(o), o.path, o.calls, fmtSize(o.bytes), fmtTime(o.time_per_rank_s),
-        o.nonblocking ? '-' : fmtPct(o.share), o.nonblocking ? 'span, not a cost' : (o.verdict || 'not fitted'),
+        fmtPct(o.share), o.nonblocking ? (o.share !== null ? (o.hidden !== null && o.hidden !== undefined ?
+          'blocked, ' + fmtPct(o.hidden) + ' hidden' : 'blocked in waits') : 'span, not a cost') : (o.verdict || 'not fitted'),
         fmtPct(o.startup_share), fmtPct(o.wait_share)];
     });
     var p = byId('op-table');
     p.appendChild(table(['operation', 'communicator', 'path', 'calls', 'bytes', 'time/rank', 'share', 'verdict', 'startup', 'wait'], rows));
     if (R.operations.length > rows.length) p.appendChild(el('p', 'note', (R.operations.length - rows.length) + ' more operations: see --format json.'));
-    p.appendChild(el('p', 'legend-note', '* nonblocking: time from post to completion, which overlaps other work; wait: share of the sampled calls\' time spent waiting for late ranks.'));
+    p.appendChild(el('p', 'legend-note', R.mpi_time && R.mpi_time.waits_charged ?
+      '* nonblocking: time blocked in Wait/Test on it (its spans from post to completion overlap other work and are not costs); wait: share of the sampled calls\' time spent waiting for late ranks.' :
+      '* nonblocking: time from post to completion, which overlaps other work; wait: share of the sampled calls\' time spent waiting for late ranks.'));
     summary.operations = R.operations.length;
     var comms = R.communicators || [];
     if (comms.some(function (c) { return c.comm !== 'world' && c.comm !== 'self'; })) {

@@ -23,6 +23,11 @@ the physics of the path says (meta.json `expect`):
              its smallest message) and peak throughput
   no_fuse / nonblocking_not_cost   (applications) no advice to fuse, and
              no nonblocking operation ranked as a cost in the verdict
+  overlap    (overlapped exchanges) the stream's time is the time blocked in
+             Wait/Test charged to it, within 25 % of the program's own timer
+             around its completion calls; no span carries a share, startup
+             share or verdict; what the overlap hid is stated; the headline
+             claims no startup or bandwidth dominance the fits do not explain
 
 One line per check, "ok" or "FAIL" with the numbers; exit 1 on any FAIL.
 -v prints the size-by-size comparison of every truth check.
@@ -342,6 +347,56 @@ def check_app(case, rep, text, exp):
               "named: %s" % ", ".join(named) if named else "%d lines checked" % len(head.splitlines()))
 
 
+def check_overlap(case, rep, text, meta, exp):
+    want = exp["overlap"]
+    op, comm = want["op"], want.get("comm", "world")
+    check(case, "the profile charges completion calls to requests", rep.get("mpi_time", {}).get("waits_charged") is True)
+    ops = [o for o in rep.get("operations", []) if o["op"] == op and o["comm"] == comm]
+    if not ops:
+        check(case, "%s on %s ranked" % (op, comm), False, "operations: %s" % [o["op"] for o in rep["operations"]])
+        return
+    o = ops[0]
+    ranks = rep.get("job", {}).get("ranks") or 1
+    check(case, "%s on %s ranked by its blocked time, with a share of the ranked time" % (op, comm),
+          o.get("share") is not None and 0 < o["share"] <= 1, "share %s" % o.get("share"))
+    truth = want.get("blocked_per_rank_s")
+    if truth:
+        got = o["time_s"] / ranks
+        check(case, "blocked time against the program's own timer around its completion calls",
+              abs(rel(got, truth)) <= TOL_SMALL, "commfit %s per rank, program %s (%+.0f%%)" % (
+                  human_time(got), human_time(truth), 100 * rel(got, truth)))
+    spans = [f for f in rep.get("fits", []) if f.get("nonblocking")]
+    bad = [f["op"] for f in spans if f.get("startup_share") is not None or f.get("verdict") is not None or
+           any(b.get("startup_share") is not None or b.get("verdict") is not None for b in f.get("bins", []))]
+    bad += [x["op"] for x in rep.get("operations", []) if x.get("nonblocking") and
+            (x.get("startup_share") is not None or x.get("verdict") is not None)]
+    check(case, "no span carries a startup share or a verdict", not bad, ", ".join(bad) or "%d span fits" % len(spans))
+    adv = [a for a in rep.get("advice", []) if a.get("nonblocking")]
+    wall = rep.get("job", {}).get("wall_s") or rep.get("mpi_time", {}).get("wall_mean_s")
+    over = [a for a in adv if (a.get("share") or 0) > 1 or (wall and (a.get("current_s") or 0) > wall)]
+    check(case, "advice on nonblocking streams prices no span sums", not over,
+          "; ".join("%s: share %s, %s of a %s run" % (a["op"], a.get("share"), human_time(a.get("current_s")),
+                                                      human_time(wall)) for a in over) or "%d streams" % len(adv))
+    comp = [x for x in rep.get("operations", []) if x.get("kind") == "completion"]
+    left = sum(x["time_s"] for x in comp if x["op"].startswith("MPI_Wait"))
+    check(case, "the Wait calls keep only what they did not charge", left <= 0.05 * o["time_s"],
+          "%s left in Wait calls against %s charged to %s" % (human_time(left), human_time(o["time_s"]), op))
+    bd = rep.get("breakdown", {})
+    explained = (bd.get("startup") or 0) + (bd.get("payload") or 0)
+    claims = rep.get("headline", "").startswith(("Startup dominates", "Bandwidth dominates"))
+    check(case, "the headline claims a dominance only where the fits explain the time", not claims or explained >= 0.25,
+          "%r; fitted operations explain %.1f%%" % (rep.get("headline"), 100 * explained))
+    if o.get("hidden") is not None:
+        check(case, "what the overlap hid: 1 - blocked / blocking, in [0, 1]",
+              0 <= o["hidden"] <= 1 and abs(o["hidden"] - max(0.0, min(1.0, 1 - o["time_s"] / o["blocking_s"]))) < 1e-6,
+              "hidden %.3f, blocked %s, blocking %s (%s)" % (o["hidden"], human_time(o["time_s"]),
+                                                            human_time(o["blocking_s"]), o.get("blocking_source")))
+    verdict = text.split("\nFUSION ADVICE", 1)[0]
+    check(case, "the verdict tells the overlap", "%s on %s: blocked" % (op, comm) in verdict and
+          ("the overlap hid" in verdict or "how much the overlap hid is uncertain" in verdict),
+          "not in the VERDICT" if "%s on %s: blocked" % (op, comm) not in verdict else "stated")
+
+
 def main():
     kpath = os.path.join(corpus, "known.json")
     if os.path.isfile(kpath):
@@ -379,10 +434,12 @@ def main():
             check_fit(case, rep, truth, sel, exp)
         if "reference" in exp:
             check_reference(case, rep, meta, exp)
-        if exp.get("no_fuse") or exp.get("nonblocking_not_cost"):
+        if exp.get("no_fuse") or exp.get("nonblocking_not_cost") or exp.get("overlap"):
             txt = subprocess.run([commfit, "report", prof], capture_output=True, text=True)
             check(case, "commfit report (text)", txt.returncode == 0, "exit %d" % txt.returncode)
             check_app(case, rep, txt.stdout, exp)
+            if exp.get("overlap"):
+                check_overlap(case, rep, txt.stdout, meta, exp)
     print("%d known limits (tests/corpus/known.json)" % known)
     print("%d passed, %d failed" % (passed, fails))
     return 1 if fails else 0

@@ -71,7 +71,11 @@ def expect_charts(rep, summary):
             if got != n:
                 fail("%s (%s on %s): %s: %s points drawn, %d bins" % (cid, f["op"], f["comm"], label, got, n))
         segs = [d for d in c["datasets"] if d["label"].startswith("model")]
-        if f["fit_ok"]:
+        if f["nonblocking"]:
+            # a span's line would read as a startup and a bandwidth: none is drawn
+            if segs:
+                fail("%s: %d model lines drawn for a nonblocking span" % (cid, len(segs)))
+        elif f["fit_ok"]:
             if len(segs) != len(f["segments"]):
                 fail("%s: %d model lines drawn, the fit has %d segments" % (cid, len(segs), len(f["segments"])))
             if any(d["points"] < 2 for d in segs):

@@ -345,7 +345,7 @@ static void test_file_io_apart(void **state)
     cf_profile_free(&p);
 }
 
-/* models.md: 1 MB -> 45 us (startup 11 %), 1 kB -> 5.04 us (startup 99 %). */
+/* docs/models.md: 1 MB -> 45 us (startup 11 %), 1 kB -> 5.04 us (startup 99 %). */
 static void test_seed_example(void **state)
 {
     cf_profile_t p;

@@ -152,7 +152,7 @@ static void test_outliers(void **state)
 }
 
 /* The smallest and the largest size are the startup and the bandwidth
- * the fit exists to give: never outliers, however far off (models.md);
+ * the fit exists to give: never outliers, however far off (docs/models.md);
  * an interior outlier still goes. */
 static void test_ends_never_dropped(void **state)
 {

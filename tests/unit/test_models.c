@@ -1,4 +1,4 @@
-/* Collective cost models against the reference sheet (models.md). */
+/* Collective cost models against the reference sheet (docs/models.md). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,7 +186,7 @@ static void test_lower_bound(void **state)
 static void test_n_half(void **state)
 {
     (void)state;
-    /* models.md: n_half,ring = p alpha B, growing with p. */
+    /* docs/models.md: n_half,ring = p alpha B, growing with p. */
     for (int p = 2; p <= 1024; p *= 2) {
         double nh = cf_model_n_half(CF_COLL_ALLREDUCE, "ring", p, ALPHA, BW);
         double A, C, G;
