@@ -8,12 +8,10 @@
  *   fitted to the best one-way times per size, NetPIPE's convention
  *   ("calibration");
  * - the program's best-behaved blocking point-to-point transfers ("p2p
- *   best case"): per size bin, the calls-weighted mean over the path's
- *   blocking records of each record's best time, its transfer median
- *   (one-way, wait excluded) where it has sampled transfers, else its
- *   shortest call.  A ping-pong's send and receive average to the one-way
- *   time as their medians do (cf_analysis.h), without the waits for a
- *   late partner that a fit of call durations takes in;
+ *   best case", from_best_case): per size bin the least time of any of
+ *   its streams, alpha from the smallest sizes and B from the ends, as
+ *   NetPIPE takes them, without the waits for a late partner that a fit
+ *   of call durations takes in;
  * - the joint fit of those calls, where the best case gives no line;
  * - the per-hop fit of the UCX sends beneath MPI ("ucx hop fit").
  * A nonblocking span never feeds it: from post to completion it holds
@@ -28,6 +26,8 @@
 #include <string.h>
 
 #include "cf_an_stage.h"
+
+#define BEST_SPREAD 2.0 /* best-case times kept as measured within this factor of its line */
 
 /* The reference's line: its fit, else alpha + x / B. */
 static double ref_line(const void *ctx, double x, double *startup_p)
@@ -165,43 +165,111 @@ static int blocking_p2p(const cf_record_t *r, int path)
            strcmp(r->kind, "p2p") == 0 && !cf_an_is_nonblocking(r->op, r->kind);
 }
 
-/* A record's best time: its transfer median where sampled, else its
- * shortest call; 0 when it has neither. */
-static double rec_best(const cf_record_t *r)
+/* A duration-only record of a blocking call, for the best case. */
+typedef struct {
+    unsigned bin;
+    uint32_t comm;
+    int cls; /* 0 a send, 1 a receive (a ping-pong pairs them), 2 a sendrecv */
+    double calls, t_min;
+} dur_t;
+
+static int cmp_dur(const void *pa, const void *pb)
 {
-    if (r->xfer_n > 0 && isfinite(r->xfer_p50) && r->xfer_p50 > 0)
-        return r->xfer_p50;
-    return cf_an_pos(r->t_min);
+    const dur_t *x = pa, *y = pb;
+    if (x->bin != y->bin)
+        return x->bin < y->bin ? -1 : 1;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
+    return (x->cls > 1) - (y->cls > 1);
 }
 
-/* The program's best-behaved blocking transfers on the path, per size bin. */
+static void take_min(double *best, double t)
+{
+    if (t > 0 && isfinite(t) && t < *best)
+        *best = t;
+}
+
+/* The best case of the duration-only records, per bin: per communicator,
+ * the mean shortest send and the mean shortest receive averaged (the send
+ * of an eager message returns after a copy, its receive waits the rest of
+ * the round trip: together, one way), a sendrecv alone (both directions
+ * at once); the least of those. */
+static void durations_best(const dur_t *d, size_t n, double *best)
+{
+    for (size_t i = 0, j; i < n; i = j) {
+        double sum[3] = {0}, calls[3] = {0};
+        for (j = i; j < n && d[j].bin == d[i].bin && d[j].comm == d[i].comm; j++) {
+            sum[d[j].cls] += d[j].calls * d[j].t_min;
+            calls[d[j].cls] += d[j].calls;
+        }
+        if (calls[0] > 0 && calls[1] > 0)
+            take_min(&best[d[i].bin], 0.5 * (sum[0] / calls[0] + sum[1] / calls[1]));
+        if (calls[2] > 0)
+            take_min(&best[d[i].bin], sum[2] / calls[2]);
+    }
+}
+
+/* The program's best-behaved blocking transfers on the path, NetPIPE's
+ * best case: per size bin the least time of any stream of its blocking
+ * point-to-point calls (a record's transfer median where it has sampled
+ * one-way times, else the duration pairs of durations_best).  alpha is the
+ * median of the three smallest sizes' times (one lucky bin does not set
+ * it), B the slope between the ends, (M_last - M_first) / (T_last -
+ * T_first), as NetPIPE takes latency from its smallest message and
+ * bandwidth from its largest: sizes in between, where a program's calls
+ * may all wait for their partners (HPCC's ring exchanges, PTRANS), do not
+ * pull them.  The sizes measured for the predictor are those within a
+ * factor BEST_SPREAD of that line either way: the others waited, or were
+ * copies of messages that had arrived. */
 static int from_best_case(cf_analysis_t *a, int path, cf_an_ref_t *ref)
 {
-    cf_point_t pts[CF_SIZE_BINS];
-    double num[CF_SIZE_BINS] = {0}, den[CF_SIZE_BINS] = {0}, bytes[CF_SIZE_BINS] = {0};
-    double calls[CF_SIZE_BINS] = {0};
-    size_t n = 0;
+    double best[CF_SIZE_BINS], bytes[CF_SIZE_BINS] = {0}, calls[CF_SIZE_BINS] = {0};
+    double sz[CF_SIZE_BINS], t[CF_SIZE_BINS], low[3];
+    dur_t *d = malloc((a->p->nrec ? a->p->nrec : 1) * sizeof(*d));
+    size_t nd = 0, n = 0;
 
+    if (d == NULL)
+        return 0;
+    for (int k = 0; k < CF_SIZE_BINS; k++)
+        best[k] = INFINITY;
     for (size_t i = 0; i < a->p->nrec; i++) {
         const cf_record_t *r = &a->p->rec[i];
-        double t = blocking_p2p(r, path) ? rec_best(r) : 0;
         unsigned k = cf_size_bin(r->size_lo);
-        if (!(t > 0) || k >= CF_SIZE_BINS)
+        if (!blocking_p2p(r, path) || k >= CF_SIZE_BINS)
             continue;
-        num[k] += (double)r->calls * t;
-        den[k] += (double)r->calls;
         bytes[k] += (double)r->bytes;
         calls[k] += (double)r->calls;
+        if (r->xfer_n > 0 && isfinite(r->xfer_p50) && r->xfer_p50 > 0)
+            take_min(&best[k], r->xfer_p50);
+        else if (cf_an_pos(r->t_min) > 0)
+            d[nd++] = (dur_t){k, r->comm,
+                              strstr(r->op, "endrecv") != NULL ? 2 : strstr(r->op, "ecv") != NULL ? 1 : 0,
+                              (double)r->calls, r->t_min};
     }
+    qsort(d, nd, sizeof(*d), cmp_dur);
+    durations_best(d, nd, best);
+    free(d);
     for (int k = 0; k < CF_SIZE_BINS; k++)
-        if (den[k] > 0)
-            pts[n++] = (cf_point_t){bytes[k] / calls[k], num[k] / den[k], calls[k]};
-    if (!own_fit(ref, pts, n, &a->limits[path]))
+        if (isfinite(best[k]) && calls[k] > 0) {
+            sz[n] = bytes[k] / calls[k];
+            t[n++] = best[k];
+        }
+    if (n < 2 || !(sz[n - 1] > sz[0]))
         return 0;
+    for (size_t k = 0; k < 3; k++)
+        low[k] = t[k < n ? k : n - 1];
     ref->source = "p2p best case";
-    cf_pred_init(&ref->pred, ref_line, ref, ref->own_fit.err_rms);
-    for (size_t k = 0; k < n; k++)
-        cf_pred_add(&ref->pred, pts[k].size, pts[k].time_s, CF_PRED_MIN_SPREAD, CF_PRED_MEASURED);
+    ref->fit = NULL;
+    ref->alpha_s = fmax(fmin(low[0], low[1]), fmin(fmax(low[0], low[1]), low[2]));
+    ref->bandwidth_Bps = t[n - 1] > t[0] ? (sz[n - 1] - sz[0]) / (t[n - 1] - t[0]) : INFINITY;
+    if (n < 3)
+        snprintf(ref->why, sizeof(ref->why), "bandwidth: fewer than 3 sizes");
+    cf_pred_init(&ref->pred, ref_line, ref, NAN);
+    for (size_t k = 0; k < n; k++) {
+        double line = ref->alpha_s + (isinf(ref->bandwidth_Bps) ? 0.0 : sz[k] / ref->bandwidth_Bps);
+        if (t[k] <= BEST_SPREAD * line && t[k] * BEST_SPREAD >= line)
+            cf_pred_add(&ref->pred, sz[k], t[k], CF_PRED_MIN_SPREAD, CF_PRED_MEASURED);
+    }
     return 1;
 }
 
@@ -248,9 +316,9 @@ void cf_an_links_build(cf_analysis_t *a)
                 snprintf(ref->why, sizeof(ref->why), "measured with more ranks than CPUs on a node");
             else if (f != NULL && ref->fit == &f->fit && f->leaning != NULL)
                 snprintf(ref->why, sizeof(ref->why), "%s", f->why);
-            else if (ref->fit->alpha_uncertain)
+            else if (ref->fit != NULL && ref->fit->alpha_uncertain)
                 snprintf(ref->why, sizeof(ref->why), "startup: %s", ref->fit->alpha_why);
-            else if (ref->fit->bandwidth_uncertain)
+            else if (ref->fit != NULL && ref->fit->bandwidth_uncertain)
                 snprintf(ref->why, sizeof(ref->why), "bandwidth: %s", ref->fit->bandwidth_why);
         }
         /* Without MPI point to point on the path, the wire beneath MPI. */
