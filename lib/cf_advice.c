@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cf_an_stage.h"
 #include "cf_bins.h"
 #include "cf_units.h"
 
@@ -15,31 +16,67 @@
 
 /* ---- packing ---- */
 
-typedef double (*call_time_fn)(const void *ctx, double n);
+/* Time of one call of n bytes; *unc_p its uncertainty, *src_p its source
+ * (cf_pred_source_t). */
+typedef double (*call_time_fn)(const void *ctx, double n, double *unc_p, int *src_p);
 
 /* The packing in progress. */
 typedef struct {
     call_time_fn t;
     const void *ctx;
-    double total, fused, cur, buckets;
+    double total, unc, fused, cur, buckets;
+    double member_unc; /* the current bucket's tensors' own, each alone */
+    double diff_unc;   /* of the fused buckets and of their tensors alone */
     size_t in_bucket;
+    int source; /* the least measured source of its buckets */
 } packer_t;
 
-/* Every bucket, fused or a tensor alone, is costed by the same model, so
- * that a misfit of the model at some size cannot pass for a saving. */
+static double finite0(double v)
+{
+    return isfinite(v) ? v : 0.0;
+}
+
+/* Every bucket, fused or a tensor alone, is costed by the same predictor,
+ * so that a misfit at some size cannot pass for a saving.  A tensor alone
+ * costs what it costs unfused: its uncertainty cancels in the saving. */
 static void close_bucket(packer_t *k)
 {
-    k->total += k->t(k->ctx, k->cur);
-    if (k->in_bucket > 1)
+    double unc = 0;
+    int src = CF_PRED_NONE;
+    k->total += k->t(k->ctx, k->cur, &unc, &src);
+    k->unc += finite0(unc);
+    if (src > k->source)
+        k->source = src;
+    if (k->in_bucket > 1) {
         k->fused += k->cur;
+        k->diff_unc += finite0(unc) + k->member_unc;
+    }
     k->buckets++;
     k->cur = 0;
+    k->member_unc = 0;
     k->in_bucket = 0;
 }
 
+static void add_tensor(packer_t *k, double size, int fusing)
+{
+    if (fusing) {
+        double unc = 0;
+        int src;
+        k->t(k->ctx, size, &unc, &src);
+        k->member_unc += finite0(unc);
+    }
+    k->in_bucket++;
+    k->cur += size;
+}
+
+typedef struct {
+    double buckets, fused, copy, unc, diff_unc;
+    int source;
+} pack_out_t;
+
 /* T(S) per step for tensors in order; see cf_advice.h. */
 static double pack(const double *sizes, size_t n, double S, call_time_fn t, const void *ctx,
-                   double memcpy_Bps, double *buckets_p, double *fused_p, double *copy_p)
+                   double memcpy_Bps, pack_out_t *out)
 {
     packer_t k = {.t = t, .ctx = ctx};
     double copy;
@@ -47,20 +84,15 @@ static double pack(const double *sizes, size_t n, double S, call_time_fn t, cons
     for (size_t i = 0; i < n; i++) {
         if (k.in_bucket > 0 && (!(S > 0) || k.cur + sizes[i] > S))
             close_bucket(&k);
-        k.in_bucket++;
-        k.cur += sizes[i];
+        add_tensor(&k, sizes[i], S > 0);
         if (S > 0 && k.cur >= S)
             close_bucket(&k);
     }
     if (k.in_bucket > 0)
         close_bucket(&k);
     copy = isfinite(memcpy_Bps) && memcpy_Bps > 0 ? 2.0 * k.fused / memcpy_Bps : 0.0;
-    if (buckets_p != NULL)
-        *buckets_p = k.buckets;
-    if (fused_p != NULL)
-        *fused_p = k.fused;
-    if (copy_p != NULL)
-        *copy_p = copy;
+    if (out != NULL)
+        *out = (pack_out_t){k.buckets, k.fused, copy, k.unc, k.diff_unc, k.source};
     return k.total + copy;
 }
 
@@ -68,9 +100,11 @@ typedef struct {
     double alpha_s, Bps;
 } line_t;
 
-static double line_time(const void *ctx, double n)
+static double line_time(const void *ctx, double n, double *unc_p, int *src_p)
 {
     const line_t *l = ctx;
+    *unc_p = 0;
+    *src_p = CF_PRED_MODEL;
     return l->alpha_s + (isinf(l->Bps) ? 0.0 : n / l->Bps);
 }
 
@@ -78,24 +112,31 @@ double cf_advice_step_time(const double *sizes, size_t n, double S, double alpha
                            double memcpy_Bps, double *buckets_p, double *fused_p, double *copy_p)
 {
     line_t l = {alpha_s, Bps};
+    pack_out_t o;
+    double t;
 
     if ((n > 0 && sizes == NULL) || !(alpha_s >= 0) || !(Bps > 0) || isnan(S))
         return NAN;
     for (size_t i = 0; i < n; i++)
         if (!(sizes[i] >= 0) || !isfinite(sizes[i]))
             return NAN;
-    return pack(sizes, n, S, line_time, &l, memcpy_Bps, buckets_p, fused_p, copy_p);
+    t = pack(sizes, n, S, line_time, &l, memcpy_Bps, &o);
+    if (buckets_p != NULL)
+        *buckets_p = o.buckets;
+    if (fused_p != NULL)
+        *fused_p = o.fused;
+    if (copy_p != NULL)
+        *copy_p = o.copy;
+    return t;
 }
 
-typedef struct {
-    const cf_analysis_t *a;
-    const cf_an_fit_t *f;
-} model_ctx_t;
-
-static double model_time(const void *ctx, double n)
+static double pred_time(const void *ctx, double n, double *unc_p, int *src_p)
 {
-    const model_ctx_t *m = ctx;
-    return cf_analysis_call_time(m->a, m->f, n, NULL);
+    cf_pred_t r;
+    cf_pred_at(ctx, n, &r);
+    *unc_p = r.unc_s;
+    *src_p = (int)r.source;
+    return r.time_s;
 }
 
 /* Largest, smallest, second largest, second smallest, ... */
@@ -272,23 +313,42 @@ static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit
     ad->current_source = join_source(source ? source : CF_AN_TIME_DURATION);
 }
 
-static void model_line(const cf_analysis_t *a, const cf_an_fit_t *f, cf_advice_t *ad)
+/* A nonblocking stream's cost: the time blocked in Wait/Test charged to
+ * its requests (records' blocked_s), summed over ranks; NaN when the
+ * profile does not charge completion calls (older profiles). */
+static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f)
+{
+    const cf_record_t *r;
+    double sum = 0;
+    size_t cur = 0;
+
+    if (!cf_analysis_charged(a))
+        return NAN;
+    while ((r = stream_next(cf_analysis_profile(a), x, f, &cur)) != NULL)
+        sum += cf_an_pos(r->blocked_s);
+    return sum;
+}
+
+static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_t *ad)
 {
     const cf_an_ref_t *ref;
     double A, C, G;
 
-    if (f->fit.ok) {
-        cf_strlcpy(ad->model_source, "collective fit", sizeof(ad->model_source));
-        ad->alpha_s = f->fit.alpha_s;
-        ad->bandwidth_Bps = f->fit.bandwidth_Bps;
+    if (l->f != NULL && l->f->fit.ok) {
+        if (strcmp(l->f->op, ad->op) == 0)
+            cf_strlcpy(ad->model_source, "collective fit", sizeof(ad->model_source));
+        else
+            snprintf(ad->model_source, sizeof(ad->model_source), "%s fit", l->f->op);
+        ad->alpha_s = l->f->fit.alpha_s;
+        ad->bandwidth_Bps = l->f->fit.bandwidth_Bps;
         return;
     }
-    ref = cf_analysis_ref(a, f->path);
-    if (ref->source == NULL || f->coll == CF_COLL_NONE ||
-        cf_model_coeffs(f->coll, NULL, f->comm_size, &A, &C, &G) != CF_OK || !(A > 0))
+    ref = cf_analysis_ref(a, l->path);
+    if (ref->source == NULL || l->coll == CF_COLL_NONE ||
+        cf_model_coeffs(l->coll, NULL, l->comm_size, &A, &C, &G) != CF_OK || !(A > 0))
         return;
     snprintf(ad->model_source, sizeof(ad->model_source), "%s, %s model", ref->source,
-             cf_model_default_algo(f->coll));
+             cf_model_default_algo(l->coll));
     ad->alpha_s = A * ref->alpha_s;
     ad->bandwidth_Bps = C > 0 ? ref->bandwidth_Bps / C : INFINITY;
 }
@@ -298,9 +358,10 @@ static void advice_init(cf_advice_t *ad)
     memset(ad, 0, sizeof(*ad));
     ad->calls_per_step = ad->bytes_per_step = NAN;
     ad->alpha_s = ad->bandwidth_Bps = ad->startup_share = ad->memcpy_Bps = NAN;
-    ad->current_s = ad->model_current_s = NAN;
+    ad->current_s = ad->model_current_s = ad->model_current_unc_s = NAN;
     ad->bucket_bytes = ad->buckets_per_step = ad->model_s = NAN;
     ad->predicted_s = ad->predicted_saving_s = ad->best_saving_share = NAN;
+    ad->saving_step_s = ad->saving_unc_step_s = NAN;
     ad->ddp_bucket_cap_mb = ad->horovod_fusion_threshold = NAN;
     ad->share = NAN;
 }
@@ -317,18 +378,30 @@ static void candidates(cf_advice_t *ad)
             ddp_done = 1;
         }
         ad->cand[n].bucket_bytes = S;
-        ad->cand[n++].name = S == CF_ADV_HOROVOD_BYTES ? "Horovod default (128 MiB)" : NULL;
+        ad->cand[n++].name = S == CF_ADV_HOROVOD_BYTES       ? "Horovod default (64 MiB)"
+                             : S == CF_ADV_HOROVOD_NEW_BYTES ? "Horovod recent default (128 MiB)"
+                                                             : NULL;
     }
     ad->ncand = n;
+}
+
+/* Largest size the stream's predictor measured (program or calibration). */
+static double measured_hi(const cf_predictor_t *pr)
+{
+    return pr->n > 0 ? pr->pt[pr->n - 1].size : NAN;
 }
 
 static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
                   cf_advice_t *ad)
 {
     const cf_profile_t *p = cf_analysis_profile(a);
-    model_ctx_t ctx = {a, f};
-    double *ts = NULL, *tmp = NULL, now, s_now = 0, best;
-    size_t nt = 0, rec = 0;
+    const cf_calib_t *cal = &a->calib;
+    cf_an_line_t line;
+    cf_predictor_t *pr = NULL;
+    double *ts = NULL, *tmp = NULL, now, s_now = 0, best, blocked = NAN, gain;
+    size_t nt = 0, rec = 0, bi = 0, ti = (size_t)-1;
+    pack_out_t po;
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
 
     advice_init(ad);
     cf_strlcpy(ad->op, f->op, sizeof(ad->op));
@@ -353,14 +426,23 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     }
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
-    measured(p, x, f, ad);
-    ad->share = cf_analysis_total_s(a) > 0 ? f->time_s / cf_analysis_total_s(a) : NAN;
     if (ad->nonblocking) {
-        /* Spans from post to completion overlap each other and compute: they
-         * neither add up to the time the stream costs nor fit a line. */
-        ad->reason = "nonblocking: spans from post to completion overlap, so their times do not add "
-                     "up; profile the exchange with blocking calls for fusion advice";
-        return CF_OK;
+        /* What a nonblocking stream costs the step is the time blocked on
+         * it in Wait/Test; its spans from post to completion overlap each
+         * other and compute, and add up to nothing it costs. */
+        blocked = stream_blocked(a, x, f);
+        if (!isfinite(blocked)) {
+            ad->reason = "nonblocking: the profile does not charge the time blocked in Wait/Test to "
+                         "its requests (an older plugin), and spans from post to completion do not add "
+                         "up to a cost";
+            return CF_OK;
+        }
+        ad->current_s = blocked / (double)f->comm_size;
+        ad->current_source = "blocked";
+        ad->share = cf_analysis_total_s(a) > 0 ? blocked / cf_analysis_total_s(a) : NAN;
+    } else {
+        measured(p, x, f, ad);
+        ad->share = cf_analysis_total_s(a) > 0 ? f->time_s / cf_analysis_total_s(a) : NAN;
     }
     /* Fusing joins the calls of one step: without steps there is nothing
      * to join them within, and a stream that costs next to nothing is not
@@ -371,24 +453,29 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         return CF_OK;
     }
     if (!(ad->share >= CF_ADV_MIN_SHARE)) {
-        ad->reason = "under 1% of the MPI time: fusing it cannot matter";
+        ad->reason = ad->nonblocking ? "blocked in Wait/Test under 1% of the MPI time: fusing it cannot matter"
+                                     : "under 1% of the MPI time: fusing it cannot matter";
         return CF_OK;
     }
-    if (f->fit.ok && isfinite(f->err_rms) && f->err_rms > CF_ADV_MAX_MISFIT) {
-        ad->reason = "its fit misses the measured sizes by more than 25% rms: no prediction to trust";
+    if ((pr = malloc(sizeof(*pr))) == NULL)
+        return CF_ERR_NOMEM;
+    cf_an_predictor(a, f, &line, pr);
+    model_line(a, &line, ad);
+    if (ad->model_source[0] == '\0' && pr->n == 0) {
+        free(pr);
+        ad->reason = ad->nonblocking ? "no time for its calls: no blocking twin measured, no calibration, "
+                                       "and no point-to-point link (give --link)"
+                                     : "no model: too few sizes to fit and no point-to-point link (give --link)";
         return CF_OK;
     }
-    model_line(a, f, ad);
-
-    if (ad->model_source[0] == '\0') {
-        ad->reason = "no model: too few sizes to fit and no point-to-point link (give --link)";
-        return CF_OK;
-    }
+    if (ad->model_source[0] == '\0')
+        cf_strlcpy(ad->model_source, "measured sizes only", sizeof(ad->model_source));
     /* Whole calls per step, per bin. */
     for (size_t k = 0; k < f->nbin; k++) {
         double c = (double)f->bin[k].calls / ((double)f->comm_size * (double)ad->steps);
         double m = llround(c) > 0 ? (double)llround(c) : 1.0;
         if (nt + (size_t)m > MAX_TENSORS) {
+            free(pr);
             ad->model_source[0] = '\0';
             ad->reason = "too many calls per step to model one by one";
             return CF_OK;
@@ -401,6 +488,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     if (ts == NULL || tmp == NULL) {
         free(ts);
         free(tmp);
+        free(pr);
         return CF_ERR_NOMEM;
     }
     for (size_t k = 0; k < f->nbin; k++) {
@@ -412,68 +500,128 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     }
     spread(ts, tmp, nt);
 
-    now = pack(ts, nt, 0, model_time, &ctx, NAN, NULL, NULL, NULL);
+    now = pack(ts, nt, 0, pred_time, pr, NAN, &po);
+    ad->model_current_unc_s = po.unc;
+    ad->current_pred_source = po.source;
     for (size_t i = 0; i < nt; i++) {
-        double st = NAN;
-        if (cf_analysis_call_time(a, f, ts[i], &st) > 0 && st > 0)
-            s_now += st;
+        cf_pred_t r;
+        cf_pred_at(pr, ts[i], &r);
+        s_now += r.startup_s >= 0 ? r.startup_s : NAN; /* unknown without a line */
     }
     ad->model_current_s = now;
     ad->startup_share = now > 0 ? s_now / now : NAN;
     best = now;
     for (size_t c = 0; c < ad->ncand; c++) {
         cf_adv_cand_t *cd = &ad->cand[c];
-        cd->model_s = pack(ts, nt, cd->bucket_bytes, model_time, &ctx, ad->memcpy_Bps,
-                           &cd->buckets, &cd->fused_bytes, &cd->copy_s);
-        if (cd->model_s < best)
+        cd->model_s = pack(ts, nt, cd->bucket_bytes, pred_time, pr, ad->memcpy_Bps, &po);
+        cd->buckets = po.buckets;
+        cd->fused_bytes = po.fused;
+        cd->copy_s = po.copy;
+        cd->unc_s = po.unc;
+        cd->saving_unc_s = po.diff_unc;
+        cd->source = po.source;
+        if (cd->model_s < best) {
             best = cd->model_s;
+            bi = c;
+        }
     }
     free(ts);
     free(tmp);
     if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
+        free(pr);
         ad->model_source[0] = '\0';
         ad->reason = "no model: the model gives no time for these sizes";
         return CF_OK;
     }
     ad->best_saving_share = (now - best) / now;
-    ad->verdict = "no gain";
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;
-    {
-        /* The best candidate's buckets, beyond twice the largest size fitted, rest
-         * on the fit's extrapolated line; noted whatever the verdict. */
-        size_t bi = 0;
-        for (size_t c = 1; c < ad->ncand; c++)
-            if (ad->cand[c].model_s < ad->cand[bi].model_s)
-                bi = c;
-        ad->extrapolated = f->fit.ok && fmin(ad->cand[bi].bucket_bytes, ad->bytes_per_step) >
-                                            2.0 * f->fit.size_hi;
-    }
+    ad->saving_step_s = now - ad->cand[bi].model_s;
+    ad->saving_unc_step_s = ad->cand[bi].saving_unc_s;
+    ad->extrapolated = ad->cand[bi].source == CF_PRED_MODEL;
     if (nt <= 1 || ad->calls_per_step < 1.5) {
+        free(pr);
+        ad->verdict = "no gain";
         ad->reason = "already one call per step";
         return CF_OK;
     }
-    if (ad->best_saving_share < CF_ADV_MIN_GAIN) {
-        ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%"
-                                             : "fusing saves under 5%";
-        return CF_OK;
-    }
+    /* Trusted: a candidate whose saving exceeds its uncertainty and 5 %. */
     for (size_t c = 0; c < ad->ncand; c++) {
         const cf_adv_cand_t *cd = &ad->cand[c];
-        if (cd->model_s <= best * (1.0 + CF_ADV_NEAR_BEST)) {
-            ad->verdict = "fuse";
-            ad->reason = "fewer calls pay fewer startups than packing costs";
-            ad->bucket_bytes = cd->bucket_bytes;
-            ad->buckets_per_step = cd->buckets;
-            ad->model_s = cd->model_s;
-            ad->predicted_s = ad->current_s * cd->model_s / now;
-            ad->predicted_saving_s = ad->current_s - ad->predicted_s;
-            ad->extrapolated = f->fit.ok && fmin(cd->bucket_bytes, ad->bytes_per_step) > 2.0 * f->fit.size_hi;
-            ad->ddp_bucket_cap_mb = cd->bucket_bytes / 1048576.0;
-            ad->horovod_fusion_threshold = cd->bucket_bytes;
-            break;
+        double sv = now - cd->model_s, unc = cd->saving_unc_s;
+        if (sv > unc && sv >= CF_ADV_MIN_GAIN * now && (ti == (size_t)-1 || cd->model_s < ad->cand[ti].model_s))
+            ti = c;
+    }
+    if (ti != (size_t)-1) {
+        for (size_t c = 0; c < ad->ncand; c++) {
+            const cf_adv_cand_t *cd = &ad->cand[c];
+            double sv = now - cd->model_s, unc = cd->saving_unc_s;
+            if (sv > unc && cd->model_s <= ad->cand[ti].model_s * (1.0 + CF_ADV_NEAR_BEST)) {
+                ad->verdict = "fuse";
+                ad->reason = "fewer calls pay fewer startups than packing costs";
+                ad->bucket_bytes = cd->bucket_bytes;
+                ad->buckets_per_step = cd->buckets;
+                ad->model_s = cd->model_s;
+                ad->predicted_s = ad->current_s * cd->model_s / now;
+                ad->predicted_saving_s = ad->current_s - ad->predicted_s;
+                ad->saving_step_s = sv;
+                ad->saving_unc_step_s = unc;
+                ad->extrapolated = cd->source == CF_PRED_MODEL;
+                ad->ddp_bucket_cap_mb = cd->bucket_bytes / 1048576.0;
+                ad->horovod_fusion_threshold = cd->bucket_bytes;
+                break;
+            }
+        }
+        free(pr);
+        return CF_OK;
+    }
+    gain = ad->saving_step_s + ad->saving_unc_step_s;
+    if (!isfinite(ad->cand[bi].model_s) || ad->cand[bi].model_s >= now) {
+        /* no candidate predicted, or none below the calls as they are:
+         * nothing beyond the measured sizes to tell */
+        size_t c;
+        for (c = 0; c < ad->ncand && isfinite(ad->cand[c].model_s); c++)
+            ;
+        if (c < ad->ncand) {
+            ad->verdict = "uncertain";
+            ad->reason = "the bucket sizes lie beyond the sizes measured and no line extends them: run with "
+                         "COMMFIT_CALIBRATE=2s to measure them";
+            free(pr);
+            return CF_OK;
         }
     }
+    if (gain < CF_ADV_MIN_GAIN * now || ad->startup_share < CF_ADV_MIN_GAIN) {
+        /* even at the end of its uncertainty the best saves under 5 %, or
+         * the startups, all that fusing can save, are under 5 % */
+        ad->verdict = "no gain";
+        ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
+        snprintf(ad->why, sizeof(ad->why), "the best buckets, %s, save %s of %s per step (uncertainty %s)",
+                 cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
+                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(now, b3, sizeof(b3)),
+                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        free(pr);
+        return CF_OK;
+    }
+    ad->verdict = "uncertain";
+    if (ad->cand[bi].source == CF_PRED_MODEL) {
+        const cf_calib_coll_t *cc = cf_calib_coll_of(cal, f->op, f->comm);
+        ad->reason = cc != NULL || cal->present ? "the calibration skipped the bucket sizes: run with "
+                                                  "COMMFIT_CALIBRATE=2s to measure them"
+                                                : "the bucket sizes lie beyond the sizes measured: run with "
+                                                  "COMMFIT_CALIBRATE=2s to measure them";
+        snprintf(ad->why, sizeof(ad->why), "buckets of %s, measured up to %s: saving %s per step, uncertainty %s",
+                 cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
+                 cf_fmt_size(measured_hi(pr), b2, sizeof(b2)), cf_fmt_time(ad->saving_step_s, b3, sizeof(b3)),
+                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+    } else {
+        ad->reason = "the saving is within the prediction's uncertainty: profile more steps, or measure the "
+                     "bucket sizes (COMMFIT_CALIBRATE=2s)";
+        snprintf(ad->why, sizeof(ad->why), "buckets of %s: saving %s per step, uncertainty %s",
+                 cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
+                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
+                 cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)));
+    }
+    free(pr);
     return CF_OK;
 }
 
@@ -594,6 +742,11 @@ static json_t *advice_json(const cf_advice_t *ad)
                jnum(isfinite(ad->model_s) ? (ad->model_current_s - ad->model_s) * (double)ad->steps
                     : ad->verdict != NULL ? 0.0 : NAN));
     bad |= set(o, "best_saving_share", jnum(ad->best_saving_share));
+    /* the advised (else the best) bucket size's saving per step and the
+     * uncertainty it was held against (cf_predict.h) */
+    bad |= set(o, "saving_step_s", jnum(ad->saving_step_s));
+    bad |= set(o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
+    bad |= set(o, "why", ad->why[0] ? json_string(ad->why) : json_null());
     bad |= set(o, "extrapolated", json_boolean(ad->extrapolated));
     bad |= set(model, "source", jstr(has_model ? ad->model_source : NULL));
     bad |= set(model, "alpha_s", jnum(has_model ? ad->alpha_s : NAN));
@@ -601,6 +754,8 @@ static json_t *advice_json(const cf_advice_t *ad)
     bad |= set(model, "startup_share", jnum(ad->startup_share));
     bad |= set(model, "memcpy_Bps", jnum(ad->memcpy_Bps));
     bad |= set(model, "tensors_per_step", json_integer((json_int_t)ad->tensors));
+    bad |= set(model, "current_step_uncertainty_s", jnum(ad->model_current_unc_s));
+    bad |= set(model, "current_time_source", jstr(cf_pred_source_name((cf_pred_source_t)ad->current_pred_source)));
     bad |= set(o, "model", model);
     for (size_t c = 0; has_model && c < ad->ncand; c++) {
         const cf_adv_cand_t *cd = &ad->cand[c];
@@ -615,6 +770,9 @@ static json_t *advice_json(const cf_advice_t *ad)
         bad |= set(j, "fused_bytes_per_step", jnum(cd->fused_bytes));
         bad |= set(j, "copy_step_s", jnum(cd->copy_s));
         bad |= set(j, "model_step_s", jnum(cd->model_s));
+        bad |= set(j, "uncertainty_step_s", jnum(cd->unc_s));
+        /* the least measured of its buckets' times: "measured", "calibration", "model" */
+        bad |= set(j, "time_source", jstr(cf_pred_source_name((cf_pred_source_t)cd->source)));
         bad |= set(j, "predicted_s",
                    jnum(ad->model_current_s > 0 ? ad->current_s * cd->model_s / ad->model_current_s
                                                 : NAN));
@@ -657,8 +815,12 @@ char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
                  cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),
                  ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0);
+    else if (strcmp(ad->verdict, "uncertain") == 0)
+        snprintf(buf, len, "%s on %s, %.0f calls/step: fusion gain uncertain (%s%s%s)", ad->op, label,
+                 ad->calls_per_step, ad->why, ad->why[0] ? "; " : "", ad->reason);
     else
-        snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion buckets gain nothing (%s)", ad->op,
-                 label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->reason);
+        snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion buckets gain nothing (%s%s%s)", ad->op,
+                 label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->reason,
+                 ad->why[0] ? ": " : "", ad->why);
     return buf;
 }

@@ -23,10 +23,19 @@
  *   to whole calls for the packing (a bin with fewer calls than steps counts
  *   as one call per step carrying its bytes).
  *
- * Model of one call of n bytes: the collective's own fit on transfer times
- * (cf_fit_predict, segments included); without one, the reference link of
- * the path (point-to-point fit or --link) under the default algorithm (ring
- * for all-reduce).  alpha_eff and B_eff are reported from that line.
+ * Time of one call of n bytes: the stream's predictor (cf_predict.h),
+ * measurement first.  Its measured sizes are the stream's own bins, the
+ * calibration of the stream (profile section "calibration", the
+ * collective run blocking at MPI_Finalize on a duplicate of its
+ * communicator) and, for a nonblocking stream, the bins of the blocking
+ * operation on the same communicator (MPI_Allreduce for MPI_Iallreduce);
+ * never a nonblocking span.  At a measured size the time is the median
+ * measured; between measured sizes it is interpolated in log-log; beyond
+ * them the line (the collective's own fit, segments included, else the
+ * reference link of the path under the default algorithm, ring for
+ * all-reduce) extends the nearest measured time.  Each candidate says the
+ * least measured source among its buckets (time_source: measured,
+ * calibration, model).  alpha_eff and B_eff are reported from the line.
  *
  * Bucketing: the order of the tensors within a step is unknown; they are
  * packed in an order that spreads sizes (largest, smallest, second largest,
@@ -40,39 +49,54 @@
  * where fused bytes are those of buckets with more than one tensor (packed
  * and unpacked; a tensor alone is reduced in place), memcpy_Bps the copy
  * bandwidth the profile measured (no copy cost when it is unknown).
- * Candidates: powers of two from 64 KiB to 1 GiB and DDP's 25 MiB (Horovod's
- * 128 MiB is 2^27).  The recommended S is the smallest within 5 % of the
- * best predicted time.
+ * Candidates: powers of two from 64 KiB to 1 GiB and DDP's 25 MiB
+ * (Horovod's 64 MiB, its documented default, and 128 MiB, its default in
+ * recent code, are 2^26 and 2^27).  The recommended S is the smallest
+ * whose saving exceeds its uncertainty within 5 % of the best such.
  *
- * Measured time (current_s): the stream's time per rank on its slowest rank
- * over the whole run.  The rank that arrives last waits least, so its time
- * is the transfer time: where calls were sampled, the durations of all calls
- * times the transfer share of the sampled ones (transfer / (transfer +
- * wait)); else the call duration (current_source says which).
- * The model's relative saving is applied to the measured time:
+ * Uncertainty of a saving T(calls as they are) - T(S): the predictor's
+ * uncertainties (cf_predict.h: a median's scatter from its p50..p99
+ * spread, the power law's distance from the line's shape between
+ * measured sizes, 10 % per doubling or the line's rms error beyond them)
+ * of the fused buckets and of the tensors they join, each alone; a
+ * tensor alone in both cancels.
+ *
+ * Measured time (current_s), per rank on the slowest rank over the whole
+ * run, is what the step waits for.  Blocking streams: the rank that
+ * arrives last waits least, so its time is the transfer time: where calls
+ * were sampled, the durations of all calls times the transfer share of the
+ * sampled ones (transfer / (transfer + wait)); else the call duration
+ * (current_source says which).  Nonblocking streams (MPI_Iallreduce ...):
+ * the time blocked in Wait/Test charged to the stream (records'
+ * blocked_s, current_source "blocked"), never the spans from post to
+ * completion, which overlap each other and compute; share is that time
+ * over the ranked MPI time.  The predictor's relative saving is applied
+ * to the measured time:
  *     predicted_s = current_s x T(S) / T(calls as they are)
- * so a gap between model and measurement (noise, tails the medians leave
- * out) is scaled along, never counted as a saving by itself.
- * predicted_saving_s = current_s - predicted_s; the JSON's model_saving_s
- * is the model's own difference, steps x (T(calls as they are) - T(S)).
- *
- * A bucket larger than the sizes the collective's fit saw extrapolates its
- * line (extrapolated: buckets beyond twice the largest size fitted): where
- * larger messages run faster (a protocol or algorithm switch), fusion gains
- * more than predicted; where the bandwidth limit only shows at larger sizes
- * (a shaper's burst), less.
+ * so a gap between prediction and measurement (noise, tails the medians
+ * leave out, overlap that hides part of a nonblocking exchange) is scaled
+ * along, never counted as a saving by itself.  predicted_saving_s =
+ * current_s - predicted_s; the JSON's model_saving_s is the predictor's
+ * own difference, steps x (T(calls as they are) - T(S)); saving_step_s
+ * and saving_uncertainty_step_s those per step of the advised (else the
+ * best) S.  extrapolated: those buckets' times come from the line beyond
+ * every measured size.
  *
  * When advice is given: only for a stream that repeats per step (at least
- * two steps, from regions or a pattern), carries at least 1 % of the
- * ranked MPI time, and whose fit (where it has one) predicts its bins
- * within 25 % rms; otherwise no verdict, and the reason says what to do
- * (mark steps with regions).
+ * two steps, from regions or a pattern) and carries at least 1 % of the
+ * ranked MPI time (a nonblocking stream only in profiles that charge
+ * Wait/Test to requests); otherwise no verdict, and the reason says what
+ * to do.
  *
- * Verdict "fuse" when the best candidate saves at least 5 % of the time;
- * "no gain" when the stream already makes at most one call per step, or the
- * saving is smaller (bandwidth-bound streams: startup is a small share).
- * No verdict (NULL) without a model, and for nonblocking streams, whose
- * spans from post to completion overlap and do not add up.
+ * Verdicts: "fuse" when a candidate's saving exceeds both its uncertainty
+ * and 5 % of the time; "no gain" when the stream already makes at most one
+ * call per step, when even the saving plus its uncertainty is under 5 %,
+ * or when the startups, all that fusing can save, are under 5 % (the
+ * reason and `why` give the numbers); otherwise "uncertain", with what
+ * would settle it: buckets beyond the measured sizes ("run with
+ * COMMFIT_CALIBRATE=2s to measure them"; "the calibration skipped the
+ * bucket sizes" where a calibration ran), else more steps.  No verdict
+ * (NULL) without any measured size or line.
  *
  * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
  * HOROVOD_FUSION_THRESHOLD = S in bytes. */
@@ -88,7 +112,8 @@
 
 #define CF_ADV_MAX_CAND 20
 #define CF_ADV_DDP_BYTES 26214400.0       /* 25 MiB */
-#define CF_ADV_HOROVOD_BYTES 134217728.0  /* 128 MiB */
+#define CF_ADV_HOROVOD_BYTES 67108864.0   /* 64 MiB, Horovod's documented default */
+#define CF_ADV_HOROVOD_NEW_BYTES 134217728.0 /* 128 MiB, its default in recent code */
 #define CF_ADV_NEAR_BEST 0.05             /* recommend the smallest S within 5 % of the best */
 #define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
@@ -102,6 +127,10 @@ typedef struct {
     double fused_bytes;      /* bytes in buckets of more than one tensor */
     double copy_s;           /* pack and unpack time */
     double model_s;          /* T(S), copy included */
+    double unc_s;            /* uncertainty of T(S): the sum over its buckets' (cf_predict.h) */
+    double saving_unc_s;     /* of T(calls as they are) - T(S): the fused buckets' and their
+                              * tensors' alone (a tensor alone in both cancels) */
+    int source;              /* cf_pred_source_t: the least measured of its buckets' */
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
@@ -120,16 +149,20 @@ typedef struct cf_advice {
     double bytes_per_step;    /* per rank */
     size_t tensors;           /* whole calls per step the packing works on */
 
-    char model_source[48];    /* "collective fit", "p2p fit, <algo> model", "link, <algo> model"; "": none */
+    /* the line beyond the measured sizes: "collective fit", "MPI_Allreduce fit" (the
+     * blocking twin of a nonblocking stream), "<reference source>, <algo> model"; "": none */
+    char model_source[64];
     double alpha_s, bandwidth_Bps; /* alpha_eff, B_eff of the model's overall line */
     double startup_share;     /* of T(calls as they are) under the model */
     double memcpy_Bps;        /* NaN: unknown, no copy cost */
 
     double current_s;         /* measured, per rank on the slowest rank, whole run */
-    const char *current_source; /* "transfer", "duration", "mixed" */
+    const char *current_source; /* "transfer", "duration", "mixed", "blocked" */
     double model_current_s;   /* T per step of the calls as they are */
+    double model_current_unc_s; /* its uncertainty */
+    int current_pred_source;  /* cf_pred_source_t of the calls as they are */
 
-    const char *verdict;      /* "fuse", "no gain", NULL without a model */
+    const char *verdict;      /* "fuse", "no gain", "uncertain", NULL without a model */
     const char *reason;       /* why, one phrase */
     double bucket_bytes;      /* recommended S; NaN unless "fuse" */
     double buckets_per_step;  /* of the recommended S; NaN unless "fuse" */
@@ -137,6 +170,9 @@ typedef struct cf_advice {
     double predicted_s;       /* whole run, per rank on the slowest rank */
     double predicted_saving_s;
     double best_saving_share; /* of the best candidate, model; NaN without a model */
+    double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
+    double saving_unc_step_s; /* its uncertainty (cf_adv_cand_t.saving_unc_s) */
+    char why[200];            /* "uncertain", "no gain": the numbers behind the reason */
     int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
                                * largest size the collective's fit saw */
     double ddp_bucket_cap_mb;

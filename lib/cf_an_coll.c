@@ -27,6 +27,7 @@ void cf_an_collective_figures(const cf_analysis_t *a, cf_an_fit_t *f)
         }
         if (p >= 2 && ref != NULL) {
             b->ideal_s = cf_an_ref_model(ref, f->coll, NULL, p, b->size, &s);
+            b->ideal_time_source = isfinite(b->ideal_s) ? cf_an_ref_source_at(ref, f->coll, p, b->size) : 0;
             if (b->size > 0 && b->ideal_s > 0 && isfinite(b->ideal_s))
                 b->ideal_busbw_Bps = b->size / b->ideal_s * factor;
             if (b->p50_s > 0 && isfinite(b->ideal_s)) {
@@ -106,7 +107,7 @@ static void wire_costs(const cf_analysis_t *a, cf_an_wire_t *w)
 {
     const cf_an_fit_t *f = cf_analysis_find(a, w->w.op, w->w.comm, w->w.path);
     const cf_an_ref_t *ref = cf_an_ref_of(a, w->w.path);
-    cf_an_ref_t own = {NULL, NAN, NAN, NULL, NULL, ""};
+    cf_an_ref_t own = {.alpha_s = NAN, .bandwidth_Bps = NAN}; /* a line: no measured sizes */
     const char *cand[16];
     double sum[16] = {0}, calls = 0, meas = 0, meas_calls = 0;
     size_t ncand = 0, best = 0;

@@ -166,6 +166,11 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
         jset(c, j, "outlier", json_boolean(b->outlier));
         jset(c, j, "predicted_s", jnum(b->predicted_s));
         jset(c, j, "model_error", jnum(b->model_error));
+        /* the predictor's (cf_predict.h): at the size, and with the bin left out */
+        jset(c, j, "prediction_s", jnum(b->prediction_s));
+        jset(c, j, "prediction_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_source)));
+        jset(c, j, "prediction_loo_s", jnum(b->prediction_loo_s));
+        jset(c, j, "prediction_loo_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_loo_source)));
         jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
         jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
         jpush(c, bins, j);
@@ -204,6 +209,7 @@ static json_t *collectives_json(jctx_t *c, const cf_analysis_t *a)
             jset(c, j, "ideal_busbw_Bps", jnum(b->ideal_busbw_Bps));
             jset(c, j, "ideal_algo", jstr(isfinite(b->ideal_s) ? cf_model_default_algo(f->coll) : NULL));
             jset(c, j, "ideal_source", jstr(isfinite(b->ideal_s) && ref ? ref->source : NULL));
+            jset(c, j, "ideal_time_source", jstr(cf_pred_source_name((cf_pred_source_t)b->ideal_time_source)));
             jset(c, j, "efficiency", jnum(b->efficiency));
             jpush(c, arr, j);
         }
@@ -483,6 +489,8 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         jset(&c, j, "alpha_s", jnum(ref->alpha_s));
         jset(&c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
         jset(&c, j, "uncertain_why", ref->why[0] ? json_string(ref->why) : json_null());
+        /* the program's own joint fit of the path, beside the link used */
+        jset(&c, j, "program_fit", cf_an_ref_program_json(ref));
         jpush(&c, refs, j);
     }
     jset(&c, root, "references", refs);

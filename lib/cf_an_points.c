@@ -107,6 +107,7 @@ static void bin_init(cf_an_bin_t *b)
     b->p50_s = b->duration_p50_s = b->p99_s = b->predicted_s = b->startup_share = NAN;
     b->algbw_Bps = b->busbw_Bps = b->ideal_s = b->ideal_busbw_Bps = b->efficiency = NAN;
     b->coverage = b->model_error = NAN;
+    b->prediction_s = b->prediction_loo_s = NAN;
     b->verdict = cf_verdict(NAN);
 }
 

@@ -42,6 +42,7 @@ struct cf_analysis {
     int charged;             /* completion calls charged to requests (records' blocked_s) */
     cf_an_ranks_t ranks;
     cf_an_ref_t ref[CF_AN_NPATH];
+    cf_calib_t calib;        /* the profile's calibration section (cf_predict.h) */
     cf_an_limits_t limits[CF_AN_NPATH];
     cf_an_breakdown_t split;
     cf_an_region_t *region;
@@ -74,6 +75,29 @@ CF_HIDDEN const cf_an_ref_t *cf_an_ref_of(const cf_analysis_t *a, int path);
 CF_HIDDEN double cf_an_ref_model(const cf_an_ref_t *ref, cf_coll_t c, const char *algo, int p,
                                  double n, double *startup_p);
 CF_HIDDEN void cf_an_verdict_from_model(const cf_analysis_t *a, cf_an_fit_t *f);
+/* The source of the link's time per hop for an operation of n bytes
+ * (cf_pred_source_t); CF_PRED_NONE without a reference. */
+CF_HIDDEN int cf_an_ref_source_at(const cf_an_ref_t *ref, cf_coll_t c, int p, double n);
+/* {"alpha_s", "bandwidth_Bps", "err_rms"} of the path's joint fit; null: none. */
+CF_HIDDEN json_t *cf_an_ref_program_json(const cf_an_ref_t *ref);
+/* The predictor of one call of a fit's operation (cf_predict.h): its bins,
+ * the calibration of its stream, the blocking operation's bins on the same
+ * communicator for a nonblocking one; beyond them its fit, else the
+ * reference link under its model. */
+typedef struct {
+    const cf_analysis_t *a;
+    const cf_an_fit_t *f; /* the fit whose line is used: the blocking one for a nonblocking stream */
+    cf_coll_t coll;
+    int comm_size, path;
+} cf_an_line_t;
+/* ctx: storage for the line, which must live as long as *pr is used. */
+CF_HIDDEN void cf_an_predictor(const cf_analysis_t *a, const cf_an_fit_t *f, cf_an_line_t *ctx,
+                               cf_predictor_t *pr);
+/* Each bin's prediction_s and prediction_loo_s (cf_analysis.h). */
+CF_HIDDEN void cf_an_bin_predictions(const cf_analysis_t *a, cf_an_fit_t *f);
+/* The blocking operation a nonblocking one stands for on the same
+ * communicator and path (MPI_Allreduce for MPI_Iallreduce); NULL: none. */
+CF_HIDDEN const cf_an_fit_t *cf_an_blocking_twin(const cf_analysis_t *a, const cf_an_fit_t *f);
 /* collectives */
 CF_HIDDEN void cf_an_collective_figures(const cf_analysis_t *a, cf_an_fit_t *f);
 CF_HIDDEN int cf_an_hops_build(cf_analysis_t *a);

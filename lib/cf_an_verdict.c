@@ -133,6 +133,8 @@ const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *
     on = strcmp(w->cost_source, "collective fit") == 0 ? "with the per-hop alpha and B of its own fit"
          : strcmp(w->cost_source, "link") == 0        ? "on the given link"
          : strcmp(w->cost_source, "p2p fit") == 0     ? "on the point-to-point fit of its path"
+         : strcmp(w->cost_source, "p2p best case") == 0 ? "on the best-case point-to-point transfers of its path"
+         : strcmp(w->cost_source, "calibration") == 0  ? "on the calibration's link sweep of its path"
                                                       : "on the UCX per-hop fit of its path";
     snprintf(buf, len,
              "%s on %s runs %s (%s: %.3g per rank and call, of %s on average); at its sizes %s would "
@@ -148,7 +150,7 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
 {
     const cf_an_fit_t *f = o->fit;
     char nh[CF_FMT_LEN], sz[CF_FMT_LEN] = "", what[192];
-    int coll, fuse, no_gain;
+    int coll, fuse, no_gain, unsure;
 
     if (strcmp(o->kind, "completion") == 0) {
         if (o->waits_charged)
@@ -245,8 +247,11 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
     cf_fmt_size(f->n_half_bytes, nh, sizeof(nh));
     /* The fusion advice, where there is one, says whether fusing pays. */
     fuse = o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "fuse") == 0;
-    no_gain = o->fusion != NULL && o->fusion->verdict != NULL && !fuse;
-    if (fuse)
+    no_gain = o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "no gain") == 0;
+    unsure = o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "uncertain") == 0;
+    if (unsure)
+        snprintf(what, sizeof(what), "whether fusing them pays is uncertain (%s)", o->fusion->reason);
+    else if (fuse)
         snprintf(what, sizeof(what), "fuse them into buckets of %s (see the fusion advice)",
                  cf_fmt_size(o->fusion->bucket_bytes, sz, sizeof(sz)));
     else if (no_gain)
@@ -267,7 +272,7 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
                            "n_half = %s: move fewer bytes or use faster links, and fuse the small "
                            "calls into buckets of %s (see the fusion advice)",
                  100.0 * f->below_n_half, nh, sz);
-    else if (!no_gain && isfinite(f->below_n_half) && f->below_n_half >= 0.5 &&
+    else if (!no_gain && !unsure && isfinite(f->below_n_half) && f->below_n_half >= 0.5 &&
              isfinite(f->n_half_bytes))
         snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
                            "n_half = %s: move fewer bytes or use faster links, and %s",

@@ -104,6 +104,7 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     for (size_t i = 0; i < a->nfit; i++) {
         cf_an_verdict_from_model(a, &a->fit[i]);
         cf_an_collective_figures(a, &a->fit[i]);
+        cf_an_bin_predictions(a, &a->fit[i]);
     }
     for (size_t k = 0; k < a->nop; k++) {
         cf_an_op_t *o = &a->op[k];
@@ -235,7 +236,7 @@ const cf_an_limits_t *cf_analysis_limits(const cf_analysis_t *a, int path)
 
 const cf_an_ref_t *cf_analysis_ref(const cf_analysis_t *a, int path)
 {
-    static const cf_an_ref_t none = {NULL, NAN, NAN, NULL, NULL, ""};
+    static const cf_an_ref_t none = {.alpha_s = NAN, .bandwidth_Bps = NAN};
     return path >= 0 && path < CF_AN_NPATH ? &a->ref[path] : &none;
 }
 

@@ -63,6 +63,7 @@
 #include "cf_common.h"
 #include "cf_fit.h"
 #include "cf_models.h"
+#include "cf_predict.h"
 #include "cf_profile.h"
 #include "cf_wire.h"
 
@@ -115,6 +116,12 @@ typedef struct {
     int in_fit;                /* 1: a point the fit kept (size > 0, not an outlier) */
     int outlier;               /* 1: a sized bin the fit left out as an outlier */
     double predicted_s;        /* fit at size; NaN without a fit */
+    /* the stream's predictor (cf_predict.h) at the bin's size: what advice
+     * and ideal times use (the measured median, for a bin the program
+     * measured), and what it gives with this bin left out (interpolated
+     * between its neighbours, the line beyond them); NaN: no prediction */
+    double prediction_s, prediction_loo_s;
+    int prediction_source, prediction_loo_source; /* cf_pred_source_t */
     double model_error;        /* predicted / p50 - 1; NaN without a fit */
     double startup_share;      /* alpha(size) / T(size); NaN when unknown */
     const char *verdict;
@@ -122,6 +129,7 @@ typedef struct {
     double algbw_Bps, busbw_Bps;
     double ideal_s, efficiency; /* ideal model time and ideal / p50 */
     double ideal_busbw_Bps;     /* busbw the ideal time would give */
+    int ideal_time_source;      /* cf_pred_source_t of the link's time per hop */
 } cf_an_bin_t;
 
 typedef struct cf_an_fit {
@@ -220,13 +228,20 @@ typedef struct {
     double imbalance;          /* max / mean - 1; NaN: unknown */
 } cf_an_ranks_t;
 
-/* The link collectives are held against on one path. */
+/* The link collectives are held against on one path (cf_an_links.c). */
 typedef struct {
-    const char *source;        /* "link", "p2p fit", "ucx hop fit" or NULL (none) */
+    /* "link", "calibration", "p2p best case", "p2p fit", "ucx hop fit" or NULL (none) */
+    const char *source;
     double alpha_s, bandwidth_Bps; /* link, or the overall line of the fit */
-    const cf_fit_t *fit;       /* the joint p2p fit or the UCX hop fit it comes from */
-    const struct cf_an_fit *joint; /* the joint p2p fit; NULL for the other sources */
+    const cf_fit_t *fit;       /* the fit it comes from (own_fit, the joint p2p fit, the UCX hop fit) */
+    const struct cf_an_fit *joint; /* the joint p2p fit of the path; NULL: none */
     char why[160];             /* why its numbers are uncertain; "" when they are not */
+    /* one-way time per message: the sizes measured (calibration or best
+     * case), the fit beyond them (cf_predict.h) */
+    cf_predictor_t pred;
+    cf_fit_t own_fit;          /* fit of the calibration's or the best-case times */
+    /* the program's own joint fit of the path, beside it; NaN: none */
+    double program_alpha_s, program_Bps, program_err_rms;
 } cf_an_ref_t;
 
 /* Where the ranked MPI time goes: each operation's time split by its

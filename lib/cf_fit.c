@@ -24,6 +24,11 @@
 #ifndef SPLIT_PENALTY
 #define SPLIT_PENALTY 1.5
 #endif
+/* A finer model taken by how it predicts halves neither error, but cuts
+ * both its worst and its rms bin error to at most this share. */
+#define REFINE_GAIN 0.6
+/* and pays the likelihood-ratio price of this many parameters */
+#define REFINE_PARAMS 1.0
 #ifndef SPLIT_FLOOR
 #define SPLIT_FLOOR 0.02
 #endif
@@ -642,6 +647,30 @@ static int misses_run(work_t *w, const model_t *mod, const unsigned char *keep)
     return 0;
 }
 
+/* The first and the last kept bins off on the same side, one by more than
+ * the tolerance, the other by more than half of it: the sweep bends away from any one line of the segments,
+ * as T growing like M^0.72 does (over at both ends, under in between). */
+static int misses_ends(work_t *w, const model_t *mod, const unsigned char *keep)
+{
+    const obs_t *o = w->o;
+    double *r = w->res;
+    size_t first = w->m, last = w->m;
+
+    model_resid(o, mod, r);
+    for (size_t i = 0; i < w->m; i++)
+        if (keep[i]) {
+            if (first == w->m)
+                first = i;
+            last = i;
+        }
+    if (first == w->m || first == last)
+        return 0;
+    /* one end beyond the tolerance, the other beyond half of it */
+    return (r[first] > 0) == (r[last] > 0) &&
+           fmax(fabs(r[first]) / tolerance(o[first].x), fabs(r[last]) / tolerance(o[last].x)) > 1.0 &&
+           fmin(fabs(r[first]) / tolerance(o[first].x), fabs(r[last]) / tolerance(o[last].x)) > 0.5;
+}
+
 /* Kept bins off by more than the tolerance. */
 static size_t misses_any(work_t *w, const model_t *mod, const unsigned char *keep)
 {
@@ -653,6 +682,43 @@ static size_t misses_any(work_t *w, const model_t *mod, const unsigned char *kee
     for (size_t i = 0; i < w->m; i++)
         n += keep[i] && fabs(r[i]) > tolerance(o[i].x);
     return n;
+}
+
+/* Worst and rms |log residual| over the kept bins. */
+static void miss_stats(work_t *w, const model_t *mod, const unsigned char *keep, double *worst_p,
+                       double *rms_p)
+{
+    double *r = w->res, worst = 0, e2 = 0;
+    size_t n = 0;
+
+    model_resid(w->o, mod, r);
+    for (size_t i = 0; i < w->m; i++) {
+        if (!keep[i])
+            continue;
+        worst = fmax(worst, fabs(r[i]));
+        e2 += r[i] * r[i];
+        n++;
+    }
+    *worst_p = worst;
+    *rms_p = n > 0 ? sqrt(e2 / (double)n) : 0.0;
+}
+
+/* A finer model that predicts clearly better overall, though it may still
+ * miss a bin: its worst and its rms bin errors both at most REFINE_GAIN of
+ * the coarser model's, fewer bins beyond the tolerance, and the likelihood
+ * ratio paying the price of one segment (a curve that bends smoothly, like
+ * a shared-memory all-reduce growing as M^0.72, is fitted better by every
+ * added segment and never exactly by any). */
+static int predicts_better(work_t *w, const model_t *coarse, const unsigned char *ckeep,
+                           const model_t *fine, const unsigned char *fkeep)
+{
+    double cw, cr, fw, fr;
+    size_t cm = misses_any(w, coarse, ckeep), fm = misses_any(w, fine, fkeep);
+
+    miss_stats(w, coarse, ckeep, &cw, &cr);
+    miss_stats(w, fine, fkeep, &fw, &fr);
+    return fm < cm && fw <= REFINE_GAIN * cw && fr <= REFINE_GAIN * cr &&
+           model_pays(w, coarse, fine, fkeep, REFINE_PARAMS);
 }
 
 static double median3(double a, double b, double c)
@@ -958,13 +1024,31 @@ static int select_model(work_t *w, double *lim, model_t *cur, unsigned char **ke
      * twice in a row); the fewest finer segments that bring every kept bin
      * within the tolerance are taken, when there are such. */
     if (misses_run(w, cur, keep[0])) {
-        for (size_t k = cur->nseg; k < kmax; k++) {
+        int taken = 0;
+        for (size_t k = cur->nseg; k < kmax && !taken; k++) {
             if (build_model(w, k, W_DECIDE, &cand, keep[1]) == 0 && misses_any(w, &cand, keep[1]) == 0) {
                 unsigned char *swap = keep[0];
                 *cur = cand;
                 keep[0] = keep[1];
                 keep[1] = swap;
-                break;
+                taken = 1;
+            }
+        }
+    }
+    /* Where none brings every bin within it, or the misses are apart (a
+     * bending curve's line misses both ends), the fewest finer segments
+     * that predict clearly better overall (predicts_better), rather than
+     * keeping the worst model. */
+    if (misses_run(w, cur, keep[0]) || misses_ends(w, cur, keep[0])) {
+        int taken = 0;
+        for (size_t k = cur->nseg; k < kmax && !taken; k++) {
+            if (build_model(w, k, W_DECIDE, &cand, keep[1]) == 0 &&
+                predicts_better(w, cur, keep[0], &cand, keep[1])) {
+                unsigned char *swap = keep[0];
+                *cur = cand;
+                keep[0] = keep[1];
+                keep[1] = swap;
+                taken = 1;
             }
         }
     }

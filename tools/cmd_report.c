@@ -540,11 +540,17 @@ static void text_collectives(const cf_analysis_t *a)
             used |= busbw_fit(cf_analysis_fit(a, i)) && cf_analysis_fit(a, i)->path == path;
         if (!used)
             continue;
-        if (ref->source != NULL)
-            printf("  ideal on %s from the %s: alpha %s, B %s%s%s%s\n", cf_path_name((unsigned)path),
+        if (ref->source != NULL) {
+            printf("  ideal on %s from the %s: alpha %s, B %s%s%s%s", cf_path_name((unsigned)path),
                    ref->source, fmt_t(ref->alpha_s, b[0]), fmt_r(ref->bandwidth_Bps, b[1]),
                    ref->why[0] ? " (uncertain: " : "", ref->why, ref->why[0] ? ")" : "");
-        else
+            /* the program's own fit of its blocking point to point, beside it */
+            if (ref->joint != NULL && ref->fit != &ref->joint->fit && isfinite(ref->program_Bps))
+                printf("; the program's p2p fit: alpha %s, B %s, misses its bins by %s rms",
+                       fmt_t(ref->program_alpha_s, b[2]), fmt_r(ref->program_Bps, b[3]),
+                       fmt_pct(ref->program_err_rms, b[4]));
+            printf("\n");
+        } else
             printf("  ideal on %s: none, no point-to-point fit on this path (give --link RATE,TIME)\n",
                    cf_path_name((unsigned)path));
     }
@@ -581,6 +587,10 @@ static const char *cost_source_text(const char *source)
         return "the given link";
     if (strcmp(source, "p2p fit") == 0)
         return "the path's point-to-point fit";
+    if (strcmp(source, "p2p best case") == 0)
+        return "the path's best-case point-to-point transfers";
+    if (strcmp(source, "calibration") == 0)
+        return "the calibration's link sweep";
     return "the path's UCX per-hop fit";
 }
 
@@ -746,73 +756,90 @@ static int text_ranks(const cf_analysis_t *a)
     return 0;
 }
 
-/* Streams of at least this share of the MPI time get fusion advice in text. */
+/* Every stream of at least this share of the MPI time gets its fusion
+ * advice in text (a nonblocking stream's share is its time blocked in
+ * Wait/Test). */
 #define TEXT_FUSION_SHARE 0.01
-#define TEXT_FUSION_MAX 5
+
+static const char *pred_src(int s)
+{
+    const char *n = cf_pred_source_name((cf_pred_source_t)s);
+    return n != NULL ? n : "-";
+}
 
 static void text_fusion(FILE *out, const cf_analysis_t *a)
 {
     size_t shown = 0;
     char label[COMM_TEXT_LEN], b[8][CF_FMT_LEN];
 
-    for (size_t i = 0; i < cf_analysis_nfusion(a) && shown < TEXT_FUSION_MAX; i++) {
+    for (size_t i = 0; i < cf_analysis_nfusion(a); i++) {
         const cf_advice_t *ad = cf_analysis_fusion(a, i);
-        const cf_an_op_t *o = cf_analysis_op_find(a, ad->op, ad->comm, ad->path);
-        if (o == NULL || !(o->share >= TEXT_FUSION_SHARE))
+        /* a nonblocking stream of a profile that does not charge waits has
+         * no share to judge it by: listed, with the reason */
+        if (!(ad->share >= TEXT_FUSION_SHARE) && !(ad->nonblocking && isnan(ad->share)))
             continue;
         if (shown++ == 0)
-            fprintf(out, "\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of "
-                   "(alpha + bytes/B) + 2 x fused bytes / copy bandwidth\n");
+            fprintf(out, "\nFUSION ADVICE  per step of one rank: T(S) = sum over buckets of S bytes of t(bucket) "
+                   "+ 2 x fused bytes / copy bandwidth; t measured where the program or the calibration "
+                   "measured the size, interpolated between, the line beyond\n");
         comm_text(cf_analysis_profile(a), ad->comm, ad->comm_size, label, sizeof(label));
-        fprintf(out, "  %s on %s: %.4g calls/step, %s/step; %llu step%s (%s%s%s)\n", ad->op, label, ad->calls_per_step,
-               fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps, ad->steps == 1 ? "" : "s",
+        fprintf(out, "  %s on %s: %.4g calls/step, %s/step; %llu step%s (%s%s%s); %s of the MPI time%s\n", ad->op,
+               label, ad->calls_per_step, fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps,
+               ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
-               ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "");
-        if (ad->model_source[0] == '\0') {
+               ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "",
+               isnan(ad->share) ? "unknown share" : fmt_pct(ad->share, b[1]),
+               ad->nonblocking ? " (blocked in Wait/Test)" : "");
+        if (ad->verdict == NULL || ad->model_source[0] == '\0') {
             fprintf(out, "    no advice: %s\n", ad->reason);
             continue;
         }
-        fprintf(out, "    model: %s, alpha %s, B %s; startup %s of the time; packing copies at %s\n",
-               ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
-               fmt_pct(ad->startup_share, b[2]),
-               isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
-        fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; the model gives %s/step\n",
+        if (isfinite(ad->alpha_s))
+            fprintf(out, "    line beyond the measured sizes: %s, alpha %s, B %s; startup %s of the time; packing "
+                   "copies at %s\n",
+                   ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
+                   fmt_pct(ad->startup_share, b[2]),
+                   isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
+        else
+            fprintf(out, "    no line beyond the measured sizes; packing copies at %s\n",
+                   isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
+        fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; predicted %s/step (+-%s, %s)\n",
                fmt_t(ad->current_s, b[0]),
                strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
                : strcmp(ad->current_source, "duration") == 0 ? "call durations"
+               : strcmp(ad->current_source, "blocked") == 0  ? "time blocked in Wait/Test"
                                                              : "transfer time where sampled",
-               fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]));
+               fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]),
+               fmt_t(ad->model_current_unc_s, b[3]), pred_src(ad->current_pred_source));
         if (strcmp(ad->verdict, "fuse") == 0) {
             const cf_adv_cand_t *cd = NULL;
             for (size_t c = 0; c < ad->ncand; c++)
                 if (ad->cand[c].bucket_bytes == ad->bucket_bytes)
                     cd = &ad->cand[c];
-            fprintf(out, "    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step modelled (copies %s); "
-                   "saves %s of %s (%s)\n",
+            fprintf(out, "    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step predicted (copies %s; %s); "
+                   "saves %s of %s (%s); saving per step %s, uncertainty %s\n",
                    fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
                    ad->buckets_per_step == 1 ? "" : "s", fmt_t(ad->model_s, b[1]),
-                   fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), fmt_t(ad->predicted_saving_s, b[2]),
-                   fmt_t(ad->current_s, b[3]),
-                   fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]));
+                   fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), pred_src(cd != NULL ? cd->source : 0),
+                   fmt_t(ad->predicted_saving_s, b[2]), fmt_t(ad->current_s, b[3]),
+                   fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]),
+                   fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
             fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
                    ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
+        } else if (strcmp(ad->verdict, "uncertain") == 0) {
+            fprintf(out, "    uncertain: %s%s%s\n", ad->why, ad->why[0] ? "; " : "", ad->reason);
         } else {
-            fprintf(out, "    no gain: %s (best bucket size saves %s)\n", ad->reason,
-                   fmt_pct(ad->best_saving_share, b[0]));
-        }
-        if (ad->extrapolated) {
-            const cf_an_fit_t *f = cf_analysis_find(a, ad->op, ad->comm, ad->path);
-            fprintf(out, "    note: buckets are larger than any size fitted (up to %s): the line is "
-                   "extrapolated; a size sweep of the collective would confirm B\n",
-                   fmt_s(f != NULL ? f->fit.size_hi : NAN, b[0]));
+            fprintf(out, "    no gain: %s%s%s (best bucket size saves %s)\n", ad->reason, ad->why[0] ? ": " : "",
+                   ad->why, fmt_pct(ad->best_saving_share, b[0]));
         }
         for (size_t c = 0; c < ad->ncand; c++) {
             const cf_adv_cand_t *cd = &ad->cand[c];
             if (cd->name == NULL || !(ad->model_current_s > 0))
                 continue;
             double gain = (ad->model_current_s - cd->model_s) / ad->model_current_s;
-            fprintf(out, "    %s: %.0f call%s/step, %s %s\n", cd->name, cd->buckets,
-                   cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]));
+            fprintf(out, "    %s: %.0f call%s/step, %s %s (+-%s, %s)\n", cd->name, cd->buckets,
+                   cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]),
+                   fmt_pct(cd->unc_s / ad->model_current_s, b[2]), pred_src(cd->source));
         }
     }
 }

@@ -372,7 +372,8 @@ def tally(prof, p, tally_path, report_path=None):
     expect("file fits are of kind io", sorted({x["kind"] for x in io_fits}), ["io"])
     check("no file access is in a joint fit or a reference link",
           all(x["op"] == "p2p" or not x.get("joint") for x in rep["fits"]) and
-          all(ref["source"] in ("p2p fit", "ucx hop fit", "link") for ref in rep["references"]), "")
+          all(ref["source"] in ("calibration", "p2p best case", "p2p fit", "ucx hop fit", "link")
+              for ref in rep["references"]), "")
     check("file I/O has its own share of the MPI time", (rep["breakdown"].get("io") or 0) > 0,
           str(rep["breakdown"].get("io")))
     for o in rep["operations"]:

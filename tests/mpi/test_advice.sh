@@ -17,20 +17,21 @@ train() {
 }
 
 # Four ranks on two cores: now and then the scheduler scatters the bins so
-# much that the fit misses them by more than 25 % rms, and commfit then
-# rightly gives no fusion advice (it says so in the report). A second,
-# independent run is then taken, not a looser rule.
+# much that the line beyond the measured sizes (all under 1 kB; the buckets
+# are 64 KiB and up) misses them by far, its uncertainty covers the
+# saving, and commfit rightly says "uncertain" (and what would settle it).
+# A second, independent run is then taken, not a looser rule.
 for attempt in 1 2; do
     COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=1 train --bucket 0 > "$cf_tmp/a.out" 2> "$cf_tmp/a.err" \
         || { cat "$cf_tmp/a.err"; cf_fail "per-tensor run failed"; }
     cat "$cf_tmp/a.out"
-    grep "^commfit: fusion:" "$cf_tmp/a.err" && break
-    [ $attempt = 1 ] || cf_fail "the end-of-run summary has no fusion line"
+    grep "^commfit: fusion:" "$cf_tmp/a.err" || cf_fail "the end-of-run summary has no fusion line"
     "$commfit" report --format json "$cf_tmp/a.json" | "$CF_PYTHON" -c '
 import json, sys
 for a in json.load(sys.stdin)["advice"]:
-    if a["op"] == "MPI_Allreduce":
-        print("== no fusion advice on the first run (%s); a second measurement" % a["reason"])'
+    if a["op"] == "MPI_Allreduce" and a["verdict"] != "fuse":
+        print("== no advice to fuse on run %s (%s: %s %s); a second measurement" % (sys.argv[1], a["verdict"], a["reason"], a["why"] or ""))
+        sys.exit(1)' $attempt && break
 done
 "$commfit" report --format json "$cf_tmp/a.json" > "$cf_tmp/a-report.json" || cf_fail "report --format json failed"
 "$commfit" report --by-region "$cf_tmp/a.json" > "$cf_tmp/a-report.txt" || cf_fail "report failed"

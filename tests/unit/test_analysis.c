@@ -164,10 +164,156 @@ static void test_p2p_recovery(void **state)
     assert_non_null(cf_analysis_find(a, "MPI_Recv", WORLD, INTER));
     assert_null(cf_analysis_find(a, "MPI_Recv", WORLD, CF_PATH_INTRA));
 
-    /* The path's reference link is its joint fit. */
-    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p fit");
-    assert_ptr_equal(cf_analysis_ref(a, INTER)->fit, &f->fit);
+    /* The path's reference link: its best-case transfers (here the same
+     * times as the joint fit's), with the joint fit beside it. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    assert_ptr_equal(cf_analysis_ref(a, INTER)->joint, f);
+    /* alpha: the median of the three smallest sizes' times (1, 2, 4 B) */
+    assert_rel(cf_analysis_ref(a, INTER)->alpha_s, hockney(2), 1e-9);
+    assert_rel(cf_analysis_ref(a, INTER)->bandwidth_Bps, BW, 1e-9);
+    assert_rel(cf_analysis_ref(a, INTER)->program_Bps, BW, 1e-6);
     assert_null(cf_analysis_ref(a, CF_PATH_INTRA)->source);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* A benchmark's blocking sends and receives that mostly wait for their
+ * partner: every call's median holds 20 to 60 us of waiting, its shortest
+ * call none (alpha 2 us, B 5 GB/s).  The joint fit of the medians is far
+ * off (41 us, 44 % rms); the reference link from the best cases per size,
+ * sends and receives paired, is within 15 % (exact here). */
+static void add_waiting_p2p(cf_profile_t *p)
+{
+    for (int i = 3; i <= 22; i++) {
+        uint64_t m = (uint64_t)1 << i;
+        double t = 2e-6 + (double)m / 5e9, wait = 20e-6 * (1 + i % 3);
+        for (int k = 0; k < 2; k++) {
+            cf_record_t *r = add(p, k ? "MPI_Recv" : "MPI_Send", "p2p", WORLD, INTER, m, 200, t + wait);
+            r->t_min = t;
+            r->t_p99 = t + 4 * wait;
+        }
+    }
+}
+
+static void test_reference_best_case(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_ref_t *ref;
+    json_t *j, *r;
+    (void)state;
+
+    profile_new(&p);
+    add_waiting_p2p(&p);
+    a = analyse(&p, NULL);
+    ref = cf_analysis_ref(a, INTER);
+    assert_string_equal(ref->source, "p2p best case");
+    assert_rel(ref->alpha_s, 2e-6, 0.15);
+    assert_rel(ref->bandwidth_Bps, 5e9, 0.15);
+    /* the program's own fit of its durations, beside it, is not */
+    assert_non_null(ref->joint);
+    assert_true(ref->program_alpha_s > 5e-6);
+    assert_true(ref->program_err_rms > 0.25 || fabs(ref->program_Bps / 5e9 - 1) > 0.15);
+    /* measured per size: at a sweep size the link's time is the best case */
+    {
+        cf_pred_t pr;
+        assert_rel(cf_pred_at(&ref->pred, 65536, &pr), 2e-6 + 65536 / 5e9, 1e-9);
+        assert_int_equal(pr.source, CF_PRED_MEASURED);
+        cf_pred_at(&ref->pred, 64.0 * 1048576, &pr);
+        assert_int_equal(pr.source, CF_PRED_MODEL);
+    }
+    j = cf_analysis_to_json(a);
+    r = json_array_get(json_object_get(j, "references"), 0);
+    assert_string_equal(json_string_value(json_object_get(r, "source")), "p2p best case");
+    assert_true(json_is_object(json_object_get(r, "program_fit")));
+    assert_rel(json_number_value(json_object_get(json_object_get(r, "program_fit"), "alpha_s")),
+               ref->program_alpha_s, 1e-9);
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+
+    /* Mid sizes (256 B .. 256 kB) whose every call waits, even the
+     * shortest (HPCC's ring exchanges), and a lucky receive of an arrived
+     * message at 16 B: the ends still give alpha and B. */
+    profile_new(&p);
+    add_waiting_p2p(&p);
+    for (size_t i = 0; i < p.nrec; i++) {
+        cf_record_t *rec = &p.rec[i];
+        if (rec->size_lo >= 256 && rec->size_lo < 262144)
+            rec->t_min = rec->t_p50;
+        if (rec->size_lo == 16)
+            rec->t_min = 1e-8;
+    }
+    a = analyse(&p, NULL);
+    ref = cf_analysis_ref(a, INTER);
+    assert_string_equal(ref->source, "p2p best case");
+    assert_rel(ref->alpha_s, 2e-6, 0.15);
+    assert_rel(ref->bandwidth_Bps, 5e9, 0.15);
+    {
+        /* the waiting sizes are not taken as the link's times */
+        cf_pred_t pr;
+        cf_pred_at(&ref->pred, 16384, &pr);
+        assert_rel(pr.time_s, 2e-6 + 16384 / 5e9, 0.15);
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* The calibration's link sweep is the reference where there is one; a
+ * malformed section is a caveat and no calibration. */
+static void test_reference_calibration(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_an_ref_t *ref;
+    json_t *sizes = json_array();
+    int found = 0;
+    (void)state;
+
+    for (int e = 3; e <= 22; e++) {
+        double n = ldexp(1.0, e), t = 3e-6 + n / 8e9; /* one way */
+        json_array_append_new(sizes, json_pack("{s:f, s:i, s:f, s:f}", "bytes", n, "reps", 50, "best_s", t,
+                                               "p50_s", 1.1 * t));
+    }
+    profile_new(&p);
+    add_waiting_p2p(&p);
+    p.extra = json_pack("{s:{s:i, s:f, s:f, s:b, s:[s], s:{s:i, s:i}, s:[{s:s, s:[i, i], s:s, s:o}], s:[]}}",
+                        "calibration", "version", 1, "budget_s", 0.5, "elapsed_s", 0.31, "complete", 1,
+                        "skipped", "MPI_Alltoall", "messages", "sent", 1234, "bytes", 5678901, "links", "path",
+                        "inter-node", "ranks", 0, 2, "method", "ping-pong", "sizes", sizes, "collectives");
+    assert_non_null(p.extra);
+    a = analyse(&p, NULL);
+    ref = cf_analysis_ref(a, INTER);
+    assert_string_equal(ref->source, "calibration");
+    assert_rel(ref->alpha_s, 3e-6, 0.01);
+    assert_rel(ref->bandwidth_Bps, 8e9, 0.01);
+    assert_true(isfinite(ref->program_Bps)); /* the program's fit, beside it */
+    {
+        cf_pred_t pr;
+        assert_rel(cf_pred_at(&ref->pred, 4096, &pr), 3e-6 + 4096 / 8e9, 1e-9);
+        assert_int_equal(pr.source, CF_PRED_CALIBRATION);
+    }
+    cf_analysis_free(a);
+
+    /* malformed: a caveat, and the best case */
+    json_object_set_new(p.extra, "calibration", json_pack("{s:i, s:s}", "version", 1, "links", "oops"));
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+        found |= strstr(cf_analysis_caveat(a, i), "calibration section is malformed") != NULL;
+    assert_true(found);
+    cf_analysis_free(a);
+    /* absent or of another version: no calibration; a calibration without a
+     * link of this path: the best case, no caveat */
+    json_object_set_new(p.extra, "calibration", json_pack("{s:i}", "version", 2));
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    cf_analysis_free(a);
+    json_object_set_new(p.extra, "calibration", json_pack("{s:i, s:[], s:[]}", "version", 1, "links", "collectives"));
+    a = analyse(&p, NULL);
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+        assert_null(strstr(cf_analysis_caveat(a, i), "calibration"));
     cf_analysis_free(a);
     cf_profile_free(&p);
 }
@@ -214,7 +360,8 @@ static void test_file_io_apart(void **state)
     assert_true(cf_analysis_breakdown(a)->payload == 0 && cf_analysis_breakdown(a)->startup == 0);
     cf_analysis_free(a);
 
-    /* with point to point on the self path, its link stays the p2p fit's */
+    /* with point to point on the self path, sends alone (no receive to pair
+     * their durations with, no one-way times): the joint fit stands in */
     for (int i = 0; i <= 20; i++) {
         uint64_t m = (uint64_t)1 << i;
         add(&p, "MPI_Send", "p2p", WORLD, CF_PATH_SELF, m, 10, hockney((double)m));
@@ -966,8 +1113,8 @@ static void test_wire_ring(void **state)
     assert_true(h->fit.ok);
     assert_rel(h->fit.alpha_s, ha, 0.01);
     assert_rel(h->fit.bandwidth_Bps, hb, 0.01);
-    /* The MPI point-to-point fit stays the reference where there is one. */
-    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p fit");
+    /* MPI point to point stays the reference where there is some. */
+    assert_string_equal(cf_analysis_ref(a, INTER)->source, "p2p best case");
 
     j = cf_analysis_to_json(a);
     assert_non_null(j);
@@ -1313,8 +1460,12 @@ static void test_model_error_and_uncertain(void **state)
     assert_non_null(strstr(f->why, "misses"));
     for (size_t k = 0; k < cf_analysis_nops(a); k++) {
         const cf_an_op_t *o = cf_analysis_op(a, k);
-        if (strcmp(o->op, "MPI_Bcast") == 0)
-            assert_non_null(strstr(cf_analysis_advice(o, buf, sizeof(buf)), "cannot tell"));
+        /* the fusion advice, priced on the measured times, may still
+         * stand; the verdict never does */
+        if (strcmp(o->op, "MPI_Bcast") == 0) {
+            cf_analysis_advice(o, buf, sizeof(buf));
+            assert_true(strstr(buf, "cannot tell") != NULL || strstr(buf, "cannot be told") != NULL);
+        }
     }
     cf_analysis_free(a);
     cf_profile_free(&p);
@@ -1442,6 +1593,8 @@ int main(void)
         cmocka_unit_test(test_missed_last_bin_verdict),
         cmocka_unit_test(test_fusion_gating),
         cmocka_unit_test(test_oversubscribed),
+        cmocka_unit_test(test_reference_best_case),
+        cmocka_unit_test(test_reference_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

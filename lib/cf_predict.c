@@ -1,0 +1,285 @@
+/* Measurement-first prediction and the calibration section; see
+ * cf_predict.h. */
+#include "cf_predict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cf_bins.h"
+
+#define SAME_SIZE 0.01 /* points within 1 % are one */
+#define AT_SIZE 1e-6   /* a prediction at a point's size is its time */
+
+const char *cf_pred_source_name(cf_pred_source_t s)
+{
+    return s == CF_PRED_MEASURED      ? "measured"
+           : s == CF_PRED_CALIBRATION ? "calibration"
+           : s == CF_PRED_MODEL       ? "model"
+                                      : NULL;
+}
+
+void cf_pred_init(cf_predictor_t *pr, cf_pred_line_fn line, const void *ctx, double line_err)
+{
+    memset(pr, 0, sizeof(*pr));
+    pr->line = line;
+    pr->ctx = ctx;
+    pr->line_err = line_err;
+}
+
+void cf_pred_add(cf_predictor_t *pr, double size, double time_s, double spread, cf_pred_source_t source)
+{
+    size_t i;
+
+    if (!(size > 0) || !isfinite(size) || !(time_s > 0) || !isfinite(time_s))
+        return;
+    spread = isfinite(spread) && spread > CF_PRED_MIN_SPREAD ? spread : CF_PRED_MIN_SPREAD;
+    for (i = 0; i < pr->n && pr->pt[i].size < size * (1.0 - SAME_SIZE); i++)
+        ;
+    if (i < pr->n && pr->pt[i].size <= size * (1.0 + SAME_SIZE)) {
+        /* the program's own time over the calibration's */
+        if (source == CF_PRED_MEASURED && pr->pt[i].source != CF_PRED_MEASURED)
+            pr->pt[i] = (cf_pred_point_t){size, time_s, spread, source};
+        return;
+    }
+    if (pr->n >= CF_PRED_MAX_POINTS)
+        return;
+    memmove(&pr->pt[i + 1], &pr->pt[i], (pr->n - i) * sizeof(pr->pt[0]));
+    pr->pt[i] = (cf_pred_point_t){size, time_s, spread, source};
+    pr->n++;
+}
+
+double cf_pred_median_spread(double p50_s, double p99_s, double calls)
+{
+    double s = CF_PRED_MIN_SPREAD;
+    if (p50_s > 0 && p99_s > p50_s && isfinite(p99_s) && calls >= 1)
+        s = fmax(s, 1.25 * log(p99_s / p50_s) / 2.33 / sqrt(calls));
+    return s;
+}
+
+static double line_at(const cf_predictor_t *pr, double n, double *startup_p)
+{
+    double s = NAN, t = pr->line != NULL ? pr->line(pr->ctx, n, &s) : NAN;
+    *startup_p = isfinite(s) ? s : NAN;
+    return isfinite(t) && t > 0 ? t : NAN;
+}
+
+static double ext_rate(const cf_predictor_t *pr)
+{
+    return isfinite(pr->line_err) && pr->line_err > CF_PRED_EXT_PER_DOUBLING ? pr->line_err
+                                                                             : CF_PRED_EXT_PER_DOUBLING;
+}
+
+double cf_pred_at(const cf_predictor_t *pr, double n, cf_pred_t *out)
+{
+    cf_pred_t r = {NAN, NAN, NAN, CF_PRED_NONE};
+    double s, l;
+    size_t i;
+
+    if (out == NULL)
+        out = &r;
+    *out = r;
+    if (pr == NULL || !(n >= 0) || !isfinite(n))
+        return NAN;
+    if (pr->n == 0) {
+        l = line_at(pr, n, &s);
+        if (isfinite(l)) {
+            r.time_s = l;
+            r.startup_s = s;
+            r.unc_s = ext_rate(pr) * l;
+            r.source = CF_PRED_MODEL;
+        }
+        *out = r;
+        return r.time_s;
+    }
+    for (i = 0; i < pr->n && pr->pt[i].size < n * (1.0 - AT_SIZE); i++)
+        ;
+    if (i < pr->n && pr->pt[i].size <= n * (1.0 + AT_SIZE)) {
+        /* measured here */
+        const cf_pred_point_t *p = &pr->pt[i];
+        l = line_at(pr, p->size, &s);
+        r.time_s = p->time_s;
+        r.startup_s = isfinite(l) && isfinite(s) ? fmin(p->time_s, s * p->time_s / l) : NAN;
+        r.unc_s = p->spread * p->time_s;
+        r.source = p->source;
+    } else if (i > 0 && i < pr->n) {
+        /* between pt[i - 1] and pt[i]: a power law through both */
+        const cf_pred_point_t *a = &pr->pt[i - 1], *b = &pr->pt[i];
+        double u = log(n / a->size) / log(b->size / a->size);
+        double lt = (1.0 - u) * log(a->time_s) + u * log(b->time_s);
+        double la, lb, sa, sb, spread = (1.0 - u) * a->spread + u * b->spread, gap = 0;
+        r.time_s = exp(lt);
+        l = line_at(pr, n, &s);
+        la = line_at(pr, a->size, &sa);
+        lb = line_at(pr, b->size, &sb);
+        if (isfinite(l) && isfinite(la) && isfinite(lb)) {
+            /* the line's shape through both neighbours: its log ratio to the
+             * measured times interpolated in log-log; the power law's
+             * distance from it is the uncertainty */
+            double shaped = log(l) + (1.0 - u) * log(a->time_s / la) + u * log(b->time_s / lb);
+            gap = fabs(shaped - lt);
+            r.time_s = exp(shaped);
+            r.startup_s = isfinite(s) ? fmin(r.time_s, s * r.time_s / l) : NAN;
+        }
+        r.unc_s = sqrt(spread * spread + gap * gap) * r.time_s;
+        r.source = a->source == CF_PRED_MEASURED && b->source == CF_PRED_MEASURED ? CF_PRED_MEASURED
+                                                                                   : CF_PRED_CALIBRATION;
+    } else {
+        /* beyond: the line's growth from the nearest measured size */
+        const cf_pred_point_t *e = i == 0 ? &pr->pt[0] : &pr->pt[pr->n - 1];
+        double le, se, d = fabs(log2(n > 0 ? n / e->size : 1.0 / e->size)), rel;
+        l = line_at(pr, n, &s);
+        le = line_at(pr, e->size, &se);
+        if (isfinite(l) && isfinite(le)) {
+            r.time_s = i == 0 ? e->time_s * l / le : fmax(e->time_s, e->time_s + l - le);
+            r.startup_s = isfinite(se) ? fmin(r.time_s, se * e->time_s / le) : NAN;
+        } else if (i == 0) {
+            r.time_s = e->time_s; /* below the smallest size, without a line: no less */
+        }
+        rel = e->spread + ext_rate(pr) * (n > 0 ? d : 1.0);
+        r.unc_s = rel * r.time_s;
+        r.source = isfinite(r.time_s) ? CF_PRED_MODEL : CF_PRED_NONE;
+    }
+    *out = r;
+    return r.time_s;
+}
+
+/* ---- calibration ---- */
+
+static int num(json_t *o, const char *k, double *v)
+{
+    json_t *j = json_object_get(o, k);
+    if (!json_is_number(j))
+        return 0;
+    *v = json_number_value(j);
+    return isfinite(*v);
+}
+
+/* The sizes of one sweep, ascending; malformed entries skipped. */
+static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
+{
+    size_t n = 0, i;
+    json_t *e;
+
+    if (!json_is_array(arr))
+        return 0;
+    json_array_foreach(arr, i, e) {
+        cf_calib_size_t z = {NAN, NAN, NAN, 0};
+        double reps = 0;
+        size_t k;
+        if (n >= CF_CALIB_MAX_SIZES || !json_is_object(e) || !num(e, "bytes", &z.bytes) || !(z.bytes > 0) ||
+            !num(e, "best_s", &z.best_s) || !(z.best_s > 0))
+            continue;
+        if (!num(e, "p50_s", &z.p50_s) || !(z.p50_s >= z.best_s))
+            z.p50_s = z.best_s;
+        if (num(e, "reps", &reps) && reps >= 1 && reps < 1e9)
+            z.reps = (int)reps;
+        for (k = n; k > 0 && out[k - 1].bytes > z.bytes; k--)
+            out[k] = out[k - 1];
+        out[k] = z;
+        n++;
+    }
+    return n;
+}
+
+static void copy_str(json_t *o, const char *k, char *dst, size_t len)
+{
+    json_t *j = json_object_get(o, k);
+    cf_strlcpy(dst, json_is_string(j) ? json_string_value(j) : "", len);
+}
+
+void cf_calib_read(const cf_profile_t *p, cf_calib_t *c)
+{
+    json_t *sec = p != NULL && p->extra != NULL ? json_object_get(p->extra, "calibration") : NULL;
+    json_t *links, *colls, *skipped, *jv, *e;
+    size_t i;
+
+    memset(c, 0, sizeof(*c));
+    c->budget_s = c->elapsed_s = NAN;
+    if (sec == NULL)
+        return;
+    jv = json_object_get(sec, "version");
+    links = json_object_get(sec, "links");
+    colls = json_object_get(sec, "collectives");
+    if (!json_is_object(sec))
+        snprintf(c->why, sizeof(c->why), "not an object");
+    else if (!json_is_integer(jv) || json_integer_value(jv) != 1)
+        snprintf(c->why, sizeof(c->why), "version not 1");
+    else if ((links != NULL && !json_is_array(links)) || (colls != NULL && !json_is_array(colls)))
+        snprintf(c->why, sizeof(c->why), "links or collectives not an array");
+    if (c->why[0] != '\0') {
+        c->malformed = 1;
+        return;
+    }
+    c->present = 1;
+    c->complete = json_is_true(json_object_get(sec, "complete"));
+    num(sec, "budget_s", &c->budget_s);
+    num(sec, "elapsed_s", &c->elapsed_s);
+    skipped = json_object_get(sec, "skipped");
+    c->nskipped = json_is_array(skipped) ? json_array_size(skipped) : 0;
+    json_array_foreach(links, i, e) {
+        cf_calib_link_t *l;
+        json_t *jp = json_object_get(e, "path"), *jr = json_object_get(e, "ranks");
+        int path = json_is_string(jp) ? cf_path_from_name(json_string_value(jp)) : -1;
+        if (c->nlink >= CF_CALIB_MAX_LINKS || !json_is_object(e) || path < 0)
+            continue;
+        l = &c->link[c->nlink];
+        memset(l, 0, sizeof(*l));
+        l->path = path;
+        l->ranks[0] = l->ranks[1] = -1;
+        if (json_is_array(jr) && json_array_size(jr) == 2 && json_is_integer(json_array_get(jr, 0)) &&
+            json_is_integer(json_array_get(jr, 1))) {
+            l->ranks[0] = (int)json_integer_value(json_array_get(jr, 0));
+            l->ranks[1] = (int)json_integer_value(json_array_get(jr, 1));
+        }
+        copy_str(e, "method", l->method, sizeof(l->method));
+        l->nsize = read_sizes(json_object_get(e, "sizes"), l->size);
+        if (l->nsize > 0)
+            c->nlink++;
+    }
+    json_array_foreach(colls, i, e) {
+        cf_calib_coll_t *k;
+        json_t *jc = json_object_get(e, "comm"), *js = json_object_get(e, "comm_size");
+        if (c->ncoll >= CF_CALIB_MAX_COLLS || !json_is_object(e) || !json_is_integer(jc) ||
+            json_integer_value(jc) < 0 || json_integer_value(jc) > (json_int_t)UINT32_MAX)
+            continue;
+        k = &c->coll[c->ncoll];
+        memset(k, 0, sizeof(*k));
+        copy_str(e, "op", k->op, sizeof(k->op));
+        copy_str(e, "for_op", k->for_op, sizeof(k->for_op));
+        if (k->op[0] == '\0')
+            continue;
+        if (k->for_op[0] == '\0')
+            cf_strlcpy(k->for_op, k->op, sizeof(k->for_op));
+        k->comm = (uint32_t)json_integer_value(jc);
+        k->comm_size = json_is_integer(js) ? (int)json_integer_value(js) : 0;
+        k->nsize = read_sizes(json_object_get(e, "sizes"), k->size);
+        if (k->nsize > 0)
+            c->ncoll++;
+    }
+}
+
+const cf_calib_link_t *cf_calib_link_of(const cf_calib_t *c, int path)
+{
+    const cf_calib_link_t *best = NULL;
+    for (size_t i = 0; c != NULL && i < c->nlink; i++)
+        if (c->link[i].path == path && (best == NULL || c->link[i].nsize > best->nsize))
+            best = &c->link[i];
+    return best;
+}
+
+const cf_calib_coll_t *cf_calib_coll_of(const cf_calib_t *c, const char *op, uint32_t comm)
+{
+    const cf_calib_coll_t *alt = NULL;
+    for (size_t i = 0; c != NULL && i < c->ncoll; i++) {
+        if (c->coll[i].comm != comm)
+            continue;
+        if (strcmp(c->coll[i].for_op, op) == 0)
+            return &c->coll[i];
+        if (strcmp(c->coll[i].op, op) == 0)
+            alt = &c->coll[i];
+    }
+    return alt;
+}
