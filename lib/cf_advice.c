@@ -313,9 +313,10 @@ static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit
     ad->current_source = join_source(source ? source : CF_AN_TIME_DURATION);
 }
 
-/* A nonblocking stream's cost: the time blocked in Wait/Test charged to
- * its requests (records' blocked_s), summed over ranks; NaN when the
- * profile does not charge completion calls (older profiles). */
+/* A nonblocking stream's cost: the time inside its posts and the time
+ * blocked in Wait/Test charged to its requests (records' post_s and
+ * blocked_s), summed over ranks; NaN when the profile does not charge
+ * completion calls (older profiles). */
 static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f)
 {
     const cf_record_t *r;
@@ -325,7 +326,7 @@ static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const 
     if (!cf_analysis_charged(a))
         return NAN;
     while ((r = stream_next(cf_analysis_profile(a), x, f, &cur)) != NULL)
-        sum += cf_an_pos(r->blocked_s);
+        sum += cf_an_pos(r->blocked_s) + cf_an_pos(r->post_s);
     return sum;
 }
 

@@ -5,7 +5,7 @@
  * same calls run blocking, that says how much of the exchange the overlap
  * hid:
  *
- *     hidden = 1 - blocked / blocking,  in [0, 1]
+ *     hidden = 1 - (posts + blocked) / blocking,  in [0, 1]
  *
  * blocking is, per size bin of the operation, its calls times the time of
  * one blocking call of that size: the blocking operation's own median on
@@ -132,7 +132,8 @@ void cf_an_overlap_build(cf_analysis_t *a)
 
 char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char *buf, size_t len)
 {
-    char label[CF_COMM_NAME_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], bname[40];
+    char label[CF_COMM_NAME_LEN], t1[CF_FMT_LEN], t2[CF_FMT_LEN], t3[CF_FMT_LEN], t4[CF_FMT_LEN], bname[40];
+    char spent[192];
     const cf_profile_t *p = a->p;
     int ranks = p->ranks > 0 ? p->ranks : 1;
 
@@ -140,19 +141,26 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
         return NULL;
     blocking_name(o->op, bname, sizeof(bname));
     cf_comm_name(p, o->comm, label, sizeof(label));
+    /* what the program spent in MPI on it: its posts and its waits */
+    if (o->post_s > 0)
+        snprintf(spent, sizeof(spent), "%s per rank in MPI (posting %s, blocked in Wait/Test %s)",
+                 cf_fmt_time(o->time_s / ranks, t1, sizeof(t1)), cf_fmt_time(o->post_s / ranks, t3, sizeof(t3)),
+                 cf_fmt_time(o->blocked_s / ranks, t4, sizeof(t4)));
+    else
+        snprintf(spent, sizeof(spent), "blocked %s per rank in Wait/Test", cf_fmt_time(o->time_s / ranks, t1, sizeof(t1)));
     if (!isfinite(o->hidden)) {
         snprintf(buf, len,
-                 "%s on %s: blocked %s per rank in Wait/Test; how much the overlap hid is uncertain: no "
-                 "measurement or reference link prices the same calls run blocking (a run with %s at "
-                 "these sizes, or --link RATE,TIME, would settle it)",
-                 o->op, label, cf_fmt_time(o->time_s / ranks, t1, sizeof(t1)), bname[0] ? bname : "the blocking call");
+                 "%s on %s: %s; how much the overlap hid is uncertain: no measurement or reference link "
+                 "prices the same calls run blocking (a run with %s at these sizes, or --link RATE,TIME, "
+                 "would settle it)",
+                 o->op, label, spent, bname[0] ? bname : "the blocking call");
         return buf;
     }
     int n = snprintf(buf, len,
-                     "%s on %s: blocked %s per rank in Wait/Test, where the same calls run blocking would take "
-                     "%s (%s): the overlap hid %.0f%% of the exchange",
-                     o->op, label, cf_fmt_time(o->time_s / ranks, t1, sizeof(t1)),
-                     cf_fmt_time(o->blocking_s / ranks, t2, sizeof(t2)), o->blocking_source, 100.0 * o->hidden);
+                     "%s on %s: %s, where the same calls run blocking would take %s (%s): the overlap hid "
+                     "%.0f%% of the exchange",
+                     o->op, label, spent, cf_fmt_time(o->blocking_s / ranks, t2, sizeof(t2)), o->blocking_source,
+                     100.0 * o->hidden);
     if (n < 0 || (size_t)n >= len)
         return buf;
     if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s)

@@ -380,12 +380,13 @@ int cf_an_points_build(cf_analysis_t *a)
         o->comm_size = cf_an_comm_size(p, r->comm);
         o->path = r->path;
         o->nonblocking = cf_an_is_nonblocking(r->op, r->kind);
-        double blocked = 0;
+        double blocked = 0, posted = 0;
         for (size_t m = i; m < j; m++) {
             o->calls += sep[m]->calls;
             o->bytes += sep[m]->bytes;
             o->time_s += cf_an_pos(sep[m]->t_sum);
             blocked += cf_an_pos(sep[m]->blocked_s);
+            posted += cf_an_pos(sep[m]->post_s);
             if (sep[m]->ranks_missing > o->ranks_missing)
                 o->ranks_missing = sep[m]->ranks_missing;
         }
@@ -399,8 +400,11 @@ int cf_an_points_build(cf_analysis_t *a)
         if (o->nonblocking) {
             o->span_s = o->time_s;
             a->span_s += o->time_s;
-            if (a->charged)
-                o->time_s = blocked;
+            if (a->charged) {
+                o->post_s = posted;
+                o->blocked_s = blocked;
+                o->time_s = posted + blocked;
+            }
         } else if (is_kind(r, "completion") && a->charged) {
             o->charged_s = fmin(blocked, o->time_s);
             o->time_s -= o->charged_s;

@@ -205,6 +205,7 @@ typedef struct {
     double time_s;
     double span_s;      /* nonblocking: post to completion, summed; overlaps other work */
     double charged_s;   /* completion calls: the part of their time charged to requests */
+    double post_s, blocked_s; /* nonblocking, charged: time_s = post_s + blocked_s */
     int waits_charged;  /* the profile charges completion calls (cf_analysis_charged) */
     double share;       /* of the summed time of all ranked operations; NaN for an unranked span */
     /* nonblocking, charged: the same calls run blocking (the blocking

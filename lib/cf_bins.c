@@ -57,6 +57,7 @@ void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src)
     dst->bytes += src->bytes;
     dst->t_sum += src->t_sum;
     dst->t_wait += src->t_wait;
+    dst->t_post += src->t_post;
     for (unsigned i = 0; i < CF_HIST_N; i++) {
         uint64_t c = (uint64_t)dst->hist[i] + src->hist[i];
         dst->hist[i] = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;

@@ -94,6 +94,7 @@ typedef struct {
     uint64_t t_wait;              /* the sampler's transfer table: ns waiting for other ranks (sampled
                                    * instances); the records' table: ns blocked in Wait/Test charged
                                    * at completion (cf_record_t.blocked_s) */
+    uint64_t t_post;              /* nonblocking operations: ns inside the calls that posted them */
     uint32_t hist[CF_HIST_N];
 } cf_stat_t;
 

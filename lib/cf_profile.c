@@ -188,6 +188,8 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
             json_object_set_new(o, "ranks_missing", json_integer(r->ranks_missing));
         if (r->blocked_s > 0)
             json_object_set_new(o, "blocked_s", json_real(r->blocked_s));
+        if (r->post_s > 0)
+            json_object_set_new(o, "post_s", json_real(r->post_s));
         if (r->xfer_n)
             json_object_set_new(o, "transfer_s", json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t)r->xfer_n, "sum",
                                                            r->xfer_sum, "p50", r->xfer_p50, "p99", r->xfer_p99));
@@ -664,6 +666,9 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         if ((x = json_object_get(o, "blocked_s")) && json_is_number(x) && isfinite(json_number_value(x)) &&
             json_number_value(x) > 0)
             r->blocked_s = json_number_value(x);
+        if ((x = json_object_get(o, "post_s")) && json_is_number(x) && isfinite(json_number_value(x)) &&
+            json_number_value(x) > 0)
+            r->post_s = json_number_value(x);
         if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
             snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
             CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));

@@ -42,6 +42,9 @@ typedef struct {
      * split evenly among the requests it completed); for a Wait/Test, the
      * part of its own time so charged.  0 in older profiles. */
     double blocked_s;
+    /* nonblocking operations: the time inside the calls that posted them
+     * (MPI_Iallreduce itself), summed; 0 in older profiles */
+    double post_s;
 } cf_record_t;
 
 typedef struct {

@@ -89,6 +89,7 @@ void cf_record_from_stat(cf_record_t *r, const cf_stat_t *s, const char *op, con
     r->t_p99 = cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max) * 1e-9;
     /* the records' own wait field holds the blocked time charged at completion (ns) */
     r->blocked_s = cf_s(s->t_wait);
+    r->post_s = cf_s(s->t_post);
 }
 
 /* ---- reading the parts ---- */

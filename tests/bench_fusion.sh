@@ -23,6 +23,8 @@
 #   BENCH_RATES ("unshaped 200mbit")   part 2's links (tc rates, or unshaped)
 #   BENCH_MODELS ("mlp resnet20 resnet-stream")   part 2's trainers
 #   BENCH_PARTS ("dp torch")   which parts to run
+#   BENCH_CALIBRATE (2s)  COMMFIT_CALIBRATE of part 2's profiled runs: the
+#                    budget a short run's advice asks for to measure its buckets
 set -u
 build=${1:-$PWD}
 . "$build/tests/env.sh"
@@ -119,6 +121,7 @@ cluster=$CF_SRCDIR/tests/cluster/cluster.sh
 tsteps=${BENCH_STEPS:-30}
 rates=${BENCH_RATES:-unshaped 200mbit}
 tmodels=${BENCH_MODELS:-mlp resnet20 resnet-stream}
+calibrate=${BENCH_CALIBRATE:-2s}
 DDP=26214400  # PyTorch DDP's bucket_cap_mb=25
 HVD=67108864  # Horovod's HOROVOD_FUSION_THRESHOLD (64 MiB)
 
@@ -127,7 +130,8 @@ HVD=67108864  # Horovod's HOROVOD_FUSION_THRESHOLD (64 MiB)
 train() {
     local out=$1 prof=$2 pre=()
     shift 2
-    [ "$prof" = - ] || pre=(-x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$prof" -x COMMFIT_SUMMARY=0)
+    [ "$prof" = - ] || pre=(-x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$prof" -x COMMFIT_SUMMARY=0
+                            -x COMMFIT_CALIBRATE="$calibrate")
     "$cluster" run -- -np 2 "${pre[@]}" -x OMP_NUM_THREADS=1 "$py" "$trainer" --steps "$tsteps" --warmup 2 \
         "$@" > "$out" 2>&1 && grep -q '^torch_train: .*ranks_agree=yes' "$out"
 }
