@@ -555,6 +555,8 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
         if (o->nonblocking) {
             char line[768];
             jset(&c, j, "span_s", jnum(o->span_s));
+            jset(&c, j, "post_s", jnum(o->post_s));
+            jset(&c, j, "blocked_s", jnum(o->blocked_s));
             jset(&c, j, "blocking_s", jnum(o->blocking_s));
             jset(&c, j, "hidden", jnum(o->hidden));
             jset(&c, j, "blocking_source", jstr(o->blocking_source));

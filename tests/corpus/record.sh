@@ -37,10 +37,19 @@
 #   lammps-melt-2 lammps-melt-4
 #                              LAMMPS in.melt, 2 and 4 ranks, ob1 + vader, with a
 #                              NetPIPE run on the same path right before it
+#   hpcc-shm-2                 HPCC (the whole suite, small N), 2 ranks, ob1 + vader;
+#                              its own ping-pong is the truth of the path's link
+#   veth-torch-mlp-2 veth-torch-resnet20-2
+#   veth-torch-resnet20-overlap-2 veth-torch-resnet20-horovod-2
+#                              examples/torch_train.py on two emulated nodes (one
+#                              rank each, TCP, unshaped): per tensor, and overlapped
+#                              from the gradient hooks (-overlap: the hooks also call
+#                              MPI_Testall; -horovod: posts only, MPI_Waitall before
+#                              the optimizer step), 30 steps after 2 unrecorded ones
 #
-# Needs root for the shaped cases, netpipe-openmpi (NPopenmpi) and lammps +
-# lammps-examples (lmp, in.melt) for the last two:
-#   apt-get install netpipe-openmpi lammps lammps-examples
+# Needs root for the shaped and veth cases, netpipe-openmpi (NPopenmpi), lammps +
+# lammps-examples (lmp, in.melt), hpcc, python3-torch and python3-mpi4py:
+#   apt-get install netpipe-openmpi lammps lammps-examples hpcc python3-torch python3-mpi4py
 # The machine should be as quiet as it can be: truths and profiles share the
 # noise of one run, but a loaded machine makes noisy sweeps.
 set -u
@@ -68,7 +77,8 @@ MELT=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps*/example
 all_cases="shm-pingpong-2 shm-pingpong10-2 shm-pingpong-4 shm-allreduce-2 shm-allreduce-4 ucx-pingpong-2 ucx-allreduce-2
 tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
 shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4
-lammps-melt-2"
+lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resnet20-overlap-2
+veth-torch-resnet20-horovod-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -366,6 +376,93 @@ print("loop,%g,%g,%g,100" % (lt, lt, lt))' "$truth" >> "$dir/truth.csv"
         expect='{"no_fuse": true, "nonblocking_not_cost": true, "reference": {"path": "intra-node", "alpha_tol": 0.25, "bandwidth_tol": 0.25}}'
 }
 
+run_hpcc() {
+    local case=hpcc-shm-2 cmd
+    command -v hpcc > /dev/null || die "$case: hpcc not found (apt-get install hpcc)"
+    # the example input with a 1 x 2 grid and N = 1000: the whole suite in ~20 s
+    sed '11s/^2 /1 /' /usr/share/doc/hpcc/examples/_hpccinf.txt > "$dir/hpccinf.txt"
+    cmd=(mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" -x OMP_NUM_THREADS=1 hpcc)
+    (cd "$dir" && COMMFIT_CALIBRATE=0 COMMFIT_LIB=$lib "$commfit" run -q -o profile.json -- "${cmd[@]}" > hpcc.log 2>&1) ||
+        die "$case: job failed"
+    rm -f "$dir/hpcc.log"
+    shrink
+    local np
+    np=$("$PY" - "$dir/hpccoutf.txt" "$dir/truth.csv" <<'PY'
+import json, sys
+v = dict(l.strip().split("=", 1) for l in open(sys.argv[1]) if "PingPong" in l and "=" in l)
+lat, bw = float(v["MinPingPongLatency_usec"]) * 1e-6, float(v["MaxPingPongBandwidth_GBytes"]) * 1e9
+open(sys.argv[2], "w").write("size_bytes,time_s\n8,%.6e\n2000000,%.6e\n" % (lat, 2e6 / bw))
+print(json.dumps({"latency_s": lat, "latency_size_bytes": 8, "peak_Bps": bw, "peak_size_bytes": 2000000,
+                  "source": "HPCC's own ping-pong (hpccoutf.txt: MinPingPongLatency_usec, MaxPingPongBandwidth_GBytes), not NetPIPE"}))
+PY
+) || die "$case: no ping-pong in hpccoutf.txt"
+    meta case="$case" program='["hpcc"]' command="$(jsonarr env COMMFIT_CALIBRATE=0 "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
+        transport='"ob1 + vader (shared memory)"' path="intra-node" ranks=2 ranks_per_node=2 nodes=1 \
+        truth='"hpccoutf.txt: HPCC'"'"'s ping-pong between the 2 ranks (MPI_Send/MPI_Recv on its own duplicate of world), min latency at 8 B, max bandwidth at 2 MB (GB = 1e9 B); the rest of the suite (HPL, PTRANS, FFT, ring exchanges with Isend/Irecv and Testany polling) runs in the same job"' \
+        commfit='"recorded without calibration (COMMFIT_CALIBRATE=0): the program'"'"'s own point-to-point traffic must give the reference link"' \
+        netpipe="$np" \
+        expect='{"reference": {"path": "intra-node", "alpha_tol": 0.25, "bandwidth_tol": 0.25, "strict": true}}'
+}
+
+run_torch() { # CASE
+    local case=$1 targs
+    case $case in
+        veth-torch-mlp-2) targs=(--model mlp --mode per-tensor) ;;
+        veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
+        veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
+        veth-torch-resnet20-horovod-2) targs=(--model resnet20 --mode overlap --no-progress) ;;
+    esac
+    /usr/bin/python3 -c "import torch, mpi4py" 2> /dev/null || die "$case: no torch or mpi4py (apt-get install python3-torch python3-mpi4py)"
+    local prog=(/usr/bin/python3 "$src/examples/torch_train.py" "${targs[@]}" --steps 30 --warmup 2 --region --timings "$dir")
+    CFN_PREFIX=cfr "$cluster" up 2 > /dev/null || die "$case: cluster up failed"
+    COMMFIT_OUTPUT=$dir/profile.json COMMFIT_SUMMARY=0 CFN_PREFIX=cfr "$cluster" run -- -np 2 -x LD_PRELOAD="$lib" \
+        -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x OMP_NUM_THREADS=1 "${prog[@]}" > "$dir/train.out" 2>&1 ||
+        { CFN_PREFIX=cfr "$cluster" down > /dev/null; die "$case: job failed: $(tail -n 3 "$dir/train.out")"; }
+    CFN_PREFIX=cfr "$cluster" down > /dev/null
+    grep -q 'ranks_agree=yes' "$dir/train.out" || die "$case: the trainer's own check failed"
+    shrink
+    local rel=("${prog[@]}") exp truth res
+    rel[1]=examples/torch_train.py
+    rel[${#rel[@]}-1]=.
+    res=$("$PY" - "$dir/train.out" <<'PY'
+import json, sys
+res = {}
+for l in open(sys.argv[1]):
+    if l.startswith("torch_train: "):
+        for kv in l.split()[1:]:
+            k, v = kv.split("=", 1)
+            for conv in (int, float):
+                try:
+                    v = conv(v)
+                    break
+                except ValueError:
+                    pass
+            res[k] = v
+print(json.dumps(res))
+PY
+)
+    if [ -f "$dir/calls.csv" ]; then
+        "$PY" -c '
+import csv, sys
+w = open(sys.argv[2], "w"); w.write("size_bytes,time_s\n")
+for r in csv.DictReader(open(sys.argv[1])):
+    w.write("%s,%s\n" % (r["size_bytes"], r["median_s"]))' "$dir/calls.csv" "$dir/truth.csv"
+        exp='{"fits": [{"op": "MPI_Allreduce", "comm": "world"}], "verdict_small": "startup-bound"}'
+        truth='"calls.csv: per size the median over steps and ranks of one MPI_Allreduce as the trainer times it (perf_counter around mpi4py'"'"'s Allreduce, its binding included); truth.csv: size_bytes and that median; steps.csv: per step the slowest rank'"'"'s step time and the exchange time (mean and max over ranks)"'
+    else
+        # the time blocked in MPI_Waitall per rank over the recorded steps, as the trainer timed it
+        local blocked
+        blocked=$("$PY" -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["exchange_ms_mean"] * r["steps"] / 1e3)' "$res")
+        exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}}'
+        truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
+    fi
+    meta case="$case" program="$(jsonarr "${rel[@]}")" \
+        command="$(jsonarr env COMMFIT_OUTPUT=profile.json COMMFIT_SUMMARY=0 tests/cluster/cluster.sh run -- -np 2 -x LD_PRELOAD=libcommfit.so -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x OMP_NUM_THREADS=1 "${rel[@]}")" \
+        cluster='["tests/cluster/cluster.sh", "up", "2"]' \
+        transport='"ob1 + tcp BTL between 2 network-namespace nodes over veth + bridge, unshaped"' \
+        path="inter-node" ranks=2 ranks_per_node=1 nodes=2 trainer="$res" truth="$truth" expect="$exp"
+}
+
 record() {
     local case=$1
     dir=$here/$case
@@ -377,6 +474,8 @@ record() {
         netpipe-shm-2) run_netpipe ;;
         lammps-melt-4) run_lammps "$case" 4 ;;
         lammps-melt-2) run_lammps "$case" 2 ;;
+        hpcc-shm-2) run_hpcc ;;
+        veth-torch-*) run_torch "$case" ;;
         *) die "unknown case '$case' (try: record.sh list)" ;;
     esac
     ls -s "$dir" | tail -n +2 | tr '\n' ' '; echo

@@ -67,7 +67,8 @@ def row(d, case):
         want = "%.4g MB/s payload rate (tol %d%%)" % (exp["bandwidth_Bps"] / 1e6, 100 * exp.get("bandwidth_tol", 0.1))
     elif "netpipe" in m:
         n = m["netpipe"]
-        want = "NetPIPE same path: %s, peak %.3g GB/s (reference link within 25%%)" % (
+        want = "%s: %s, peak %.3g GB/s (reference link within 25%%)" % (
+            "NetPIPE same path" if not n.get("source") else "its own ping-pong",
             human_time(n["latency_s"]), n["peak_Bps"] / 1e9)
     elif trainer and not os.path.isfile(os.path.join(d, case, "truth.csv")):
         want = "none claimed (no fusion advice for a nonblocking stream)"
