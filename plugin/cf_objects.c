@@ -289,7 +289,7 @@ static int cf_imrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type,
     t->mpi_ns += cf_ticks_to_ns(t1 - t0);
     uint64_t b = count > 0 ? (uint64_t)count * cf_type_size(type) : 0;
     if (rc == MPI_SUCCESS) {
-        cf_req_post(t, *request, op, c, cf_comm_peer_path(c, src), b, CF_REQ_RECV, t0, src, 0);
+        cf_req_post(t, *request, op, c, cf_comm_peer_path(c, src), b, CF_REQ_RECV, t0, t1, src, 0);
         cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
     }
     cf_leave(t);

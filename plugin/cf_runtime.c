@@ -678,7 +678,7 @@ static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
 }
 
 void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
-                 unsigned flags, uint64_t t_post, int peer, int tag)
+                 unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag)
 {
     if (req == MPI_REQUEST_NULL || !cf_g.req_key)
         return;
@@ -687,8 +687,10 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
         uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
         cf_stat_t *st = cf_table_get(&t->table, key);
-        if (st)
+        if (st) {
             cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
+            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
+        }
         if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
             cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
         return;
@@ -716,6 +718,12 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     }
     cf_req_t *r = &cf_g.req_val[s];
     r->t_post = t_post;
+    if (flags & CF_REQ_PERSISTENT) {
+        r->post_ns = 0; /* an init is not a post: its starts are */
+    } else {
+        uint64_t pns = cf_ticks_to_ns(t_end - t_post);
+        r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
+    }
     r->bytes = bytes;
     r->comm_id = cf_comm_id(c);
     r->op = (uint16_t)op;
@@ -787,6 +795,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if (stat) {
         cf_stat_add(stat, bytes, ns);
         stat->t_wait += blocked_ns;
+        stat->t_post += r->post_ns;
         t->charged_ns += blocked_ns;
     }
     if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)

@@ -101,6 +101,7 @@ typedef struct {
     uint8_t path;
     uint8_t flags;
     uint16_t region;
+    uint32_t post_ns; /* time inside the call that posted it (0 for persistent requests) */
 } cf_req_t;
 
 typedef struct {
@@ -365,8 +366,9 @@ static inline int cf_req_shared(MPI_Request req)
     return req == cf_g.req_done_shared;
 #endif
 }
+/* t_post, t_end: the posting call's entry and exit (ticks) */
 CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
-                           uint64_t bytes, unsigned flags, uint64_t t_post, int peer, int tag);
+                           uint64_t bytes, unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag);
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
 CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 /* Records the completion of a snapshotted request; returns its payload, or 0

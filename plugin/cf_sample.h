@@ -55,9 +55,21 @@ CF_HIDDEN extern cf_samples_t cf_samples;
  * sample would stand for a million calls of those.  Below it, streams keep
  * their hundreds of samples, among which the first ones (a size's warm-up)
  * weigh little.  Deterministic in seq, so every rank picks the same
- * instances. */
+ * instances; decided on a mix of seq, not on seq itself, so that a stride
+ * cannot alias with the program's own period (a training step of 50
+ * all-reduces, weights and biases alternating, sampled 1 in 16 by seq
+ * would time only the weights). */
 #define CF_SAMPLE_CAP_FROM 4096
 #define CF_SAMPLE_PER_OCTAVE 32
+/* splitmix64's finalizer: every bit of seq reaches the low bits */
+static inline uint64_t cf_sample_mix(uint64_t seq)
+{
+    uint64_t z = seq * UINT64_C(0x9E3779B97F4A7C15);
+    z ^= z >> 29;
+    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    return z ^ (z >> 32);
+}
+
 static inline int cf_sampled(uint64_t seq)
 {
     uint64_t mask = cf_samples.mask;
@@ -68,7 +80,7 @@ static inline int cf_sampled(uint64_t seq)
         if (octave / CF_SAMPLE_PER_OCTAVE - 1 > mask)
             mask = octave / CF_SAMPLE_PER_OCTAVE - 1;
     }
-    return (seq & mask) == 0;
+    return (cf_sample_mix(seq) & mask) == 0;
 }
 
 CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);

@@ -242,7 +242,7 @@ def wrapper(e, head=None):
         site = "%s, cf_comm_id(cf_c), cf_ra, %s ? %s : 0" % (op, ok, a["bytes"])
         out.append("    if (%s)" % ok)
         peer_tag = "%s, %s" % (a["peer"], a["tag"]) if "tag" in a else "%s, 0" % a.get("peer", "-1")
-        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, %s, %s, cf_t0, %s);"
+        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, %s, %s, cf_t0, cf_t1, %s);"
                    % (a["request"], op, path, a["bytes"], flags, peer_tag))
     out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)
     out.append("    cf_leave(cf_t);")

@@ -58,8 +58,12 @@ check("blocked time within what the program's own timers saw around its completi
 ops = {(o["op"], o["comm"]): o for o in rep["operations"]}
 o = ops[("MPI_Iallreduce", "world")]
 check("the report charges waits", rep["mpi_time"]["waits_charged"] is True)
-check("MPI_Iallreduce is ranked by its blocked time",
-      math.isclose(o["time_s"], total(ia, lambda r: r.get("blocked_s", 0)), rel_tol=1e-7), "%s" % o["time_s"])
+posted = total(ia, lambda r: r.get("post_s", 0))
+check("every Iallreduce record carries the time inside its posts", all(r.get("post_s", 0) > 0 for r in ia) and
+      math.isclose(o["post_s"], posted, rel_tol=1e-7), "%s vs %s" % (o.get("post_s"), posted))
+check("MPI_Iallreduce is ranked by its posts and its blocked time",
+      math.isclose(o["time_s"], posted + total(ia, lambda r: r.get("blocked_s", 0)), rel_tol=1e-7) and
+      math.isclose(o["blocked_s"], total(ia, lambda r: r.get("blocked_s", 0)), rel_tol=1e-7), "%s" % o["time_s"])
 check("its share is of the ranked time, not a span",
       o["share"] is not None and math.isclose(o["share"], o["time_s"] / rep["mpi_time"]["ranked_s"], rel_tol=1e-7)
       and 0 < o["share"] < 1, str(o["share"]))
@@ -86,6 +90,7 @@ check("the text names the hidden share", ("the overlap hid %.0f%% of the exchang
 check("no verdict on spans in the text", "startup 100" not in text and "blocked in waits" in text)
 check("the headline does not claim startup or bandwidth dominates",
       not rep["headline"].startswith(("Startup dominates", "Bandwidth dominates")), rep["headline"])
-check("the end-of-run summary tells the overlap", "commfit: overlap: MPI_Iallreduce on world: blocked" in summary)
+check("the end-of-run summary tells the overlap", "commfit: overlap: MPI_Iallreduce on world: " in summary and
+      "blocked in Wait/Test" in summary)
 done()
 PY
