@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cf_an_stage.h"
+#include "cf_predict.h"
 #include "cf_units.h"
 
 #define CF_AN_HIDDEN_LITTLE 0.2 /* below this share hidden, the overlap hides "little" */
@@ -54,31 +55,6 @@ static void blocking_name(const char *op, char *buf, size_t len)
     }
 }
 
-/* Time of one blocking call of n bytes; *src gets where it came from. */
-static double blocking_call(const cf_analysis_t *a, const cf_an_fit_t *bf, const cf_an_fit_t *f, double n,
-                            const char **src)
-{
-    if (bf != NULL) {
-        for (size_t k = 0; k < bf->nbin; k++)
-            if ((uint64_t)n >= bf->bin[k].size_lo && (uint64_t)n <= bf->bin[k].size_hi && bf->bin[k].p50_s > 0) {
-                *src = "measured";
-                return bf->bin[k].p50_s;
-            }
-        if (bf->fit.ok && n >= bf->fit.size_lo && n <= bf->fit.size_hi) {
-            *src = "fit";
-            return cf_fit_predict(&bf->fit, n);
-        }
-    }
-    const cf_an_ref_t *ref = cf_an_ref_of(a, f->path);
-    if (ref == NULL)
-        return NAN;
-    *src = "model";
-    if (f->kind == CF_AN_P2P)
-        return ref->alpha_s + (ref->bandwidth_Bps > 0 ? n / ref->bandwidth_Bps : 0);
-    double s;
-    return cf_an_ref_model(ref, f->coll, NULL, f->comm_size, n, &s);
-}
-
 void cf_an_overlap_build(cf_analysis_t *a)
 {
     double polls = 0, posted = 0;
@@ -97,36 +73,38 @@ void cf_an_overlap_build(cf_analysis_t *a)
             posted += (double)a->op[k].calls;
     for (size_t k = 0; k < a->nop; k++) {
         cf_an_op_t *o = &a->op[k];
-        const cf_an_fit_t *f = o->fit, *bf;
-        char bname[40];
+        const cf_an_fit_t *f = o->fit;
+        cf_an_line_t line;
+        cf_predictor_t pr;
         double sum = 0;
-        int measured = 0, fitted = 0, modelled = 0, missing = 0;
+        int used[4] = {0, 0, 0, 0}, missing = 0;
 
         if (!o->nonblocking || f == NULL || strcmp(o->kind, "io") == 0)
             continue;
         o->polls_per_call = posted > 0 ? polls / posted : NAN;
-        blocking_name(o->op, bname, sizeof(bname));
-        bf = bname[0] ? cf_analysis_find(a, bname, o->comm, o->path) : NULL;
+        /* the blocking operation's predictor: its own bins, the calibration
+         * of the stream, beyond them its fit or the reference link */
+        cf_an_predictor(a, f, &line, &pr);
         for (size_t b = 0; b < f->nbin; b++) {
-            const char *src = NULL;
-            double t = blocking_call(a, bf, f, f->bin[b].size, &src);
-            if (!(t > 0) || src == NULL) {
+            cf_pred_t out;
+            double t = cf_pred_at(&pr, f->bin[b].size, &out);
+            if (!(t > 0) || out.source == CF_PRED_NONE) {
                 missing++;
                 continue;
             }
             sum += (double)f->bin[b].calls * t;
-            measured += src[0] == 'm' && src[1] == 'e';
-            fitted += src[0] == 'f';
-            modelled += src[0] == 'm' && src[1] == 'o';
+            used[out.source & 3] = 1;
         }
         if (missing || !(sum > 0))
             continue;
         o->blocking_s = sum;
         o->hidden = fmax(0.0, fmin(1.0, 1.0 - o->time_s / sum));
-        o->blocking_source = modelled ? (measured || fitted ? "measured, and the reference link's model elsewhere"
-                                                            : "the reference link's model")
-                             : fitted ? (measured ? "measured, and its fit between" : "its fit")
-                                      : "measured";
+        o->blocking_source = used[CF_PRED_MODEL]
+                                 ? (used[CF_PRED_MEASURED] || used[CF_PRED_CALIBRATION] ? "measured where it could be, the model beyond"
+                                                                                        : "the model on the reference link")
+                             : used[CF_PRED_CALIBRATION] ? (used[CF_PRED_MEASURED] ? "measured and calibration" : "calibration")
+                                                         : "measured";
+        o->blocking_measured = !used[CF_PRED_MODEL];
     }
 }
 
@@ -163,7 +141,7 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
                      100.0 * o->hidden);
     if (n < 0 || (size_t)n >= len)
         return buf;
-    if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s)
+    if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s && o->blocking_measured)
         snprintf(buf + n, len - (size_t)n,
                  "; it blocked %.0f times what the calls take blocking, so it waits for its partners (a late "
                  "sender, work out of balance), not for the transfer: balance the work before it; fusing "

@@ -215,6 +215,7 @@ typedef struct {
      * MPI_Allreduce", "model on the reference link"; NULL: unknown. */
     double blocking_s, hidden;
     const char *blocking_source;
+    int blocking_measured; /* blocking_s rests on measurements (the program's or the calibration's) alone */
     double polls_per_call; /* Test calls that completed nothing, per call of it (all streams); NaN: unknown */
     const cf_an_fit_t *fit; /* its own fit; NULL when not fitted */
     const struct cf_advice *fusion; /* its fusion advice (cf_advice.h); NULL: none */
