@@ -27,9 +27,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
 # the finalize-time work (protocol limits, calibration) is the same at both counts: keep it out
 export COMMFIT_PROTOCOL=0 COMMFIT_CALIBRATE=0 COMMFIT_SUMMARY=0
 
-# one LOOP CONFIG: writes $tmp/LOOP.CONFIG with "calls1 calls2 ir1 ir2"
+# one GROUP CONFIG: runs the group's loops (comma-separated) in one process
+# and writes $tmp/LOOP.CONFIG for each with "calls1 calls2 ir1 ir2"
 one() {
-    local loop=$1 cfg=$2 d=$tmp/run.$1.$2 pre=
+    local group=$1 cfg=$2 d=$tmp/run.$1.$2 pre=
     mkdir -p "$d"
     case $cfg in
     plain) ;;
@@ -38,28 +39,35 @@ one() {
     mpip) pre=$MPIP_LIB; export MPIP="${MPIP:--k 0}" ;;
     esac
     (cd "$d" && COMMFIT_OUTPUT=$d/p.json LD_PRELOAD=$pre valgrind --tool=callgrind --instr-atstart=no \
-        --callgrind-out-file="$d/cg" "$prog" "$loop" "$n1" "$n2" > "$d/out" 2> "$d/err") || {
-        echo "$loop ($cfg) failed:" >&2; tail -5 "$d/err" >&2; return 1; }
-    local c i1 i2
-    c=$(awk -v l="$loop" '$1 == l { print $2, $3 }' "$d/out")
-    i1=$(awk '$1 == "totals:" { print $2 }' "$d/cg.1")
-    i2=$(awk '$1 == "totals:" { print $2 }' "$d/cg.2")
-    [ -n "$c" ] && [ -n "$i1" ] && [ -n "$i2" ] || { echo "$loop ($cfg): no counts" >&2; return 1; }
-    echo "$c $i1 $i2" > "$tmp/$loop.$cfg"
+        --callgrind-out-file="$d/cg" "$prog" "$group" "$n1" "$n2" > "$d/out" 2> "$d/err") || {
+        echo "$group ($cfg) failed:" >&2; tail -5 "$d/err" >&2; return 1; }
+    local loop c i1 i2 k=0
+    for loop in ${group//,/ }; do
+        c=$(awk -v l="$loop" '$1 == l { print $2, $3 }' "$d/out")
+        i1=$(awk '$1 == "totals:" { print $2 }' "$d/cg.$((2 * k + 1))")
+        i2=$(awk '$1 == "totals:" { print $2 }' "$d/cg.$((2 * k + 2))")
+        [ -n "$c" ] && [ -n "$i1" ] && [ -n "$i2" ] || { echo "$loop ($cfg): no counts" >&2; return 1; }
+        echo "$c $i1 $i2" > "$tmp/$loop.$cfg"
+        k=$((k + 1))
+    done
 }
 export -f one
 export tmp prog lib n1 n2 MPIP_LIB="${MPIP_LIB:-}"
+# the loops of a single-threaded code in one process; the thread loop, which
+# initialises MPI_THREAD_MULTIPLE, in its own
+single=$(echo $loops | tr ' ' '\n' | grep -vx thread | paste -sd,)
+groups="$single $(echo $loops | tr ' ' '\n' | grep -x thread)"
 # two at a time: the counts do not depend on what else runs
-for loop in $loops; do for cfg in $configs; do echo "$loop $cfg"; done; done |
+for g in $groups; do for cfg in $configs; do echo "$g $cfg"; done; done |
     xargs -P 2 -n 2 bash -c 'one "$0" "$1"' || exit 1
 
 echo "commfit instructions added per intercepted call (callgrind; 1 rank; $n1 -> $n2 iterations; $(mpirun --version 2>/dev/null | head -1))"
-printf "%-11s %6s %11s" loop calls/it "plain/call"
+printf "%-11s %7s %11s" loop calls "plain/call"
 for cfg in $configs; do [ "$cfg" = plain ] || printf " %9s" "$cfg"; done
 echo
 for loop in $loops; do
     read -r pc1 pc2 p1 p2 < "$tmp/$loop.plain"
-    printf "%-11s %6s %11.1f" "$loop" "$(awk -v a="$pc1" -v n="$n1" 'BEGIN { print a / n }')" \
+    printf "%-11s %7s %11.1f" "$loop" "$((pc2 - pc1))" \
         "$(awk -v a="$p1" -v b="$p2" -v c="$((pc2 - pc1))" 'BEGIN { print (b - a) / c }')"
     for cfg in $configs; do
         [ "$cfg" = plain ] && continue

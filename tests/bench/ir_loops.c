@@ -2,9 +2,10 @@
  * name, run twice (N1 then N2 iterations) between callgrind's counter
  * dumps, so that MPI_Init, MPI_Finalize and the first calls (tables
  * filling, caches warming) stay out of the difference.  One rank; run as
- *   valgrind --tool=callgrind --instr-atstart=no ./ir_loops LOOP [N1 N2]
- * (tests/bench_ir.sh).  Prints "LOOP CALLS1 CALLS2": the intercepted
- * calls each of the two runs made. */
+ *   valgrind --tool=callgrind --instr-atstart=no ./ir_loops LOOP[,LOOP...] [N1 N2]
+ * (tests/bench_ir.sh): the loops one after the other, two dumps each.
+ * Prints per loop "LOOP CALLS1 CALLS2": the intercepted calls each of its
+ * two runs made. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -75,12 +76,13 @@ static long waitall3(long n)
     return 3 * n;
 }
 
-/* MANY / 2 receives and as many sends, completed by one call */
+/* MANY / 2 receives and as many sends, completed by one call; an
+ * iteration makes MANY + 1 calls, so these run n / 8 iterations */
 static long many(long n, int test)
 {
     MPI_Request r[MANY];
     long calls = 0;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n / 8; i++) {
         for (int j = 0; j < MANY / 2; j++) {
             MPI_Irecv(&dres[j], 1, MPI_DOUBLE, 0, j, MPI_COMM_SELF, &r[j]);
             MPI_Isend(&dbuf[j], 1, MPI_DOUBLE, 0, j, MPI_COMM_SELF, &r[MANY / 2 + j]);
@@ -129,26 +131,41 @@ static const struct {
     {"waitall3", waitall3},   {"waitall64", waitall64}, {"testall64", testall64}, {"thread", thread_send},
 };
 
+static long (*loop_named(const char *name))(long)
+{
+    for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++)
+        if (strcmp(loops[i].name, name) == 0)
+            return loops[i].run;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: ir_loops LOOP [N1 N2]; loops:");
+        fprintf(stderr, "usage: ir_loops LOOP[,LOOP...] [N1 N2]; loops:");
         for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++)
             fprintf(stderr, " %s", loops[i].name);
         fprintf(stderr, "\n");
         return 2;
     }
-    size_t k = 0;
-    while (k < sizeof loops / sizeof loops[0] && strcmp(loops[k].name, argv[1]) != 0)
-        k++;
-    if (k == sizeof loops / sizeof loops[0]) {
-        fprintf(stderr, "ir_loops: no loop %s\n", argv[1]);
+    char *names[sizeof loops / sizeof loops[0]];
+    int nl = 0, threaded = 0;
+    for (char *save = NULL, *tok = strtok_r(argv[1], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!loop_named(tok) || nl == (int)(sizeof names / sizeof names[0])) {
+            fprintf(stderr, "ir_loops: no loop %s\n", tok);
+            return 2;
+        }
+        threaded |= loop_named(tok) == thread_send;
+        names[nl++] = tok;
+    }
+    if (threaded && nl > 1) {
+        fprintf(stderr, "ir_loops: the thread loop runs alone (MPI_THREAD_MULTIPLE)\n");
         return 2;
     }
     long n1 = argc > 2 ? atol(argv[2]) : 1000, n2 = argc > 3 ? atol(argv[3]) : 21000;
     /* only the thread loop asks for MPI_THREAD_MULTIPLE: the others measure
      * the calls as a single-threaded code makes them */
-    int threaded = loops[k].run == thread_send, provided = MPI_THREAD_SINGLE;
+    int provided = MPI_THREAD_SINGLE;
     if (threaded)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else
@@ -159,14 +176,18 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < MANY; i++)
         dbuf[i] = i;
+    /* per loop two dumps: its N1 iterations, then its N2 */
     CALLGRIND_START_INSTRUMENTATION;
-    CALLGRIND_ZERO_STATS;
-    long c1 = loops[k].run(n1);
-    CALLGRIND_DUMP_STATS_AT("n1");
-    long c2 = loops[k].run(n2);
-    CALLGRIND_DUMP_STATS_AT("n2");
+    for (int l = 0; l < nl; l++) {
+        long (*run)(long) = loop_named(names[l]);
+        CALLGRIND_ZERO_STATS;
+        long c1 = run(n1);
+        CALLGRIND_DUMP_STATS_AT("n1");
+        long c2 = run(n2);
+        CALLGRIND_DUMP_STATS_AT("n2");
+        printf("%s %ld %ld\n", names[l], c1, c2);
+    }
     CALLGRIND_STOP_INSTRUMENTATION;
-    printf("%s %ld %ld\n", loops[k].name, c1, c2);
     MPI_Finalize();
     return 0;
 }
