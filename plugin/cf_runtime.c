@@ -665,22 +665,20 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
             cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
         return;
     }
-    uintptr_t k = cf_req_handle_bits(req), w;
-    uint32_t s = cf_req_find(req, &w);
-    if (s != UINT32_MAX) {
-        /* MPI gave the handle back before its last user released our entry */
-        if (!atomic_compare_exchange_strong(&cf_g.req_key[s], &w, k | CF_REQ_NEXT_GEN(w)))
-            s = UINT32_MAX;
-    }
-    if (s == UINT32_MAX) {
-        uint32_t i = cf_hash_ptr(k);
-        for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
-            uint32_t j = (i + n) & cf_g.req_mask;
-            uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_relaxed);
-            if ((e & CF_REQ_HANDLE_MASK) == 0 &&
-                atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
-                s = j;
-        }
+    /* One pass over the window, to the first slot that is free or holds the
+     * handle already (MPI gave it back before its last user released our
+     * entry: that entry is taken over).  An entry of the handle further on
+     * is shadowed, lookups meeting this slot first, until its late release
+     * clears it.  A handle MPI recycles at once finds its own slot free on
+     * the first probe, instead of a whole window searched for it. */
+    uintptr_t k = cf_req_handle_bits(req);
+    uint32_t s = UINT32_MAX, i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
+        uint32_t j = (i + n) & cf_g.req_mask;
+        uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_acquire);
+        uintptr_t h = e & CF_REQ_HANDLE_MASK;
+        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
+            s = j;
     }
     if (s == UINT32_MAX) {
         atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
