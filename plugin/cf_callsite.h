@@ -75,7 +75,7 @@ static inline uint32_t cf_site_hash(uint64_t tag, const uintptr_t *ra, unsigned 
 /* One call of op on communicator comm, made from ra (the wrapper's return
  * address), that moved bytes between ticks t0 and t1.  Depth 1: one
  * multiply, and one compare in the slot the hash names (the first probe). */
-static inline void cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void *ra, uint64_t bytes, uint64_t t0,
+CF_HOT void cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void *ra, uint64_t bytes, uint64_t t0,
                                 uint64_t t1)
 {
     if (t->site == NULL)

@@ -235,11 +235,16 @@ out:
 
 /* ---- datatypes and statuses ---- */
 
-uint64_t cf_type_size_slow(MPI_Datatype t)
+uint64_t cf_type_size_miss(MPI_Datatype t, cf_type_cache_t *e, unsigned gen)
 {
     MPI_Count n = 0;
-    if (PMPI_Type_size_x(t, &n) != MPI_SUCCESS || n < 0)
+    if (t == MPI_DATATYPE_NULL)
         return 0;
+    if (PMPI_Type_size_x(t, &n) != MPI_SUCCESS || n < 0)
+        n = 0;
+    e->type = t;
+    e->gen = gen;
+    e->size = (uint64_t)n;
     return (uint64_t)n;
 }
 

@@ -188,14 +188,18 @@ CF_HIDDEN extern __thread int cf_refused __attribute__((tls_model("initial-exec"
 CF_HIDDEN cf_thread_t *cf_thread_register(void);
 CF_HIDDEN cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm);
 CF_HIDDEN extern cf_comm_t *cf_comm_world;
-CF_HIDDEN uint64_t cf_type_size_slow(MPI_Datatype t);
 
 /* Hooks of the optional layers (cf_papi.c; no-ops when not built). */
 CF_HIDDEN void cf_papi_begin(cf_thread_t *t);
 CF_HIDDEN void cf_papi_end(cf_thread_t *t, unsigned op);
 
+/* The hot path's helpers are inlined into every wrapper whatever the
+ * compiler's size limits say (a call costs its register saves and restores
+ * on every intercepted call); what they rarely need is out of line. */
+#define CF_HOT static inline __attribute__((always_inline))
+
 /* Thread state if this call of op is to be recorded, NULL to pass it through. */
-static inline cf_thread_t *cf_enter(unsigned op)
+CF_HOT cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_self;
     if (__builtin_expect(t == NULL, 0)) {
@@ -213,7 +217,7 @@ static inline cf_thread_t *cf_enter(unsigned op)
         cf_papi_begin(t);
     return t;
 }
-static inline void cf_leave(cf_thread_t *t)
+CF_HOT void cf_leave(cf_thread_t *t)
 {
     if (__builtin_expect(cf_g.papi_on, 0))
         cf_papi_end(t, t->cur_op);
@@ -242,7 +246,7 @@ static inline uint32_t cf_hash_ptr(uintptr_t p)
 }
 
 /* The description of comm if it has one already (no lock, no MPI call). */
-static inline cf_comm_t *cf_comm_find(MPI_Comm comm)
+CF_HOT cf_comm_t *cf_comm_find(MPI_Comm comm)
 {
     if (comm == cf_g.world_handle)
         return cf_comm_world;
@@ -257,7 +261,7 @@ static inline cf_comm_t *cf_comm_find(MPI_Comm comm)
     return NULL;
 }
 
-static inline cf_comm_t *cf_comm_get(MPI_Comm comm)
+CF_HOT cf_comm_t *cf_comm_get(MPI_Comm comm)
 {
     cf_comm_t *c = cf_comm_find(comm);
     return c ? c : cf_comm_lookup_slow(comm);
@@ -287,21 +291,18 @@ typedef struct {
 } cf_type_cache_t;
 CF_HIDDEN extern __thread cf_type_cache_t cf_type_cache[8] __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t cf_type_size(MPI_Datatype t)
+/* The size of a datatype that missed the cache, which it then holds. */
+CF_HIDDEN uint64_t cf_type_size_miss(MPI_Datatype t, cf_type_cache_t *e, unsigned gen);
+CF_HOT uint64_t cf_type_size(MPI_Datatype t)
 {
-    if (t == MPI_DATATYPE_NULL)
-        return 0;
+    /* MPI_DATATYPE_NULL is never held (its size is 0), and no handle is 0 */
     cf_type_cache_t *e = &cf_type_cache[((uintptr_t)t >> 4) & 7];
     unsigned gen = atomic_load_explicit(&cf_type_gen, memory_order_relaxed);
-    if (e->type == t && e->gen == gen)
+    if (__builtin_expect(e->type == t && e->gen == gen, 1))
         return e->size;
-    uint64_t s = cf_type_size_slow(t);
-    e->type = t;
-    e->gen = gen;
-    e->size = s;
-    return s;
+    return cf_type_size_miss(t, e, gen);
 }
-static inline uint64_t cf_bytes(int64_t count, MPI_Datatype t)
+CF_HOT uint64_t cf_bytes(int64_t count, MPI_Datatype t)
 {
     return count > 0 ? (uint64_t)count * cf_type_size(t) : 0;
 }
@@ -316,7 +317,7 @@ static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, u
 
 /* A call that returned: its time counts as time in MPI.  Returns its key. */
 /* The same, returning the record's slot (NULL when the table had no room). */
-static inline cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+CF_HOT cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
                                         uint64_t t0, uint64_t t1, uint64_t *key_p)
 {
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
@@ -329,7 +330,7 @@ static inline cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t co
     return s;
 }
 
-static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+CF_HOT uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
                                       uint64_t t0, uint64_t t1)
 {
     uint64_t key;
