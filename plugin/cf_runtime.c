@@ -248,6 +248,7 @@ uint64_t cf_type_size_miss(MPI_Datatype t, cf_type_cache_t *e, unsigned gen)
     return (uint64_t)n;
 }
 
+#ifndef OPEN_MPI
 uint64_t cf_status_bytes(const MPI_Status *st)
 {
     int n = 0;
@@ -255,6 +256,7 @@ uint64_t cf_status_bytes(const MPI_Status *st)
         return 0;
     return (uint64_t)n;
 }
+#endif
 
 /* ---- communicators ---- */
 

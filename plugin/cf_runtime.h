@@ -13,6 +13,7 @@
 #pragma GCC visibility push(default)
 #include <mpi.h>
 #pragma GCC visibility pop
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include "cf_bins.h"
@@ -306,7 +307,17 @@ CF_HOT uint64_t cf_bytes(int64_t count, MPI_Datatype t)
 {
     return count > 0 ? (uint64_t)count * cf_type_size(t) : 0;
 }
+#ifdef OPEN_MPI
+/* What PMPI_Get_count(st, MPI_BYTE) says, read from the status as Open
+ * MPI's own MPI_Get_count does (the byte count it keeps, MPI_UNDEFINED
+ * past INT_MAX): a receive's size without a call into the library. */
+CF_HOT uint64_t cf_status_bytes(const MPI_Status *st)
+{
+    return st->_ucount <= (size_t)INT_MAX ? (uint64_t)st->_ucount : 0;
+}
+#else
 CF_HIDDEN uint64_t cf_status_bytes(const MPI_Status *st);
+#endif
 
 /* ---- recording ---- */
 static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes)

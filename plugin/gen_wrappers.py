@@ -239,11 +239,12 @@ def wrapper(e, head=None):
                 "iio": "CF_PATH_SELF"}.get(k, "cf_comm_peer_path(cf_c, %s)" % a.get("peer"))
         out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
         # the call site of a nonblocking call: its posted bytes, the time of the call itself
-        site = "%s, cf_comm_id(cf_c), cf_ra, %s ? %s : 0" % (op, ok, a["bytes"])
+        out.append("    uint64_t cf_nb = %s ? %s : 0;" % (ok, a["bytes"]))
+        site = "%s, cf_comm_id(cf_c), cf_ra, cf_nb" % op
         out.append("    if (%s)" % ok)
         peer_tag = "%s, %s" % (a["peer"], a["tag"]) if "tag" in a else "%s, 0" % a.get("peer", "-1")
-        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, %s, %s, cf_t0, %s);"
-                   % (a["request"], op, path, a["bytes"], flags, peer_tag))
+        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, cf_nb, %s, cf_t0, %s);"
+                   % (a["request"], op, path, flags, peer_tag))
     out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)
     out.append("    cf_leave(cf_t);")
     out.append("    return;" if head else "    return cf_rc;")
