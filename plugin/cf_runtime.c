@@ -258,6 +258,11 @@ uint64_t cf_status_bytes(const MPI_Status *st)
 }
 #endif
 
+cf_stat_t *cf_table_walk(cf_table_t *tb, uint64_t key)
+{
+    return cf_table_get(tb, key);
+}
+
 /* ---- communicators ---- */
 
 static uint32_t cf_fnv1a(const int *v, int n)
@@ -760,7 +765,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     }
     uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
     uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
-    cf_stat_t *stat = cancelled ? NULL : cf_table_get(&t->table, key);
+    cf_stat_t *stat = cancelled ? NULL : cf_stat_of(&t->table, key);
     if (stat) {
         cf_stat_add(stat, bytes, ns);
         stat->t_wait += blocked_ns;

@@ -142,7 +142,7 @@ typedef struct {
     uint64_t chan_full; /* messages not sampled: no room for their stream */
     uint64_t failed;    /* point-to-point calls that returned an error */
     cf_elig_t *elig;    /* per record key, open addressing */
-    uint32_t elig_mask, elig_last;
+    uint32_t elig_mask, elig_last, elig_prev;
     uint64_t elig_dropped;
     /* messages and bytes sent per (communicator, world rank) (cf_matrix.c), CF_PEERS
      * slots touched as peers appear; NULL when there was no room */
@@ -326,6 +326,16 @@ static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, u
                        cf_size_bin(bytes));
 }
 
+/* The record of key, inserted if new (cf_table_get): the first probe
+ * inline, where a key that repeats is found, the walk out of line.  The
+ * hash is cf_table_get's. */
+CF_HIDDEN cf_stat_t *cf_table_walk(cf_table_t *tb, uint64_t key);
+CF_HOT cf_stat_t *cf_stat_of(cf_table_t *tb, uint64_t key)
+{
+    cf_stat_t *s = &tb->slots[(uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (tb->cap - 1)];
+    return __builtin_expect(s->key == key, 1) ? s : cf_table_walk(tb, key);
+}
+
 /* A call that returned: its time counts as time in MPI.  Returns its key. */
 /* The same, returning the record's slot (NULL when the table had no room). */
 CF_HOT cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
@@ -334,7 +344,7 @@ CF_HOT cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, 
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
     uint64_t key = cf_key_of(op, comm_id, path, bytes);
     t->mpi_ns += ns;
-    cf_stat_t *s = cf_table_get(&t->table, key);
+    cf_stat_t *s = cf_stat_of(&t->table, key);
     if (s)
         cf_stat_add(s, bytes, ns);
     *key_p = key;

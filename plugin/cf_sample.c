@@ -59,6 +59,7 @@ cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key)
         if (t->elig[i].key == 0)
             t->elig[i].key = key;
         if (t->elig[i].key == key) {
+            t->elig_prev = t->elig_last;
             t->elig_last = i;
             return &t->elig[i];
         }
