@@ -25,7 +25,7 @@ typedef struct {
     cf_comm_t *comm; /* the communicator's description */
     uintptr_t type;  /* the call's datatype and count */
     int64_t count;
-    int32_t dest, tag; /* sends: as the program passed them */
+    int32_t dest, tag; /* as the program passed them (tag: of the stream held) */
     uint32_t gen;      /* cf_type_gen when it was filled */
     uint32_t region;   /* the record's */
     cf_stat_t *rec;
@@ -139,21 +139,28 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
 
 /* ---- the memo: a call that repeats its site's last call ----
  * A call from a site of one frame with the same communicator, datatype and
- * count (a send: also destination and tag) as the site's last call, no
+ * count (a send or receive: also peer) as the site's last call, no
  * datatype freed and the region unchanged since, is recorded from what that
  * call resolved to: record, key, payload, matrix and stream slots.  All of
  * it is in the thread's own tables, whose slots never move, and a
  * communicator's description lives to the end of the run; what is
  * recorded is what the full path records. */
+/* What the memo of a call must find: its record (blocking calls; a post's
+ * is made at completion), the matrix and stream slots of the message it
+ * sends (world >= 0). */
+enum { CF_MEMO_REC = 1, CF_MEMO_MSG = 2 };
 CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int dest,
-                            int tag, uint64_t key, uint64_t nb, int world);
+                            int tag, uint64_t key, uint64_t nb, int world, unsigned need);
+/* A nonblocking post (cf_req_post) with what its memo holds. */
+CF_HIDDEN void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
+                                uint64_t t_post, int tag);
 
 CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, const cf_comm_t *c, MPI_Datatype type, int64_t count,
-                                   int dest, int tag)
+                                   int dest)
 {
     const cf_memo_t *m = &s->one.memo;
     if (cf_g.cfg.site_depth != 1 || m->comm != c || m->type != (uintptr_t)type || m->count != count ||
-        m->dest != dest || m->tag != tag || m->gen != atomic_load_explicit(&cf_type_gen, memory_order_relaxed) ||
+        m->dest != dest || m->gen != atomic_load_explicit(&cf_type_gen, memory_order_relaxed) ||
         m->region != (atomic_load_explicit(&cf_g.region, memory_order_relaxed) & CF_REGION_MASK))
         return NULL;
     return m;
@@ -168,30 +175,39 @@ CF_HOT void cf_memo_record(cf_thread_t *t, cf_site_t *s, const cf_memo_t *m, uin
     cf_site_add(s, m->nb, t0, t1);
 }
 
+/* The message of tag a memo's send (posted at t_post) sent: what
+ * cf_p2p_sent counts.  The memo holds the stream of its own tag; another
+ * tag's is looked up. */
+CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t_post)
+{
+    if (m->world < 0)
+        return;
+    if (m->peer != CF_MEMO_NONE) {
+        t->peer[m->peer].msgs++;
+        t->peer[m->peer].bytes += m->nb;
+    }
+    if (m->chan != CF_MEMO_NONE) {
+        uint64_t seq = tag == m->tag ? t->chan_seq[m->chan]++
+                                     : cf_chan_next(t, cf_key_comm(m->key), m->world, tag, 0, cf_key_bin(m->key));
+        int pick = seq != UINT64_MAX && cf_sampled(seq);
+        cf_elig_note(t, m->key, pick);
+        if (pick)
+            cf_p2p_sample(0, m->key, cf_key_comm(m->key), cf_g.world_rank, m->world, tag, cf_key_bin(m->key), seq,
+                          t_post, 0);
+    }
+}
+
 /* A send that returned MPI_SUCCESS: 1 when the memo recorded it all (the
  * record, the matrix, the message's stream and sampling), 0 when the full
  * path must. */
 CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, const cf_comm_t *c, MPI_Datatype type, int64_t count, int dest,
                         int tag, uint64_t t0, uint64_t t1)
 {
-    const cf_memo_t *m = cf_memo_of(s, c, type, count, dest, tag);
+    const cf_memo_t *m = cf_memo_of(s, c, type, count, dest);
     if (!m)
         return 0;
     cf_memo_record(t, s, m, t0, t1);
-    if (m->world < 0)
-        return 1;
-    if (m->peer != CF_MEMO_NONE) {
-        t->peer[m->peer].msgs++;
-        t->peer[m->peer].bytes += m->nb;
-    }
-    if (m->chan != CF_MEMO_NONE) {
-        uint64_t seq = t->chan_seq[m->chan]++;
-        int pick = cf_sampled(seq);
-        cf_elig_note(t, m->key, pick);
-        if (pick)
-            cf_p2p_sample(0, m->key, cf_key_comm(m->key), cf_g.world_rank, m->world, tag, cf_key_bin(m->key), seq,
-                          t0, 0);
-    }
+    cf_memo_sent(t, m, tag, t0);
     return 1;
 }
 
@@ -200,7 +216,7 @@ CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, const cf_comm_t *c, MPI_Da
 CF_HOT int cf_memo_coll(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int root,
                         uint64_t t0, uint64_t t1)
 {
-    const cf_memo_t *m = cf_memo_of(s, c, type, count, 0, 0);
+    const cf_memo_t *m = cf_memo_of(s, c, type, count, 0);
     if (!m)
         return 0;
     cf_memo_record(t, s, m, t0, t1);

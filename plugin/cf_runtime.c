@@ -661,22 +661,10 @@ static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
     return UINT32_MAX;
 }
 
-void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
-                 unsigned flags, uint64_t t_post, int peer, int tag)
+/* The entry of a request being posted, NULL when its window is full
+ * (counted in req_dropped). */
+static cf_req_t *cf_req_claim(MPI_Request req)
 {
-    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
-        return;
-    if (cf_req_shared(req)) {
-        /* complete already, and the handle is shared: record it now */
-        unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
-        uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
-        cf_stat_t *st = cf_table_get(&t->table, key);
-        if (st)
-            cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
-        if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
-            cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
-        return;
-    }
     /* One pass over the window, to the first slot that is free or holds the
      * handle already (MPI gave it back before its last user released our
      * entry: that entry is taken over).  An entry of the handle further on
@@ -694,9 +682,30 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     }
     if (s == UINT32_MAX) {
         atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    return &cf_g.req_val[s];
+}
+
+void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
+                 unsigned flags, uint64_t t_post, int peer, int tag)
+{
+    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+        return;
+    if (cf_req_shared(req)) {
+        /* complete already, and the handle is shared: record it now */
+        unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+        uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
+        cf_stat_t *st = cf_table_get(&t->table, key);
+        if (st)
+            cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
+        if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
+            cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
         return;
     }
-    cf_req_t *r = &cf_g.req_val[s];
+    cf_req_t *r = cf_req_claim(req);
+    if (!r)
+        return;
     r->t_post = t_post;
     r->bytes = bytes;
     r->comm_id = cf_comm_id(c);
@@ -710,6 +719,38 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
         cf_p2p_sent(t, r->comm_id, r->peer, tag,
                     cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
+}
+
+void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
+                      uint64_t t_post, int tag)
+{
+    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+        return;
+    int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
+    if (cf_req_shared(req)) {
+        /* complete already: recorded now, as cf_req_post does */
+        cf_stat_t *st = cf_stat_of(&t->table, m->key);
+        if (st)
+            cf_stat_add(st, m->nb, cf_ticks_to_ns(cf_ticks() - t_post));
+        if (msg)
+            cf_memo_sent(t, m, tag, t_post);
+        return;
+    }
+    cf_req_t *r = cf_req_claim(req);
+    if (!r)
+        return;
+    r->t_post = t_post;
+    r->bytes = m->nb;
+    r->comm_id = cf_key_comm(m->key);
+    r->op = (uint16_t)op;
+    r->path = (uint8_t)cf_key_path(m->key);
+    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
+    r->comm = m->comm;
+    r->peer = m->world;
+    r->tag = tag;
+    if (msg)
+        cf_memo_sent(t, m, tag, t_post);
 }
 
 void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)

@@ -612,7 +612,7 @@ int cf_samples_finalize(cf_sample_result_t *res)
 }
 
 void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int dest, int tag,
-                  uint64_t key, uint64_t nb, int world)
+                  uint64_t key, uint64_t nb, int world, unsigned need)
 {
     cf_memo_t m = {.comm = c, .type = (uintptr_t)type, .count = count, .dest = dest, .tag = tag, .key = key,
                    .nb = nb, .world = world, .chan = CF_MEMO_NONE, .peer = CF_MEMO_NONE};
@@ -621,15 +621,16 @@ void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type,
     /* what the full path found or took for this call; anything it could not
      * (a table without room) keeps the calls on the full path */
     m.rec = (cf_stat_t *)cf_table_find(&t->table, key);
-    if (!m.rec)
+    if (!m.rec && (need & CF_MEMO_REC))
         return;
-    if (world >= 0 && t->peer) {
+    int msg = world >= 0 && (need & CF_MEMO_MSG);
+    if (msg && t->peer) {
         uint64_t k = (uint64_t)cf_key_comm(key) << 32 | ((uint32_t)world + 1);
         if (t->peer[t->peer_last].key != k)
             return;
         m.peer = (uint16_t)t->peer_last;
     }
-    if (world >= 0 && cf_samples.sent) {
+    if (msg && cf_samples.sent) {
         uint32_t i = cf_chan_find(t, cf_chan_key(cf_key_comm(key), world, tag, 0, cf_key_bin(key)));
         if (i == UINT32_MAX)
             return;
