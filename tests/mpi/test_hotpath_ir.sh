@@ -8,7 +8,7 @@
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "ceilings are for Open MPI's singleton: skipped"; exit 77; }
-ceilings="send_null 290 self_p2p 585 allreduce 380 iallreduce 355 waitall3 720 waitall64 885 testall64 880 thread 300"
+ceilings="send_null 173 self_p2p 396 allreduce 226 iallreduce 270 waitall3 470 waitall64 560 testall64 553 thread 184"
 IR_CONFIGS="plain default" bash "$CF_SRCDIR/tests/bench_ir.sh" "$CF_BUILDDIR" > "$cf_tmp/ir" ||
     cf_fail "bench_ir.sh failed"
 cat "$cf_tmp/ir"
