@@ -17,10 +17,10 @@
 #define CF_SITE_DEPTH_MAX 8
 
 /* What the last call from a site resolved to, for the next call from
- * there with the same arguments (cf_memo_send, cf_memo_coll in
- * below): its communicator, record, key and payload, and for a send the
- * slots of its message stream and matrix peer.  It lives in the frame words
- * that a site of one frame (the default) leaves unused; gen 0 holds nothing. */
+ * there with the same arguments (the memo, below): its communicator,
+ * record, key and payload, and for a send the slots of its message stream
+ * and matrix peer.  It lives in the frame words that a site of one frame
+ * (the default) leaves unused; gen 0 holds nothing. */
 typedef struct {
     cf_comm_t *comm; /* the communicator's description */
     uintptr_t type;  /* the call's datatype and count */
@@ -97,6 +97,7 @@ static inline uint32_t cf_site_hash(uint64_t tag, const uintptr_t *ra, unsigned 
     return (uint32_t)(h >> 32);
 }
 
+/* One call at site s that moved bytes between ticks t0 and t1. */
 CF_HOT void cf_site_add(cf_site_t *s, uint64_t bytes, uint64_t t0, uint64_t t1)
 {
     uint64_t d = t1 - t0;
@@ -144,7 +145,8 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
  * call resolved to: record, key, payload, matrix and stream slots.  All of
  * it is in the thread's own tables, whose slots never move, and a
  * communicator's description lives to the end of the run; what is
- * recorded is what the full path records. */
+ * recorded is what the full path records.  The full path fills it. */
+
 /* What the memo of a call must find: its record (blocking calls; a post's
  * is made at completion), the matrix and stream slots of the message it
  * sends (world >= 0). */
@@ -155,6 +157,7 @@ CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Data
 CF_HIDDEN void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
                                 uint64_t t_post, int tag);
 
+/* The memo of site s if it holds this call, NULL otherwise. */
 CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, const cf_comm_t *c, MPI_Datatype type, int64_t count,
                                    int dest)
 {
