@@ -263,20 +263,32 @@ out:
 
 /* ---- datatypes and statuses ---- */
 
-uint64_t cf_type_size_slow(MPI_Datatype t)
+uint64_t cf_type_size_miss(MPI_Datatype t, cf_type_cache_t *e, unsigned gen)
 {
     MPI_Count n = 0;
-    if (PMPI_Type_size_x(t, &n) != MPI_SUCCESS || n < 0)
+    if (t == MPI_DATATYPE_NULL)
         return 0;
+    if (PMPI_Type_size_x(t, &n) != MPI_SUCCESS || n < 0)
+        n = 0;
+    e->type = t;
+    e->gen = gen;
+    e->size = (uint64_t)n;
     return (uint64_t)n;
 }
 
+#ifndef OPEN_MPI
 uint64_t cf_status_bytes(const MPI_Status *st)
 {
     int n = 0;
     if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
         return 0;
     return (uint64_t)n;
+}
+#endif
+
+cf_stat_t *cf_table_walk(cf_table_t *tb, uint64_t key)
+{
+    return cf_table_get(tb, key);
 }
 
 /* ---- communicators ---- */
@@ -677,6 +689,32 @@ static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
     return UINT32_MAX;
 }
 
+/* The entry of a request being posted, NULL when its window is full
+ * (counted in req_dropped). */
+static cf_req_t *cf_req_claim(MPI_Request req)
+{
+    /* One pass over the window, to the first slot that is free or holds the
+     * handle already (MPI gave it back before its last user released our
+     * entry: that entry is taken over).  An entry of the handle further on
+     * is shadowed, lookups meeting this slot first, until its late release
+     * clears it.  A handle MPI recycles at once finds its own slot free on
+     * the first probe, instead of a whole window searched for it. */
+    uintptr_t k = cf_req_handle_bits(req);
+    uint32_t s = UINT32_MAX, i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
+        uint32_t j = (i + n) & cf_g.req_mask;
+        uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_acquire);
+        uintptr_t h = e & CF_REQ_HANDLE_MASK;
+        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
+            s = j;
+    }
+    if (s == UINT32_MAX) {
+        atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    return &cf_g.req_val[s];
+}
+
 void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
                  unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag)
 {
@@ -695,28 +733,9 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
             cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
         return;
     }
-    uintptr_t k = cf_req_handle_bits(req), w;
-    uint32_t s = cf_req_find(req, &w);
-    if (s != UINT32_MAX) {
-        /* MPI gave the handle back before its last user released our entry */
-        if (!atomic_compare_exchange_strong(&cf_g.req_key[s], &w, k | CF_REQ_NEXT_GEN(w)))
-            s = UINT32_MAX;
-    }
-    if (s == UINT32_MAX) {
-        uint32_t i = cf_hash_ptr(k);
-        for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
-            uint32_t j = (i + n) & cf_g.req_mask;
-            uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_relaxed);
-            if ((e & CF_REQ_HANDLE_MASK) == 0 &&
-                atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
-                s = j;
-        }
-    }
-    if (s == UINT32_MAX) {
-        atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
+    cf_req_t *r = cf_req_claim(req);
+    if (!r)
         return;
-    }
-    cf_req_t *r = &cf_g.req_val[s];
     r->t_post = t_post;
     if (flags & CF_REQ_PERSISTENT) {
         r->post_ns = 0; /* an init is not a post: its starts are */
@@ -736,6 +755,44 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
         cf_p2p_sent(t, r->comm_id, r->peer, tag,
                     cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
+}
+
+void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
+                      uint64_t t_post, uint64_t t_end, int tag)
+{
+    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+        return;
+    int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
+    if (cf_req_shared(req)) {
+        /* complete already: recorded now, as cf_req_post does */
+        cf_stat_t *st = cf_stat_of(&t->table, m->key);
+        if (st) {
+            cf_stat_add(st, m->nb, cf_ticks_to_ns(cf_ticks() - t_post));
+            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
+        }
+        if (msg)
+            cf_memo_sent(t, m, tag, t_post);
+        return;
+    }
+    cf_req_t *r = cf_req_claim(req);
+    if (!r)
+        return;
+    r->t_post = t_post;
+    {
+        uint64_t pns = cf_ticks_to_ns(t_end - t_post); /* never persistent: those are posted at init */
+        r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
+    }
+    r->bytes = m->nb;
+    r->comm_id = cf_key_comm(m->key);
+    r->op = (uint16_t)op;
+    r->path = (uint8_t)cf_key_path(m->key);
+    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
+    r->comm = m->comm;
+    r->peer = m->world;
+    r->tag = tag;
+    if (msg)
+        cf_memo_sent(t, m, tag, t_post);
 }
 
 void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
@@ -791,7 +848,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     }
     uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
     uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
-    cf_stat_t *stat = cancelled ? NULL : cf_table_get(&t->table, key);
+    cf_stat_t *stat = cancelled ? NULL : cf_stat_of(&t->table, key);
     if (stat) {
         cf_stat_add(stat, bytes, ns);
         stat->t_wait += blocked_ns;

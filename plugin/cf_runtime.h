@@ -13,6 +13,7 @@
 #pragma GCC visibility push(default)
 #include <mpi.h>
 #pragma GCC visibility pop
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include "cf_bins.h"
@@ -144,7 +145,7 @@ typedef struct {
     uint64_t chan_full; /* messages not sampled: no room for their stream */
     uint64_t failed;    /* point-to-point calls that returned an error */
     cf_elig_t *elig;    /* per record key, open addressing */
-    uint32_t elig_mask, elig_last;
+    uint32_t elig_mask, elig_last, elig_prev;
     uint64_t elig_dropped;
     /* messages and bytes sent per (communicator, world rank) (cf_matrix.c), CF_PEERS
      * slots touched as peers appear; NULL when there was no room */
@@ -191,14 +192,18 @@ CF_HIDDEN extern __thread int cf_refused __attribute__((tls_model("initial-exec"
 CF_HIDDEN cf_thread_t *cf_thread_register(void);
 CF_HIDDEN cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm);
 CF_HIDDEN extern cf_comm_t *cf_comm_world;
-CF_HIDDEN uint64_t cf_type_size_slow(MPI_Datatype t);
 
 /* Hooks of the optional layers (cf_papi.c; no-ops when not built). */
 CF_HIDDEN void cf_papi_begin(cf_thread_t *t);
 CF_HIDDEN void cf_papi_end(cf_thread_t *t, unsigned op);
 
+/* The hot path's helpers are inlined into every wrapper whatever the
+ * compiler's size limits say (a call costs its register saves and restores
+ * on every intercepted call); what they rarely need is out of line. */
+#define CF_HOT static inline __attribute__((always_inline))
+
 /* Thread state if this call of op is to be recorded, NULL to pass it through. */
-static inline cf_thread_t *cf_enter(unsigned op)
+CF_HOT cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_self;
     if (__builtin_expect(t == NULL, 0)) {
@@ -216,7 +221,7 @@ static inline cf_thread_t *cf_enter(unsigned op)
         cf_papi_begin(t);
     return t;
 }
-static inline void cf_leave(cf_thread_t *t)
+CF_HOT void cf_leave(cf_thread_t *t)
 {
     if (__builtin_expect(cf_g.papi_on, 0))
         cf_papi_end(t, t->cur_op);
@@ -245,7 +250,7 @@ static inline uint32_t cf_hash_ptr(uintptr_t p)
 }
 
 /* The description of comm if it has one already (no lock, no MPI call). */
-static inline cf_comm_t *cf_comm_find(MPI_Comm comm)
+CF_HOT cf_comm_t *cf_comm_find(MPI_Comm comm)
 {
     if (comm == cf_g.world_handle)
         return cf_comm_world;
@@ -260,7 +265,7 @@ static inline cf_comm_t *cf_comm_find(MPI_Comm comm)
     return NULL;
 }
 
-static inline cf_comm_t *cf_comm_get(MPI_Comm comm)
+CF_HOT cf_comm_t *cf_comm_get(MPI_Comm comm)
 {
     cf_comm_t *c = cf_comm_find(comm);
     return c ? c : cf_comm_lookup_slow(comm);
@@ -290,25 +295,32 @@ typedef struct {
 } cf_type_cache_t;
 CF_HIDDEN extern __thread cf_type_cache_t cf_type_cache[8] __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t cf_type_size(MPI_Datatype t)
+/* The size of a datatype that missed the cache, which it then holds. */
+CF_HIDDEN uint64_t cf_type_size_miss(MPI_Datatype t, cf_type_cache_t *e, unsigned gen);
+CF_HOT uint64_t cf_type_size(MPI_Datatype t)
 {
-    if (t == MPI_DATATYPE_NULL)
-        return 0;
+    /* MPI_DATATYPE_NULL is never held (its size is 0), and no handle is 0 */
     cf_type_cache_t *e = &cf_type_cache[((uintptr_t)t >> 4) & 7];
     unsigned gen = atomic_load_explicit(&cf_type_gen, memory_order_relaxed);
-    if (e->type == t && e->gen == gen)
+    if (__builtin_expect(e->type == t && e->gen == gen, 1))
         return e->size;
-    uint64_t s = cf_type_size_slow(t);
-    e->type = t;
-    e->gen = gen;
-    e->size = s;
-    return s;
+    return cf_type_size_miss(t, e, gen);
 }
-static inline uint64_t cf_bytes(int64_t count, MPI_Datatype t)
+CF_HOT uint64_t cf_bytes(int64_t count, MPI_Datatype t)
 {
     return count > 0 ? (uint64_t)count * cf_type_size(t) : 0;
 }
+#ifdef OPEN_MPI
+/* What PMPI_Get_count(st, MPI_BYTE) says, read from the status as Open
+ * MPI's own MPI_Get_count does (the byte count it keeps, MPI_UNDEFINED
+ * past INT_MAX): a receive's size without a call into the library. */
+CF_HOT uint64_t cf_status_bytes(const MPI_Status *st)
+{
+    return st->_ucount <= (size_t)INT_MAX ? (uint64_t)st->_ucount : 0;
+}
+#else
 CF_HIDDEN uint64_t cf_status_bytes(const MPI_Status *st);
+#endif
 
 /* ---- recording ---- */
 static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes)
@@ -317,22 +329,32 @@ static inline uint64_t cf_key_of(unsigned op, uint32_t comm_id, unsigned path, u
                        cf_size_bin(bytes));
 }
 
+/* The record of key, inserted if new (cf_table_get): the first probe
+ * inline, where a key that repeats is found, the walk out of line.  The
+ * hash is cf_table_get's. */
+CF_HIDDEN cf_stat_t *cf_table_walk(cf_table_t *tb, uint64_t key);
+CF_HOT cf_stat_t *cf_stat_of(cf_table_t *tb, uint64_t key)
+{
+    cf_stat_t *s = &tb->slots[(uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (tb->cap - 1)];
+    return __builtin_expect(s->key == key, 1) ? s : cf_table_walk(tb, key);
+}
+
 /* A call that returned: its time counts as time in MPI.  Returns its key. */
 /* The same, returning the record's slot (NULL when the table had no room). */
-static inline cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+CF_HOT cf_stat_t *cf_record_stat(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
                                         uint64_t t0, uint64_t t1, uint64_t *key_p)
 {
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
     uint64_t key = cf_key_of(op, comm_id, path, bytes);
     t->mpi_ns += ns;
-    cf_stat_t *s = cf_table_get(&t->table, key);
+    cf_stat_t *s = cf_stat_of(&t->table, key);
     if (s)
         cf_stat_add(s, bytes, ns);
     *key_p = key;
     return s;
 }
 
-static inline uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
+CF_HOT uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, unsigned path, uint64_t bytes,
                                       uint64_t t0, uint64_t t1)
 {
     uint64_t key;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cf_merge.h"
 #include "cf_sample.h"
+#include "cf_callsite.h"
 #include "cf_sync.h"
 
 cf_samples_t cf_samples;
@@ -59,6 +60,7 @@ cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key)
         if (t->elig[i].key == 0)
             t->elig[i].key = key;
         if (t->elig[i].key == key) {
+            t->elig_prev = t->elig_last;
             t->elig_last = i;
             return &t->elig[i];
         }
@@ -67,12 +69,28 @@ cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key)
     return NULL;
 }
 
-uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
+static uint64_t cf_chan_key(uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
 {
     uint64_t k = ((uint64_t)comm_id << 32) ^ ((uint64_t)(uint32_t)peer_world << 1) ^
                  ((uint64_t)(uint32_t)tag * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(bin + 1) * 0xC2B2AE3D27D4EB4Full) ^
                  (uint64_t)dir;
-    k |= UINT64_C(1) << 63; /* never 0, the empty marker */
+    return k | UINT64_C(1) << 63; /* never 0, the empty marker */
+}
+
+/* The slot of a stream that has one, UINT32_MAX otherwise (nothing taken). */
+static uint32_t cf_chan_find(const cf_thread_t *t, uint64_t k)
+{
+    uint32_t mask = CF_CHANNELS - 1;
+    uint32_t i = (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & mask;
+    for (unsigned n = 0; n < 32 && t->chan_key[i]; n++, i = (i + 1) & mask)
+        if (t->chan_key[i] == k)
+            return i;
+    return UINT32_MAX;
+}
+
+uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
+{
+    uint64_t k = cf_chan_key(comm_id, peer_world, tag, dir, bin);
     /* most codes talk to the same partner again and again: remember the last
      * channel of each direction */
     if (t->chan_last_key[dir] == k)
@@ -591,4 +609,34 @@ int cf_samples_finalize(cf_sample_result_t *res)
         free(all);
     }
     return CF_OK;
+}
+
+void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int dest, int tag,
+                  uint64_t key, uint64_t nb, int world, unsigned need)
+{
+    cf_memo_t m = {.comm = c, .type = (uintptr_t)type, .count = count, .dest = dest, .tag = tag, .key = key,
+                   .nb = nb, .world = world, .chan = CF_MEMO_NONE, .peer = CF_MEMO_NONE};
+    if (cf_g.cfg.site_depth != 1 || !c)
+        return;
+    /* what the full path found or took for this call; anything it could not
+     * (a table without room) keeps the calls on the full path */
+    m.rec = (cf_stat_t *)cf_table_find(&t->table, key);
+    if (!m.rec && (need & CF_MEMO_REC))
+        return;
+    int msg = world >= 0 && (need & CF_MEMO_MSG);
+    if (msg && t->peer) {
+        uint64_t k = (uint64_t)cf_key_comm(key) << 32 | ((uint32_t)world + 1);
+        if (t->peer[t->peer_last].key != k)
+            return;
+        m.peer = (uint16_t)t->peer_last;
+    }
+    if (msg && cf_samples.sent) {
+        uint32_t i = cf_chan_find(t, cf_chan_key(cf_key_comm(key), world, tag, 0, cf_key_bin(key)));
+        if (i == UINT32_MAX)
+            return;
+        m.chan = (uint16_t)i;
+    }
+    m.region = cf_key_region(key);
+    m.gen = atomic_load_explicit(&cf_type_gen, memory_order_relaxed);
+    s->one.memo = m;
 }

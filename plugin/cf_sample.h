@@ -70,9 +70,14 @@ static inline uint64_t cf_sample_mix(uint64_t seq)
     return z ^ (z >> 32);
 }
 
-static inline int cf_sampled(uint64_t seq)
+CF_HOT int cf_sampled(uint64_t seq)
 {
-    uint64_t mask = cf_samples.mask;
+    uint64_t mask = cf_samples.mask, h = cf_sample_mix(seq);
+    /* the mask past CF_SAMPLE_CAP_FROM only grows (powers of two less one,
+     * low bits kept), so a mix with a low bit of mask set is never chosen
+     * after the first ones: one test decides most calls (15 in 16 by default) */
+    if (__builtin_expect((h & mask) != 0, 1))
+        return seq < CF_SAMPLE_FIRST;
     if (seq < CF_SAMPLE_FIRST)
         return 1;
     if (seq >= CF_SAMPLE_CAP_FROM) {
@@ -80,7 +85,7 @@ static inline int cf_sampled(uint64_t seq)
         if (octave / CF_SAMPLE_PER_OCTAVE - 1 > mask)
             mask = octave / CF_SAMPLE_PER_OCTAVE - 1;
     }
-    return (cf_sample_mix(seq) & mask) == 0;
+    return (h & mask) == 0;
 }
 
 CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);
@@ -90,18 +95,26 @@ CF_HIDDEN void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, i
 CF_HIDDEN cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key);
 
 /* One more call of record key was considered for sampling (and chosen or
- * not).  Calls repeat their record: one compare on the fast path. */
-static inline void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
+ * not).  Calls repeat their record, or alternate between two (the sends
+ * and the receives of an exchange): the last two records are kept. */
+CF_HOT void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
 {
     cf_elig_t *e = &t->elig[t->elig_last];
-    if (__builtin_expect(e->key != key, 0) && !(e = cf_elig_slot(t, key)))
-        return;
+    if (__builtin_expect(e->key != key, 0)) {
+        uint32_t p = t->elig_prev;
+        if (t->elig[p].key == key) {
+            t->elig_prev = t->elig_last;
+            t->elig_last = p;
+            e = &t->elig[p];
+        } else if (!(e = cf_elig_slot(t, key)))
+            return;
+    }
     e->eligible++;
     e->selected += (uint64_t)selected;
 }
 
 /* A blocking collective returned. */
-static inline void cf_coll_sample(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
+CF_HOT void cf_coll_sample(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
 {
     if (!c || !cf_samples.coll)
         return;
@@ -128,7 +141,7 @@ static inline void cf_coll_passed(MPI_Comm comm)
         atomic_fetch_add_explicit(&c->seq, 1, memory_order_relaxed);
 }
 
-static inline int cf_world_of(const cf_comm_t *c, int rank)
+CF_HOT int cf_world_of(const cf_comm_t *c, int rank)
 {
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
 }
@@ -140,7 +153,7 @@ CF_HIDDEN json_t *cf_matrix_section(void);
 /* One message of bytes to world rank peer on communicator comm_id, for the
  * communication matrix (flag: 0, or CF_PEER_UCX): most codes send to the
  * same partner again and again (the last slot). */
-static inline void cf_peer_count(cf_thread_t *t, uint32_t comm_id, int peer, uint32_t flag, uint64_t bytes)
+CF_HOT void cf_peer_count(cf_thread_t *t, uint32_t comm_id, int peer, uint32_t flag, uint64_t bytes)
 {
     uint64_t k = (uint64_t)comm_id << 32 | (((uint32_t)peer + 1) | flag);
     uint32_t i = t->peer_last;
@@ -157,7 +170,7 @@ static inline void cf_peer_count(cf_thread_t *t, uint32_t comm_id, int peer, uin
 /* A message of bytes was sent to world rank peer (posted at t_post), under
  * record key.  note = 0 leaves the call uncounted in the record's eligible
  * calls (MPI_Sendrecv counts its call once, on the receiving side). */
-static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uint64_t key, uint64_t bytes,
+CF_HOT void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uint64_t key, uint64_t bytes,
                                uint64_t t_post, int note)
 {
     if (peer < 0)
@@ -176,7 +189,7 @@ static inline void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int t
 
 /* A message of bytes (from the status) from world rank src completed a
  * receive posted at t_post. */
-static inline void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, int tag, uint64_t key, uint64_t bytes,
+CF_HOT void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, int tag, uint64_t key, uint64_t bytes,
                                    uint64_t t_post, uint64_t t_done)
 {
     if (src < 0 || !cf_samples.recvd)

@@ -128,6 +128,22 @@ def call(e, replace=None):
     return "P%s(%s)" % (e["name"], ", ".join(args))
 
 
+def memo_args(bytes_expr, peer=None):
+    """(count, datatype) when a call's payload is one cf_bytes(count,
+    datatype), perhaps scaled by its communicator's size, or 0: what the memo
+    of its call site (cf_callsite.h) may key it on; None otherwise."""
+    if bytes_expr.strip() == "0":
+        return ("0", "MPI_DATATYPE_NULL")
+    m = re.findall(r"cf_bytes\((\w+), (\w+)\)", bytes_expr)
+    if len(m) != 1:
+        return None
+    rest = re.sub(r"cf_bytes\(\w+, \w+\)", "", bytes_expr)
+    words = set(re.findall(r"[A-Za-z_]\w*", rest))
+    if not words <= {"cf_comm_size", "cf_comm_local_size", "cf_c", "uint64_t", "MPI_PROC_NULL", peer}:
+        return None
+    return m[0]
+
+
 def wrapper(e, head=None):
     """The C wrapper of an entry; with head (the lines of a Fortran wrapper up
     to the call, see fortran_head), the recording that follows the call."""
@@ -170,6 +186,19 @@ def wrapper(e, head=None):
     if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
         # nothing moves to or from MPI_PROC_NULL
         a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
+    memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
+    if memo:
+        # a call that repeats its site's last call is recorded from what that
+        # call resolved to (cf_callsite.h); the full path below fills the memo
+        count, dtype = memo
+        out.append("    cf_site_t *cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
+        if k == "send":
+            out.append("    if (%s && cf_s && cf_memo_send(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_t0, cf_t1)) {"
+                       % (ok, dtype, count, a["peer"], a["tag"]))
+        else:
+            out.append("    if (cf_s && cf_memo_coll(cf_t, cf_s, cf_c, %s, %s, %s, cf_t0, cf_t1)) {"
+                       % (dtype, count, a.get("root", "-1")))
+        out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
     if k in ("send", "coll"):
         path = "cf_comm_peer_path(cf_c, %s)" % a["peer"] if k == "send" else "cf_c ? cf_c->path : CF_PATH_SELF"
         out.append("    uint64_t cf_nb = %s;" % a["bytes"])
@@ -238,13 +267,48 @@ def wrapper(e, head=None):
         path = {"icoll": "cf_c ? cf_c->path : CF_PATH_SELF", "pcoll": "cf_c ? cf_c->path : CF_PATH_SELF",
                 "iio": "CF_PATH_SELF"}.get(k, "cf_comm_peer_path(cf_c, %s)" % a.get("peer"))
         out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
+        post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
+                     and memo_args(a["bytes"], a.get("peer")))
+        if post_memo:
+            # a post that repeats its site's last one (cf_callsite.h)
+            count, dtype = post_memo
+            dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
+            out.append("    cf_site_t *cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
+            out.append("    const cf_memo_t *cf_m = %s && cf_s ? cf_memo_of(cf_s, cf_c, %s, %s, %s) : NULL;"
+                       % (ok, dtype, count, dest))
+            out.append("    if (cf_m) {")
+            out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);" % (a["request"], op, flags, tag))
+            out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
+            out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
         # the call site of a nonblocking call: its posted bytes, the time of the call itself
-        site = "%s, cf_comm_id(cf_c), cf_ra, %s ? %s : 0" % (op, ok, a["bytes"])
+        out.append("    uint64_t cf_nb = %s ? %s : 0;" % (ok, a["bytes"]))
+        site = "%s, cf_comm_id(cf_c), cf_ra, cf_nb" % op
         out.append("    if (%s)" % ok)
         peer_tag = "%s, %s" % (a["peer"], a["tag"]) if "tag" in a else "%s, 0" % a.get("peer", "-1")
-        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, %s, %s, cf_t0, cf_t1, %s);"
-                   % (a["request"], op, path, a["bytes"], flags, peer_tag))
-    out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)
+        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, cf_nb, %s, cf_t0, cf_t1, %s);"
+                   % (a["request"], op, path, flags, peer_tag))
+        if post_memo:
+            out.append("    if (cf_s) {")
+            out.append("        cf_site_add(cf_s, cf_nb, cf_t0, cf_t1);")
+            out.append("        if (%s)" % ok)
+            out.append("            cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_key_of(%s, cf_comm_id(cf_c), %s, cf_nb), "
+                       "cf_nb, cf_world_of(cf_c, %s), %s);"
+                       % (dtype, count, dest, tag, op, path, dest, "CF_MEMO_MSG" if k == "isend" else "0"))
+            out.append("    }")
+            site = None
+    if memo:
+        nb = "cf_nb" if k == "coll" else "%s ? cf_nb : 0" % ok
+        out.append("    if (cf_s) {")
+        out.append("        cf_site_add(cf_s, %s, cf_t0, cf_t1);" % nb)
+        if k == "send":
+            out.append("        if (%s)" % ok)
+            out.append("            cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_k, cf_nb, cf_world_of(cf_c, %s), "
+                       "CF_MEMO_REC | CF_MEMO_MSG);" % (dtype, count, a["peer"], a["tag"], a["peer"]))
+        else:
+            out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, 0, 0, cf_k, cf_nb, -1, CF_MEMO_REC);" % (dtype, count))
+        out.append("    }")
+    elif site:
+        out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)
     out.append("    cf_leave(cf_t);")
     out.append("    return;" if head else "    return cf_rc;")
     out.append("}")

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Ceiling on the hot path: instructions the plugin adds per intercepted call
+# at its defaults (call sites on), counted by callgrind on each loop of
+# tests/bench/ir_loops.c (tests/bench_ir.sh).  Counts of one binary do not
+# vary from run to run, so a change that makes the path heavier fails here.
+# Each ceiling is about 10 % above what the path costs today (Open MPI 4.1,
+# x86-64); lower it with the path, raise it only with a reason.
+. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
+[ "$CF_MPI_FAMILY" = openmpi ] || { echo "ceilings are for Open MPI's singleton: skipped"; exit 77; }
+ceilings="send_null 173 self_p2p 396 allreduce 226 iallreduce 270 waitall3 470 waitall64 560 testall64 553 thread 184"
+IR_CONFIGS="plain default" bash "$CF_SRCDIR/tests/bench_ir.sh" "$CF_BUILDDIR" > "$cf_tmp/ir" ||
+    cf_fail "bench_ir.sh failed"
+cat "$cf_tmp/ir"
+set -- $ceilings
+while [ $# -ge 2 ]; do
+    got=$(awk -v l="$1" '$1 == l { print $4 }' "$cf_tmp/ir")
+    [ -n "$got" ] || cf_fail "$1: no figure"
+    awk -v g="$got" -v c="$2" 'BEGIN { exit !(g <= c) }' ||
+        cf_fail "$1: $got instructions added per call, over the ceiling of $2"
+    echo "ok: $1 $got <= $2"
+    shift 2
+done
