@@ -4,7 +4,8 @@
 # online).  Unbound (--bind-to none), every rank may use every CPU of the
 # machine, so more ranks than CPUs is oversubscribed and as many is not.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
-cpus=$(nproc)
+# nproc honours OMP_NUM_THREADS, which HPC users often set to 1: the CPUs the job may use
+cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 for np in $((2 * cpus)) $cpus; do
     COMMFIT_OUTPUT="$cf_tmp/o$np.json" COMMFIT_SUMMARY=0 \
         cf_mpirun $np -- "$CF_BUILDDIR/examples/pingpong" --min 1 --max 1KiB --iters 10 > /dev/null \
