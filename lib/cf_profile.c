@@ -1,11 +1,14 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "cf_bins.h"
 #include "cf_profile.h"
@@ -271,6 +274,14 @@ static int cf_profile_target(const char *path, char *out, size_t outlen, char *e
         return CF_OK;
     }
     if (S_ISLNK(st.st_mode)) {
+        /* written through only when the link is ours and so is what it names:
+         * another user's link (planted in a shared directory) is refused */
+        struct stat to;
+        if (st.st_uid != geteuid() || (stat(path, &to) == 0 && to.st_uid != geteuid())) {
+            cf_errf(err, errlen, "%s is a symbolic link %s another user: refused", path,
+                    st.st_uid != geteuid() ? "of" : "to a file of");
+            return CF_ERR_INVALID;
+        }
         char *real = realpath(path, NULL);
         if (real == NULL) {
             cf_errf(err, errlen, "%s is a symbolic link to nothing that exists: refused", path);
@@ -303,19 +314,34 @@ int cf_profile_write(const cf_profile_t *p, const char *path_in, char *err, size
     int trc = cf_profile_target(path_in, path, sizeof(path), err, errlen);
     if (trc != CF_OK)
         return trc;
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
-        cf_errf(err, errlen, "path too long");
-        return CF_ERR_INVALID;
-    }
     json_t *root = cf_profile_to_json(p);
     if (!root) {
         cf_errf(err, errlen, "out of memory");
         return CF_ERR_NOMEM;
     }
-    int rc = CF_OK;
-    FILE *f = fopen(tmp, "w");
+    /* the temporary file: a name nobody can guess, made new (never through
+     * a link someone put there), 0666 less the umask as any file */
+    int rc = CF_OK, fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        uint64_t r;
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            r = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&r ^ (uint64_t)tries << 48;
+        if (snprintf(tmp, sizeof(tmp), "%s.tmp.%016" PRIx64, path, r) >= (int)sizeof(tmp)) {
+            cf_errf(err, errlen, "path too long");
+            json_decref(root);
+            return CF_ERR_INVALID;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         cf_errf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         rc = CF_ERR_IO;
         goto err_json;
     }

@@ -137,12 +137,35 @@ static void *cf_read_array(FILE *f, size_t n, size_t elem, int *ok)
 }
 
 /* One rank's part; a short message in why when it cannot be used. */
+/* A part is read only when it is a regular file of the user merging, never
+ * through a symbolic link: another user's file in the spool is not this
+ * job's (and may be planted). */
 static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen)
 {
     memset(q, 0, sizeof(*q));
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "%s", errno == ELOOP ? "a symbolic link: refused" : strerror(errno));
+        return errno == ELOOP ? CF_ERR_INVALID : CF_ERR_IO;
+    }
+    struct stat fst;
+    if (fstat(fd, &fst) != 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        close(fd);
+        return CF_ERR_IO;
+    }
+    if (!S_ISREG(fst.st_mode) || fst.st_uid != geteuid()) {
+        if (!S_ISREG(fst.st_mode))
+            snprintf(why, whylen, "not a regular file: refused");
+        else
+            snprintf(why, whylen, "owned by another user (uid %lu): refused", (unsigned long)fst.st_uid);
+        close(fd);
+        return CF_ERR_INVALID;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         snprintf(why, whylen, "%s", strerror(errno));
+        close(fd);
         return CF_ERR_IO;
     }
     int ok = cf_read_all(f, &q->h, sizeof(q->h));
@@ -270,8 +293,8 @@ static int cf_list_parts(const char *dir, cf_paths_t *l, int depth)
                 break;
             }
             snprintf(sub, len, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            struct stat st; /* a symbolic link is not followed */
+            if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
                 rc = cf_list_parts(sub, l, 1);
             free(sub);
         } else if (strncmp(e->d_name, "rank-", 5) == 0 && cf_has_suffix(e->d_name, CF_SPILL_SUFFIX))
@@ -304,6 +327,51 @@ void cf_spool_remove(const char *dir)
     }
     cf_paths_free(&l);
     rmdir(dir);
+}
+
+/* ---- the spool itself ---- */
+
+int cf_spool_check_stat(const struct stat *st, char *why, size_t whylen)
+{
+    if (S_ISLNK(st->st_mode))
+        snprintf(why, whylen, "it is a symbolic link");
+    else if (!S_ISDIR(st->st_mode))
+        snprintf(why, whylen, "it is not a directory");
+    else if (st->st_uid != geteuid())
+        snprintf(why, whylen, "it is owned by another user (uid %lu)", (unsigned long)st->st_uid);
+    else if (st->st_mode & 022)
+        snprintf(why, whylen, "others can write to it (mode %03o)", (unsigned)(st->st_mode & 07777));
+    else
+        return 0;
+    return -1;
+}
+
+int cf_spool_check(const char *dir, char *why, size_t whylen)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        snprintf(why, whylen, "cannot look at it: %s", strerror(errno));
+        return -1;
+    }
+    return cf_spool_check_stat(&st, why, whylen);
+}
+
+int cf_spool_private(const char *dir, char *out, size_t outlen)
+{
+    const char *tmp = getenv("TMPDIR"), *base = strrchr(dir, '/');
+    struct stat st;
+    if (!tmp || tmp[0] != '/' || stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode) || access(tmp, W_OK | X_OK) != 0)
+        tmp = "/tmp";
+    base = base ? base + 1 : dir;
+    if (!*base)
+        base = "commfit.parts";
+    if (snprintf(out, outlen, "%s/%s.XXXXXX", tmp, base) >= (int)outlen) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return mkdtemp(out) ? 0 : -1;
 }
 
 /* ---- the merge ---- */
@@ -428,7 +496,10 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
     char why[256], first_bad[512] = "";
     size_t older = 0;
     for (size_t i = 0; parts && i < l.n; i++) {
-        if (cf_part_read(l.path[i], &parts[np], why, sizeof(why)) != CF_OK) {
+        int prc = cf_part_read(l.path[i], &parts[np], why, sizeof(why));
+        if (prc == CF_ERR_INVALID)
+            fprintf(stderr, "commfit: %s: %s\n", l.path[i], why);
+        if (prc != CF_OK) {
             if (!bad++)
                 snprintf(first_bad, sizeof(first_bad), "%s: %s", l.path[i], why);
         } else if (parts[np].h.init_wall < since) {

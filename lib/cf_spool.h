@@ -11,6 +11,7 @@
 #define CF_SPOOL_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include "cf_bins.h"
 #include "cf_profile.h"
 
@@ -65,6 +66,16 @@ typedef struct {
  * subdirectory (or dir).  Returns the length of path, or -1 when it does not
  * fit.  Async-signal-safe (no formatting library). */
 int cf_spool_paths(const char *dir, int rank, uint32_t fanout, char *sub, char *path, size_t len);
+
+/* Whether dir may hold a job's parts: 0 when it is a directory (not a
+ * symbolic link) of the effective user that nobody else can write, 1 when it
+ * does not exist, -1 when it is refused (why says why). */
+int cf_spool_check(const char *dir, char *why, size_t whylen);
+/* The same for what fstat or lstat said of it. */
+int cf_spool_check_stat(const struct stat *st, char *why, size_t whylen);
+/* A private spool (0700, a random suffix) in $TMPDIR, else /tmp, named after
+ * dir; out gets its path.  Returns 0, or -1 (errno). */
+int cf_spool_private(const char *dir, char *out, size_t outlen);
 
 /* Reads every part under dir into one profile, marked partial with how each
  * rank ended and which sent nothing; parts of jobs started before since

@@ -16,6 +16,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -37,7 +39,16 @@ CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
 static _Atomic int cf_spill_state;
 static cf_spill_hdr_t cf_hdr;
 static cf_spill_op_t *cf_ops;
-static char cf_dir[4096], cf_sub[4200], cf_file[4300], cf_tmp[4310];
+static char cf_dir[4096], cf_sub[4200], cf_file[4300];
+/* The spool stays open (O_NOFOLLOW): the part is made relative to it, so that
+ * a rename or a link in the path cannot send it elsewhere.  cf_rsub and
+ * cf_rfile are the subdirectory and the part relative to the spool. */
+static int cf_dirfd = -1;
+static dev_t cf_dir_dev;
+static ino_t cf_dir_ino;
+static int cf_dir_made; /* rank 0 made the spool: an empty one goes at the end */
+static const char *cf_rsub, *cf_rfile;
+static uint64_t cf_seed;
 static int cf_enabled_before; /* recording was on when the part was written */
 static int cf_quiet; /* commfit run gathers the parts and says where the profile is */
 
@@ -136,6 +147,54 @@ static int cf_write_thread(int fd, const cf_thread_t *t)
     return 0;
 }
 
+static size_t cf_hex(char *out, uint64_t v)
+{
+    static const char dig[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++)
+        out[i] = dig[(v >> (60 - 4 * i)) & 15];
+    out[16] = 0;
+    return 16;
+}
+
+/* rank-R.spill.tmp.<pid>.<random>: from the seed taken at MPI_Init, the
+ * clock and a counter (async-signal-safe) */
+static void cf_spill_tmpname(char *out, size_t len)
+{
+    static uint64_t count;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t z = cf_seed ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (++count * 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    size_t n = cf_cpy(out, cf_rfile, len);
+    n += cf_cpy(out + n, ".tmp.", len - n);
+    char num[24];
+    cf_utoa(num, (unsigned long)getpid());
+    n += cf_cpy(out + n, num, len - n);
+    n += cf_cpy(out + n, ".", len - n);
+    char hex[17];
+    cf_hex(hex, z);
+    cf_cpy(out + n, hex, len - n);
+}
+
+/* The spool's descriptor, checked to be still the directory opened at
+ * MPI_Init (the job may have closed it, and the number be another file's). */
+static int cf_spill_dir(void)
+{
+    struct stat st;
+    if (cf_dirfd >= 0 && fstat(cf_dirfd, &st) == 0 && st.st_dev == cf_dir_dev && st.st_ino == cf_dir_ino)
+        return cf_dirfd;
+    int fd = open(cf_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || st.st_dev != cf_dir_dev || st.st_ino != cf_dir_ino) {
+        close(fd);
+        return -1;
+    }
+    return cf_dirfd = fd;
+}
+
 static int cf_spill_write(int end, int code)
 {
     cf_spill_hdr_t h = cf_hdr;
@@ -156,13 +215,36 @@ static int cf_spill_write(int end, int code)
     h.threads_refused = atomic_load(&cf_threads_refused);
     h.req_dropped = atomic_load(&cf_g.req_dropped);
 
-    if (mkdir(cf_dir, 0777) != 0 && errno != EEXIST)
+    int dfd = cf_spill_dir();
+    if (dfd < 0)
         return -1;
-    if (strcmp(cf_sub, cf_dir) != 0 && mkdir(cf_sub, 0777) != 0 && errno != EEXIST)
+    int sfd = dfd;
+    if (cf_rsub[0]) {
+        if (mkdirat(dfd, cf_rsub, 0700) != 0 && errno != EEXIST)
+            return -1;
+        struct stat st;
+        sfd = openat(dfd, cf_rsub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0)
+            return -1;
+        if (fstat(sfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+            close(sfd);
+            return -1;
+        }
+    }
+    /* a name nobody can guess, made only if nothing has it */
+    char tmp[400];
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        cf_spill_tmpname(tmp, sizeof(tmp));
+        fd = openat(sfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        if (sfd != dfd)
+            close(sfd);
         return -1;
-    int fd = open(cf_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
+    }
     int rc = cf_write_full(fd, &h, sizeof(h));
     if (rc == 0)
         rc = cf_write_full(fd, cf_ops, (h.nops + h.nops_ucx) * sizeof(*cf_ops));
@@ -179,10 +261,12 @@ static int cf_spill_write(int end, int code)
     if (close(fd) != 0)
         rc = -1;
     /* the part appears whole or not at all (a SIGKILL may come any time) */
-    if (rc == 0 && rename(cf_tmp, cf_file) != 0)
+    if (rc == 0 && renameat(sfd, tmp, sfd, cf_rfile) != 0)
         rc = -1;
     if (rc != 0)
-        unlink(cf_tmp);
+        unlinkat(sfd, tmp, 0);
+    if (sfd != dfd)
+        close(sfd);
     return rc;
 }
 
@@ -327,6 +411,36 @@ static void cf_op_entry(cf_spill_op_t *o, const char *name, const char *kind)
     cf_strlcpy(o->kind, kind, sizeof(o->kind));
 }
 
+/* Rank 0: the spool is ours alone, or it is not used.  One that exists is
+ * kept when it is a directory of this user that nobody else can write;
+ * anything else (a link, another user's, writable by others: a name anyone
+ * can guess and make first) is refused and a private one is made. */
+static void cf_spill_make_spool(char *dir, size_t len)
+{
+    char why[300];
+    int r = cf_spool_check(dir, why, sizeof(why));
+    if (r == 1) {
+        if (mkdir(dir, 0700) == 0)
+            cf_dir_made = 1;
+        else
+            snprintf(why, sizeof(why), "cannot make it: %s", strerror(errno));
+        r = cf_dir_made ? cf_spool_check(dir, why, sizeof(why)) : -1;
+    }
+    if (r == 0)
+        return;
+    cf_dir_made = 0;
+    char priv[4096];
+    if (cf_spool_private(dir, priv, sizeof(priv)) == 0 && strlen(priv) + 64 < len) {
+        cf_log("the spool %s is refused (%s): the parts go to %s", dir, why, priv);
+        snprintf(dir, len, "%s", priv);
+        cf_dir_made = 1;
+    } else {
+        cf_log("the spool %s is refused (%s) and no private one could be made: a job that does not finish "
+               "leaves no records", dir, why);
+        dir[0] = 0;
+    }
+}
+
 void cf_spill_init(void)
 {
     const cf_config_t *c = &cf_g.cfg;
@@ -339,6 +453,8 @@ void cf_spill_init(void)
     if (cf_g.world_rank == 0) {
         job.token = (uint64_t)getpid() << 32 ^ (uint64_t)cf_g.init_wall;
         cf_spool_default(job.dir, sizeof(job.dir));
+        if (c->spill && job.dir[0])
+            cf_spill_make_spool(job.dir, sizeof(job.dir));
     }
     PMPI_Bcast(&job, (int)sizeof(job), MPI_BYTE, 0, cf_g.tool_comm);
     if (!c->spill || !job.dir[0])
@@ -347,8 +463,24 @@ void cf_spill_init(void)
     memcpy(cf_dir, job.dir, sizeof(job.dir));
     if (cf_spool_paths(cf_dir, cf_g.world_rank, c->spool_fanout, cf_sub, cf_file, sizeof(cf_file) - 8) < 0)
         return;
-    size_t n = cf_cpy(cf_tmp, cf_file, sizeof(cf_tmp));
-    cf_cpy(cf_tmp + n, ".tmp", sizeof(cf_tmp) - n);
+    cf_rsub = strcmp(cf_sub, cf_dir) != 0 ? cf_sub + strlen(cf_dir) + 1 : "";
+    cf_rfile = cf_file + strlen(cf_sub) + 1;
+    if (getrandom(&cf_seed, sizeof(cf_seed), GRND_NONBLOCK) != (ssize_t)sizeof(cf_seed))
+        cf_seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&cf_seed ^ (uint64_t)(cf_g.init_wall * 1e6);
+    /* a rank on a node that does not see rank 0's spool makes its own */
+    if (cf_g.world_rank != 0)
+        (void)mkdir(cf_dir, 0700);
+    int dfd = open(cf_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    char why[200];
+    if (dfd < 0 || fstat(dfd, &st) != 0 || cf_spool_check_stat(&st, why, sizeof(why)) != 0) {
+        if (dfd >= 0)
+            close(dfd);
+        return; /* rank 0 has said why */
+    }
+    cf_dirfd = dfd;
+    cf_dir_dev = st.st_dev;
+    cf_dir_ino = st.st_ino;
 
     unsigned nucx = 0;
 #ifdef CF_HAVE_UCX
@@ -413,4 +545,7 @@ void cf_spill_finalized(void)
     /* a handler before ours let the job go on after a signal: the part is stale */
     if (atomic_exchange(&cf_spill_state, 0) == 3)
         cf_spool_unlink();
+    /* the spool rank 0 made for nothing */
+    if (cf_dir_made)
+        rmdir(cf_dir);
 }

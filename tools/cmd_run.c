@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_spool.h"
 #include "commfit.h"
 
 extern char **environ;
@@ -77,6 +78,8 @@ static void cf_run_usage(FILE *out)
 /* The spool of the job, absolute (the ranks may run elsewhere than here):
  * COMMFIT_SPOOL, or the profile's name with .parts for .json, or a name of
  * its own; exported for the ranks. */
+static int cf_run_spool_made; /* made here: removed when left empty */
+
 static char *cf_run_spool(void)
 {
     char cwd[PATH_MAX], name[PATH_MAX + 64];
@@ -105,6 +108,31 @@ static char *cf_run_spool(void)
         snprintf(abs, len, "%s", name);
     else
         snprintf(abs, len, "%s/%s", cwd, name);
+    /* the spool is ours alone: one that exists must be a directory of this
+     * user nobody else can write (its name is easy to guess, anyone could
+     * make it first); else a private one is used, and said */
+    char why[300];
+    int r = cf_spool_check(abs, why, sizeof(why));
+    if (r == 1 && mkdir(abs, 0700) != 0)
+        snprintf(why, sizeof(why), "cannot make it: %s", strerror(errno));
+    else if (r == 1) {
+        cf_run_spool_made = 1;
+        r = cf_spool_check(abs, why, sizeof(why));
+    }
+    if (r != 0) {
+        char priv[PATH_MAX + 64];
+        if (cf_spool_private(abs, priv, sizeof(priv)) != 0) {
+            fprintf(stderr, "commfit run: the spool %s is refused (%s) and no private one could be made: %s\n", abs,
+                    why, strerror(errno));
+            free(abs);
+            return NULL;
+        }
+        fprintf(stderr, "commfit run: the spool %s is refused (%s): the parts go to %s\n", abs, why, priv);
+        free(abs);
+        cf_run_spool_made = 1;
+        if (!(abs = strdup(priv)))
+            return NULL;
+    }
     setenv("COMMFIT_SPOOL", abs, 1);
     setenv("COMMFIT_GATHER", "1", 1); /* the ranks leave the message to us */
     return abs;
@@ -239,8 +267,10 @@ int cf_cmd_run(int argc, char **argv)
      * (parts of an earlier job in the same spool are not this one's; a
      * minute allows for clocks of other nodes a little behind ours) */
     struct stat st;
-    if (stat(spool, &st) == 0 && S_ISDIR(st.st_mode))
+    if (lstat(spool, &st) == 0 && S_ISDIR(st.st_mode))
         cf_merge_spool("commfit run", spool, (double)started - 60, getenv("COMMFIT_OUTPUT"), 0);
+    if (cf_run_spool_made)
+        rmdir(spool); /* made above, left empty */
     free(spool);
     free(preload);
     free(args);
