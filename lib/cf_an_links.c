@@ -360,18 +360,10 @@ double cf_analysis_call_time(const cf_analysis_t *a, const cf_an_fit_t *f, doubl
 const cf_an_fit_t *cf_an_blocking_twin(const cf_analysis_t *a, const cf_an_fit_t *f)
 {
     char name[48];
-    size_t len;
 
-    if (!f->nonblocking || strncmp(f->op, "MPI_", 4) != 0)
+    if (!f->nonblocking || !cf_blocking_op_name(f->op, name, sizeof(name)))
         return NULL;
-    if (f->op[4] == 'I')
-        snprintf(name, sizeof(name), "MPI_%c%s", f->op[5] - 'a' + 'A', f->op + 6);
-    else
-        cf_strlcpy(name, f->op, sizeof(name));
-    len = strlen(name);
-    if (len > 5 && strcmp(name + len - 5, "_init") == 0)
-        name[len - 5] = '\0';
-    return strcmp(name, f->op) != 0 ? cf_analysis_find(a, name, f->comm, f->path) : NULL;
+    return cf_analysis_find(a, name, f->comm, f->path);
 }
 
 /* The line beyond the measured sizes: the fit, else the reference link

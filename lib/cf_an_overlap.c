@@ -23,7 +23,6 @@
  * far longer than the same calls take blocking, the operation waits for its
  * partners (a late sender, imbalance), and the sentence says that instead.
  * See cf_an_stage.h for the pipeline. */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,20 +38,6 @@
 static int f_polls_few(double per_call)
 {
     return !(per_call >= CF_AN_POLLS_FEW);
-}
-
-/* MPI_Iallreduce -> MPI_Allreduce, MPI_Isend -> MPI_Send, MPI_Allreduce_init
- * -> MPI_Allreduce; "" when op has no blocking form. */
-static void blocking_name(const char *op, char *buf, size_t len)
-{
-    const char *init = strstr(op, "_init");
-    buf[0] = '\0';
-    if (strncmp(op, "MPI_I", 5) == 0 && islower((unsigned char)op[5]))
-        snprintf(buf, len, "MPI_%c%s", toupper((unsigned char)op[5]), op + 6);
-    else if (init != NULL && init[5] == '\0' && (size_t)(init - op) < len) {
-        memcpy(buf, op, (size_t)(init - op));
-        buf[init - op] = '\0';
-    }
 }
 
 void cf_an_overlap_build(cf_analysis_t *a)
@@ -117,7 +102,8 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
 
     if (!a->charged || !o->nonblocking || strcmp(o->kind, "io") == 0)
         return NULL;
-    blocking_name(o->op, bname, sizeof(bname));
+    if (!cf_blocking_op_name(o->op, bname, sizeof(bname)))
+        bname[0] = '\0';
     cf_comm_name(p, o->comm, label, sizeof(label));
     /* what the program spent in MPI on it: its posts and its waits */
     if (o->post_s > 0)

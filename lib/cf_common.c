@@ -30,6 +30,28 @@ size_t cf_strlcpy(char *dst, const char *src, size_t len)
     return n;
 }
 
+int cf_blocking_op_name(const char *op, char *buf, size_t len)
+{
+    size_t n = strlen(op);
+    if (len == 0 || n >= len) {
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+    memcpy(buf, op, n + 1);
+    if (strncmp(buf, "MPI_", 4) != 0)
+        return 0;
+    if (n > 2 && strcmp(buf + n - 2, "_c") == 0)
+        buf[n -= 2] = '\0';
+    if (n > 5 && strcmp(buf + n - 5, "_init") == 0)
+        buf[n -= 5] = '\0';
+    if (buf[4] == 'I' && buf[5] >= 'a' && buf[5] <= 'z') {
+        memmove(buf + 4, buf + 5, n - 4);
+        buf[4] = (char)(buf[4] - 'a' + 'A');
+    }
+    return strcmp(buf, op) != 0;
+}
+
 int cf_index_init(cf_index_t *x, size_t n)
 {
     size_t cap = 16;

@@ -24,6 +24,12 @@ typedef enum {
 const char *cf_status_str(int status);
 /* Copies a string, always terminated, truncated to len - 1 characters. */
 size_t cf_strlcpy(char *dst, const char *src, size_t len);
+/* The blocking operation an MPI operation stands for: MPI_Iallreduce,
+ * MPI_Allreduce_init, MPI_Allreduce_c and MPI_Iallreduce_c -> MPI_Allreduce,
+ * MPI_Isend -> MPI_Send (for the names of communication calls: MPI_Init is
+ * no nonblocking MPI_nit).  buf gets it (op itself when it is blocking);
+ * returns 1 when it differs from op, 0 otherwise (or when it does not fit). */
+int cf_blocking_op_name(const char *op, char *buf, size_t len);
 
 /* Makes the path in buf absolute (prefixes the working directory) when it
  * is relative and the result fits len; leaves it as it is otherwise. */

@@ -20,7 +20,6 @@
  * passes through), so no record, matrix entry, call site or sample sees
  * a calibration message.  Buffers live only while their size is
  * measured. */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,18 +456,9 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
 static int kind_of(const char *name)
 {
     char b[64];
-    size_t n = strlen(name);
-    if (strncmp(name, "MPI_", 4) != 0 || n >= sizeof(b))
+    if (strncmp(name, "MPI_", 4) != 0 || strlen(name) >= sizeof(b))
         return -1;
-    memcpy(b, name, n + 1);
-    if (n > 2 && strcmp(b + n - 2, "_c") == 0)
-        b[n -= 2] = 0;
-    if (n > 5 && strcmp(b + n - 5, "_init") == 0)
-        b[n -= 5] = 0;
-    if (b[4] == 'I' && islower((unsigned char)b[5])) {
-        memmove(b + 4, b + 5, n - 4);
-        b[4] = (char)toupper((unsigned char)b[4]);
-    }
+    cf_blocking_op_name(name, b, sizeof(b));
     for (int k = 0; k < K_N; k++)
         if (strcmp(b, KIND_NAME[k]) == 0)
             return k;

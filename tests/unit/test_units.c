@@ -41,6 +41,25 @@ static double rate_of(const char *s)
 
 /* Equality is exact on purpose: unit exponents are folded into one
  * correctly rounded conversion. */
+/* The blocking operation a nonblocking, persistent or large-count one stands for. */
+static void test_blocking_op_name(void **state)
+{
+    static const char *cases[][3] = {
+        {"MPI_Iallreduce", "MPI_Allreduce", "1"}, {"MPI_Isend", "MPI_Send", "1"},
+        {"MPI_Allreduce_init", "MPI_Allreduce", "1"}, {"MPI_Iallreduce_c", "MPI_Allreduce", "1"},
+        {"MPI_Send_init", "MPI_Send", "1"}, {"MPI_Allreduce", "MPI_Allreduce", "0"},
+        {"MPI_Ibarrier", "MPI_Barrier", "1"}, {"ucp_tag_send_nbx", "ucp_tag_send_nbx", "0"},
+    };
+    char buf[48];
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(cf_blocking_op_name(cases[i][0], buf, sizeof(buf)), cases[i][2][0] - '0');
+        assert_string_equal(buf, cases[i][1]);
+    }
+    assert_int_equal(cf_blocking_op_name("MPI_Iallreduce", buf, 8), 0); /* does not fit */
+    assert_string_equal(buf, "");
+}
+
 static void test_parse_time(void **state)
 {
     (void)state;
@@ -336,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index),
+        cmocka_unit_test(test_blocking_op_name),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_parse_time_invalid),
         cmocka_unit_test(test_parse_size),
