@@ -26,7 +26,13 @@ job() {
 
 COMMFIT_CALIBRATE=3s job full
 COMMFIT_CALIBRATE=0 job off
-check_cal sweep "$cf_tmp/full.json" intra-node || exit 1
+# the sweep's times are bounded loosely, but a CPU-bound load beside two ranks
+# on two cores can preempt every round trip: then a second, independent run
+if ! check_cal sweep "$cf_tmp/full.json" intra-node; then
+    echo "the sweep missed: a second, independent run"
+    COMMFIT_CALIBRATE=3s job full
+    check_cal sweep "$cf_tmp/full.json" intra-node || exit 1
+fi
 check_cal same "$cf_tmp/full.json" "$cf_tmp/off.json" || exit 1
 check_cal absent "$cf_tmp/off.json" || exit 1
 
