@@ -93,7 +93,17 @@ trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
 # rank 0 alone on the first node, ranks 1 and 2 on the second: the
 # intra-node sweep is led by rank 1
 printf '%s0 slots=1\n%s1 slots=2\n' "$CFN_PREFIX" "$CFN_PREFIX" > "$cf_tmp/hosts"
-COMMFIT_CALIBRATE=1s COMMFIT_OUTPUT="$cf_tmp/nodes.json" COMMFIT_SUMMARY=0 "$cluster" run -- \
-    --hostfile "$cf_tmp/hosts" -np 3 -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY \
-    -x COMMFIT_CALIBRATE "$dp" --steps 2 > /dev/null || cf_fail "2 nodes: job failed"
-check_cal two_nodes "$cf_tmp/nodes.json"
+nodes() { # BUDGET
+    COMMFIT_CALIBRATE=$1 COMMFIT_OUTPUT="$cf_tmp/nodes.json" COMMFIT_SUMMARY=0 "$cluster" run -- \
+        --hostfile "$cf_tmp/hosts" -np 3 -x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY \
+        -x COMMFIT_CALIBRATE "$dp" --steps 2 > /dev/null || cf_fail "2 nodes: job failed"
+}
+nodes 1s
+# three ranks on two cores beside a CPU-bound load: the budget can end the
+# intra-node sweep after its first sizes; then a second, independent run
+# with a larger budget
+if ! check_cal two_nodes "$cf_tmp/nodes.json"; then
+    echo "the two-node sweeps missed: a second, independent run"
+    nodes 4s
+    check_cal two_nodes "$cf_tmp/nodes.json"
+fi
