@@ -8,12 +8,16 @@ gradients over all ranks, divides by the number of ranks and takes an SGD
 step.  The exchange is one of
 
   per-tensor      one blocking MPI_Allreduce per gradient tensor after the
-                  backward pass, in the order autograd produced them (numpy
-                  views of p.grad, MPI.IN_PLACE, MPI.SUM)
+                  backward pass, in the order autograd produced them
+                  (MPI.IN_PLACE, MPI.SUM)
   bucket          PyTorch DDP's way: consecutive tensors in reverse parameter
-                  order packed into flat buffers of at most --bucket bytes (a
-                  tensor of the cap or more goes alone), one blocking
-                  MPI_Allreduce per bucket, then unpacked
+                  order share flat buffers of at most --bucket bytes (a tensor
+                  of the cap or more goes alone), one blocking MPI_Allreduce
+                  per bucket after the backward pass
+  In both blocking modes each p.grad is a view into its bucket's buffer
+  (DDP's gradient_as_bucket_view; per tensor, each tensor is its own
+  bucket), so autograd accumulates into the buffers and nothing is packed:
+  the two differ only in their MPI calls.
   overlap         Horovod's way: a hook per parameter posts MPI_Iallreduce for
                   its gradient as soon as autograd produces it; MPI_Waitall
                   before the optimizer step
@@ -314,8 +318,17 @@ def main():
         groups = make_buckets(list(reversed(range(len(params)))), nbytes, cap)
     else:
         groups = make_buckets(order, nbytes, cap)
-    flats = [Flat(b, params) for b in groups] if mode != "per-tensor" else None
+    flats = [Flat(b, params) for b in groups]
     nb = len(groups)
+    blocking = not mode.startswith("overlap")
+    if blocking:
+        # DDP's gradient_as_bucket_view: each p.grad is a view into its
+        # bucket's flat buffer, so autograd accumulates into the buffer and
+        # the exchange packs nothing.  Per tensor, each tensor is a bucket of
+        # its own: the two modes differ only in their MPI calls.
+        for f in flats:
+            for j, i in enumerate(f.idx):
+                params[i].grad = f.slot(j, params[i])
 
     # overlap: hooks post the reductions
     state = {"reqs": [], "arrived": [0] * nb, "posted": [False] * nb, "post_s": 0.0, "on": False}
@@ -357,20 +370,11 @@ def main():
     def exchange():
         """Blocking modes: the all-reduces; overlap: wait for them.  Leaves
         the summed gradients in p.grad."""
-        if mode == "per-tensor":
-            for i in order:
-                t0 = time.perf_counter()
-                comm.Allreduce(MPI.IN_PLACE, params[i].grad.numpy(), op=MPI.SUM)
-                calls.append(time.perf_counter() - t0)
-        elif mode == "bucket":
+        if blocking:
             for f in flats:
-                for j, i in enumerate(f.idx):
-                    f.slot(j, params[i]).copy_(params[i].grad)
                 t0 = time.perf_counter()
                 comm.Allreduce(MPI.IN_PLACE, f.view, op=MPI.SUM)
                 calls.append(time.perf_counter() - t0)
-                for j, i in enumerate(f.idx):
-                    params[i].grad.copy_(f.slot(j, params[i]))
         else:
             for k in range(nb):  # the rest, at the end of the backward pass
                 if not state["posted"][k]:
@@ -387,7 +391,8 @@ def main():
         t0 = time.perf_counter()
         if region:
             pc(1, "step")
-        opt.zero_grad(set_to_none=True)
+        # blocking modes keep their gradient views: zero them in place
+        opt.zero_grad(set_to_none=not blocking)
         state["reqs"], state["arrived"], state["posted"] = [], [0] * nb, [False] * nb
         state["on"] = True
         overlap = mode.startswith("overlap")
@@ -418,7 +423,7 @@ def main():
         what = {"per-tensor": "MPI_Allreduce per tensor", "bucket": "MPI_Allreduce per bucket",
                 "overlap": "MPI_Iallreduce per tensor from the hooks, MPI_Waitall",
                 "overlap-bucket": "MPI_Iallreduce per bucket from the hooks, MPI_Waitall"}[mode]
-        sizes = [f.nbytes for f in flats] if flats else nbytes
+        sizes = [f.nbytes for f in flats]
         print("# exchange: %s: %s -> %d calls/step (%d .. %d B)%s"
               % (mode, what, nb, min(sizes), max(sizes), " bucket=%d B" % cap if cap else ""))
         print("# steps=%d warmup=%d (recording paused) batch=%d region=%s tensors %d .. %d B"
