@@ -317,17 +317,59 @@ static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit
  * blocked in Wait/Test charged to its requests (records' post_s and
  * blocked_s), summed over ranks; NaN when the profile does not charge
  * completion calls (older profiles). */
-static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f)
+static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
+                             double *post_p)
 {
     const cf_record_t *r;
-    double sum = 0;
+    double sum = 0, post = 0;
     size_t cur = 0;
 
     if (!cf_analysis_charged(a))
         return NAN;
-    while ((r = stream_next(cf_analysis_profile(a), x, f, &cur)) != NULL)
+    while ((r = stream_next(cf_analysis_profile(a), x, f, &cur)) != NULL) {
         sum += cf_an_pos(r->blocked_s) + cf_an_pos(r->post_s);
+        post += cf_an_pos(r->post_s);
+    }
+    *post_p = post;
     return sum;
+}
+
+/* The stream's share of the polls: the time of the Test calls that
+ * completed nothing (the completion operations' uncharged time, summed
+ * over ranks), divided among the nonblocking operations by their posts.
+ * *with_posts_p: about one poll per post (0.5 to 2). */
+static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *with_posts_p)
+{
+    double polls = 0, tests = 0, posted = 0;
+
+    *with_posts_p = 0;
+    for (size_t k = 0; k < a->nop; k++) {
+        const cf_an_op_t *o = &a->op[k];
+        if (strcmp(o->kind, "completion") == 0 && strncmp(o->op, "MPI_Test", 8) == 0) {
+            polls += cf_an_pos(o->time_s);
+            tests += (double)o->calls;
+        } else if (o->nonblocking && strcmp(o->kind, "io") != 0) {
+            posted += (double)o->calls;
+        }
+    }
+    if (!(posted > 0) || !(polls > 0))
+        return 0.0;
+    *with_posts_p = tests >= 0.5 * posted && tests <= 2.0 * posted;
+    return polls * (double)f->calls / posted;
+}
+
+/* The run's time, per rank, with the calls in buckets: a candidate's T(S)
+ * against T(calls as they are) = now (cf_advice.h). */
+static double predict_run(const cf_advice_t *ad, double model_s, double buckets, double now)
+{
+    double ratio = now > 0 ? model_s / now : NAN;
+    double per_call, fixed;
+
+    if (!ad->nonblocking)
+        return ad->current_s * ratio;
+    per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
+    fixed = ad->polls_with_posts ? 0.0 : ad->poll_s;
+    return per_call * (ad->calls_per_step > 0 ? buckets / ad->calls_per_step : NAN) + ad->blocked_s * ratio + fixed;
 }
 
 static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_t *ad)
@@ -392,6 +434,39 @@ static double measured_hi(const cf_predictor_t *pr)
     return pr->n > 0 ? pr->pt[pr->n - 1].size : NAN;
 }
 
+double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd)
+{
+    return ad->model_current_s > 0 ? predict_run(ad, cd->model_s, cd->buckets, ad->model_current_s) : NAN;
+}
+
+/* A candidate judged per step: blocking streams in the predictor's times
+ * (T(S) against now), nonblocking ones in measured time (predict_run over
+ * the steps against current_s over the steps), since only their blocked
+ * part follows the predictor.  The reference time, a candidate's time and
+ * its saving with the saving's uncertainty. */
+static double judge_ref(const cf_advice_t *ad, double now)
+{
+    return ad->nonblocking ? ad->current_s / (double)ad->steps : now;
+}
+
+static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
+{
+    return ad->nonblocking ? predict_run(ad, cd->model_s, cd->buckets, now) / (double)ad->steps : cd->model_s;
+}
+
+static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
+{
+    double k;
+    if (!ad->nonblocking) {
+        *unc_p = cd->saving_unc_s;
+        return now - cd->model_s;
+    }
+    /* the predictor's uncertainty, scaled as the blocked time is */
+    k = now > 0 ? ad->blocked_s / (double)ad->steps / now : NAN;
+    *unc_p = cd->saving_unc_s * k;
+    return judge_ref(ad, now) - judge_time(ad, cd, now);
+}
+
 static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
                   cf_advice_t *ad)
 {
@@ -399,7 +474,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     const cf_calib_t *cal = &a->calib;
     cf_an_line_t line;
     cf_predictor_t *pr = NULL;
-    double *ts = NULL, *tmp = NULL, now, s_now = 0, best, blocked = NAN, gain;
+    double *ts = NULL, *tmp = NULL, now, s_now = 0, best, ref, blocked = NAN, gain;
     size_t nt = 0, rec = 0, bi = 0, ti = (size_t)-1;
     pack_out_t po;
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
@@ -431,14 +506,18 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         /* What a nonblocking stream costs the step is the time blocked on
          * it in Wait/Test; its spans from post to completion overlap each
          * other and compute, and add up to nothing it costs. */
-        blocked = stream_blocked(a, x, f);
+        double post = 0;
+        blocked = stream_blocked(a, x, f, &post);
         if (!isfinite(blocked)) {
             ad->reason = "nonblocking: the profile does not charge the time blocked in Wait/Test to "
                          "its requests (an older plugin), and spans from post to completion do not add "
                          "up to a cost";
             return CF_OK;
         }
-        ad->current_s = blocked / (double)f->comm_size;
+        ad->post_s = post / (double)f->comm_size;
+        ad->blocked_s = (blocked - post) / (double)f->comm_size;
+        ad->poll_s = stream_polls(a, f, &ad->polls_with_posts) / (double)f->comm_size;
+        ad->current_s = ad->post_s + ad->blocked_s + ad->poll_s;
         ad->current_source = "blocked";
         ad->share = cf_analysis_total_s(a) > 0 ? blocked / cf_analysis_total_s(a) : NAN;
     } else {
@@ -511,7 +590,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     }
     ad->model_current_s = now;
     ad->startup_share = now > 0 ? s_now / now : NAN;
-    best = now;
+    best = judge_ref(ad, now);
     for (size_t c = 0; c < ad->ncand; c++) {
         cf_adv_cand_t *cd = &ad->cand[c];
         cd->model_s = pack(ts, nt, cd->bucket_bytes, pred_time, pr, ad->memcpy_Bps, &po);
@@ -521,8 +600,8 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         cd->unc_s = po.unc;
         cd->saving_unc_s = po.diff_unc;
         cd->source = po.source;
-        if (cd->model_s < best) {
-            best = cd->model_s;
+        if (judge_time(ad, cd, now) < best) {
+            best = judge_time(ad, cd, now);
             bi = c;
         }
     }
@@ -534,11 +613,11 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         ad->reason = "no model: the model gives no time for these sizes";
         return CF_OK;
     }
-    ad->best_saving_share = (now - best) / now;
+    ref = judge_ref(ad, now);
+    ad->best_saving_share = (ref - best) / ref;
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;
-    ad->saving_step_s = now - ad->cand[bi].model_s;
-    ad->saving_unc_step_s = ad->cand[bi].saving_unc_s;
+    ad->saving_step_s = judge_saving(ad, &ad->cand[bi], now, &ad->saving_unc_step_s);
     ad->extrapolated = ad->cand[bi].source == CF_PRED_MODEL;
     if (nt <= 1 || ad->calls_per_step < 1.5) {
         free(pr);
@@ -549,21 +628,22 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     /* Trusted: a candidate whose saving exceeds its uncertainty and 5 %. */
     for (size_t c = 0; c < ad->ncand; c++) {
         const cf_adv_cand_t *cd = &ad->cand[c];
-        double sv = now - cd->model_s, unc = cd->saving_unc_s;
-        if (sv > unc && sv >= CF_ADV_MIN_GAIN * now && (ti == (size_t)-1 || cd->model_s < ad->cand[ti].model_s))
+        double unc, sv = judge_saving(ad, cd, now, &unc);
+        if (sv > unc && sv >= CF_ADV_MIN_GAIN * ref &&
+            (ti == (size_t)-1 || judge_time(ad, cd, now) < judge_time(ad, &ad->cand[ti], now)))
             ti = c;
     }
     if (ti != (size_t)-1) {
         for (size_t c = 0; c < ad->ncand; c++) {
             const cf_adv_cand_t *cd = &ad->cand[c];
-            double sv = now - cd->model_s, unc = cd->saving_unc_s;
-            if (sv > unc && cd->model_s <= ad->cand[ti].model_s * (1.0 + CF_ADV_NEAR_BEST)) {
+            double unc, sv = judge_saving(ad, cd, now, &unc);
+            if (sv > unc && judge_time(ad, cd, now) <= judge_time(ad, &ad->cand[ti], now) * (1.0 + CF_ADV_NEAR_BEST)) {
                 ad->verdict = "fuse";
                 ad->reason = "fewer calls pay fewer startups than packing costs";
                 ad->bucket_bytes = cd->bucket_bytes;
                 ad->buckets_per_step = cd->buckets;
                 ad->model_s = cd->model_s;
-                ad->predicted_s = ad->current_s * cd->model_s / now;
+                ad->predicted_s = predict_run(ad, cd->model_s, cd->buckets, now);
                 ad->predicted_saving_s = ad->current_s - ad->predicted_s;
                 ad->saving_step_s = sv;
                 ad->saving_unc_step_s = unc;
@@ -591,14 +671,14 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
             return CF_OK;
         }
     }
-    if (gain < CF_ADV_MIN_GAIN * now || ad->startup_share < CF_ADV_MIN_GAIN) {
+    if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
         /* even at the end of its uncertainty the best saves under 5 %, or
          * the startups, all that fusing can save, are under 5 % */
         ad->verdict = "no gain";
         ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
         snprintf(ad->why, sizeof(ad->why), "the best buckets, %s, save %s of %s per step (uncertainty %s)",
                  cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
-                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(now, b3, sizeof(b3)),
+                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(ref, b3, sizeof(b3)),
                  cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
         free(pr);
         return CF_OK;
@@ -725,6 +805,11 @@ static json_t *advice_json(const cf_advice_t *ad)
     bad |= set(o, "bucket_bytes", jbytes(ad->bucket_bytes));
     bad |= set(o, "current_s", jnum(ad->current_s));
     bad |= set(o, "current_source", jstr(ad->current_source));
+    /* nonblocking: what current_s is made of (cf_advice.h) */
+    bad |= set(o, "post_s", ad->nonblocking ? jnum(ad->post_s) : json_null());
+    bad |= set(o, "blocked_s", ad->nonblocking ? jnum(ad->blocked_s) : json_null());
+    bad |= set(o, "poll_s", ad->nonblocking ? jnum(ad->poll_s) : json_null());
+    bad |= set(o, "polls_with_posts", ad->nonblocking ? json_boolean(ad->polls_with_posts) : json_null());
     bad |= set(o, "predicted_s", jnum(ad->predicted_s));
     bad |= set(o, "predicted_saving_s", jnum(ad->predicted_saving_s));
     bad |= set(o, "ddp_bucket_cap_mb", jnum(ad->ddp_bucket_cap_mb));
@@ -774,9 +859,7 @@ static json_t *advice_json(const cf_advice_t *ad)
         bad |= set(j, "uncertainty_step_s", jnum(cd->unc_s));
         /* the least measured of its buckets' times: "measured", "calibration", "model" */
         bad |= set(j, "time_source", jstr(cf_pred_source_name((cf_pred_source_t)cd->source)));
-        bad |= set(j, "predicted_s",
-                   jnum(ad->model_current_s > 0 ? ad->current_s * cd->model_s / ad->model_current_s
-                                                : NAN));
+        bad |= set(j, "predicted_s", jnum(cf_advice_cand_predicted_s(ad, cd)));
         bad |= json_array_append_new(cands, j) != 0;
     }
     bad |= set(o, "candidates", cands);

@@ -75,7 +75,21 @@
  *     predicted_s = current_s x T(S) / T(calls as they are)
  * so a gap between prediction and measurement (noise, tails the medians
  * leave out, overlap that hides part of a nonblocking exchange) is scaled
- * along, never counted as a saving by itself.  predicted_saving_s =
+ * along, never counted as a saving by itself.
+ *
+ * A nonblocking stream costs the step more than its blocked time: the
+ * posts (post_s) and the program's polls for progress (Test calls that
+ * completed nothing, shared among the nonblocking streams by their posts:
+ * poll_s).  current_s is their sum with the blocked time.  Posts are paid
+ * per call, and so are the polls of a program that polls about once per
+ * post (a hook that posts and tests): fusing pays them per bucket.  Only
+ * the blocked time follows the predictor:
+ *     predicted_s = (post_s [+ poll_s]) x buckets / calls
+ *                   + blocked_s x T(S) / T(calls as they are) [+ poll_s]
+ * (poll_s in the first term when the polls go with the posts, else in the
+ * last).  A nonblocking stream's saving_step_s and its uncertainty are
+ * per step in measured time: current_s - predicted_s over the steps, the
+ * predictor's uncertainty scaled as the blocked time is.  predicted_saving_s =
  * current_s - predicted_s; the JSON's model_saving_s is the predictor's
  * own difference, steps x (T(calls as they are) - T(S)); saving_step_s
  * and saving_uncertainty_step_s those per step of the advised (else the
@@ -158,6 +172,12 @@ typedef struct cf_advice {
 
     double current_s;         /* measured, per rank on the slowest rank, whole run */
     const char *current_source; /* "transfer", "duration", "mixed", "blocked" */
+    /* nonblocking: current_s = post_s + blocked_s + poll_s, per rank (whole
+     * run); 0 for a blocking stream */
+    double post_s;            /* inside the calls that posted it */
+    double blocked_s;         /* blocked in Wait/Test on its requests */
+    double poll_s;            /* its share, by posts, of Test calls that completed nothing */
+    int polls_with_posts;     /* the program polls about once per post (0.5 to 2 a post) */
     double model_current_s;   /* T per step of the calls as they are */
     double model_current_unc_s; /* its uncertainty */
     int current_pred_source;  /* cf_pred_source_t of the calls as they are */
@@ -196,6 +216,10 @@ CF_HIDDEN void cf_advice_free(cf_advice_t *adv);
 CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, double alpha_s,
                                      double Bps, double memcpy_Bps, double *buckets_p,
                                      double *fused_p, double *copy_p);
+
+/* predicted_s of a candidate: the run's time, per rank on the slowest
+ * rank, with its buckets (the rule above); NaN without a model. */
+CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd);
 
 /* The "advice" array of the report; NULL when out of memory. */
 CF_HIDDEN json_t *cf_advice_to_json(const cf_advice_t *adv, size_t n);

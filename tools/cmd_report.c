@@ -803,6 +803,14 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
         else
             fprintf(out, "    no line beyond the measured sizes; packing copies at %s\n",
                    isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
+        if (ad->nonblocking && strcmp(ad->current_source, "blocked") == 0)
+            fprintf(out, "    now: %s over the run on the slowest rank (posting %s, blocked in Wait/Test %s, polls %s%s), "
+                   "%s/step; the same calls blocking: %s/step (+-%s, %s)\n",
+                   fmt_t(ad->current_s, b[0]), fmt_t(ad->post_s, b[4]), fmt_t(ad->blocked_s, b[5]),
+                   fmt_t(ad->poll_s, b[6]), ad->polls_with_posts ? ", about one a post: paid per call" : "",
+                   fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]),
+                   fmt_t(ad->model_current_unc_s, b[3]), pred_src(ad->current_pred_source));
+        else
         fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; predicted %s/step (+-%s, %s)\n",
                fmt_t(ad->current_s, b[0]),
                strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
@@ -819,7 +827,8 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             fprintf(out, "    fuse: buckets of %s (%.0f B): %.0f call%s/step, %s/step predicted (copies %s; %s); "
                    "saves %s of %s (%s); saving per step %s, uncertainty %s\n",
                    fmt_s(ad->bucket_bytes, b[0]), ad->bucket_bytes, ad->buckets_per_step,
-                   ad->buckets_per_step == 1 ? "" : "s", fmt_t(ad->model_s, b[1]),
+                   ad->buckets_per_step == 1 ? "" : "s",
+                   fmt_t(ad->nonblocking ? ad->predicted_s / (double)ad->steps : ad->model_s, b[1]),
                    fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), pred_src(cd != NULL ? cd->source : 0),
                    fmt_t(ad->predicted_saving_s, b[2]), fmt_t(ad->current_s, b[3]),
                    fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]),
@@ -836,10 +845,14 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             const cf_adv_cand_t *cd = &ad->cand[c];
             if (cd->name == NULL || !(ad->model_current_s > 0))
                 continue;
-            double gain = (ad->model_current_s - cd->model_s) / ad->model_current_s;
+            /* nonblocking: of the measured time, posts and polls included */
+            double gain = ad->nonblocking ? 1.0 - cf_advice_cand_predicted_s(ad, cd) / ad->current_s
+                                          : (ad->model_current_s - cd->model_s) / ad->model_current_s;
             fprintf(out, "    %s: %.0f call%s/step, %s %s (+-%s, %s)\n", cd->name, cd->buckets,
                    cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]),
-                   fmt_pct(cd->unc_s / ad->model_current_s, b[2]), pred_src(cd->source));
+                   fmt_pct(ad->nonblocking ? cd->unc_s * ad->blocked_s / (ad->model_current_s * ad->current_s)
+                                           : cd->unc_s / ad->model_current_s, b[2]),
+                   pred_src(cd->source));
         }
     }
 }

@@ -755,6 +755,78 @@ static void test_nonblocking_blocked(void **state)
     cf_profile_free(&p);
 }
 
+/* The same trainer, whose hooks also pay for their posts and poll with
+ * MPI_Testall: polls_per_post Tests a post that complete nothing.  The
+ * stream costs the step its posts, its blocked time and its share of the
+ * polls; fusing pays the posts per bucket, and the polls too where there
+ * is about one a post; the blocked time follows the predictor. */
+static void nonblocking_posts_polls(double polls_per_post)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    const cf_adv_cand_t *cd;
+    const double blocked = 2e-3, post_call = 5e-6, poll = 3e-3; /* per rank, whole run */
+    const double calls = 16.0 * STEPS; /* per rank */
+    double want, per_call;
+    cf_record_t *w, *t;
+    json_t *j, *e;
+
+    profile_new(&p);
+    for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++) {
+        cf_record_t *r = add(&p, "MPI_Iallreduce", tensors[i].size, (uint64_t)tensors[i].count * P * STEPS, 0);
+        r->t_sum = 100.0 * P / CF_ARRAY_LEN(tensors);
+        r->t_min = r->t_max = r->t_p50 = r->t_p99 = 0.1;
+        r->xfer_n = 0;
+        r->xfer_sum = r->xfer_p50 = r->xfer_p99 = 0;
+        r->blocked_s = blocked * P / CF_ARRAY_LEN(tensors);
+        r->post_s = post_call * (double)r->calls;
+    }
+    w = add(&p, "MPI_Waitall", 0, P * STEPS, 0);
+    cf_strlcpy(w->kind, "completion", sizeof(w->kind));
+    w->t_sum = w->blocked_s = blocked * P;
+    t = add(&p, "MPI_Testall", 0, (uint64_t)(polls_per_post * calls * P), 0);
+    cf_strlcpy(t->kind, "completion", sizeof(t->kind));
+    t->t_sum = poll * P;
+    set_calibration(&p, "MPI_Allreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    assert_true(ad->nonblocking);
+    assert_rel(ad->post_s, post_call * calls, 1e-9);
+    assert_rel(ad->blocked_s, blocked, 1e-9);
+    assert_rel(ad->poll_s, poll, 1e-9);
+    assert_int_equal(ad->polls_with_posts, polls_per_post <= 2);
+    assert_rel(ad->current_s, post_call * calls + blocked + poll, 1e-9);
+    assert_string_equal(ad->verdict, "fuse");
+    cd = cand_of(ad, ad->bucket_bytes);
+    per_call = post_call * calls + (ad->polls_with_posts ? poll : 0);
+    want = per_call * cd->buckets / 16.0 + blocked * cd->model_s / ad->model_current_s +
+           (ad->polls_with_posts ? 0 : poll);
+    assert_rel(ad->predicted_s, want, 1e-9);
+    assert_rel(cf_advice_cand_predicted_s(ad, cd), want, 1e-12);
+    assert_rel(ad->saving_step_s, (ad->current_s - want) / STEPS, 1e-9);
+    j = cf_analysis_to_json(a);
+    e = json_array_get(json_object_get(j, "advice"), 0);
+    assert_rel(json_number_value(json_object_get(e, "poll_s")), poll, 1e-9);
+    assert_rel(json_number_value(json_object_get(e, "post_s")), post_call * calls, 1e-9);
+    assert_true(json_is_boolean(json_object_get(e, "polls_with_posts")));
+    json_decref(j);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void test_nonblocking_polls_per_post(void **state)
+{
+    (void)state;
+    nonblocking_posts_polls(1.0);
+}
+
+static void test_nonblocking_polls_apart(void **state)
+{
+    (void)state;
+    nonblocking_posts_polls(5.0);
+}
+
 /* Barriers and streams without payload get no advice; nothing crashes on
  * an empty profile. */
 static void test_no_advice(void **state)
@@ -850,6 +922,8 @@ int main(void)
         cmocka_unit_test(test_predictor),
         cmocka_unit_test(test_withheld_within_uncertainty),
         cmocka_unit_test(test_nonblocking_blocked),
+        cmocka_unit_test(test_nonblocking_polls_per_post),
+        cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_misfit_line_measured_buckets),
         cmocka_unit_test(test_no_advice),
         cmocka_unit_test(test_any_profile),
