@@ -44,7 +44,8 @@ PY
 "$commfit" diff --format json "$cf_tmp/k.json" "$cf_tmp/k2.json" > "$cf_tmp/k.diff.json" || bad "diff of renamed communicators"
 "$commfit" report "$cf_tmp/a.json" > "$cf_tmp/a.txt" || bad "report A"
 
-"$CF_PYTHON" - "$cf_tmp/diff.json" "$cf_tmp/k.diff.json" "$cf_tmp/a.txt" <<'PY' || failed=$((failed + 1))
+"$commfit" report --format json "$cf_tmp/a.json" > "$cf_tmp/a.rep.json" || bad "report --format json A"
+"$CF_PYTHON" - "$cf_tmp/diff.json" "$cf_tmp/k.diff.json" "$cf_tmp/a.txt" "$cf_tmp/a.rep.json" <<'PY' || failed=$((failed + 1))
 import json, sys
 d, k, text = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 from checks import check, done
@@ -57,7 +58,12 @@ t = r["time_per_rank_s"]
 check("delta is B - A", abs(r["delta_s"] - (t["b"] - t["a"])) <= 1e-8 * max(t["a"], t["b"]),
       "%s -> %s" % (r["time_per_rank_s"]["a"], r["time_per_rank_s"]["b"]))
 check("fits side by side", set(r["alpha_s"]) == {"a", "b"} and set(r["bandwidth_Bps"]) == {"a", "b"})
-check("no fusion entry without advice to fuse", r["fusion"] is None, str(r["fusion"]))
+# wait_skew's few all-reduces a step are no fusion case by design, but on a
+# loaded machine their times can make one: the entry follows A's own advice
+adv = [x for x in json.load(open(sys.argv[4]))["advice"] if x["op"] == "MPI_Allreduce" and x["comm"] == "world"]
+fuse = bool(adv) and adv[0]["verdict"] == "fuse"
+check("a fusion entry exactly where A's advice is to fuse", (r["fusion"] is not None) == fuse,
+      "A's verdict %s; entry %s" % (adv[0]["verdict"] if adv else None, r["fusion"]))
 one_sided = [o["op"] + " " + str(o["comm"]) for o in k["operations"] if o["calls"]["a"] is None or o["calls"]["b"] is None]
 renamed = [o for o in k["operations"] if o["comm"]["a"] not in ("world", "self", "all", None) and o["comm"]["a"] != o["comm"]["b"]]
 check("communicators with other ids are matched by how they were made and their size",

@@ -4,10 +4,14 @@
 # (at most COMMFIT_TRACE per receiving rank) an arrow from its send's post on
 # the sender's message track to its receive on the receiver's.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
-COMMFIT_OUTPUT="$cf_tmp/skew.json" COMMFIT_SUMMARY=0 \
-    cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/wait_skew" 1000 8 || cf_fail "job failed"
-"$CF_BUILDDIR/tools/commfit" trace "$cf_tmp/skew.json" > "$cf_tmp/trace.json" || cf_fail "commfit trace failed"
-"$CF_PYTHON" - "$cf_tmp/trace.json" <<'PY' || exit 1
+# rank 1 late by 20 ms at every allreduce: more than a busy machine's
+# scheduler delays mostly are, and where they are not, a second,
+# independent run
+skew() {
+    COMMFIT_OUTPUT="$cf_tmp/skew.json" COMMFIT_SUMMARY=0 \
+        cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/wait_skew" 20000 8 || cf_fail "job failed"
+    "$CF_BUILDDIR/tools/commfit" trace "$cf_tmp/skew.json" > "$cf_tmp/trace.json" || cf_fail "commfit trace failed"
+    "$CF_PYTHON" - "$cf_tmp/trace.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 ev = t["traceEvents"]
@@ -22,11 +26,17 @@ waits = [e for e in ev if e["ph"] == "X" and e["cat"] == "wait"]
 inside = all(any(w["tid"] == o["tid"] and o["ts"] <= w["ts"] and w["ts"] + w["dur"] <= o["ts"] + o["dur"] + 1e-3
                  for o in ops) for w in waits)
 check("every wait lies inside its operation", inside and len(waits) > 0, "%d waits" % len(waits))
-r0 = sum(w["dur"] for w in waits if w["tid"] == 0)
-r1 = sum(w["dur"] for w in waits if w["tid"] == 1)
-check("rank 0 waits for the late rank 1 at allreduce", r0 > r1, "%.0f us vs %.0f us" % (r0, r1))
+# medians over the instances: one preemption of rank 1 inside an allreduce
+# (a busy machine) would make a sum of its waits the larger
+import statistics
+w0 = [w["dur"] for w in waits if w["tid"] == 0] or [0]
+w1 = [w["dur"] for w in waits if w["tid"] == 1] or [0]
+r0, r1 = statistics.median(w0), statistics.median(w1)
+check("rank 0 waits for the late rank 1 at allreduce (medians)", r0 > r1, "%.0f us vs %.0f us" % (r0, r1))
 done()
 PY
+}
+skew || { echo "a second, independent run"; skew; } || exit 1
 # messages: 200 round trips of each of 4 sizes, the first 16 per receiver kept
 COMMFIT_OUTPUT="$cf_tmp/pp.json" COMMFIT_SUMMARY=0 COMMFIT_TRACE=16 \
     cf_mpirun 2 -- "$CF_BUILDDIR/examples/pingpong" --min 8 --max 64 --iters 200 --warmup 2 > /dev/null \
