@@ -358,6 +358,74 @@ static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *wi
     return polls * (double)f->calls / posted;
 }
 
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+typedef struct {
+    long long rank, seq;
+    double t0, t1;
+} gap_row_t;
+
+static int cmp_gap_row(const void *pa, const void *pb)
+{
+    const gap_row_t *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* call_gap_s of a blocking stream from the profile's sampled collectives
+ * (samples.collectives rows: rank, comm, seq, op, t0, t1, wait); see
+ * cf_advice.h. */
+static void stream_gap(const cf_profile_t *p, cf_advice_t *ad)
+{
+    json_t *sec = p->extra != NULL ? json_object_get(p->extra, "samples") : NULL;
+    json_t *rows = sec != NULL ? json_object_get(sec, "collectives") : NULL, *e;
+    gap_row_t *g;
+    double *gap, *dur;
+    size_t n = 0, ng = 0, i;
+
+    ad->call_gap_s = NAN;
+    if (!json_is_array(rows) || json_array_size(rows) < 9)
+        return;
+    g = malloc(json_array_size(rows) * sizeof(*g));
+    gap = malloc(json_array_size(rows) * sizeof(*gap));
+    dur = malloc(json_array_size(rows) * sizeof(*dur));
+    if (g == NULL || gap == NULL || dur == NULL)
+        goto out;
+    json_array_foreach(rows, i, e) {
+        json_t *op = json_array_get(e, 3);
+        double t0 = json_number_value(json_array_get(e, 4)), t1 = json_number_value(json_array_get(e, 5));
+        if (!json_is_array(e) || !json_is_integer(json_array_get(e, 0)) || !json_is_integer(json_array_get(e, 2)) ||
+            json_integer_value(json_array_get(e, 1)) != (json_int_t)ad->comm || !json_is_string(op) ||
+            strcmp(json_string_value(op), ad->op) != 0 || !isfinite(t0) || !(t1 >= t0) || !isfinite(t1))
+            continue;
+        g[n] = (gap_row_t){json_integer_value(json_array_get(e, 0)), json_integer_value(json_array_get(e, 2)), t0, t1};
+        dur[n++] = t1 - t0;
+    }
+    qsort(g, n, sizeof(*g), cmp_gap_row);
+    for (i = 1; i < n; i++)
+        if (g[i].rank == g[i - 1].rank && g[i].seq == g[i - 1].seq + 1 && g[i].t0 >= g[i - 1].t1)
+            gap[ng++] = g[i].t0 - g[i - 1].t1;
+    ad->call_gap_pairs = ng;
+    if (ng >= 8) {
+        double gm, dm;
+        qsort(gap, ng, sizeof(*gap), cmp_double);
+        qsort(dur, n, sizeof(*dur), cmp_double);
+        gm = ng % 2 ? gap[ng / 2] : 0.5 * (gap[ng / 2 - 1] + gap[ng / 2]);
+        dm = n % 2 ? dur[n / 2] : 0.5 * (dur[n / 2 - 1] + dur[n / 2]);
+        if (gm < dm)
+            ad->call_gap_s = gm;
+    }
+out:
+    free(g);
+    free(gap);
+    free(dur);
+}
+
 /* The run's time, per rank, with the calls in buckets: a candidate's T(S)
  * against T(calls as they are) = now (cf_advice.h). */
 static double predict_run(const cf_advice_t *ad, double model_s, double buckets, double now)
@@ -407,6 +475,7 @@ static void advice_init(cf_advice_t *ad)
     ad->saving_step_s = ad->saving_unc_step_s = NAN;
     ad->ddp_bucket_cap_mb = ad->horovod_fusion_threshold = NAN;
     ad->share = NAN;
+    ad->call_gap_s = ad->framework_saving_s = NAN;
 }
 
 static void candidates(cf_advice_t *ad)
@@ -522,6 +591,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         ad->share = cf_analysis_total_s(a) > 0 ? blocked / cf_analysis_total_s(a) : NAN;
     } else {
         measured(p, x, f, ad);
+        stream_gap(p, ad);
         ad->share = cf_analysis_total_s(a) > 0 ? f->time_s / cf_analysis_total_s(a) : NAN;
     }
     /* Fusing joins the calls of one step: without steps there is nothing
@@ -648,6 +718,9 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
                 ad->saving_step_s = sv;
                 ad->saving_unc_step_s = unc;
                 ad->extrapolated = cd->source == CF_PRED_MODEL;
+                if (!ad->nonblocking && isfinite(ad->call_gap_s))
+                    ad->framework_saving_s =
+                        ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
                 ad->ddp_bucket_cap_mb = cd->bucket_bytes / 1048576.0;
                 ad->horovod_fusion_threshold = cd->bucket_bytes;
                 break;
@@ -812,6 +885,8 @@ static json_t *advice_json(const cf_advice_t *ad)
     bad |= set(o, "polls_with_posts", ad->nonblocking ? json_boolean(ad->polls_with_posts) : json_null());
     bad |= set(o, "predicted_s", jnum(ad->predicted_s));
     bad |= set(o, "predicted_saving_s", jnum(ad->predicted_saving_s));
+    bad |= set(o, "call_gap_s", jnum(ad->call_gap_s));
+    bad |= set(o, "framework_saving_s", jnum(ad->framework_saving_s));
     bad |= set(o, "ddp_bucket_cap_mb", jnum(ad->ddp_bucket_cap_mb));
     bad |= set(o, "horovod_fusion_threshold", jbytes(ad->horovod_fusion_threshold));
     bad |= set(o, "steps", json_integer((json_int_t)ad->steps));

@@ -112,6 +112,14 @@
  * bucket sizes" where a calibration ran), else more steps.  No verdict
  * (NULL) without any measured size or line.
  *
+ * Time outside MPI: a framework that issues the calls one by one (Python
+ * bindings, a loop over tensors) pays some microseconds between them,
+ * which fusing saves as well.  Where the sampled calls of a blocking
+ * stream hold at least 8 consecutive pairs on one rank and their median
+ * gap is under their median duration (back to back), that gap is
+ * call_gap_s and framework_saving_s what the advised buckets save of it;
+ * predicted_saving_s stays MPI time alone, and the verdict rests on it.
+ *
  * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
  * HOROVOD_FUSION_THRESHOLD = S in bytes. */
 #ifndef CF_ADVICE_H
@@ -178,6 +186,15 @@ typedef struct cf_advice {
     double blocked_s;         /* blocked in Wait/Test on its requests */
     double poll_s;            /* its share, by posts, of Test calls that completed nothing */
     int polls_with_posts;     /* the program polls about once per post (0.5 to 2 a post) */
+    /* blocking: the median time between consecutive calls of the stream on
+     * one rank (sampled pairs, seq and seq + 1), where they are issued back
+     * to back (the gap under the calls' median duration): the framework's
+     * cost per call outside MPI, which fusing saves too; NaN: unknown or
+     * not back to back.  framework_saving_s: that gap times the calls the
+     * advised buckets remove, per rank over the run (NaN unless "fuse") */
+    double call_gap_s;
+    size_t call_gap_pairs;
+    double framework_saving_s;
     double model_current_s;   /* T per step of the calls as they are */
     double model_current_unc_s; /* its uncertainty */
     int current_pred_source;  /* cf_pred_source_t of the calls as they are */

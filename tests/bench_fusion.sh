@@ -154,14 +154,30 @@ def f(v):
     return "-" if v is None else str(v)
 
 
+# commfit's saving in MPI time, plus (blocking streams) the framework's time
+# between back-to-back calls that the buckets remove (call_gap_s): what the
+# trainer's step timer sees
+gap = a.get("call_gap_s")
+
+
 def cand_saving(S):
     c = [c for c in a.get("candidates") or [] if c.get("bucket_bytes") == S]
     cur, p = a.get("current_s"), c[0].get("predicted_s") if c else None
-    return None if cur is None or p is None else cur - p
+    if cur is None or p is None:
+        return None
+    out = 0.0
+    if gap is not None and a.get("calls_per_step") and c[0].get("buckets_per_step") is not None:
+        out = gap * max(0.0, a["calls_per_step"] - c[0]["buckets_per_step"]) * (a.get("steps") or 0)
+    return cur - p + out
+
+
+saving = a.get("predicted_saving_s")
+if saving is not None and a.get("framework_saving_s") is not None:
+    saving += a["framework_saving_s"]
 
 
 reason = a.get("reason") or (err if not a else None)
-print("\t".join(f(v) for v in (a.get("op"), a.get("verdict"), a.get("bucket_bytes"), a.get("predicted_saving_s"),
+print("\t".join(f(v) for v in (a.get("op"), a.get("verdict"), a.get("bucket_bytes"), saving,
                                a.get("current_s"), a.get("steps"), cand_saving(26214400), cand_saving(67108864),
                                a.get("calls_per_step"))) + "\t" + (reason or "-").replace("\t", " "))
 PY
@@ -342,7 +358,8 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
     verdict_texts.append("%s %s %s: %s %s: %s" % (key[0], key[1], key[2], a["op"], verdict, a["reason"]))
     verdict_texts += ["    " + l.strip() for l in body[1:] if a["reason"] not in l]
 print("(times in ms; pred/step: commfit's predicted saving per step for that bucket, from its candidates where it")
-print(" advised another; B: the bucket run; calls: its calls per step)")
+print(" advised another, MPI time plus the framework's time between back-to-back calls it removes (call_gap_s);")
+print(" B: the bucket run; calls: its calls per step)")
 print()
 print("commfit's verdicts (report --format json: verdict and reason; the text report's lines under it):")
 for t in verdict_texts:

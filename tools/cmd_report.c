@@ -835,6 +835,10 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
             fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
                    ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
+            if (isfinite(ad->framework_saving_s))
+                fprintf(out, "          outside MPI, %s more: the calls go back to back, %s apart (median of %zu "
+                       "sampled pairs), the framework's cost per call\n",
+                       fmt_t(ad->framework_saving_s, b[0]), fmt_t(ad->call_gap_s, b[1]), ad->call_gap_pairs);
         } else if (strcmp(ad->verdict, "uncertain") == 0) {
             fprintf(out, "    uncertain: %s%s%s\n", ad->why, ad->why[0] ? "; " : "", ad->reason);
         } else {

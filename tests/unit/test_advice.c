@@ -827,6 +827,62 @@ static void test_nonblocking_polls_apart(void **state)
     nonblocking_posts_polls(5.0);
 }
 
+/* Sampled calls of the per-tensor stream, 16 a step back to back on
+ * ranks 0 and 1, gap apart, each lasting its line's time; step_gap between
+ * steps.  The framework's time between them: the median gap where it is
+ * under the calls' median duration, times the calls the buckets remove. */
+static void call_gap_case(double gap, double step_gap, int want_finite)
+{
+    static const char *const names[] = {"step", "step/allreduce"};
+    static const int entries[] = {STEPS, STEPS};
+    static const uint64_t sizes[16] = {256000, 1000, 64000, 1000, 16000, 1000, 16000, 1000,
+                                       4000, 1000, 4000, 1000, 4000, 1000, 4000, 1000};
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    const cf_adv_cand_t *cd;
+    json_t *sec = json_object(), *rows = json_array();
+
+    profile_new(&p);
+    set_regions(&p, names, entries, 2);
+    add_stream(&p, 2);
+    for (int r = 0; r < 2; r++) {
+        double t = 1.0;
+        long long seq = 0;
+        for (int st = 0; st < 2; st++) {
+            for (int k = 0; k < 16; k++) {
+                double d = t_call((double)sizes[k]);
+                json_array_append_new(rows, json_pack("[i,I,I,s,f,f,f]", r, (json_int_t)WORLD, (json_int_t)seq++,
+                                                      "MPI_Allreduce", t, t + d, 0.0));
+                t += d + gap;
+            }
+            t += step_gap;
+        }
+    }
+    json_object_set_new(sec, "collectives", rows);
+    json_object_set_new(p.extra, "samples", sec);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Allreduce");
+    assert_string_equal(ad->verdict, "fuse");
+    assert_int_equal(ad->call_gap_pairs, 2 * 31);
+    if (want_finite) {
+        cd = cand_of(ad, ad->bucket_bytes);
+        assert_rel(ad->call_gap_s, gap, 1e-6);
+        assert_rel(ad->framework_saving_s, gap * (16 - cd->buckets) * STEPS, 1e-6);
+    } else {
+        assert_true(isnan(ad->call_gap_s) && isnan(ad->framework_saving_s));
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+static void test_call_gap(void **state)
+{
+    (void)state;
+    call_gap_case(3e-6, 50e-3, 1); /* a Python loop's few microseconds, compute between steps */
+    call_gap_case(1e-3, 0, 0);     /* compute between the calls: not the framework's per call */
+}
+
 /* Barriers and streams without payload get no advice; nothing crashes on
  * an empty profile. */
 static void test_no_advice(void **state)
@@ -924,6 +980,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_blocked),
         cmocka_unit_test(test_nonblocking_polls_per_post),
         cmocka_unit_test(test_nonblocking_polls_apart),
+        cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
         cmocka_unit_test(test_no_advice),
         cmocka_unit_test(test_any_profile),
