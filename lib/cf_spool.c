@@ -154,7 +154,7 @@ typedef int (*cf_item_ok_t)(const void *item, const cf_part_t *q, char *why, siz
 static void *cf_in_items(cf_in_t *in, uint64_t n, size_t elem, cf_item_ok_t ok, const cf_part_t *q, const char *what)
 {
     if (n > in->left / elem) {
-        snprintf(in->why, in->whylen, "%llu %s claimed, the file has room for %llu", (unsigned long long)n, what,
+        snprintf(in->why, in->whylen, "%llu %ss claimed, the file has room for %llu", (unsigned long long)n, what,
                  (unsigned long long)(in->left / elem));
         return NULL;
     }
