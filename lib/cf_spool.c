@@ -296,7 +296,8 @@ static const char *cf_hdr_bad(const cf_spill_hdr_t *h)
         h->wall_s < 0 || h->wall_s > 1e9 || !isfinite(h->clock_hz) || h->clock_hz < 0 || !isfinite(h->offset_ns) ||
         !isfinite(h->offset_err_ns) || fabs(h->offset_ns) > 1e15 || fabs(h->offset_err_ns) > 1e15)
         return "times not finite or out of range";
-    if (h->threads_refused > CF_PART_COUNT_MAX || h->req_dropped > CF_PART_COUNT_MAX)
+    if (h->threads_refused > CF_PART_COUNT_MAX || h->req_dropped > CF_PART_COUNT_MAX ||
+        h->regions_full > CF_PART_COUNT_MAX || h->regions_deep > CF_PART_COUNT_MAX)
         return "counters out of range";
     if (h->nonce == 0)
         return "no job nonce";
@@ -717,6 +718,18 @@ int cf_spool_private(const char *dir, char *out, size_t outlen)
 
 /* ---- the merge ---- */
 
+void cf_region_loss_reasons(cf_profile_t *p, uint64_t full, uint64_t deep)
+{
+    if (full)
+        cf_profile_add_partial_reason(p, "%llu MPI_Pcontrol region opens found the region table full (%u regions): "
+                                      "their calls are in the region around them", (unsigned long long)full,
+                                      CF_REGION_MASK);
+    if (deep)
+        cf_profile_add_partial_reason(p, "%llu MPI_Pcontrol region opens nested deeper than %d were not opened: "
+                                      "their calls are in the region %d deep", (unsigned long long)deep,
+                                      CF_REGION_DEPTH, CF_REGION_DEPTH);
+}
+
 /* Appends "lo" or "lo-hi" to a list of ranks ("0, 2-5, 9"), "..." once it is full. */
 static void cf_range_add(char *out, size_t len, size_t *at, int lo, int hi)
 {
@@ -1012,9 +1025,11 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
     p->rank = calloc(have, sizeof(*p->rank));
     if (!p->rank)
         goto out;
-    uint64_t refused = 0, req_dropped = 0, dropped = 0, failed = 0;
+    uint64_t refused = 0, req_dropped = 0, dropped = 0, failed = 0, regions_full = 0, regions_deep = 0;
     for (size_t r = 0; r < have; r++) {
         const cf_part_t *q = sel[r];
+        regions_full += q->h.regions_full;
+        regions_deep += q->h.regions_deep;
         cf_rank_info_t *ri = &p->rank[p->nrank++];
         ri->rank = q->h.rank;
         ri->node = q->h.node < p->nodes ? q->h.node : p->nodes - 1;
@@ -1091,6 +1106,7 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
     if (req_dropped)
         cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS)",
                                       (unsigned long long)req_dropped);
+    cf_region_loss_reasons(p, regions_full, regions_deep);
     if (other)
         cf_profile_add_partial_reason(p, "%zu parts of another job (%s) left in the spool", other,
                                       other_job[0] ? other_job : "no job id");

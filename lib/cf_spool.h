@@ -38,6 +38,8 @@ typedef struct {
     char mpi_library[128];
     uint64_t nonce;            /* the job's: a random number rank 0 drew (or was given) at MPI_Init */
     char jobid[64];            /* the batch system's job id, else "pid P on HOST" of rank 0 */
+    uint64_t regions_full;     /* MPI_Pcontrol opens refused: the region table was full */
+    uint64_t regions_deep;     /* and nested deeper than the limit */
 } cf_spill_hdr_t;
 
 typedef struct {
@@ -122,6 +124,11 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
 /* Removes the parts of job nonce (0: every part) and its job file, then the
  * subdirectories and the spool left empty. */
 void cf_spool_remove(const char *dir, uint64_t nonce);
+
+/* The partial reasons for region opens refused (summed over ranks): the
+ * table full, nested too deep (cf_region.c's limits). */
+#define CF_REGION_DEPTH 16
+void cf_region_loss_reasons(cf_profile_t *p, uint64_t full, uint64_t deep);
 
 /* A record of the profile from merged stats (ns), with its names. */
 void cf_record_from_stat(cf_record_t *r, const cf_stat_t *s, const char *op, const char *kind, const char *parent_op);

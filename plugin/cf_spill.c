@@ -211,7 +211,7 @@ static int cf_spill_write(int end, int code)
     cf_comm_t **comms = atomic_load(&cf_comm_all);
     h.ncomm = (uint32_t)ncomm;
     static cf_spill_region_t regions[CF_MAX_REGIONS];
-    h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS);
+    h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS, &h.regions_full, &h.regions_deep);
     h.threads_refused = atomic_load(&cf_threads_refused);
     h.req_dropped = atomic_load(&cf_g.req_dropped);
 
