@@ -521,9 +521,13 @@ void cf_spool_remove(const char *dir, uint64_t nonce)
         }
     }
     cf_paths_free(&l);
+    /* the job file goes with its job's parts, or with the last part */
+    cf_paths_t left = {0};
+    cf_list_parts(dir, &left, 0);
     uint64_t n = 0;
-    if (!nonce || (cf_spool_job_read(dir, &n, NULL, 0, NULL) == 0 && n == nonce))
+    if (cf_spool_job_read(dir, &n, NULL, 0, NULL) == 0 && (!nonce || n == nonce || left.n == 0))
         cf_spool_job_unlink(dir, n);
+    cf_paths_free(&left);
     rmdir(dir);
 }
 
@@ -910,6 +914,12 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         snprintf(err, errlen, "out of memory");
         return CF_ERR_NOMEM;
     }
+    /* a job file naming a job none of the parts is of says nothing about them */
+    int named = 0;
+    for (size_t i = 0; spool_nonce && i < np; i++)
+        named |= parts[i].h.nonce == spool_nonce;
+    if (spool_nonce && !named)
+        nonce = 0;
     if (!nonce) {
         double newest = -1;
         for (size_t i = 0; i < np; i++)

@@ -187,6 +187,10 @@ static void test_merge(void **state)
     /* removing job 41's parts leaves job 42's */
     cf_spool_remove(dir, 41);
     assert_int_equal(access(jf, F_OK), -1);
+    /* a job file naming a job none of the parts is of: the newest job's */
+    f = fopen(jf, "w");
+    fprintf(f, "commfit spool 1\nnonce %016x\njob job 99\nstarted %.0f\n", 99, now);
+    fclose(f);
     assert_int_equal(cf_spool_merge(dir, 0, &p, &job, NULL, 0, err, sizeof(err)), CF_OK);
     assert_int_equal(job, 42);
     assert_int_equal((int)p.nrank, 2);
