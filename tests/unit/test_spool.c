@@ -223,6 +223,34 @@ static void test_bad(void **state)
     assert_non_null(strstr(err, "not a commfit spill file"));
     snprintf(path, sizeof(path), "%s/missing", tmpdir);
     assert_int_equal(cf_spool_merge(path, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_IO);
+    /* a part whose header claims 2^26 communicators: refused before anything is allocated, the
+     * reason among the profile's; the other part merged */
+    snprintf(dir, sizeof(dir), "%s/sizes.parts", tmpdir);
+    uint64_t k[] = {key(4)}, c[] = {2};
+    write_part(dir, 0, 2, 7, (double)time(NULL), k, c, 1, 0);
+    write_part(dir, 1, 2, 7, (double)time(NULL), k, c, 1, 0);
+    char sub[512], part[512];
+    cf_spool_paths(dir, 1, 2, sub, part, sizeof(part));
+    f = fopen(part, "r+b");
+    uint32_t ncomm = 1u << 26;
+    fseek(f, (long)offsetof(cf_spill_hdr_t, ncomm), SEEK_SET);
+    fwrite(&ncomm, sizeof(ncomm), 1, f);
+    fclose(f);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_int_equal((int)p.nrank, 1);
+    char want[700];
+    snprintf(want, sizeof(want), "1 parts refused (%s: inconsistent header: counts out of range)", part);
+    assert_true(has_reason(&p, want));
+    cf_profile_free(&p);
+    /* within the header's bounds but past the file's size: after the 2 operations, 1560 bytes, room for 6 */
+    ncomm = 1u << 20;
+    f = fopen(part, "r+b");
+    fseek(f, (long)offsetof(cf_spill_hdr_t, ncomm), SEEK_SET);
+    fwrite(&ncomm, sizeof(ncomm), 1, f);
+    fclose(f);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_true(has_reason(&p, "1048576 communicators claimed, the file has room for 6"));
+    cf_profile_free(&p);
 }
 
 int main(void)
