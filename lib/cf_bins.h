@@ -14,9 +14,10 @@ static inline unsigned cf_size_bin(uint64_t bytes)
 {
     return bytes ? 64u - (unsigned)__builtin_clzll(bytes) : 0u;
 }
+/* Bins past the last (a key read from a file) are held to it. */
 static inline uint64_t cf_size_bin_lo(unsigned bin)
 {
-    return bin ? (uint64_t)1 << (bin - 1) : 0;
+    return bin == 0 ? 0 : (uint64_t)1 << (bin < CF_SIZE_BINS ? bin - 1 : CF_SIZE_BINS - 2);
 }
 /* Inclusive upper bound of a bin. */
 static inline uint64_t cf_size_bin_hi(unsigned bin)

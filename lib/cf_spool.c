@@ -6,10 +6,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,31 +120,199 @@ static void cf_part_free(cf_part_t *q)
     memset(q, 0, sizeof(*q));
 }
 
-static int cf_read_all(FILE *f, void *buf, size_t n)
+/* Bounds on what one rank can have counted: far past any real run, and
+ * small enough that sums over every rank stay within the profile's
+ * integers (63 bits). */
+#define CF_PART_COUNT_MAX (1ull << 38) /* per-rank counters summed over ranks (<= 2^24 of them) */
+#define CF_PART_VALUE_MAX (1ull << 62) /* a record's calls, bytes and times: merged with a check */
+
+/* A reader of one part that knows how many bytes the file still has: no
+ * count read from it is believed beyond that. */
+typedef struct {
+    FILE *f;
+    uint64_t left; /* bytes of the file not read yet */
+    char *why;
+    size_t whylen;
+} cf_in_t;
+
+static int cf_in_read(cf_in_t *in, void *buf, size_t n)
 {
-    return n == 0 || fread(buf, 1, n, f) == n;
+    if (n > in->left || (n && fread(buf, 1, n, in->f) != n)) {
+        snprintf(in->why, in->whylen, "truncated");
+        return -1;
+    }
+    in->left -= n;
+    return 0;
 }
 
-static void *cf_read_array(FILE *f, size_t n, size_t elem, int *ok)
+typedef int (*cf_item_ok_t)(const void *item, const cf_part_t *q, char *why, size_t whylen);
+
+/* n items of elem bytes, each checked by ok: the count is held against the
+ * bytes left first, and the array grows as items are read and pass, so a
+ * file that is mostly holes (a sparse file reads as zeros) is refused at
+ * its first bad item, having cost no more than what it really held. */
+static void *cf_in_items(cf_in_t *in, uint64_t n, size_t elem, cf_item_ok_t ok, const cf_part_t *q, const char *what)
 {
-    if (!*ok)
-        return NULL;
-    void *a = calloc(n ? n : 1, elem);
-    if (!a || !cf_read_all(f, a, n * elem)) {
-        free(a);
-        *ok = 0;
+    if (n > in->left / elem) {
+        snprintf(in->why, in->whylen, "%llu %ss claimed, the file has room for %llu", (unsigned long long)n, what,
+                 (unsigned long long)(in->left / elem));
         return NULL;
     }
+    size_t cap = n < 64 ? (size_t)n : 64, got = 0;
+    char *a = malloc((cap ? cap : 1) * elem);
+    while (a && got < n) {
+        if (got == cap) {
+            size_t ncap = cap * 2 < n ? cap * 2 : (size_t)n;
+            char *g = realloc(a, ncap * elem);
+            if (!g) {
+                free(a);
+                a = NULL;
+                snprintf(in->why, in->whylen, "out of memory");
+                break;
+            }
+            a = g;
+            cap = ncap;
+        }
+        char *it = a + got * elem, m[200];
+        if (cf_in_read(in, it, elem) != 0) {
+            free(a);
+            return NULL;
+        }
+        if (ok(it, q, m, sizeof(m)) != 0) {
+            snprintf(in->why, in->whylen, "%s %llu: %s", what, (unsigned long long)got, m);
+            free(a);
+            return NULL;
+        }
+        got++;
+    }
+    if (!a)
+        snprintf(in->why, in->whylen, "out of memory");
     return a;
 }
 
-/* One rank's part; a short message in why when it cannot be used. */
-/* A part is read only when it is a regular file of the user merging, never
- * through a symbolic link: another user's file in the spool is not this
- * job's (and may be planted). */
+/* Text fields end within their array, and are valid UTF-8 without control
+ * characters (anything else becomes '?'). */
+static void cf_clean_text(char *s, size_t len)
+{
+    s[len - 1] = 0;
+    for (unsigned char *u = (unsigned char *)s; *u;) {
+        size_t n = *u < 0x80 ? 1 : (*u & 0xe0) == 0xc0 ? 2 : (*u & 0xf0) == 0xe0 ? 3 : (*u & 0xf8) == 0xf0 ? 4 : 0;
+        int good = n > 0 && (n > 1 || (*u >= 0x20 && *u != 0x7f));
+        for (size_t k = 1; good && k < n; k++)
+            good = (u[k] & 0xc0) == 0x80;
+        if (good && n == 2)
+            good = *u >= 0xc2; /* overlong */
+        if (good && n == 3)
+            good = !(*u == 0xe0 && u[1] < 0xa0) && !(*u == 0xed && u[1] >= 0xa0); /* overlong, surrogates */
+        if (good && n == 4)
+            good = !(*u == 0xf0 && u[1] < 0x90) && *u <= 0xf4 && !(*u == 0xf4 && u[1] >= 0x90);
+        if (!good) {
+            *u++ = '?';
+            continue;
+        }
+        u += n;
+    }
+}
+
+static int cf_op_ok(const void *item, const cf_part_t *q, char *why, size_t whylen)
+{
+    cf_spill_op_t *o = (cf_spill_op_t *)item;
+    (void)q;
+    cf_clean_text(o->name, sizeof(o->name));
+    cf_clean_text(o->kind, sizeof(o->kind));
+    if (!o->name[0] || !o->kind[0]) {
+        snprintf(why, whylen, "no name");
+        return -1;
+    }
+    return 0;
+}
+
+static int cf_comm_ok(const void *item, const cf_part_t *q, char *why, size_t whylen)
+{
+    cf_spill_comm_t *c = (cf_spill_comm_t *)item;
+    cf_clean_text(c->name, sizeof(c->name));
+    cf_clean_text(c->desc, sizeof(c->desc));
+    cf_clean_text(c->user_name, sizeof(c->user_name));
+    /* every communicator has a rank and a node (a hole in the file has neither) */
+    (void)q;
+    if (c->size < 1 || c->nodes < 0 || c->nodes > c->size || c->instances < 1 ||
+        c->instances > CF_PART_COUNT_MAX) {
+        snprintf(why, whylen, "size %d, nodes %d, instances %llu", c->size, c->nodes, (unsigned long long)c->instances);
+        return -1;
+    }
+    return 0;
+}
+
+static int cf_region_ok(const void *item, const cf_part_t *q, char *why, size_t whylen)
+{
+    cf_spill_region_t *r = (cf_spill_region_t *)item;
+    (void)q;
+    cf_clean_text(r->path, sizeof(r->path));
+    if (r->id == 0 || r->id > CF_REGION_MASK || !r->path[0] || r->entries > CF_PART_COUNT_MAX) {
+        snprintf(why, whylen, "id %u, entries %llu", r->id, (unsigned long long)r->entries);
+        return -1;
+    }
+    return 0;
+}
+
+/* A record as the plugin counts: a key it can make, ordered times, counts
+ * within bounds. */
+static int cf_stat_ok(const void *item, const cf_part_t *q, char *why, size_t whylen)
+{
+    const cf_stat_t *s = item;
+    unsigned layer = cf_key_layer(s->key), op = cf_key_op(s->key);
+    const char *bad = NULL;
+    if (s->key == 0)
+        bad = "no key";
+    else if (cf_key_bin(s->key) >= CF_SIZE_BINS)
+        bad = "a size bin past the last";
+    else if (cf_key_path(s->key) > CF_PATH_INTER)
+        bad = "an unknown path class";
+    else if (op >= (layer == CF_LAYER_MPI ? q->h.nops : q->h.nops_ucx))
+        bad = "an operation the part does not name";
+    else if (s->calls > CF_PART_VALUE_MAX || s->bytes > CF_PART_VALUE_MAX || s->t_sum > CF_PART_VALUE_MAX ||
+             s->t_wait > CF_PART_VALUE_MAX || s->t_post > CF_PART_VALUE_MAX || s->t_min > s->t_max)
+        bad = "counts or times out of order or range";
+    if (bad)
+        snprintf(why, whylen, "%s", bad);
+    return bad ? -1 : 0;
+}
+
+/* The header's values as the profile's reader wants them. */
+static const char *cf_hdr_bad(const cf_spill_hdr_t *h)
+{
+    if (h->rank < 0 || h->size <= 0 || h->rank >= h->size || h->size > CF_SPOOL_MAX_RANKS)
+        return "rank or size out of range";
+    if (h->nnodes < 1 || h->nnodes > h->size || h->node < 0 || h->node >= h->nnodes)
+        return "node numbers out of range";
+    if (h->node_ranks < 0 || h->node_cpus < 0 || h->node_ranks > h->size)
+        return "ranks or CPUs per node out of range";
+    if (h->end < CF_END_SIGNAL || h->end > CF_END_EXIT)
+        return "an unknown way to end";
+    if (h->nops > 512 || h->nops_ucx > 512 || h->nthreads > (1u << 16) || h->nregion > CF_REGION_MASK ||
+        h->ncomm > (1u << 24))
+        return "counts out of range";
+    if (!isfinite(h->init_wall) || h->init_wall < 0 || h->init_wall > 1e11 || !isfinite(h->wall_s) ||
+        h->wall_s < 0 || h->wall_s > 1e9 || !isfinite(h->clock_hz) || h->clock_hz < 0 || !isfinite(h->offset_ns) ||
+        !isfinite(h->offset_err_ns) || fabs(h->offset_ns) > 1e15 || fabs(h->offset_err_ns) > 1e15)
+        return "times not finite or out of range";
+    if (h->threads_refused > CF_PART_COUNT_MAX || h->req_dropped > CF_PART_COUNT_MAX ||
+        h->regions_full > CF_PART_COUNT_MAX || h->regions_deep > CF_PART_COUNT_MAX)
+        return "counters out of range";
+    if (h->nonce == 0)
+        return "no job nonce";
+    return NULL;
+}
+
+/* One rank's part; a short message in why when it cannot be used.  A part
+ * is read only when it is a regular file of the user merging, never through
+ * a symbolic link: another user's file in the spool is not this job's (and
+ * may be planted).  Every count is held against the file's size before
+ * anything is allocated for it. */
 static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen)
 {
     memset(q, 0, sizeof(*q));
+    why[0] = 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "%s", errno == ELOOP ? "a symbolic link: refused" : strerror(errno));
@@ -168,80 +338,103 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
         close(fd);
         return CF_ERR_IO;
     }
-    int ok = cf_read_all(f, &q->h, sizeof(q->h));
-    if (!ok || memcmp(q->h.magic, CF_SPILL_MAGIC, 8) != 0) {
+    cf_in_t in = {f, (uint64_t)fst.st_size, why, whylen};
+    int rc = CF_ERR_FORMAT;
+    if (cf_in_read(&in, &q->h, sizeof(q->h)) != 0 || memcmp(q->h.magic, CF_SPILL_MAGIC, 8) != 0) {
         snprintf(why, whylen, "not a commfit spill file");
-        fclose(f);
-        return CF_ERR_FORMAT;
+        goto out;
     }
     if (q->h.version != CF_SPILL_VERSION || q->h.hdr_size != sizeof(q->h) || q->h.stat_size != sizeof(cf_stat_t) ||
         q->h.hist_n != CF_HIST_N) {
         snprintf(why, whylen, "written by another version of commfit");
-        fclose(f);
-        return CF_ERR_VERSION;
+        rc = CF_ERR_VERSION;
+        goto out;
     }
-    q->h.host[sizeof(q->h.host) - 1] = 0;
-    q->h.mpi_library[sizeof(q->h.mpi_library) - 1] = 0;
-    q->h.output[sizeof(q->h.output) - 1] = 0;
-    if (q->h.rank < 0 || q->h.size <= 0 || q->h.rank >= q->h.size || q->h.nops > 4096 || q->h.nops_ucx > 4096 ||
-        q->h.nthreads > (1u << 16) || q->h.nregion > (1u << 16) || q->h.ncomm > (1u << 26)) {
-        snprintf(why, whylen, "inconsistent header");
-        fclose(f);
-        return CF_ERR_FORMAT;
+    cf_clean_text(q->h.host, sizeof(q->h.host));
+    cf_clean_text(q->h.mpi_library, sizeof(q->h.mpi_library));
+    cf_clean_text(q->h.jobid, sizeof(q->h.jobid));
+    const char *bad = cf_hdr_bad(&q->h);
+    if (bad) {
+        snprintf(why, whylen, "inconsistent header: %s", bad);
+        goto out;
     }
-    q->ops = cf_read_array(f, q->h.nops + q->h.nops_ucx, sizeof(*q->ops), &ok);
-    q->comm = cf_read_array(f, q->h.ncomm, sizeof(*q->comm), &ok);
-    q->region = cf_read_array(f, q->h.nregion, sizeof(*q->region), &ok);
-    q->thread_dropped = ok ? calloc(q->h.nthreads + 1, sizeof(uint64_t)) : NULL;
-    ok = ok && q->thread_dropped;
-    size_t cap = 0;
-    for (uint32_t t = 0; ok && t < q->h.nthreads; t++) {
+    if (!(q->ops = cf_in_items(&in, q->h.nops + q->h.nops_ucx, sizeof(*q->ops), cf_op_ok, q, "operation")) ||
+        !(q->comm = cf_in_items(&in, q->h.ncomm, sizeof(*q->comm), cf_comm_ok, q, "communicator")) ||
+        !(q->region = cf_in_items(&in, q->h.nregion, sizeof(*q->region), cf_region_ok, q, "region")))
+        goto out;
+    /* the threads' headers come each before its records: room for all of them is needed */
+    if (q->h.nthreads > in.left / sizeof(cf_spill_thread_t)) {
+        snprintf(why, whylen, "%u threads claimed, the file has room for %llu", q->h.nthreads,
+                 (unsigned long long)(in.left / sizeof(cf_spill_thread_t)));
+        goto out;
+    }
+    if (!(q->thread_dropped = calloc(q->h.nthreads + 1, sizeof(uint64_t))))
+        goto nomem;
+    for (uint32_t t = 0; t < q->h.nthreads; t++) {
         cf_spill_thread_t th;
-        if (!cf_read_all(f, &th, sizeof(th)) || th.nstats > (1u << 24)) {
-            ok = 0;
-            break;
+        if (cf_in_read(&in, &th, sizeof(th)) != 0)
+            goto out;
+        if (th.dropped > CF_PART_COUNT_MAX || th.failed > CF_PART_COUNT_MAX || th.missed > CF_PART_COUNT_MAX ||
+            th.mpi_ns > CF_PART_VALUE_MAX) {
+            snprintf(why, whylen, "thread %u: counters out of range", t);
+            goto out;
         }
         q->thread_dropped[t] = th.dropped;
         q->mpi_ns += th.mpi_ns;
         q->dropped += th.dropped;
         q->failed += th.failed;
         q->missed += th.missed;
-        if (q->nstats + th.nstats > cap) {
-            cap = (q->nstats + th.nstats) * 2;
-            cf_stat_t *s = realloc(q->stats, cap * sizeof(*s));
-            uint32_t *st = realloc(q->stat_thread, cap * sizeof(*st));
-            if (s)
-                q->stats = s;
-            if (st)
-                q->stat_thread = st;
-            if (!s || !st) {
-                ok = 0;
-                break;
-            }
+        char what[48];
+        snprintf(what, sizeof(what), "thread %u record", t);
+        cf_stat_t *s = cf_in_items(&in, th.nstats, sizeof(cf_stat_t), cf_stat_ok, q, what);
+        if (!s)
+            goto out;
+        cf_stat_t *all = realloc(q->stats, (q->nstats + th.nstats + 1) * sizeof(*all));
+        uint32_t *st = all ? realloc(q->stat_thread, (q->nstats + th.nstats + 1) * sizeof(*st)) : NULL;
+        if (all)
+            q->stats = all;
+        if (st)
+            q->stat_thread = st;
+        if (!all || !st) {
+            free(s);
+            goto nomem;
         }
-        if (!cf_read_all(f, q->stats + q->nstats, th.nstats * sizeof(cf_stat_t))) {
-            ok = 0;
-            break;
-        }
+        memcpy(q->stats + q->nstats, s, th.nstats * sizeof(*s));
+        free(s);
         for (size_t i = 0; i < th.nstats; i++)
             q->stat_thread[q->nstats + i] = t;
         q->nstats += th.nstats;
     }
+    if (in.left) {
+        snprintf(why, whylen, "%llu bytes past its end", (unsigned long long)in.left);
+        goto out;
+    }
+    rc = CF_OK;
+    goto out;
+nomem:
+    snprintf(why, whylen, "out of memory");
+    rc = CF_ERR_NOMEM;
+out:
     fclose(f);
-    if (!ok) {
-        snprintf(why, whylen, "truncated");
+    if (rc != CF_OK)
         cf_part_free(q);
-        return CF_ERR_FORMAT;
-    }
-    for (uint32_t i = 0; i < q->h.nops + q->h.nops_ucx; i++) {
-        q->ops[i].name[sizeof(q->ops[i].name) - 1] = 0;
-        q->ops[i].kind[sizeof(q->ops[i].kind) - 1] = 0;
-    }
-    for (uint32_t i = 0; i < q->h.ncomm; i++)
-        q->comm[i].name[sizeof(q->comm[i].name) - 1] = 0;
-    for (uint32_t i = 0; i < q->h.nregion; i++)
-        q->region[i].path[sizeof(q->region[i].path) - 1] = 0;
-    return CF_OK;
+    return rc;
+}
+
+/* The nonce of a part, from its header alone (0 when it is not a part of ours). */
+static uint64_t cf_part_nonce(const char *path)
+{
+    cf_spill_hdr_t h;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    uint64_t n = 0;
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && read(fd, &h, sizeof(h)) == sizeof(h) &&
+        memcmp(h.magic, CF_SPILL_MAGIC, 8) == 0 && h.version == CF_SPILL_VERSION)
+        n = h.nonce;
+    close(fd);
+    return n;
 }
 
 /* ---- the list of part files ---- */
@@ -311,11 +504,13 @@ static void cf_paths_free(cf_paths_t *l)
     free(l->path);
 }
 
-void cf_spool_remove(const char *dir)
+void cf_spool_remove(const char *dir, uint64_t nonce)
 {
     cf_paths_t l = {0};
     cf_list_parts(dir, &l, 0);
     for (size_t i = 0; i < l.n; i++) {
+        if (nonce && cf_part_nonce(l.path[i]) != nonce)
+            continue; /* another job's: not ours to take */
         unlink(l.path[i]);
         /* its subdirectory goes when it is empty */
         char *slash = strrchr(l.path[i], '/');
@@ -326,7 +521,158 @@ void cf_spool_remove(const char *dir)
         }
     }
     cf_paths_free(&l);
+    /* the job file goes with its job's parts, or with the last part */
+    cf_paths_t left = {0};
+    cf_list_parts(dir, &left, 0);
+    uint64_t n = 0;
+    if (cf_spool_job_read(dir, &n, NULL, 0, NULL) == 0 && (!nonce || n == nonce || left.n == 0))
+        cf_spool_job_unlink(dir, n);
+    cf_paths_free(&left);
     rmdir(dir);
+}
+
+/* ---- the job a spool belongs to ---- */
+
+uint64_t cf_spool_nonce(void)
+{
+    uint64_t n = 0;
+    while (n == 0)
+        if (getrandom(&n, sizeof(n), 0) != (ssize_t)sizeof(n)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            n = ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uintptr_t)&n;
+        }
+    return n;
+}
+
+void cf_spool_nonce_str(uint64_t nonce, char *out) { snprintf(out, 17, "%016llx", (unsigned long long)nonce); }
+
+uint64_t cf_spool_nonce_parse(const char *s)
+{
+    if (!s || strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
+        return 0;
+    return strtoull(s, NULL, 16);
+}
+
+void cf_spool_jobid(char *out, size_t len)
+{
+    static const char *const vars[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID", "FLUX_JOB_ID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) {
+            snprintf(out, len, "%s %s", vars[i], v);
+            cf_clean_text(out, len);
+            return;
+        }
+    }
+    char host[64] = "";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(out, len, "pid %ld on %s", (long)getpid(), host);
+    cf_clean_text(out, len);
+}
+
+/* "commfit spool 1\nnonce N\njob ID\nstarted T\n" */
+int cf_spool_job_read(const char *dir, uint64_t *nonce, char *jobid, size_t jobidlen, double *started)
+{
+    char path[4200], buf[512];
+    if (snprintf(path, sizeof(path), "%s/" CF_SPOOL_JOB_FILE, dir) >= (int)sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() ? read(fd, buf, sizeof(buf) - 1) : -1;
+    close(fd);
+    if (n <= 0) {
+        errno = EPERM;
+        return -1;
+    }
+    buf[n] = 0;
+    char hex[17] = "", *j = strstr(buf, "\njob "), *t = strstr(buf, "\nstarted ");
+    if (strncmp(buf, "commfit spool 1\nnonce ", 22) != 0 || sscanf(buf + 22, "%16[0-9a-f]", hex) != 1 ||
+        !cf_spool_nonce_parse(hex)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *nonce = cf_spool_nonce_parse(hex);
+    if (jobid && jobidlen) {
+        jobid[0] = 0;
+        if (j)
+            snprintf(jobid, jobidlen, "%.*s", (int)strcspn(j + 5, "\n"), j + 5);
+        cf_clean_text(jobid, jobidlen);
+    }
+    if (started)
+        *started = t ? strtod(t + 9, NULL) : 0;
+    return 0;
+}
+
+void cf_spool_job_unlink(const char *dir, uint64_t nonce)
+{
+    uint64_t n = 0;
+    char path[4200];
+    if (cf_spool_job_read(dir, &n, NULL, 0, NULL) == 0 && n == nonce &&
+        snprintf(path, sizeof(path), "%s/" CF_SPOOL_JOB_FILE, dir) < (int)sizeof(path))
+        unlink(path);
+}
+
+int cf_spool_claim(const char *dir, uint64_t nonce, const char *jobid, double started, char *other, size_t otherlen,
+                   char *why, size_t whylen)
+{
+    uint64_t n = 0;
+    if (other && otherlen)
+        other[0] = 0;
+    if (cf_spool_job_read(dir, &n, other, otherlen, NULL) == 0 && n == nonce)
+        return 0;
+    /* parts of another job: the spool is its own until merged */
+    cf_paths_t l = {0};
+    int busy = 0;
+    cf_list_parts(dir, &l, 0);
+    for (size_t i = 0; i < l.n && !busy; i++) {
+        uint64_t pn = cf_part_nonce(l.path[i]);
+        busy = pn != nonce;
+    }
+    cf_paths_free(&l);
+    if (busy) {
+        if (other && otherlen && !other[0])
+            snprintf(other, otherlen, "%s", n ? "its job file is unreadable" : "a job that left no job file");
+        return 1;
+    }
+    /* written new under a name nobody can guess, then renamed over */
+    char tmp[4200], path[4200], text[512], hex[17];
+    cf_spool_nonce_str(nonce, hex);
+    int len = snprintf(text, sizeof(text), "commfit spool 1\nnonce %s\njob %s\nstarted %.3f\n", hex, jobid, started);
+    if (snprintf(path, sizeof(path), "%s/" CF_SPOOL_JOB_FILE, dir) >= (int)sizeof(path) ||
+        snprintf(tmp, sizeof(tmp), "%s/.job.%016llx", dir, (unsigned long long)cf_spool_nonce()) >= (int)sizeof(tmp)) {
+        snprintf(why, whylen, "its path is too long");
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int ok = fd >= 0 && write(fd, text, (size_t)len) == len;
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        snprintf(why, whylen, "cannot write its job file: %s", strerror(errno));
+        if (fd >= 0)
+            unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int cf_spool_beside(const char *dir, char *out, size_t outlen)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (snprintf(out, outlen, "%.*s.XXXXXX", (int)n, dir) >= (int)outlen) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return mkdtemp(out) ? 0 : -1;
 }
 
 /* ---- the spool itself ---- */
@@ -376,29 +722,67 @@ int cf_spool_private(const char *dir, char *out, size_t outlen)
 
 /* ---- the merge ---- */
 
-/* "0, 2-5, 9" for the set ranks flagged in mark[0..n), at most len bytes. */
-static void cf_rank_list(const unsigned char *mark, int n, char *out, size_t len)
+void cf_region_loss_reasons(cf_profile_t *p, uint64_t full, uint64_t deep)
+{
+    if (full)
+        cf_profile_add_partial_reason(p, "%llu MPI_Pcontrol region opens found the region table full (%u regions): "
+                                      "their calls are in the region around them", (unsigned long long)full,
+                                      CF_REGION_MASK);
+    if (deep)
+        cf_profile_add_partial_reason(p, "%llu MPI_Pcontrol region opens nested deeper than %d were not opened: "
+                                      "their calls are in the region %d deep", (unsigned long long)deep,
+                                      CF_REGION_DEPTH, CF_REGION_DEPTH);
+}
+
+/* Appends "lo" or "lo-hi" to a list of ranks ("0, 2-5, 9"), "..." once it is full. */
+static void cf_range_add(char *out, size_t len, size_t *at, int lo, int hi)
+{
+    if (*at + 24 >= len) {
+        if (*at >= 3 && *at + 4 < len && strcmp(out + *at - 3, "...") != 0)
+            *at += (size_t)snprintf(out + *at, len - *at, "...");
+        return;
+    }
+    *at += (size_t)snprintf(out + *at, len - *at, "%s%d", *at ? ", " : "", lo);
+    if (hi > lo)
+        *at += (size_t)snprintf(out + *at, len - *at, "-%d", hi);
+}
+
+/* The ranks of the parts q[0..n) (ascending ranks) that pick selects. */
+static void cf_rank_list(cf_part_t *const *q, size_t n, int (*pick)(const cf_part_t *, const cf_part_t *),
+                         const cf_part_t *like, char *out, size_t len)
 {
     size_t at = 0;
     out[0] = 0;
-    for (int r = 0; r < n && at + 16 < len; r++) {
-        if (!mark[r])
+    for (size_t i = 0; i < n; i++) {
+        if (!pick(q[i], like))
             continue;
-        int e = r;
-        while (e + 1 < n && mark[e + 1])
+        size_t e = i;
+        while (e + 1 < n && pick(q[e + 1], like) && q[e + 1]->h.rank == q[e]->h.rank + 1)
             e++;
-        at += (size_t)snprintf(out + at, len - at, "%s%d", at ? ", " : "", r);
-        if (e > r)
-            at += (size_t)snprintf(out + at, len - at, "-%d", e);
-        r = e;
+        cf_range_add(out, len, &at, q[i]->h.rank, q[e]->h.rank);
+        i = e;
     }
-    if (at + 16 >= len)
-        snprintf(out + (len > 4 ? len - 4 : 0), 4, "...");
 }
+
+/* The ranks of 0..size-1 that have no part among q[0..n) (ascending). */
+static void cf_missing_list(cf_part_t *const *q, size_t n, int size, char *out, size_t len)
+{
+    size_t at = 0;
+    int next = 0;
+    out[0] = 0;
+    for (size_t i = 0; i <= n; i++) {
+        int r = i < n ? q[i]->h.rank : size;
+        if (r > next)
+            cf_range_add(out, len, &at, next, r - 1);
+        next = r + 1;
+    }
+}
+
+static int cf_same_end(const cf_part_t *a, const cf_part_t *b) { return a->h.end == b->h.end && a->h.code == b->h.code; }
 
 static const char *cf_sig_name(int sig, char *buf, size_t len)
 {
-    const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+    const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
     if (abbrev)
         snprintf(buf, len, "SIG%s", abbrev);
     else
@@ -462,6 +846,12 @@ static int cf_cmp_stat_key(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int cf_cmp_part_rank(const void *a, const void *b)
+{
+    const cf_part_t *x = *(cf_part_t *const *)a, *y = *(cf_part_t *const *)b;
+    return x->h.rank < y->h.rank ? -1 : x->h.rank > y->h.rank;
+}
+
 /* The op name and kind of a key, from the part's own table. */
 static const cf_spill_op_t *cf_part_op(const cf_part_t *q, unsigned layer, unsigned op)
 {
@@ -472,12 +862,23 @@ static const cf_spill_op_t *cf_part_op(const cf_part_t *q, unsigned layer, unsig
     return NULL;
 }
 
-int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output_p, char *note, size_t notelen,
+/* d += s unless a sum would leave the profile's integers (63 bits). */
+static int cf_stat_merge_checked(cf_stat_t *d, const cf_stat_t *s)
+{
+    const uint64_t lim = (uint64_t)INT64_MAX;
+    if (d->calls > lim - s->calls || d->bytes > lim - s->bytes || d->t_sum > lim - s->t_sum ||
+        d->t_wait > lim - s->t_wait || d->t_post > lim - s->t_post)
+        return -1;
+    cf_stat_merge(d, s);
+    return 0;
+}
+
+int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *nonce_p, char *note, size_t notelen,
                    char *err, size_t errlen)
 {
     cf_paths_t l = {0};
-    if (output_p)
-        *output_p = NULL;
+    if (nonce_p)
+        *nonce_p = 0;
     if (note && notelen)
         note[0] = 0;
     cf_profile_init(p);
@@ -491,84 +892,105 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
         cf_paths_free(&l);
         return CF_ERR_NODATA;
     }
+    /* the job: the one asked for, else the spool's, else the newest among the parts */
+    char jobid[64] = "";
+    uint64_t spool_nonce = 0;
+    if (!nonce && cf_spool_job_read(dir, &spool_nonce, jobid, sizeof(jobid), NULL) == 0)
+        nonce = spool_nonce;
     cf_part_t *parts = calloc(l.n, sizeof(*parts));
-    size_t np = 0, bad = 0, stale = 0;
-    char why[256], first_bad[512] = "";
-    size_t older = 0;
+    size_t np = 0, bad = 0, other = 0;
+    char why[256], first_bad[600] = "";
     for (size_t i = 0; parts && i < l.n; i++) {
         int prc = cf_part_read(l.path[i], &parts[np], why, sizeof(why));
-        if (prc == CF_ERR_INVALID)
-            fprintf(stderr, "commfit: %s: %s\n", l.path[i], why);
         if (prc != CF_OK) {
+            fprintf(stderr, "commfit: %s: %s\n", l.path[i], why);
             if (!bad++)
                 snprintf(first_bad, sizeof(first_bad), "%s: %s", l.path[i], why);
-        } else if (parts[np].h.init_wall < since) {
-            older++; /* an earlier job's, never merged: not this one's to take */
-            cf_part_free(&parts[np]);
         } else
             np++;
     }
     cf_paths_free(&l);
-    if (parts && np == 0 && older && !bad) {
-        snprintf(err, errlen, "only parts of an earlier job");
-        free(parts);
-        return CF_ERR_NODATA;
+    if (!parts) {
+        snprintf(err, errlen, "out of memory");
+        return CF_ERR_NOMEM;
     }
-    if (!parts || np == 0) {
-        snprintf(err, errlen, "no usable part (%s)", first_bad[0] ? first_bad : "out of memory");
-        free(parts);
-        return CF_ERR_FORMAT;
+    /* a job file naming a job none of the parts is of says nothing about them */
+    int named = 0;
+    for (size_t i = 0; spool_nonce && i < np; i++)
+        named |= parts[i].h.nonce == spool_nonce;
+    if (spool_nonce && !named)
+        nonce = 0;
+    if (!nonce) {
+        double newest = -1;
+        for (size_t i = 0; i < np; i++)
+            if (parts[i].h.init_wall > newest) {
+                newest = parts[i].h.init_wall;
+                nonce = parts[i].h.nonce;
+            }
     }
-    /* the newest job's parts: an older job that wrote to the same spool is left out */
-    uint64_t token = parts[0].h.job_token;
-    double newest = parts[0].h.init_wall;
-    for (size_t i = 1; i < np; i++)
-        if (parts[i].h.init_wall > newest) {
-            newest = parts[i].h.init_wall;
-            token = parts[i].h.job_token;
-        }
+    /* this job's parts, one per rank, ascending ranks; the size the first says */
+    cf_part_t **sel = calloc(np + 1, sizeof(*sel));
+    size_t have = 0, dup = 0, mismatch = 0;
     int size = 0;
-    for (size_t i = 0; i < np; i++)
-        if (parts[i].h.job_token == token && parts[i].h.size > size)
-            size = parts[i].h.size;
-    cf_part_t **byrank = calloc((size_t)size, sizeof(*byrank));
-    unsigned char *mark = calloc((size_t)size + 1, 1);
-    char *list = malloc(4096);
+    char other_job[64] = "";
+    for (size_t i = 0; sel && i < np; i++)
+        if (parts[i].h.nonce == nonce) {
+            if (!have)
+                size = parts[i].h.size;
+            if (parts[i].h.size != size) {
+                mismatch++;
+                continue;
+            }
+            sel[have++] = &parts[i];
+        } else {
+            other++;
+            if (!other_job[0])
+                snprintf(other_job, sizeof(other_job), "%s", parts[i].h.jobid);
+        }
     int rc = CF_ERR_NOMEM;
     cf_merged_t m = {0};
-    if (!byrank || !mark || !list)
+    char *list = malloc(4096);
+    if (!sel || !list)
         goto out;
-    size_t total = 0;
-    for (size_t i = 0; i < np; i++) {
-        cf_part_t *q = &parts[i];
-        if (q->h.job_token != token || q->h.size != size) {
-            stale++;
+    if (have == 0) {
+        if (np == 0)
+            snprintf(err, errlen, "no usable part (%s)", first_bad);
+        else
+            snprintf(err, errlen, "no part of this job (%zu of other jobs)", other);
+        rc = np == 0 ? CF_ERR_FORMAT : CF_ERR_NODATA;
+        goto out;
+    }
+    qsort(sel, have, sizeof(*sel), cf_cmp_part_rank);
+    size_t w = 0;
+    for (size_t i = 0; i < have; i++) {
+        if (w && sel[w - 1]->h.rank == sel[i]->h.rank) {
+            dup++; /* the same rank twice: the first one counts */
             continue;
         }
-        if (byrank[q->h.rank])
-            continue; /* the same rank twice: the first one counts */
-        byrank[q->h.rank] = q;
-        total += q->nstats;
+        sel[w++] = sel[i];
     }
+    have = w;
+    if (nonce_p)
+        *nonce_p = nonce;
+    const cf_part_t *ref = sel[0];
+    if (!jobid[0] || spool_nonce != nonce)
+        snprintf(jobid, sizeof(jobid), "%s", ref->h.jobid);
+    size_t total = 0;
+    for (size_t i = 0; i < have; i++)
+        total += sel[i]->nstats;
     /* room for every key at most half full, so that none is dropped */
     uint32_t cap = 64;
     while (cap < 2 * total + 64 && cap < (1u << 30))
         cap <<= 1;
     if (cf_table_init(&m.stats, cap) != CF_OK || cf_u64map_init(&m.full, total) != CF_OK)
         goto out;
-    const cf_part_t *ref = NULL;
-    int have = 0;
-    for (int r = 0; r < size; r++) {
-        const cf_part_t *q = byrank[r];
-        if (!q)
-            continue;
-        have++;
-        if (!ref)
-            ref = q;
+    uint64_t overflow = 0;
+    for (size_t r = 0; r < have; r++) {
+        const cf_part_t *q = sel[r];
         for (size_t i = 0; i < q->nstats; i++) {
-            cf_stat_t *d = q->stats[i].key ? cf_table_get(&m.stats, q->stats[i].key) : NULL;
-            if (d)
-                cf_stat_merge(d, &q->stats[i]);
+            cf_stat_t *d = cf_table_get(&m.stats, q->stats[i].key);
+            if (d && cf_stat_merge_checked(d, &q->stats[i]) != 0)
+                overflow++;
         }
     }
     /* a rank's table that filled up dropped whole records (a key gets in at
@@ -577,10 +999,10 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
      * without a part.  full counts, per key, the ranks with drops whose every
      * dropping thread holds it. */
     uint64_t ranks_dropping = 0;
-    for (int r = 0; r < size; r++) {
-        const cf_part_t *q = byrank[r];
+    for (size_t r = 0; r < have; r++) {
+        const cf_part_t *q = sel[r];
         uint64_t nd = 0;
-        for (uint32_t t = 0; q && t < q->h.nthreads; t++)
+        for (uint32_t t = 0; t < q->h.nthreads; t++)
             nd += q->thread_dropped[t] != 0;
         if (!nd)
             continue;
@@ -589,7 +1011,7 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
         if (cf_u64map_init(&held, q->nstats) != CF_OK)
             goto out;
         for (size_t i = 0; i < q->nstats; i++)
-            if (q->thread_dropped[q->stat_thread[i]] && q->stats[i].key)
+            if (q->thread_dropped[q->stat_thread[i]])
                 (*cf_u64map_get(&held, q->stats[i].key))++;
         for (size_t s2 = 0; s2 <= held.mask; s2++)
             if (held.keys[s2] && held.vals[s2] == nd)
@@ -602,25 +1024,25 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
     p->partial = 1;
     p->clock_hz = ref->h.clock_hz;
     cf_strlcpy(p->mpi_library, ref->h.mpi_library, sizeof(p->mpi_library));
-    time_t t0 = (time_t)byrank[ref->h.rank]->h.init_wall;
-    for (int r = 0; r < size; r++)
-        if (byrank[r] && (time_t)byrank[r]->h.init_wall < t0)
-            t0 = (time_t)byrank[r]->h.init_wall;
+    time_t t0 = (time_t)ref->h.init_wall;
+    for (size_t r = 0; r < have; r++)
+        if ((time_t)sel[r]->h.init_wall < t0)
+            t0 = (time_t)sel[r]->h.init_wall;
     struct tm tm;
     gmtime_r(&t0, &tm);
     strftime(p->start_time, sizeof(p->start_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
     p->nodes = ref->h.nnodes;
-    p->rank = calloc((size_t)size, sizeof(*p->rank));
+    p->rank = calloc(have, sizeof(*p->rank));
     if (!p->rank)
         goto out;
-    uint64_t refused = 0, req_dropped = 0, dropped = 0, failed = 0;
-    for (int r = 0; r < size; r++) {
-        const cf_part_t *q = byrank[r];
-        if (!q)
-            continue;
+    uint64_t refused = 0, req_dropped = 0, dropped = 0, failed = 0, regions_full = 0, regions_deep = 0;
+    for (size_t r = 0; r < have; r++) {
+        const cf_part_t *q = sel[r];
+        regions_full += q->h.regions_full;
+        regions_deep += q->h.regions_deep;
         cf_rank_info_t *ri = &p->rank[p->nrank++];
-        ri->rank = r;
-        ri->node = q->h.node;
+        ri->rank = q->h.rank;
+        ri->node = q->h.node < p->nodes ? q->h.node : p->nodes - 1;
         cf_strlcpy(ri->host, q->h.host, sizeof(ri->host));
         ri->wall_s = q->h.wall_s;
         ri->mpi_s = (double)q->mpi_ns * 1e-9;
@@ -649,21 +1071,20 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
     /* why it is partial: how the ranks ended, one sentence per way (signal,
      * abort, exit) and code */
     char name[32];
-    unsigned char *told = calloc((size_t)size + 1, 1);
+    unsigned char *told = calloc(have + 1, 1);
     if (!told)
         goto out;
-    for (int r = 0; r < size; r++) {
-        const cf_part_t *q = byrank[r];
-        if (!q || told[r])
+    for (size_t r = 0; r < have; r++) {
+        const cf_part_t *q = sel[r];
+        if (told[r])
             continue;
-        memset(mark, 0, (size_t)size);
         int n = 0;
-        for (int k = r; k < size; k++)
-            if (byrank[k] && byrank[k]->h.end == q->h.end && byrank[k]->h.code == q->h.code) {
-                mark[k] = told[k] = 1;
+        for (size_t k = r; k < have; k++)
+            if (cf_same_end(sel[k], q)) {
+                told[k] = 1;
                 n++;
             }
-        cf_rank_list(mark, size, list, 4096);
+        cf_rank_list(sel, have, cf_same_end, q, list, 4096);
         const char *who = n > 1 ? "ranks" : "rank";
         if (q->h.end == CF_END_SIGNAL)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s ended by %s", who, list,
@@ -678,14 +1099,11 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s exited without it", who, list);
     }
     free(told);
-    memset(mark, 0, (size_t)size);
-    for (int r = 0; r < size; r++)
-        mark[r] = byrank[r] == NULL;
-    if (have < size) {
-        cf_rank_list(mark, size, list, 4096);
+    if ((int)have < size) {
+        cf_missing_list(sel, have, size, list, 4096);
         cf_profile_add_partial_reason(p, "%d of %d ranks left nothing (killed before they could write: SIGKILL, or "
                                       "no room): ranks %s; records may lack their calls (ranks_missing)",
-                                      size - have, size, list);
+                                      size - (int)have, size, list);
     }
     cf_profile_add_partial_reason(p, "clocks not synchronized: the job ended before MPI_Finalize, so waits, transfer "
                                   "times and one-way times are not measured; times are each rank's own");
@@ -698,18 +1116,25 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
     if (req_dropped)
         cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS)",
                                       (unsigned long long)req_dropped);
-    if (stale)
-        cf_profile_add_partial_reason(p, "%zu parts of another run in the same spool left out", stale);
+    cf_region_loss_reasons(p, regions_full, regions_deep);
+    if (other)
+        cf_profile_add_partial_reason(p, "%zu parts of another job (%s) left in the spool", other,
+                                      other_job[0] ? other_job : "no job id");
+    if (mismatch || dup)
+        cf_profile_add_partial_reason(p, "%zu parts of this job refused: %zu of a rank already merged, %zu of a job "
+                                      "size other than %d", mismatch + dup, dup, mismatch, size);
     if (bad)
-        cf_profile_add_partial_reason(p, "%zu parts unreadable (%s)", bad, first_bad);
+        cf_profile_add_partial_reason(p, "%zu parts refused (%s)", bad, first_bad);
+    if (overflow)
+        cf_profile_add_partial_reason(p, "%llu records of a rank left out: their sums would overflow",
+                                      (unsigned long long)overflow);
 
     /* communicators: union by id; regions: union by id, listed by name */
     size_t ncomm = 0, nreg = 0;
-    for (int r = 0; r < size; r++)
-        if (byrank[r]) {
-            ncomm += byrank[r]->h.ncomm;
-            nreg += byrank[r]->h.nregion;
-        }
+    for (size_t r = 0; r < have; r++) {
+        ncomm += sel[r]->h.ncomm;
+        nreg += sel[r]->h.nregion;
+    }
     p->comm = calloc(ncomm + 1, sizeof(*p->comm));
     cf_spill_region_t *regs = calloc(nreg + 1, sizeof(*regs));
     if (!p->comm || !regs) {
@@ -722,35 +1147,52 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
         free(regs);
         goto out;
     }
-    for (int r = 0; r < size; r++) {
-        const cf_part_t *q = byrank[r];
-        for (uint32_t i = 0; q && i < q->h.ncomm; i++) {
-            if ((*cf_u64map_get(&seen, (uint64_t)q->comm[i].id + 1))++)
+    for (size_t r = 0; r < have; r++) {
+        const cf_part_t *q = sel[r];
+        for (uint32_t i = 0; i < q->h.ncomm; i++) {
+            uint64_t *v = cf_u64map_get(&seen, (uint64_t)q->comm[i].id + 1);
+            if (*v) {
+                /* a name given on any rank names it */
+                cf_comm_info_t *c = &p->comm[*v - 1];
+                if (!c->user_name[0])
+                    cf_strlcpy(c->user_name, q->comm[i].user_name, sizeof(c->user_name));
                 continue;
+            }
             cf_comm_info_t *c = &p->comm[p->ncomm++];
+            *v = p->ncomm;
             c->id = q->comm[i].id;
             c->size = q->comm[i].size;
             c->nodes = q->comm[i].nodes;
             c->instances = q->comm[i].instances;
             cf_strlcpy(c->name, q->comm[i].name, sizeof(c->name));
+            cf_strlcpy(c->desc, q->comm[i].desc, sizeof(c->desc));
+            cf_strlcpy(c->user_name, q->comm[i].user_name, sizeof(c->user_name));
         }
-        for (uint32_t i = 0; q && i < q->h.nregion; i++) {
-            if ((*cf_u64map_get(&seen, ((uint64_t)q->region[i].id + 1) << 40))++) {
+        for (uint32_t i = 0; i < q->h.nregion; i++) {
+            uint64_t *v = cf_u64map_get(&seen, ((uint64_t)q->region[i].id + 1) << 40);
+            if (*v) {
                 /* entries: the most any rank counted, as at finalize */
-                for (size_t k = 0; k < nr; k++)
-                    if (regs[k].id == q->region[i].id && q->region[i].entries > regs[k].entries)
-                        regs[k].entries = q->region[i].entries;
+                if (q->region[i].entries > regs[*v - 1].entries)
+                    regs[*v - 1].entries = q->region[i].entries;
                 continue;
             }
             regs[nr++] = q->region[i];
+            *v = nr;
         }
     }
     cf_u64map_fini(&seen);
     qsort(regs, nr, sizeof(*regs), cf_cmp_region);
+    /* region ids of the records: index + 1 in the sorted list */
+    cf_u64map_t rindex;
+    if (cf_u64map_init(&rindex, nr) != CF_OK) {
+        free(regs);
+        goto out;
+    }
     p->region = calloc(nr + 1, sizeof(char *));
     json_t *entries = json_object();
     for (size_t i = 0; p->region && i < nr; i++) {
         p->region[p->nregion++] = strdup(regs[i].path);
+        *cf_u64map_get(&rindex, regs[i].id) = i + 1;
         json_object_set_new(entries, regs[i].path, json_integer((json_int_t)regs[i].entries));
     }
     p->extra = json_object();
@@ -762,6 +1204,7 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
     if (!sorted || !p->rec) {
         free(sorted);
         free(regs);
+        cf_u64map_fini(&rindex);
         goto out;
     }
     size_t ns = 0;
@@ -777,32 +1220,31 @@ int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output
         cf_record_t *rec = &p->rec[p->nrec++];
         cf_record_from_stat(rec, s, op ? op->name : "unknown", op ? op->kind : "other", parent ? parent->name : "");
         unsigned rid = cf_key_region(s->key);
-        for (size_t k = 0; rid && k < nr; k++)
-            if (regs[k].id == rid)
-                rec->region = (unsigned)k + 1;
-        rec->ranks_missing = (uint32_t)((uint64_t)(size - have) + ranks_dropping - *cf_u64map_get(&m.full, s->key));
+        rec->region = rid && nr ? (unsigned)*cf_u64map_get(&rindex, rid) : 0;
+        rec->ranks_missing = (uint32_t)((uint64_t)(size - (int)have) + ranks_dropping - *cf_u64map_get(&m.full, s->key));
     }
+    cf_u64map_fini(&rindex);
     free(sorted);
     free(regs);
 
     /* clocks: what MPI_Init measured, marked unsynchronized */
     json_t *per = json_array();
-    for (int r = 0; r < size; r++)
-        if (byrank[r])
-            json_array_append_new(per, json_pack("{s:i, s:b, s:f, s:f}", "rank", r, "synchronized", 0, "offset_init_s",
-                                                 byrank[r]->h.offset_ns * 1e-9, "error_s",
-                                                 byrank[r]->h.offset_err_ns * 1e-9));
+    for (size_t r = 0; r < have; r++)
+        json_array_append_new(per, json_pack("{s:i, s:b, s:f, s:f}", "rank", sel[r]->h.rank, "synchronized", 0,
+                                             "offset_init_s", sel[r]->h.offset_ns * 1e-9, "error_s",
+                                             sel[r]->h.offset_err_ns * 1e-9));
     json_object_set_new(p->extra, "clock",
                         json_pack("{s:s, s:b, s:s, s:o}", "method",
                                   "offsets measured at MPI_Init only (the job ended before MPI_Finalize)",
                                   "synchronized", 0, "reason", "the job did not reach MPI_Finalize", "ranks", per));
+    char hex[17];
+    cf_spool_nonce_str(nonce, hex);
     json_object_set_new(p->extra, "ended",
-                        json_pack("{s:i, s:i, s:s}", "ranks_with_parts", have, "ranks", size, "spool", dir));
-    if (output_p && ref->h.output[0])
-        *output_p = strdup(ref->h.output);
+                        json_pack("{s:i, s:i, s:s, s:s, s:s}", "ranks_with_parts", (int)have, "ranks", size, "spool",
+                                  dir, "job", jobid, "nonce", hex));
     if (note && notelen) {
-        if (have < size)
-            snprintf(note, notelen, "parts of %d of %d ranks", have, size);
+        if ((int)have < size)
+            snprintf(note, notelen, "parts of %d of %d ranks", (int)have, size);
         else
             snprintf(note, notelen, "parts of all %d ranks", size);
     }
@@ -815,8 +1257,7 @@ out:
     for (size_t i = 0; i < np; i++)
         cf_part_free(&parts[i]);
     free(parts);
-    free(byrank);
-    free(mark);
+    free(sel);
     free(list);
     if (rc != CF_OK)
         cf_profile_free(p);

@@ -16,7 +16,7 @@
 #include "cf_profile.h"
 
 #define CF_SPILL_MAGIC "CFSPILL1"
-#define CF_SPILL_VERSION 1
+#define CF_SPILL_VERSION 2
 #define CF_SPILL_SUFFIX ".spill"
 
 /* How a rank ended. */
@@ -28,7 +28,7 @@ typedef struct {
     int32_t rank, size, node, nnodes, node_ranks, node_cpus;
     int32_t end, code;         /* CF_END_*; the signal, MPI_Abort's errorcode or the exit status (-1 unknown) */
     uint32_t nthreads, ncomm, nregion, nops, nops_ucx, spawned;
-    uint64_t job_token;        /* the same on every rank of one job (rank 0's pid and start) */
+    uint64_t job_token;        /* unused (0) */
     uint64_t threads_refused, req_dropped;
     double init_wall;          /* seconds since the epoch at MPI_Init */
     double wall_s;             /* from MPI_Init to the end, on this rank's clock */
@@ -36,7 +36,10 @@ typedef struct {
     double offset_ns, offset_err_ns; /* rank 0's clock minus this rank's, measured at MPI_Init */
     char host[64];
     char mpi_library[128];
-    char output[4096];         /* the profile path the job would have written ("" = default name) */
+    uint64_t nonce;            /* the job's: a random number rank 0 drew (or was given) at MPI_Init */
+    char jobid[64];            /* the batch system's job id, else "pid P on HOST" of rank 0 */
+    uint64_t regions_full;     /* MPI_Pcontrol opens refused: the region table was full */
+    uint64_t regions_deep;     /* and nested deeper than the limit */
 } cf_spill_hdr_t;
 
 typedef struct {
@@ -48,6 +51,8 @@ typedef struct {
     int32_t size, nodes, pad;
     uint64_t instances; /* communicators that held this id over the run */
     char name[48];
+    char desc[CF_COMM_DESC_LEN];
+    char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name */
 } cf_spill_comm_t;
 
 typedef struct {
@@ -77,18 +82,53 @@ int cf_spool_check_stat(const struct stat *st, char *why, size_t whylen);
  * dir; out gets its path.  Returns 0, or -1 (errno). */
 int cf_spool_private(const char *dir, char *out, size_t outlen);
 
-/* Reads every part under dir into one profile, marked partial with how each
- * rank ended and which sent nothing; parts of jobs started before since
- * (seconds since the epoch; 0: any) are left alone.  *output_p (may be NULL)
- * gets the path the job meant to write (malloc'ed, NULL when it used the
- * default name).  Returns CF_OK, CF_ERR_NODATA when no part is there, or
- * another error; err says why. */
-int cf_spool_merge(const char *dir, double since, cf_profile_t *p, char **output_p, char *note, size_t notelen,
+/* ---- a spool belongs to one job ----
+ * Rank 0 (or `commfit run` before it) writes the job's nonce and id into the
+ * spool's "job" file at MPI_Init; every part carries them too, and merge
+ * takes the parts of one job only. */
+#define CF_SPOOL_JOB_FILE "job"
+#define CF_SPOOL_MAX_RANKS (1 << 24)
+
+/* A random nonce, never 0. */
+uint64_t cf_spool_nonce(void);
+/* The nonce in 16 hex digits (out: 17 bytes at least); parsed back, 0 when s is not that. */
+void cf_spool_nonce_str(uint64_t nonce, char *out);
+uint64_t cf_spool_nonce_parse(const char *s);
+/* The batch system's job id (Slurm, PBS, LSF, SGE, Flux), else "pid P on HOST". */
+void cf_spool_jobid(char *out, size_t len);
+/* The spool's job file: 0 with its nonce, job id and start, -1 when there is
+ * none or it is not a file of ours (errno). */
+int cf_spool_job_read(const char *dir, uint64_t *nonce, char *jobid, size_t jobidlen, double *started);
+/* Claims dir for the job nonce: 0 when it is this job's now (its job file
+ * names nonce, or it held no part of another job and the job file is
+ * written), 1 when it holds parts of another job (other gets that job's id),
+ * -1 when the job file cannot be written (why says why). */
+int cf_spool_claim(const char *dir, uint64_t nonce, const char *jobid, double started, char *other, size_t otherlen,
+                   char *why, size_t whylen);
+/* A new spool beside dir: dir.XXXXXX, 0700.  0, or -1 (errno). */
+int cf_spool_beside(const char *dir, char *out, size_t outlen);
+/* Removes the job file when it names nonce. */
+void cf_spool_job_unlink(const char *dir, uint64_t nonce);
+
+/* Reads the parts of one job under dir into one profile, marked partial
+ * with how each rank ended and which sent nothing: the job nonce, or when
+ * nonce is 0 the one the spool's job file names, else the newest job among
+ * the parts.  Parts of other jobs are left out (and said); a part that is
+ * not a regular file of ours, or whose sizes and values do not hold, is
+ * refused, with the reason among the profile's.  *nonce_p (may be NULL)
+ * gets the job's nonce.  Returns CF_OK, CF_ERR_NODATA when no part of the
+ * job is there, or another error; err says why. */
+int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *nonce_p, char *note, size_t notelen,
                    char *err, size_t errlen);
 
-/* Removes the parts and subdirectories of a spool (and the spool when it is
- * left empty). */
-void cf_spool_remove(const char *dir);
+/* Removes the parts of job nonce (0: every part) and its job file, then the
+ * subdirectories and the spool left empty. */
+void cf_spool_remove(const char *dir, uint64_t nonce);
+
+/* The partial reasons for region opens refused (summed over ranks): the
+ * table full, nested too deep (cf_region.c's limits). */
+#define CF_REGION_DEPTH 16
+void cf_region_loss_reasons(cf_profile_t *p, uint64_t full, uint64_t deep);
 
 /* A record of the profile from merged stats (ns), with its names. */
 void cf_record_from_stat(cf_record_t *r, const cf_stat_t *s, const char *op, const char *kind, const char *parent_op);

@@ -652,7 +652,7 @@ void cf_runtime_finalize(void)
         p.memcpy_Bps = cf_memcpy_bandwidth();
         p.nodes = cf_g.nnodes;
         p.clock_hz = cf_clock.hz;
-        p.partial = 0;
+        p.partial = p.npartial_reason > 0; /* the regions' losses, if any */
         cf_library_version(p.mpi_library, sizeof(p.mpi_library));
         time_t t0 = (time_t)cf_g.init_wall;
         struct tm tm;

@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include "cf_region.h"
 
-#define CF_REGION_DEPTH 16
 #define CF_REGION_NAME 128
 
 typedef struct {
@@ -22,13 +21,26 @@ typedef struct {
     char path[CF_REGION_NAME];
 } cf_region_t;
 
+/* The table grows by chunks up to the region ids there are (CF_MAX_REGIONS):
+ * a chunk never moves, and the count is published after the entry is whole,
+ * so a part written in a signal handler reads it without the lock. */
+#define CF_REGION_CHUNK 256
 static pthread_mutex_t cf_region_lock = PTHREAD_MUTEX_INITIALIZER;
-static cf_region_t cf_regions[CF_MAX_REGIONS];
-static unsigned cf_nregions;
+static cf_region_t *_Atomic cf_chunks[(CF_MAX_REGIONS + CF_REGION_CHUNK - 1) / CF_REGION_CHUNK];
+static _Atomic unsigned cf_nregions;
+static uint16_t cf_region_slot[CF_REGION_MASK + 1]; /* region id -> table index + 1 */
 static unsigned cf_stack[CF_REGION_DEPTH];
 static unsigned cf_depth;
 static int cf_pipe[2] = {-1, -1};
 static uint64_t cf_region_misuse;
+/* opens refused: the table full, or nested deeper than CF_REGION_DEPTH; the
+ * closes of those still open are taken by unopened (innermost first) */
+static uint64_t cf_region_full, cf_region_deep, cf_unopened;
+
+static cf_region_t *cf_region_at(unsigned i)
+{
+    return &atomic_load(&cf_chunks[i / CF_REGION_CHUNK])[i % CF_REGION_CHUNK];
+}
 
 /* MPI_Pcontrol's name is a varargs argument the caller may not have passed:
  * read it through a pipe, which reports a bad address instead of faulting,
@@ -73,24 +85,31 @@ static unsigned cf_region_hash(const char *s)
     return h ? h : 1;
 }
 
-/* The id of a region path, registered on first use (under the lock). */
+/* The id of a region path, registered on first use (under the lock); 0
+ * when every id is taken (or no memory). */
 static unsigned cf_region_id(const char *path)
 {
     unsigned id = cf_region_hash(path);
-    for (unsigned tries = 0; tries < CF_MAX_REGIONS; tries++, id = (id % CF_REGION_MASK) + 1) {
-        unsigned i;
-        for (i = 0; i < cf_nregions; i++)
-            if (cf_regions[i].id == id)
-                break;
-        if (i == cf_nregions) {
-            if (cf_nregions == CF_MAX_REGIONS)
+    for (unsigned tries = 0; tries < CF_REGION_MASK; tries++, id = (id % CF_REGION_MASK) + 1) {
+        unsigned s = cf_region_slot[id];
+        if (s == 0) {
+            unsigned n = atomic_load(&cf_nregions);
+            if (n >= CF_MAX_REGIONS)
                 return 0;
-            cf_regions[i].id = id;
-            cf_strlcpy(cf_regions[i].path, path, sizeof(cf_regions[i].path));
-            cf_nregions++;
+            if (!atomic_load(&cf_chunks[n / CF_REGION_CHUNK])) {
+                cf_region_t *c = calloc(CF_REGION_CHUNK, sizeof(*c));
+                if (!c)
+                    return 0;
+                atomic_store(&cf_chunks[n / CF_REGION_CHUNK], c);
+            }
+            cf_region_t *r = cf_region_at(n);
+            r->id = id;
+            cf_strlcpy(r->path, path, sizeof(r->path));
+            cf_region_slot[id] = (uint16_t)(n + 1);
+            atomic_store(&cf_nregions, n + 1);
             return id;
         }
-        if (strcmp(cf_regions[i].path, path) == 0)
+        if (strcmp(cf_region_at(s - 1)->path, path) == 0)
             return id;
         /* another path has this hash: the next free id (same on every rank
          * that opens the two regions in the same order) */
@@ -100,10 +119,8 @@ static unsigned cf_region_id(const char *path)
 
 static cf_region_t *cf_region_find(unsigned id)
 {
-    for (unsigned i = 0; i < cf_nregions; i++)
-        if (cf_regions[i].id == id)
-            return &cf_regions[i];
-    return NULL;
+    unsigned s = cf_region_slot[id & CF_REGION_MASK];
+    return s ? cf_region_at(s - 1) : NULL;
 }
 
 void cf_pcontrol(int level, const char *name)
@@ -120,16 +137,25 @@ void cf_pcontrol(int level, const char *name)
         atomic_store(&cf_g.enabled, 1);
     } else if (level == 1) {
         atomic_store(&cf_g.enabled, 1); /* level 1 means on, with or without a name */
-        const cf_region_t *top = cf_depth ? cf_region_find(cf_stack[cf_depth - 1]) : NULL;
-        char path[CF_REGION_NAME];
-        snprintf(path, sizeof(path), "%s%s%s", top ? top->path : "", top ? "/" : "", buf);
-        unsigned id = cf_region_id(path);
-        if (cf_depth < CF_REGION_DEPTH && id) {
+        /* past the depth limit nothing is registered: the calls stay in the region around */
+        unsigned id = 0;
+        if (cf_depth < CF_REGION_DEPTH && !cf_unopened) {
+            const cf_region_t *top = cf_depth ? cf_region_find(cf_stack[cf_depth - 1]) : NULL;
+            char path[CF_REGION_NAME];
+            if (snprintf(path, sizeof(path), "%s%s%s", top ? top->path : "", top ? "/" : "", buf) >= (int)sizeof(path))
+                path[sizeof(path) - 1] = 0; /* a deep path is cut at its end */
+            if (!(id = cf_region_id(path)))
+                cf_region_full++;
+        } else
+            cf_region_deep++;
+        if (id) {
             cf_stack[cf_depth++] = id;
             cf_region_find(id)->entries++;
             atomic_store(&cf_g.region, id);
         } else
-            cf_region_misuse++;
+            cf_unopened++;
+    } else if (level == -1 && named && cf_unopened) {
+        cf_unopened--; /* the close of an open that was refused */
     } else if (level == -1 && named && cf_depth) {
         /* close the innermost open region of that name, and those inside it */
         unsigned d = cf_depth;
@@ -154,15 +180,19 @@ void cf_pcontrol(int level, const char *name)
 
 /* For a part written without MPI (cf_spill.c): plain reads, no lock (a
  * signal handler may call it). */
-size_t cf_regions_copy(cf_spill_region_t *out, size_t max)
+size_t cf_regions_copy(cf_spill_region_t *out, size_t max, uint64_t *full_p, uint64_t *deep_p)
 {
-    size_t n = cf_nregions < max ? cf_nregions : max;
+    size_t n = atomic_load(&cf_nregions);
+    n = n < max ? n : max;
     for (size_t i = 0; i < n; i++) {
-        out[i].id = cf_regions[i].id;
+        const cf_region_t *r = cf_region_at((unsigned)i);
+        out[i].id = r->id;
         out[i].pad = 0;
-        out[i].entries = cf_regions[i].entries;
-        memcpy(out[i].path, cf_regions[i].path, sizeof(out[i].path));
+        out[i].entries = r->entries;
+        memcpy(out[i].path, r->path, sizeof(out[i].path));
     }
+    *full_p = cf_region_full;
+    *deep_p = cf_region_deep;
     return n;
 }
 
@@ -194,12 +224,15 @@ static int cf_region_cmp(const void *a, const void *b)
 
 int cf_regions_merge(cf_profile_t *p, unsigned **ids_p)
 {
-    uint64_t ids[CF_MAX_REGIONS + 1];
-    for (unsigned i = 0; i < cf_nregions; i++)
-        ids[i] = cf_regions[i].id;
+    unsigned nreg = atomic_load(&cf_nregions);
+    uint64_t *ids = calloc(nreg + 1, sizeof(*ids));
+    for (unsigned i = 0; ids && i < nreg; i++)
+        ids[i] = cf_region_at(i)->id;
     size_t nu = 0;
-    int overflow = 0;
-    uint64_t *u = cf_union_keys(ids, cf_nregions, CF_MAX_REGIONS, &nu, &overflow);
+    int overflow = !ids;
+    uint64_t none = 0;
+    uint64_t *u = cf_union_keys(ids ? ids : &none, ids ? nreg : 0, CF_MAX_REGIONS, &nu, &overflow);
+    free(ids);
     cf_region_wire_t *w = u ? calloc(nu ? nu : 1, sizeof(*w)) : NULL;
     for (size_t i = 0; w && i < nu; i++) {
         w[i].id = (uint32_t)u[i];
@@ -209,8 +242,9 @@ int cf_regions_merge(cf_profile_t *p, unsigned **ids_p)
             w[i].entries = r->entries;
         }
     }
-    uint64_t misuse = 0;
-    PMPI_Reduce(&cf_region_misuse, &misuse, 1, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    uint64_t mine[3] = {cf_region_misuse, cf_region_full, cf_region_deep}, all[3] = {0, 0, 0};
+    PMPI_Reduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    uint64_t misuse = all[0];
     if (u && cf_all_ok(w != NULL))
         cf_reduce_bytes(w, nu, sizeof(*w), cf_region_op, 0);
     else {
@@ -232,9 +266,9 @@ int cf_regions_merge(cf_profile_t *p, unsigned **ids_p)
         if (!p->extra)
             p->extra = json_object();
         json_object_set_new(p->extra, "region_entries", entries);
+        cf_region_loss_reasons(p, all[1], all[2]);
         if (misuse)
-            cf_log("%llu MPI_Pcontrol calls did not match an open region (or nested deeper than %d); ignored",
-                   (unsigned long long)misuse, CF_REGION_DEPTH);
+            cf_log("%llu MPI_Pcontrol calls did not match an open region; ignored", (unsigned long long)misuse);
     }
     free(w);
     free(u);

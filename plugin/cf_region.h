@@ -7,14 +7,16 @@
 #include "cf_runtime.h"
 #include "cf_spool.h"
 
-#define CF_MAX_REGIONS 256
+/* every region id there is (ids 1..CF_REGION_MASK) */
+#define CF_MAX_REGIONS CF_REGION_MASK
 
 /* Collective: the region names of every rank.  On rank 0 (p not NULL) they
  * go into p->region and its extra "region_entries" section, and *ids_p gets
  * the region id of each p->region entry (malloc'ed). */
 CF_HIDDEN int cf_regions_merge(cf_profile_t *p, unsigned **ids_p);
 
-/* The regions of this rank, for its part (async-signal-safe). */
-CF_HIDDEN size_t cf_regions_copy(cf_spill_region_t *out, size_t max);
+/* The regions of this rank, for its part (async-signal-safe), and its opens
+ * refused because the table was full or they were nested too deep. */
+CF_HIDDEN size_t cf_regions_copy(cf_spill_region_t *out, size_t max, uint64_t *full_p, uint64_t *deep_p);
 
 #endif

@@ -191,7 +191,7 @@ static void cf_config_read(cf_config_t *c, int complain)
                                         "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
                                         "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS", "COMMFIT_CALLSITE_DEPTH",
                                         "COMMFIT_CALLSITES_MAX", "COMMFIT_PROTOCOL", "COMMFIT_CALIBRATE",
-                                        "COMMFIT_CALIBRATE_MAX_BYTES"};
+                                        "COMMFIT_CALIBRATE_MAX_BYTES", "COMMFIT_JOB_NONCE"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)

@@ -211,7 +211,7 @@ static int cf_spill_write(int end, int code)
     cf_comm_t **comms = atomic_load(&cf_comm_all);
     h.ncomm = (uint32_t)ncomm;
     static cf_spill_region_t regions[CF_MAX_REGIONS];
-    h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS);
+    h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS, &h.regions_full, &h.regions_deep);
     h.threads_refused = atomic_load(&cf_threads_refused);
     h.req_dropped = atomic_load(&cf_g.req_dropped);
 
@@ -252,6 +252,8 @@ static int cf_spill_write(int end, int code)
         const cf_comm_t *c = comms[i];
         cf_spill_comm_t w = {.id = c->id, .size = c->size, .nodes = c->nodes, .instances = c->instances};
         cf_cpy(w.name, c->name, sizeof(w.name));
+        cf_cpy(w.desc, c->desc, sizeof(w.desc));
+        cf_cpy(w.user_name, c->user_name, sizeof(w.user_name));
         rc = cf_write_full(fd, &w, sizeof(w));
     }
     if (rc == 0)
@@ -429,6 +431,7 @@ static void cf_spill_make_spool(char *dir, size_t len)
     if (r == 0)
         return;
     cf_dir_made = 0;
+
     char priv[4096];
     if (cf_spool_private(dir, priv, sizeof(priv)) == 0 && strlen(priv) + 64 < len) {
         cf_log("the spool %s is refused (%s): the parts go to %s", dir, why, priv);
@@ -441,20 +444,46 @@ static void cf_spill_make_spool(char *dir, size_t len)
     }
 }
 
+/* Rank 0: the spool belongs to this job (its nonce goes into the job
+ * file); one holding the parts of an earlier job is left for `commfit
+ * merge`, and a new one beside it is used. */
+static void cf_spill_claim(char *dir, size_t len, uint64_t nonce, const char *jobid)
+{
+    char other[64], why[300], beside[4096];
+    int r = cf_spool_claim(dir, nonce, jobid, cf_g.init_wall, other, sizeof(other), why, sizeof(why));
+    if (r == 1 && cf_spool_beside(dir, beside, sizeof(beside)) == 0 && strlen(beside) + 64 < len) {
+        cf_log("the spool %s holds the parts of an earlier job (%s): `commfit merge %s` makes its profile; this "
+               "job's parts go to %s", dir, other, dir, beside);
+        snprintf(dir, len, "%s", beside);
+        cf_dir_made = 1;
+        r = cf_spool_claim(dir, nonce, jobid, cf_g.init_wall, other, sizeof(other), why, sizeof(why));
+    }
+    if (r != 0)
+        cf_log("the spool %s: %s; its parts may be taken for another job's", dir,
+               r == 1 ? "holds the parts of an earlier job, and no other could be made" : why);
+}
+
 void cf_spill_init(void)
 {
     const cf_config_t *c = &cf_g.cfg;
-    /* rank 0 names the spool and the job, for every rank */
+    /* rank 0 names the spool and the job, for every rank: the nonce commfit
+     * run gives (a spawned job draws its own), else a random one */
     struct {
-        uint64_t token;
+        uint64_t nonce;
+        char jobid[64];
         char dir[4096];
     } job;
     memset(&job, 0, sizeof(job));
     if (cf_g.world_rank == 0) {
-        job.token = (uint64_t)getpid() << 32 ^ (uint64_t)cf_g.init_wall;
+        job.nonce = cf_g.spawned ? 0 : cf_spool_nonce_parse(getenv("COMMFIT_JOB_NONCE"));
+        if (!job.nonce)
+            job.nonce = cf_spool_nonce();
+        cf_spool_jobid(job.jobid, sizeof(job.jobid));
         cf_spool_default(job.dir, sizeof(job.dir));
         if (c->spill && job.dir[0])
             cf_spill_make_spool(job.dir, sizeof(job.dir));
+        if (c->spill && job.dir[0])
+            cf_spill_claim(job.dir, sizeof(job.dir), job.nonce, job.jobid);
     }
     PMPI_Bcast(&job, (int)sizeof(job), MPI_BYTE, 0, cf_g.tool_comm);
     if (!c->spill || !job.dir[0])
@@ -509,15 +538,14 @@ void cf_spill_init(void)
     h->nops = CF_OP_COUNT;
     h->nops_ucx = nucx;
     h->spawned = (uint32_t)cf_g.spawned;
-    h->job_token = job.token;
+    h->nonce = job.nonce;
+    memcpy(h->jobid, job.jobid, sizeof(h->jobid));
     h->init_wall = cf_g.init_wall;
     h->clock_hz = cf_clock.hz;
     h->offset_ns = cf_sync.init.offset_ns;
     h->offset_err_ns = cf_sync.init.err_ns;
     gethostname(h->host, sizeof(h->host) - 1);
     cf_library_version(h->mpi_library, sizeof(h->mpi_library));
-    cf_profile_output(h->output, sizeof(h->output));
-    cf_path_absolute(h->output, sizeof(h->output));
 
     atomic_store(&cf_spill_state, 1);
     struct sigaction sa;
@@ -545,7 +573,9 @@ void cf_spill_finalized(void)
     /* a handler before ours let the job go on after a signal: the part is stale */
     if (atomic_exchange(&cf_spill_state, 0) == 3)
         cf_spool_unlink();
-    /* the spool rank 0 made for nothing */
+    /* the job file, and the spool rank 0 made for nothing */
+    if (cf_g.world_rank == 0 && cf_dir[0])
+        cf_spool_job_unlink(cf_dir, cf_hdr.nonce);
     if (cf_dir_made)
         rmdir(cf_dir);
 }

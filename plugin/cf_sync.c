@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@ cf_sync_t cf_sync;
 
 #define CF_SYNC_ROUNDS 16
 #define CF_SYNC_TAG 4242
+#define CF_TEST_OFFSET_MAX_S 1e6 /* about 11 days */
 
 static double cf_now_local(void) { return cf_local_ns(cf_ticks()); }
 
@@ -84,6 +86,14 @@ void cf_sync_test_offset(int complain)
         double sec = strtod(q, &end);
         if (end == q)
             goto bad;
+        /* nan, inf or an offset of years would be taken for a clock */
+        if (!isfinite(sec) || fabs(sec) > CF_TEST_OFFSET_MAX_S) {
+            if (complain)
+                cf_log("COMMFIT_TEST_CLOCK_OFFSET='%s': '%.*s' is not a finite number of seconds within %.0f; ignored",
+                       s, (int)(end - q), q, CF_TEST_OFFSET_MAX_S);
+            cf_sync.test_offset_ns = 0;
+            return;
+        }
         if (r == cf_g.world_rank)
             cf_sync.test_offset_ns = sec * 1e9;
         q = end;

@@ -2,6 +2,7 @@
  * reach MPI_Finalize, from the parts its ranks spilled (lib/cf_spool.h).
  * `commfit run` does the same by itself after the launcher returns. */
 #include <errno.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@ static void cf_merge_usage(FILE *out)
                  "  exit without finalizing) from the records its ranks left in SPOOL (the\n"
                  "  directory the end-of-job message names: COMMFIT_SPOOL, or the profile's name\n"
                  "  with .parts for .json)\n"
-                 "  -o, --output FILE  profile path (default: the one the job would have written)\n"
+                 "  -o, --output FILE  profile path (default: SPOOL without .parts, with .json; never\n"
+                 "                     written over when it is the complete profile of a later job)\n"
                  "  -k, --keep         keep the spool (it is removed once the profile is written)\n");
 }
 
@@ -35,21 +37,46 @@ static char *cf_merge_default_out(const char *spool)
     return out;
 }
 
-int cf_merge_spool(const char *who, const char *spool, double since, const char *out, int keep)
+/* A complete profile at out that started no earlier than the parts' job is
+ * a later job's (or this one's, finished): never written over. */
+static int cf_merge_later_complete(const char *out, const cf_profile_t *parts, char *start, size_t len)
+{
+    struct stat st;
+    cf_profile_t q;
+    char err[256];
+    if (lstat(out, &st) != 0 || !S_ISREG(st.st_mode) || cf_profile_read(out, &q, err, sizeof(err)) != CF_OK)
+        return 0;
+    int later = !q.partial && strcmp(q.start_time, parts->start_time) >= 0;
+    snprintf(start, len, "%s", q.start_time);
+    cf_profile_free(&q);
+    return later;
+}
+
+int cf_merge_spool(const char *who, const char *spool, unsigned long long nonce, const char *out, int keep)
 {
     cf_profile_t p;
-    char err[600], note[128];
-    char *meant = NULL;
-    int rc = cf_spool_merge(spool, since, &p, &meant, note, sizeof(note), err, sizeof(err));
-    if (rc == CF_ERR_NODATA && since > 0)
+    char err[600], note[128], start[64];
+    uint64_t job = 0;
+    int rc = cf_spool_merge(spool, nonce, &p, &job, note, sizeof(note), err, sizeof(err));
+    if (rc == CF_ERR_NODATA && nonce)
         return -1;
     if (rc != CF_OK) {
         fprintf(stderr, "%s: %s: %s\n", who, spool, err);
         return CF_EXIT_USAGE;
     }
+    /* where the user says, or beside the spool: never a path a part names */
     char *dflt = NULL;
     if (!out)
-        out = meant ? meant : (dflt = cf_merge_default_out(spool));
+        out = dflt = cf_merge_default_out(spool);
+    if (out && cf_merge_later_complete(out, &p, start, sizeof(start))) {
+        fprintf(stderr,
+                "%s: %s is the complete profile of a job started at %s, not before these parts' (%s): not written "
+                "over (-o names another file); the parts stay in %s\n",
+                who, out, start, p.start_time, spool);
+        cf_profile_free(&p);
+        free(dflt);
+        return 1;
+    }
     rc = out ? cf_profile_write(&p, out, err, sizeof(err)) : CF_ERR_NOMEM;
     if (rc != CF_OK)
         fprintf(stderr, "%s: cannot write the profile to %s: %s\n", who, out ? out : "?",
@@ -57,10 +84,9 @@ int cf_merge_spool(const char *who, const char *spool, double since, const char 
     else {
         fprintf(stderr, "commfit: the job did not reach MPI_Finalize: partial profile (%s) written to %s\n", note, out);
         if (!keep)
-            cf_spool_remove(spool);
+            cf_spool_remove(spool, job);
     }
     cf_profile_free(&p);
-    free(meant);
     free(dflt);
     return rc == CF_OK ? 0 : 1;
 }

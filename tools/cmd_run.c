@@ -79,6 +79,7 @@ static void cf_run_usage(FILE *out)
  * COMMFIT_SPOOL, or the profile's name with .parts for .json, or a name of
  * its own; exported for the ranks. */
 static int cf_run_spool_made; /* made here: removed when left empty */
+static uint64_t cf_run_nonce;  /* the job's (COMMFIT_JOB_NONCE): only its parts are merged */
 
 static char *cf_run_spool(void)
 {
@@ -133,6 +134,25 @@ static char *cf_run_spool(void)
         if (!(abs = strdup(priv)))
             return NULL;
     }
+    /* the spool is this job's alone: one holding an earlier job's parts is
+     * left to `commfit merge`, and a new one beside it is used */
+    char other[64], beside[PATH_MAX + 64], hex[17], jobid[64];
+    cf_run_nonce = cf_spool_nonce();
+    cf_spool_jobid(jobid, sizeof(jobid));
+    r = cf_spool_claim(abs, cf_run_nonce, jobid, (double)time(NULL), other, sizeof(other), why, sizeof(why));
+    if (r == 1 && cf_spool_beside(abs, beside, sizeof(beside)) == 0) {
+        fprintf(stderr, "commfit run: the spool %s holds the parts of an earlier job (%s): `commfit merge %s` makes "
+                "its profile; this job's parts go to %s\n", abs, other, abs, beside);
+        free(abs);
+        cf_run_spool_made = 1;
+        if (!(abs = strdup(beside)))
+            return NULL;
+        r = cf_spool_claim(abs, cf_run_nonce, jobid, (double)time(NULL), other, sizeof(other), why, sizeof(why));
+    }
+    if (r != 0)
+        fprintf(stderr, "commfit run: the spool %s: %s\n", abs, r == 1 ? "holds an earlier job's parts" : why);
+    cf_spool_nonce_str(cf_run_nonce, hex);
+    setenv("COMMFIT_JOB_NONCE", hex, 1);
     setenv("COMMFIT_SPOOL", abs, 1);
     setenv("COMMFIT_GATHER", "1", 1); /* the ranks leave the message to us */
     return abs;
@@ -217,7 +237,6 @@ int cf_cmd_run(int argc, char **argv)
         snprintf(preload, len, "%s", old);
 
     /* before the variables are forwarded: the ranks need the spool's name */
-    time_t started = time(NULL);
     char *spool = cf_run_spool();
     if (!spool) {
         free(preload);
@@ -264,11 +283,11 @@ int cf_cmd_run(int argc, char **argv)
     unsetenv("LD_PRELOAD");
     int status = cf_run_wait(child);
     /* the job did not finish: its ranks left their records in the spool
-     * (parts of an earlier job in the same spool are not this one's; a
-     * minute allows for clocks of other nodes a little behind ours) */
+     * (only this job's parts: they carry the nonce it was given) */
     struct stat st;
-    if (lstat(spool, &st) == 0 && S_ISDIR(st.st_mode))
-        cf_merge_spool("commfit run", spool, (double)started - 60, getenv("COMMFIT_OUTPUT"), 0);
+    if (lstat(spool, &st) == 0 && S_ISDIR(st.st_mode) &&
+        cf_merge_spool("commfit run", spool, cf_run_nonce, getenv("COMMFIT_OUTPUT"), 0) == -1)
+        cf_spool_job_unlink(spool, cf_run_nonce);
     if (cf_run_spool_made)
         rmdir(spool); /* made above, left empty */
     free(spool);

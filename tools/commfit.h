@@ -11,10 +11,11 @@ int cf_cmd_report(int argc, char **argv);
 int cf_cmd_trace(int argc, char **argv);
 int cf_cmd_diff(int argc, char **argv);
 int cf_cmd_merge(int argc, char **argv);
-/* The profile of a job that did not finish from its spool (to out, or the
- * path the job meant), of parts of jobs started since then (0: any); who
- * names the command in messages.  0, 1 (cannot write), CF_EXIT_USAGE
- * (nothing usable in the spool), -1 (no part of a job started since: quiet). */
-int cf_merge_spool(const char *who, const char *spool, double since, const char *out, int keep);
+/* The profile of a job that did not finish from its spool (to out, or
+ * beside the spool), of the parts of job nonce (0: the spool's job); who
+ * names the command in messages.  0, 1 (cannot write, or out is a later
+ * complete profile), CF_EXIT_USAGE (nothing usable in the spool), -1 (no
+ * part of job nonce: quiet). */
+int cf_merge_spool(const char *who, const char *spool, unsigned long long nonce, const char *out, int keep);
 
 #endif

@@ -42,7 +42,7 @@ static uint64_t key(unsigned bin) { return cf_key_make(CF_LAYER_MPI, 1, CF_COMM_
 static void put(FILE *f, const void *p, size_t n) { assert_int_equal(fwrite(p, 1, n, f), n); }
 
 /* A part of rank of size ranks: one thread with the keys (calls each) and dropped. */
-static void write_part(const char *dir, int rank, int size, uint64_t token, double start, const uint64_t *keys,
+static void write_part(const char *dir, int rank, int size, uint64_t nonce, double start, const uint64_t *keys,
                        const uint64_t *calls, size_t n, uint64_t dropped)
 {
     char sub[512], path[512];
@@ -66,7 +66,8 @@ static void write_part(const char *dir, int rank, int size, uint64_t token, doub
     h.nthreads = 1;
     h.ncomm = 1;
     h.nops = 2;
-    h.job_token = token;
+    h.nonce = nonce;
+    snprintf(h.jobid, sizeof(h.jobid), "job %llu", (unsigned long long)nonce);
     h.init_wall = start;
     h.wall_s = 2.5;
     snprintf(h.host, sizeof(h.host), "node%d", rank);
@@ -108,7 +109,8 @@ static int has_reason(const cf_profile_t *p, const char *s)
 static void test_merge(void **state)
 {
     (void)state;
-    char dir[300], err[600], note[128], *out = NULL;
+    char dir[300], err[600], note[128];
+    uint64_t job = 0;
     snprintf(dir, sizeof(dir), "%s/job.parts", tmpdir);
     double now = (double)time(NULL);
     /* rank 0 dropped records and kept A and B; rank 1 dropped none and kept
@@ -118,8 +120,8 @@ static void test_merge(void **state)
     write_part(dir, 1, 3, 42, now, k1, c1, 2, 0);
     write_part(dir, 2, 3, 41, now - 3600, k0, c0, 2, 0);
     cf_profile_t p;
-    assert_int_equal(cf_spool_merge(dir, 0, &p, &out, note, sizeof(note), err, sizeof(err)), CF_OK);
-    assert_null(out);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, &job, note, sizeof(note), err, sizeof(err)), CF_OK);
+    assert_int_equal(job, 42); /* no job file: the newest job's parts */
     assert_string_equal(note, "parts of 2 of 3 ranks");
     assert_int_equal(p.ranks, 3);
     assert_int_equal((int)p.nrank, 2);
@@ -142,7 +144,7 @@ static void test_merge(void **state)
     assert_true(has_reason(&p, "1 of 3 ranks left nothing"));
     assert_true(has_reason(&p, "ranks 2"));
     assert_true(has_reason(&p, "clocks not synchronized"));
-    assert_true(has_reason(&p, "1 parts of another run in the same spool left out"));
+    assert_true(has_reason(&p, "1 parts of another job (job 41) left in the spool"));
     assert_int_equal((int)p.ncomm, 1);
     cf_profile_free(&p);
     /* the profile reads back */
@@ -154,16 +156,54 @@ static void test_merge(void **state)
     assert_int_equal(cf_profile_read(path, &p, err, sizeof(err)), CF_OK);
     assert_int_equal(find(&p, 6)->ranks_missing, 2);
     cf_profile_free(&p);
-    /* only parts of jobs started since: a spool of the hour-old job alone has none */
+    /* only the parts of the job asked for: a spool of the hour-old job alone has none of job 42 */
     char old[400];
     snprintf(old, sizeof(old), "%s/old.parts", tmpdir);
     write_part(old, 2, 3, 41, now - 3600, k0, c0, 2, 0);
-    assert_int_equal(cf_spool_merge(old, now - 60, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_NODATA);
+    assert_int_equal(cf_spool_merge(old, 42, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_NODATA);
     assert_int_equal(cf_spool_merge(old, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
     cf_profile_free(&p);
-    cf_spool_remove(old);
+    cf_spool_remove(old, 0);
     assert_int_not_equal(access(old, F_OK), 0);
-    cf_spool_remove(dir);
+    /* a spool holding parts of job 42 is not claimed by job 43; its job file names the job merged */
+    char other[64], why[300];
+    assert_int_equal(cf_spool_claim(dir, 43, "job 43", now, other, sizeof(other), why, sizeof(why)), 1);
+    assert_int_equal(cf_spool_claim(dir, 41, "job 41", now, other, sizeof(other), why, sizeof(why)), 1);
+    uint64_t n = 0;
+    assert_int_not_equal(cf_spool_job_read(dir, &n, other, sizeof(other), NULL), 0);
+    char jf[400];
+    snprintf(jf, sizeof(jf), "%s/job", dir);
+    FILE *f = fopen(jf, "w");
+    fprintf(f, "commfit spool 1\nnonce %016x\njob job 41\nstarted %.0f\n", 41, now - 3600);
+    fclose(f);
+    assert_int_equal(cf_spool_job_read(dir, &n, other, sizeof(other), NULL), 0);
+    assert_int_equal(n, 41);
+    assert_string_equal(other, "job 41");
+    assert_int_equal(cf_spool_merge(dir, 0, &p, &job, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_int_equal(job, 41);
+    assert_int_equal((int)p.nrank, 1);
+    assert_true(has_reason(&p, "2 parts of another job (job 42) left in the spool"));
+    cf_profile_free(&p);
+    /* removing job 41's parts leaves job 42's */
+    cf_spool_remove(dir, 41);
+    assert_int_equal(access(jf, F_OK), -1);
+    /* a job file naming a job none of the parts is of: the newest job's */
+    f = fopen(jf, "w");
+    fprintf(f, "commfit spool 1\nnonce %016x\njob job 99\nstarted %.0f\n", 99, now);
+    fclose(f);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, &job, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_int_equal(job, 42);
+    assert_int_equal((int)p.nrank, 2);
+    assert_false(has_reason(&p, "another job"));
+    cf_profile_free(&p);
+    cf_spool_remove(dir, 42);
+    assert_int_not_equal(access(dir, F_OK), 0);
+    /* an empty spool is claimed: its job file names the job */
+    mkdir(dir, 0700);
+    assert_int_equal(cf_spool_claim(dir, 44, "job 44", now, other, sizeof(other), why, sizeof(why)), 0);
+    assert_int_equal(cf_spool_job_read(dir, &n, other, sizeof(other), NULL), 0);
+    assert_int_equal(n, 44);
+    cf_spool_remove(dir, 44);
     assert_int_not_equal(access(dir, F_OK), 0);
 }
 
@@ -183,6 +223,34 @@ static void test_bad(void **state)
     assert_non_null(strstr(err, "not a commfit spill file"));
     snprintf(path, sizeof(path), "%s/missing", tmpdir);
     assert_int_equal(cf_spool_merge(path, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_ERR_IO);
+    /* a part whose header claims 2^26 communicators: refused before anything is allocated, the
+     * reason among the profile's; the other part merged */
+    snprintf(dir, sizeof(dir), "%s/sizes.parts", tmpdir);
+    uint64_t k[] = {key(4)}, c[] = {2};
+    write_part(dir, 0, 2, 7, (double)time(NULL), k, c, 1, 0);
+    write_part(dir, 1, 2, 7, (double)time(NULL), k, c, 1, 0);
+    char sub[512], part[512];
+    cf_spool_paths(dir, 1, 2, sub, part, sizeof(part));
+    f = fopen(part, "r+b");
+    uint32_t ncomm = 1u << 26;
+    fseek(f, (long)offsetof(cf_spill_hdr_t, ncomm), SEEK_SET);
+    fwrite(&ncomm, sizeof(ncomm), 1, f);
+    fclose(f);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_int_equal((int)p.nrank, 1);
+    char want[700];
+    snprintf(want, sizeof(want), "1 parts refused (%s: inconsistent header: counts out of range)", part);
+    assert_true(has_reason(&p, want));
+    cf_profile_free(&p);
+    /* within the header's bounds but past the file's size: after the 2 operations, 1560 bytes, room for 6 */
+    ncomm = 1u << 20;
+    f = fopen(part, "r+b");
+    fseek(f, (long)offsetof(cf_spill_hdr_t, ncomm), SEEK_SET);
+    fwrite(&ncomm, sizeof(ncomm), 1, f);
+    fclose(f);
+    assert_int_equal(cf_spool_merge(dir, 0, &p, NULL, NULL, 0, err, sizeof(err)), CF_OK);
+    assert_true(has_reason(&p, "1048576 communicators claimed, the file has room for 6"));
+    cf_profile_free(&p);
 }
 
 int main(void)
