@@ -177,6 +177,12 @@ json_t *cf_profile_to_json(const cf_profile_t *p);
 int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen);
 /* On error, err holds a one-line description of the problem (without the file name). */
 int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen);
+/* cf_profile_read, reading a profile in bounded memory: the large arrays
+ * element by element into the compact arrays above, and the sections
+ * named in skip (NULL-terminated, may be NULL) checked but not kept in
+ * extra: "samples", which only `commfit trace` reads, is the largest. */
+int cf_profile_read_without(const char *path, const char *const *skip, cf_profile_t *p_out, char *err,
+                            size_t errlen);
 int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t errlen);
 
 #endif
