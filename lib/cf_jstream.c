@@ -163,3 +163,13 @@ json_t *cf_jin_value(cf_jin_t *in, size_t flags)
     in->pos += n;
     return v;
 }
+
+int cf_jin_skip(cf_jin_t *in)
+{
+    int maxdepth;
+    if (cf_jin_peek(in) < 0)
+        return 0;
+    size_t n = cf_jin_extent(in, &maxdepth);
+    in->pos += n;
+    return n > 0;
+}

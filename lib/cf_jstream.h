@@ -33,6 +33,10 @@ int cf_jin_more(cf_jin_t *in, int close, int *first);
  * would read the whole document. */
 json_t *cf_jin_value(cf_jin_t *in, size_t flags);
 
+/* Consumes the next value without parsing it (a document already checked):
+ * 1; 0 when the file ends inside it. */
+int cf_jin_skip(cf_jin_t *in);
+
 /* How many arrays and objects enclose the value cf_jin_value reads next
  * (1: a member of the top object), set by the caller as it descends, so
  * that jansson's limit on nesting counts the whole document. */

@@ -1111,6 +1111,56 @@ int cf_profile_read_without(const char *path, const char *const *skip, cf_profil
     return rc;
 }
 
+/* The members of the object that comes next until one is named name:
+ * 1 there (its ':' consumed), 0 when it has none, -1 on bad input. */
+static int cf_jin_find(cf_jin_t *in, const char *name)
+{
+    int first = 1, more;
+    if (!cf_jin_accept(in, '{'))
+        return cf_jin_skip(in) ? 0 : -1;
+    while ((more = cf_jin_more(in, '}', &first)) == 1) {
+        json_t *key = cf_jin_value(in, 0);
+        int found = json_is_string(key) && strcmp(json_string_value(key), name) == 0;
+        json_decref(key);
+        if (!cf_jin_accept(in, ':'))
+            return -1;
+        if (found)
+            return 1;
+        if (!cf_jin_skip(in))
+            return -1;
+    }
+    return more == 0 ? 0 : -1;
+}
+
+int cf_profile_each(const char *path, const char *section, const char *member, int (*fn)(json_t *e, void *ctx),
+                    void *ctx)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc, first = 1, more = 0;
+    cf_jin_t *in = fd >= 0 ? cf_jin_new(fd) : NULL;
+    if (in == NULL) {
+        rc = fd < 0 ? CF_ERR_IO : CF_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = cf_jin_find(in, section)) != 1 || (rc = cf_jin_find(in, member)) != 1 || !cf_jin_accept(in, '[')) {
+        rc = rc < 0 ? CF_ERR_FORMAT : CF_ERR_NODATA;
+        goto out;
+    }
+    rc = CF_OK;
+    cf_jin_set_depth(in, 3);
+    while (fn != NULL && rc == CF_OK && (more = cf_jin_more(in, ']', &first)) == 1) {
+        json_t *e = cf_jin_value(in, 0);
+        rc = e != NULL ? fn(e, ctx) : CF_ERR_FORMAT;
+        json_decref(e);
+    }
+    if (fn != NULL && rc == CF_OK && more != 0)
+        rc = CF_ERR_FORMAT;
+out:
+    cf_jin_free(in);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen)
 {
     return cf_profile_read_without(path, NULL, p_out, err, errlen);
