@@ -34,6 +34,15 @@ static char *write_tmp(const char *name, const char *text, size_t len)
     return path;
 }
 
+/* A file of the recorded corpus: tests/corpus/NAME. */
+static const char *corpus_path(const char *name)
+{
+    static char path[600];
+    const char *src = getenv("CF_SRCDIR");
+    snprintf(path, sizeof(path), "%s/tests/corpus/%s", src ? src : ".", name);
+    return path;
+}
+
 /* Tokens and values, with a string far longer than the reader's window
  * (256 kB) and white space everywhere JSON allows it. */
 static void test_pull(void **state)
@@ -149,8 +158,7 @@ static void test_corpus(void **state)
 {
     (void)state;
     char dir[512], path[800], e1[512], e2[512];
-    const char *src = getenv("CF_SRCDIR");
-    snprintf(dir, sizeof(dir), "%s/tests/corpus", src ? src : ".");
+    snprintf(dir, sizeof(dir), "%s", corpus_path(""));
     DIR *d = opendir(dir);
     struct dirent *de;
     int n = 0;
@@ -159,7 +167,7 @@ static void test_corpus(void **state)
         cf_profile_t a, b;
         if (de->d_name[0] == '.')
             continue;
-        snprintf(path, sizeof(path), "%s/%s/profile.json", dir, de->d_name);
+        snprintf(path, sizeof(path), "%s%s/profile.json", dir, de->d_name);
         if (access(path, R_OK) != 0)
             continue;
         assert_int_equal(cf_profile_read(path, &a, e1, sizeof(e1)), CF_OK);
@@ -217,10 +225,7 @@ static char *replace(const char *s, const char *from, const char *to)
 static void test_damaged(void **state)
 {
     (void)state;
-    char path[600];
-    const char *src = getenv("CF_SRCDIR");
-    snprintf(path, sizeof(path), "%s/tests/corpus/hpcc-shm-2/profile.json", src ? src : ".");
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(corpus_path("hpcc-shm-2/profile.json"), "r");
     assert_non_null(f);
     char *text = calloc(1, 1 << 20);
     size_t len = fread(text, 1, (1 << 20) - 1, f);
@@ -271,9 +276,7 @@ static int stop_at_first(json_t *e, void *ctx)
 static void test_each(void **state)
 {
     (void)state;
-    char path[600];
-    const char *src = getenv("CF_SRCDIR");
-    snprintf(path, sizeof(path), "%s/tests/corpus/hpcc-shm-2/profile.json", src ? src : ".");
+    const char *path = corpus_path("hpcc-shm-2/profile.json");
     json_t *root = json_load_file(path, 0, NULL);
     assert_non_null(root);
     json_t *coll = json_object_get(json_object_get(root, "samples"), "collectives");
