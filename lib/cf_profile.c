@@ -816,6 +816,14 @@ static void cf_rd_init(cf_rd_t *rd, char *err, size_t errlen)
     rd->errlen = errlen;
 }
 
+/* *a (n elements in room for cap) without the room it does not use. */
+static void cf_rd_trim(void **a, size_t n, size_t cap, size_t size)
+{
+    void *b = n > 0 && n < cap ? realloc(*a, n * size) : NULL;
+    if (b != NULL)
+        *a = b;
+}
+
 /* The profile read; the arrays trimmed to their size. */
 static int cf_rd_finish(cf_rd_t *rd, cf_profile_t *p_out)
 {
@@ -823,10 +831,9 @@ static int cf_rd_finish(cf_rd_t *rd, cf_profile_t *p_out)
     if (p->extra == NULL && (p->extra = json_object()) == NULL)
         return CF_ERR_NOMEM;
     /* the tools hold these for their whole run: no slack */
-    if (p->nrank < rd->cap_rank && p->nrank > 0)
-        p->rank = realloc(p->rank, p->nrank * sizeof(*p->rank)) ?: p->rank;
-    if (p->nrec < rd->cap_rec && p->nrec > 0)
-        p->rec = realloc(p->rec, p->nrec * sizeof(*p->rec)) ?: p->rec;
+    cf_rd_trim((void **)&p->rank, p->nrank, rd->cap_rank, sizeof(*p->rank));
+    cf_rd_trim((void **)&p->comm, p->ncomm, rd->cap_comm, sizeof(*p->comm));
+    cf_rd_trim((void **)&p->rec, p->nrec, rd->cap_rec, sizeof(*p->rec));
     if (p->rank == NULL && (p->rank = calloc(1, sizeof(*p->rank))) == NULL)
         return CF_ERR_NOMEM;
     if (p->comm == NULL && (p->comm = calloc(1, sizeof(*p->comm))) == NULL)

@@ -157,7 +157,7 @@ static int read_tree(const char *path, cf_profile_t *p, char *err, size_t errlen
 static void test_corpus(void **state)
 {
     (void)state;
-    char dir[512], path[800], e1[512], e2[512];
+    char dir[700], path[1000], e1[512], e2[512];
     snprintf(dir, sizeof(dir), "%s", corpus_path(""));
     DIR *d = opendir(dir);
     struct dirent *de;
