@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Time and peak memory of commfit report, report --by-callsite, diff and
+# CPU time and peak memory of commfit report, report --by-callsite, diff and
 # trace on synthetic profiles of 1k, 10k and 100k ranks: as many
 # communicators as ranks, 10 records, 12 sampled instances and 4 matrix
 # pairs per rank, and a call site of 8 frames (each in a module of its
 # own) per 10 ranks.  The 10k profile is the 41 MB one of the README's
-# Overhead table.  Peak memory is the kernel's figure for the command,
-# measured by tests/tools/peak_rss.c; x file: peak memory over the
-# profile's size (diff reads it twice).
+# Overhead table.  CPU time (user and system: the wall time swings with a
+# busy machine's load, the CPU time much less) and peak memory are the
+# kernel's figures for the command, measured by tests/tools/peak_rss.c;
+# x file: peak memory over the profile's size (diff reads it twice).
 #   bash tests/bench_tools.sh BUILDDIR [OLD_COMMFIT]
 # With OLD_COMMFIT (another build's tools/commfit), each line shows it
 # beside this build's, and both outputs are checked to be the same bytes.
@@ -20,7 +21,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/peak" "$src/tests/tools/peak_rss.c"
 
-# measure BINARY OUT ARGS...: "seconds kB" of one run, its output in OUT
+# measure BINARY OUT ARGS...: "cpu_seconds kB" of one run, its output in OUT
 measure() {
     local bin=$1 out=$2
     shift 2
@@ -29,7 +30,7 @@ measure() {
         echo "- -"
         return
     fi
-    cat "$tmp/peak.txt"
+    cut -d' ' -f2,3 "$tmp/peak.txt"
 }
 
 cell() { # seconds kB file_bytes times_read

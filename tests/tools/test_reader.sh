@@ -28,7 +28,7 @@ within() {
         return
     fi
     local rss
-    rss=$(cut -d' ' -f2 "$cf_tmp/peak.txt")
+    rss=$(cut -d' ' -f3 "$cf_tmp/peak.txt")
     if [ "$rss" -le $((times * kb)) ]; then
         ok "$what: peak $((rss / 1024)) MB, file(s) $((kb / 1024)) MB"
     else
