@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cf_bins.h"
+#include "cf_jstream.h"
 #include "cf_profile.h"
 
 void cf_profile_init(cf_profile_t *p)
@@ -212,12 +213,39 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
 }
 
 /* Control characters from a profile (a host name, a library string, a
- * crafted file) never reach a terminal: each becomes '?'. */
+ * crafted file) never reach a terminal: each becomes '?', the C1 controls
+ * of UTF-8 (U+0080 to U+009F: 8-bit CSI among them) too.  The rest of
+ * UTF-8 stays (jansson has checked that it is valid). */
 static void cf_clean(char *s)
 {
-    for (; s != NULL && *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
+    char *d = s;
+    for (; s != NULL && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f) {
+            *d++ = '?';
+            s++;
+        } else {
+            *d++ = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+    }
+    if (d != NULL)
+        *d = '\0';
+}
+
+/* A string of the kept sections, cleaned in place. */
+static void cf_clean_json(json_t *s)
+{
+    const char *v = json_string_value(s);
+    for (const unsigned char *c = (const unsigned char *)v; c != NULL && *c; c++)
+        if (*c < 0x20 || *c == 0x7f || (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)) {
+            char *t = strdup(v);
+            if (t != NULL) {
+                cf_clean(t);
+                json_string_set(s, t);
+            }
+            free(t);
+            return;
+        }
 }
 
 static void cf_errf(char *err, size_t len, const char *fmt, ...)
@@ -251,6 +279,16 @@ static void cf_profile_clean(cf_profile_t *p)
         cf_clean(p->rec[i].op);
         cf_clean(p->rec[i].kind);
         cf_clean(p->rec[i].parent_op);
+    }
+    /* call sites: what --by-callsite prints of them */
+    json_t *sites = json_object_get(json_object_get(p->extra, "callsites"), "sites"), *e, *f;
+    size_t i, j;
+    json_array_foreach(sites, i, e) {
+        cf_clean_json(json_object_get(e, "op"));
+        json_array_foreach(json_object_get(e, "stack"), j, f) {
+            cf_clean_json(json_object_get(f, "module"));
+            cf_clean_json(json_object_get(f, "symbol"));
+        }
     }
 }
 
@@ -441,52 +479,92 @@ static json_t *cf_get_array(json_t *root, const char *key, char *err, size_t err
 
 #define CF_CHECK(expr)                                                                                           \
     do {                                                                                                         \
-        if ((rc = (expr)) != CF_OK)                                                                              \
-            goto err;                                                                                            \
+        int rc_ = (expr);                                                                                        \
+        if (rc_ != CF_OK)                                                                                        \
+            return rc_;                                                                                          \
     } while (0)
 
-int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t errlen)
-{
+/* A profile being read, section by section in the format's order (format,
+ * version, job, ranks, communicators, regions, records, then the rest):
+ * from a whole tree (cf_profile_from_json) or element by element from a
+ * stream (cf_profile_read), by the same checks. */
+typedef struct {
     cf_profile_t p;
-    cf_profile_init(&p);
-    int rc = CF_ERR_FORMAT;
-    char where[64];
+    size_t cap_rank, cap_comm, cap_rec;
+    uint64_t calls_total, bytes_total;
+    char *err;
+    size_t errlen;
+} cf_rd_t;
 
-    if (!json_is_object(root)) {
-        cf_errf(err, errlen, "not a JSON object");
-        goto err;
+/* A new zeroed element at the end of *a (n elements, room for *cap);
+ * NULL when out of memory. */
+static void *cf_rd_push(void **a, size_t *n, size_t *cap, size_t size)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *b = realloc(*a, c * size);
+        if (b == NULL)
+            return NULL;
+        *a = b;
+        *cap = c;
     }
-    json_t *fmt = json_object_get(root, "format");
+    char *e = (char *)*a + *n * size;
+    memset(e, 0, size);
+    (*n)++;
+    return e;
+}
+
+/* Room for n more elements, when the count is known (a tree). */
+static int cf_rd_reserve(void **a, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return CF_OK;
+    void *b = realloc(*a, n * size);
+    if (b == NULL)
+        return CF_ERR_NOMEM;
+    *a = b;
+    *cap = n;
+    return CF_OK;
+}
+
+static int cf_rd_header(cf_rd_t *rd, json_t *fmt, json_t *ver)
+{
+    char *err = rd->err;
+    size_t errlen = rd->errlen;
     if (!fmt || !json_is_string(fmt) || strcmp(json_string_value(fmt), CF_PROFILE_FORMAT) != 0) {
         cf_errf(err, errlen, "not a commfit profile ('format' is not \"%s\")", CF_PROFILE_FORMAT);
-        goto err;
+        return CF_ERR_FORMAT;
     }
-    json_t *ver = json_object_get(root, "version");
     if (!ver || !json_is_integer(ver)) {
         cf_errf(err, errlen, "'version' is missing or not an integer");
-        goto err;
+        return CF_ERR_FORMAT;
     }
     if (json_integer_value(ver) != CF_PROFILE_VERSION) {
         cf_errf(err, errlen, "profile version %" JSON_INTEGER_FORMAT " is not supported (this commfit reads version %d)",
                 json_integer_value(ver), CF_PROFILE_VERSION);
-        rc = CF_ERR_VERSION;
-        goto err;
+        return CF_ERR_VERSION;
     }
+    return CF_OK;
+}
 
-    json_t *job = json_object_get(root, "job");
+static int cf_rd_job(cf_rd_t *rd, json_t *job)
+{
+    cf_profile_t *p = &rd->p;
+    char *err = rd->err;
+    size_t errlen = rd->errlen;
     if (!json_is_object(job)) {
         cf_errf(err, errlen, "'job' is missing or not an object");
-        goto err;
+        return CF_ERR_FORMAT;
     }
-    CF_CHECK(cf_get_int(job, "ranks", &p.ranks, "job", err, errlen));
-    CF_CHECK(cf_get_int(job, "nodes", &p.nodes, "job", err, errlen));
-    CF_CHECK(cf_get_time(job, "wall_s", &p.wall_s, "job", err, errlen));
+    CF_CHECK(cf_get_int(job, "ranks", &p->ranks, "job", err, errlen));
+    CF_CHECK(cf_get_int(job, "nodes", &p->nodes, "job", err, errlen));
+    CF_CHECK(cf_get_time(job, "wall_s", &p->wall_s, "job", err, errlen));
     json_t *partial = json_object_get(job, "partial");
     if (!json_is_boolean(partial)) {
         cf_errf(err, errlen, "job: 'partial' is missing or not a boolean");
-        goto err;
+        return CF_ERR_FORMAT;
     }
-    p.partial = json_is_true(partial);
+    p->partial = json_is_true(partial);
     json_t *x;
     if ((x = json_object_get(job, "partial_reasons")) && json_is_array(x)) {
         size_t k;
@@ -494,232 +572,478 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
         json_array_foreach(x, k, s) {
             if (!json_is_string(s)) {
                 cf_errf(err, errlen, "job: partial_reasons[%zu] is not a string", k);
-                goto err;
+                return CF_ERR_FORMAT;
             }
-            int keep = p.partial;
-            if (cf_profile_add_partial_reason(&p, "%s", json_string_value(s)) != CF_OK) {
-                rc = CF_ERR_NOMEM;
-                goto err;
-            }
-            p.partial = keep; /* the flag is what the file says */
+            int keep = p->partial;
+            if (cf_profile_add_partial_reason(p, "%s", json_string_value(s)) != CF_OK)
+                return CF_ERR_NOMEM;
+            p->partial = keep; /* the flag is what the file says */
         }
     }
     if ((x = json_object_get(job, "failed_calls")) && json_is_integer(x) && json_integer_value(x) >= 0)
-        p.failed_calls = (uint64_t)json_integer_value(x);
+        p->failed_calls = (uint64_t)json_integer_value(x);
     if ((x = json_object_get(job, "oversubscribed")) && json_is_boolean(x))
-        p.oversubscribed = json_is_true(x);
+        p->oversubscribed = json_is_true(x);
     if ((x = json_object_get(job, "ranks_per_node_max")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
         json_integer_value(x) <= INT32_MAX)
-        p.ranks_per_node_max = (int)json_integer_value(x);
+        p->ranks_per_node_max = (int)json_integer_value(x);
     if ((x = json_object_get(job, "cpus_per_node_min")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
         json_integer_value(x) <= INT32_MAX)
-        p.cpus_per_node_min = (int)json_integer_value(x);
-    CF_CHECK(cf_get_str(job, "mpi_library", p.mpi_library, sizeof(p.mpi_library), "job", err, errlen));
+        p->cpus_per_node_min = (int)json_integer_value(x);
+    CF_CHECK(cf_get_str(job, "mpi_library", p->mpi_library, sizeof(p->mpi_library), "job", err, errlen));
     if ((x = json_object_get(job, "start_time")) && json_is_string(x))
-        cf_strlcpy(p.start_time, json_string_value(x), sizeof(p.start_time));
+        cf_strlcpy(p->start_time, json_string_value(x), sizeof(p->start_time));
     if ((x = json_object_get(job, "clock_hz")) && json_is_number(x))
-        p.clock_hz = json_number_value(x);
+        p->clock_hz = json_number_value(x);
     if ((x = json_object_get(job, "memcpy_Bps")) && json_is_number(x))
-        p.memcpy_Bps = json_number_value(x);
+        p->memcpy_Bps = json_number_value(x);
+    return CF_OK;
+}
 
+static int cf_rd_rank(cf_rd_t *rd, json_t *o)
+{
+    cf_profile_t *p = &rd->p;
+    char *err = rd->err, where[64];
+    size_t errlen = rd->errlen;
+    json_t *x;
+    snprintf(where, sizeof(where), "ranks[%zu]", p->nrank);
+    cf_rank_info_t *r = cf_rd_push((void **)&p->rank, &p->nrank, &rd->cap_rank, sizeof(*r));
+    if (r == NULL)
+        return CF_ERR_NOMEM;
+    CF_CHECK(cf_get_int(o, "rank", &r->rank, where, err, errlen));
+    CF_CHECK(cf_get_int(o, "node", &r->node, where, err, errlen));
+    CF_CHECK(cf_get_str(o, "host", r->host, sizeof(r->host), where, err, errlen));
+    CF_CHECK(cf_get_time(o, "wall_s", &r->wall_s, where, err, errlen));
+    CF_CHECK(cf_get_time(o, "mpi_s", &r->mpi_s, where, err, errlen));
+    if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
+        r->wait_s = json_number_value(x);
+    if ((x = json_object_get(o, "transfer_s")) && json_is_number(x))
+        r->xfer_s = json_number_value(x);
+    if ((x = json_object_get(o, "dropped")) && json_is_integer(x))
+        r->dropped = (uint64_t)json_integer_value(x);
+    if ((x = json_object_get(o, "node_ranks")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
+        json_integer_value(x) <= INT32_MAX)
+        r->node_ranks = (int)json_integer_value(x);
+    if ((x = json_object_get(o, "node_cpus")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
+        json_integer_value(x) <= INT32_MAX)
+        r->node_cpus = (int)json_integer_value(x);
+    return CF_OK;
+}
+
+static int cf_rd_ranks_end(cf_rd_t *rd)
+{
+    cf_profile_t *p = &rd->p;
+    /* a job that did not finish may lack ranks that left nothing (partial) */
+    if (p->ranks < 1 || (size_t)p->ranks < p->nrank || ((size_t)p->ranks > p->nrank && !(p->partial && p->nrank > 0))) {
+        cf_errf(rd->err, rd->errlen, "job: 'ranks' is %d but 'ranks' lists %zu rank%s", p->ranks, p->nrank,
+                p->nrank == 1 ? "" : "s");
+        return CF_ERR_FORMAT;
+    }
+    return CF_OK;
+}
+
+static int cf_rd_comm(cf_rd_t *rd, json_t *o)
+{
+    cf_profile_t *p = &rd->p;
+    char *err = rd->err, where[64];
+    size_t errlen = rd->errlen;
+    uint64_t id;
+    json_t *x;
+    snprintf(where, sizeof(where), "communicators[%zu]", p->ncomm);
+    cf_comm_info_t *c = cf_rd_push((void **)&p->comm, &p->ncomm, &rd->cap_comm, sizeof(*c));
+    if (c == NULL)
+        return CF_ERR_NOMEM;
+    CF_CHECK(cf_get_u64(o, "id", &id, where, err, errlen));
+    c->id = (uint32_t)id;
+    CF_CHECK(cf_get_int(o, "size", &c->size, where, err, errlen));
+    CF_CHECK(cf_get_int(o, "nodes", &c->nodes, where, err, errlen));
+    if ((x = json_object_get(o, "name")) && json_is_string(x))
+        cf_strlcpy(c->name, json_string_value(x), sizeof(c->name));
+    if ((x = json_object_get(o, "description")) && json_is_string(x))
+        cf_strlcpy(c->desc, json_string_value(x), sizeof(c->desc));
+    if ((x = json_object_get(o, "user_name")) && json_is_string(x))
+        cf_strlcpy(c->user_name, json_string_value(x), sizeof(c->user_name));
+    if ((x = json_object_get(o, "instances")) && json_is_integer(x) && json_integer_value(x) > 0)
+        c->instances = (uint64_t)json_integer_value(x);
+    return CF_OK;
+}
+
+static int cf_rd_comms_end(cf_rd_t *rd)
+{
+    cf_profile_t *p = &rd->p;
+    if (cf_index_init(&p->comm_index, p->ncomm) != CF_OK)
+        return CF_ERR_NOMEM;
+    for (size_t k = 0; k < p->ncomm; k++) /* the first of a repeated id is found first */
+        cf_index_put(&p->comm_index, comm_hash(p->comm[k].id), k);
+    return CF_OK;
+}
+
+static int cf_rd_regions(cf_rd_t *rd, json_t *a)
+{
+    cf_profile_t *p = &rd->p;
+    json_t *o;
+    size_t i;
+    if (a == NULL || !json_is_array(a))
+        return CF_OK;
+    p->region = calloc(json_array_size(a) + 1, sizeof(char *));
+    if (!p->region)
+        return CF_ERR_NOMEM;
+    json_array_foreach(a, i, o) {
+        if (!json_is_string(o)) {
+            cf_errf(rd->err, rd->errlen, "regions[%zu] is not a string", i);
+            return CF_ERR_FORMAT;
+        }
+        if ((p->region[p->nregion] = strdup(json_string_value(o))) == NULL)
+            return CF_ERR_NOMEM;
+        p->nregion++;
+    }
+    return CF_OK;
+}
+
+static int cf_rd_record(cf_rd_t *rd, json_t *o)
+{
+    cf_profile_t *p = &rd->p;
+    char *err = rd->err, where[64], buf[40];
+    size_t errlen = rd->errlen, i = p->nrec;
+    uint64_t comm;
+    json_t *x;
+    cf_record_t *r = cf_rd_push((void **)&p->rec, &p->nrec, &rd->cap_rec, sizeof(*r));
+    if (r == NULL)
+        return CF_ERR_NOMEM;
+    snprintf(where, sizeof(where), "records[%zu]", i);
+    if (!json_is_object(o)) {
+        cf_errf(err, errlen, "%s is not an object", where);
+        return CF_ERR_FORMAT;
+    }
+    CF_CHECK(cf_get_str(o, "layer", buf, sizeof(buf), where, err, errlen));
+    if (strcmp(buf, "mpi") == 0)
+        r->layer = CF_LAYER_MPI;
+    else if (strcmp(buf, "ucx") == 0)
+        r->layer = CF_LAYER_UCX;
+    else {
+        cf_errf(err, errlen, "%s: unknown layer '%s'", where, buf);
+        return CF_ERR_FORMAT;
+    }
+    CF_CHECK(cf_get_str(o, "op", r->op, sizeof(r->op), where, err, errlen));
+    if ((x = json_object_get(o, "kind")) && json_is_string(x))
+        cf_strlcpy(r->kind, json_string_value(x), sizeof(r->kind));
+    else
+        snprintf(r->kind, sizeof(r->kind), "other");
+    if ((x = json_object_get(o, "parent_op")) && json_is_string(x))
+        cf_strlcpy(r->parent_op, json_string_value(x), sizeof(r->parent_op));
+    CF_CHECK(cf_get_u64(o, "comm", &comm, where, err, errlen));
+    r->comm = (uint32_t)comm;
+    CF_CHECK(cf_get_str(o, "path", buf, sizeof(buf), where, err, errlen));
+    if ((r->path = cf_path_from_name(buf)) < 0) {
+        cf_errf(err, errlen, "%s: unknown path '%s'", where, buf);
+        return CF_ERR_FORMAT;
+    }
+    if ((x = json_object_get(o, "region")) && json_is_string(x)) {
+        for (size_t k = 0; k < p->nregion; k++)
+            if (strcmp(p->region[k], json_string_value(x)) == 0)
+                r->region = (unsigned)k + 1;
+        if (!r->region) {
+            cf_errf(err, errlen, "%s: region '%s' is not listed in 'regions'", where, json_string_value(x));
+            return CF_ERR_FORMAT;
+        }
+    }
+    CF_CHECK(cf_get_u64(o, "size_lo", &r->size_lo, where, err, errlen));
+    CF_CHECK(cf_get_u64(o, "size_hi", &r->size_hi, where, err, errlen));
+    CF_CHECK(cf_get_u64(o, "calls", &r->calls, where, err, errlen));
+    CF_CHECK(cf_get_u64(o, "bytes", &r->bytes, where, err, errlen));
+    /* totals are summed over records: they must not overflow */
+    if (r->calls > INT64_MAX - rd->calls_total || r->bytes > INT64_MAX - rd->bytes_total) {
+        cf_errf(err, errlen, "%s: calls or bytes overflow the job's totals", where);
+        return CF_ERR_FORMAT;
+    }
+    rd->calls_total += r->calls;
+    rd->bytes_total += r->bytes;
+    json_t *t = json_object_get(o, "time_s");
+    snprintf(where, sizeof(where), "records[%zu].time_s", i);
+    if (!json_is_object(t)) {
+        cf_errf(err, errlen, "%s is missing or not an object", where);
+        return CF_ERR_FORMAT;
+    }
+    CF_CHECK(cf_get_time(t, "sum", &r->t_sum, where, err, errlen));
+    CF_CHECK(cf_get_time(t, "min", &r->t_min, where, err, errlen));
+    CF_CHECK(cf_get_time(t, "max", &r->t_max, where, err, errlen));
+    CF_CHECK(cf_get_time(t, "p50", &r->t_p50, where, err, errlen));
+    CF_CHECK(cf_get_time(t, "p99", &r->t_p99, where, err, errlen));
+    if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
+        r->wait_s = json_number_value(x);
+    if ((x = json_object_get(o, "sample_eligible")) && json_is_integer(x) && json_integer_value(x) >= 0)
+        r->sample_eligible = (uint64_t)json_integer_value(x);
+    if ((x = json_object_get(o, "sample_selected")) && json_is_integer(x) && json_integer_value(x) >= 0)
+        r->sample_selected = (uint64_t)json_integer_value(x);
+    if ((x = json_object_get(o, "ranks_missing")) && json_is_integer(x) && json_integer_value(x) > 0 &&
+        json_integer_value(x) <= p->ranks)
+        r->ranks_missing = (uint32_t)json_integer_value(x);
+    /* blocked time beyond the record's own time (completion calls) is not a measurement */
+    if ((x = json_object_get(o, "blocked_s")) && json_is_number(x) && isfinite(json_number_value(x)) &&
+        json_number_value(x) > 0)
+        r->blocked_s = json_number_value(x);
+    if ((x = json_object_get(o, "post_s")) && json_is_number(x) && isfinite(json_number_value(x)) &&
+        json_number_value(x) > 0)
+        r->post_s = json_number_value(x);
+    if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
+        snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
+        CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "sum", &r->xfer_sum, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "p50", &r->xfer_p50, where, err, errlen));
+        CF_CHECK(cf_get_num(t, "p99", &r->xfer_p99, where, err, errlen));
+    }
+    return CF_OK;
+}
+
+/* The sections of the format, in their order. */
+enum { CF_SEC_FORMAT, CF_SEC_VERSION, CF_SEC_JOB, CF_SEC_RANKS, CF_SEC_COMMS, CF_SEC_REGIONS, CF_SEC_RECORDS, CF_SEC_N };
+static const char *const cf_sec_names[CF_SEC_N] = {"format", "version", "job", "ranks", "communicators", "regions",
+                                                   "records"};
+
+static int cf_sec_of(const char *key)
+{
+    for (int s = 0; s < CF_SEC_N; s++)
+        if (strcmp(key, cf_sec_names[s]) == 0)
+            return s;
+    return -1;
+}
+
+static void cf_rd_init(cf_rd_t *rd, char *err, size_t errlen)
+{
+    memset(rd, 0, sizeof(*rd));
+    cf_profile_init(&rd->p);
+    rd->err = err;
+    rd->errlen = errlen;
+}
+
+/* *a (n elements in room for cap) without the room it does not use. */
+static void cf_rd_trim(void **a, size_t n, size_t cap, size_t size)
+{
+    void *b = n > 0 && n < cap ? realloc(*a, n * size) : NULL;
+    if (b != NULL)
+        *a = b;
+}
+
+/* The profile read; the arrays trimmed to their size. */
+static int cf_rd_finish(cf_rd_t *rd, cf_profile_t *p_out)
+{
+    cf_profile_t *p = &rd->p;
+    if (p->extra == NULL && (p->extra = json_object()) == NULL)
+        return CF_ERR_NOMEM;
+    /* the tools hold these for their whole run: no slack */
+    cf_rd_trim((void **)&p->rank, p->nrank, rd->cap_rank, sizeof(*p->rank));
+    cf_rd_trim((void **)&p->comm, p->ncomm, rd->cap_comm, sizeof(*p->comm));
+    cf_rd_trim((void **)&p->rec, p->nrec, rd->cap_rec, sizeof(*p->rec));
+    if (p->rank == NULL && (p->rank = calloc(1, sizeof(*p->rank))) == NULL)
+        return CF_ERR_NOMEM;
+    if (p->comm == NULL && (p->comm = calloc(1, sizeof(*p->comm))) == NULL)
+        return CF_ERR_NOMEM;
+    if (p->rec == NULL && (p->rec = calloc(1, sizeof(*p->rec))) == NULL)
+        return CF_ERR_NOMEM;
+    cf_profile_clean(p);
+    *p_out = *p;
+    cf_profile_init(p);
+    return CF_OK;
+}
+
+static int cf_rd_tree(cf_rd_t *rd, json_t *root)
+{
     json_t *a, *o;
     size_t i;
-    if (!(a = cf_get_array(root, "ranks", err, errlen)))
-        goto err;
-    p.nrank = json_array_size(a);
-    p.rank = calloc(p.nrank ? p.nrank : 1, sizeof(*p.rank));
-    if (!p.rank) {
-        rc = CF_ERR_NOMEM;
-        goto err;
-    }
-    json_array_foreach(a, i, o) {
-        cf_rank_info_t *r = &p.rank[i];
-        snprintf(where, sizeof(where), "ranks[%zu]", i);
-        CF_CHECK(cf_get_int(o, "rank", &r->rank, where, err, errlen));
-        CF_CHECK(cf_get_int(o, "node", &r->node, where, err, errlen));
-        CF_CHECK(cf_get_str(o, "host", r->host, sizeof(r->host), where, err, errlen));
-        CF_CHECK(cf_get_time(o, "wall_s", &r->wall_s, where, err, errlen));
-        CF_CHECK(cf_get_time(o, "mpi_s", &r->mpi_s, where, err, errlen));
-        if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
-            r->wait_s = json_number_value(x);
-        if ((x = json_object_get(o, "transfer_s")) && json_is_number(x))
-            r->xfer_s = json_number_value(x);
-        if ((x = json_object_get(o, "dropped")) && json_is_integer(x))
-            r->dropped = (uint64_t)json_integer_value(x);
-        if ((x = json_object_get(o, "node_ranks")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
-            json_integer_value(x) <= INT32_MAX)
-            r->node_ranks = (int)json_integer_value(x);
-        if ((x = json_object_get(o, "node_cpus")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
-            json_integer_value(x) <= INT32_MAX)
-            r->node_cpus = (int)json_integer_value(x);
-    }
 
-    /* a job that did not finish may lack ranks that left nothing (partial) */
-    if (p.ranks < 1 || (size_t)p.ranks < p.nrank || ((size_t)p.ranks > p.nrank && !(p.partial && p.nrank > 0))) {
-        cf_errf(err, errlen, "job: 'ranks' is %d but 'ranks' lists %zu rank%s", p.ranks, p.nrank,
-                p.nrank == 1 ? "" : "s");
-        goto err;
+    if (!json_is_object(root)) {
+        cf_errf(rd->err, rd->errlen, "not a JSON object");
+        return CF_ERR_FORMAT;
     }
-    if (!(a = cf_get_array(root, "communicators", err, errlen)))
-        goto err;
-    p.ncomm = json_array_size(a);
-    p.comm = calloc(p.ncomm ? p.ncomm : 1, sizeof(*p.comm));
-    if (!p.comm) {
-        rc = CF_ERR_NOMEM;
-        goto err;
-    }
-    json_array_foreach(a, i, o) {
-        cf_comm_info_t *c = &p.comm[i];
-        uint64_t id;
-        snprintf(where, sizeof(where), "communicators[%zu]", i);
-        CF_CHECK(cf_get_u64(o, "id", &id, where, err, errlen));
-        c->id = (uint32_t)id;
-        CF_CHECK(cf_get_int(o, "size", &c->size, where, err, errlen));
-        CF_CHECK(cf_get_int(o, "nodes", &c->nodes, where, err, errlen));
-        if ((x = json_object_get(o, "name")) && json_is_string(x))
-            cf_strlcpy(c->name, json_string_value(x), sizeof(c->name));
-        if ((x = json_object_get(o, "description")) && json_is_string(x))
-            cf_strlcpy(c->desc, json_string_value(x), sizeof(c->desc));
-        if ((x = json_object_get(o, "user_name")) && json_is_string(x))
-            cf_strlcpy(c->user_name, json_string_value(x), sizeof(c->user_name));
-        if ((x = json_object_get(o, "instances")) && json_is_integer(x) && json_integer_value(x) > 0)
-            c->instances = (uint64_t)json_integer_value(x);
-    }
-    if (cf_index_init(&p.comm_index, p.ncomm) != CF_OK) {
-        rc = CF_ERR_NOMEM;
-        goto err;
-    }
-    for (size_t k = 0; k < p.ncomm; k++) /* the first of a repeated id is found first */
-        cf_index_put(&p.comm_index, comm_hash(p.comm[k].id), k);
-
-    if ((a = json_object_get(root, "regions")) && json_is_array(a)) {
-        p.region = calloc(json_array_size(a) + 1, sizeof(char *));
-        if (!p.region) {
-            rc = CF_ERR_NOMEM;
-            goto err;
-        }
-        json_array_foreach(a, i, o) {
-            if (!json_is_string(o)) {
-                cf_errf(err, errlen, "regions[%zu] is not a string", i);
-                goto err;
-            }
-            p.region[p.nregion++] = strdup(json_string_value(o));
-        }
-    }
-
-    uint64_t calls_total = 0, bytes_total = 0;
-    if (!(a = cf_get_array(root, "records", err, errlen)))
-        goto err;
-    p.nrec = json_array_size(a);
-    p.rec = calloc(p.nrec ? p.nrec : 1, sizeof(*p.rec));
-    if (!p.rec) {
-        rc = CF_ERR_NOMEM;
-        goto err;
-    }
-    json_array_foreach(a, i, o) {
-        cf_record_t *r = &p.rec[i];
-        char buf[40];
-        uint64_t comm;
-        snprintf(where, sizeof(where), "records[%zu]", i);
-        if (!json_is_object(o)) {
-            cf_errf(err, errlen, "%s is not an object", where);
-            goto err;
-        }
-        CF_CHECK(cf_get_str(o, "layer", buf, sizeof(buf), where, err, errlen));
-        if (strcmp(buf, "mpi") == 0)
-            r->layer = CF_LAYER_MPI;
-        else if (strcmp(buf, "ucx") == 0)
-            r->layer = CF_LAYER_UCX;
-        else {
-            cf_errf(err, errlen, "%s: unknown layer '%s'", where, buf);
-            goto err;
-        }
-        CF_CHECK(cf_get_str(o, "op", r->op, sizeof(r->op), where, err, errlen));
-        if ((x = json_object_get(o, "kind")) && json_is_string(x))
-            cf_strlcpy(r->kind, json_string_value(x), sizeof(r->kind));
-        else
-            snprintf(r->kind, sizeof(r->kind), "other");
-        if ((x = json_object_get(o, "parent_op")) && json_is_string(x))
-            cf_strlcpy(r->parent_op, json_string_value(x), sizeof(r->parent_op));
-        CF_CHECK(cf_get_u64(o, "comm", &comm, where, err, errlen));
-        r->comm = (uint32_t)comm;
-        CF_CHECK(cf_get_str(o, "path", buf, sizeof(buf), where, err, errlen));
-        if ((r->path = cf_path_from_name(buf)) < 0) {
-            cf_errf(err, errlen, "%s: unknown path '%s'", where, buf);
-            goto err;
-        }
-        if ((x = json_object_get(o, "region")) && json_is_string(x)) {
-            for (size_t k = 0; k < p.nregion; k++)
-                if (strcmp(p.region[k], json_string_value(x)) == 0)
-                    r->region = (unsigned)k + 1;
-            if (!r->region) {
-                cf_errf(err, errlen, "%s: region '%s' is not listed in 'regions'", where, json_string_value(x));
-                goto err;
-            }
-        }
-        CF_CHECK(cf_get_u64(o, "size_lo", &r->size_lo, where, err, errlen));
-        CF_CHECK(cf_get_u64(o, "size_hi", &r->size_hi, where, err, errlen));
-        CF_CHECK(cf_get_u64(o, "calls", &r->calls, where, err, errlen));
-        CF_CHECK(cf_get_u64(o, "bytes", &r->bytes, where, err, errlen));
-        /* totals are summed over records: they must not overflow */
-        if (r->calls > INT64_MAX - calls_total || r->bytes > INT64_MAX - bytes_total) {
-            cf_errf(err, errlen, "%s: calls or bytes overflow the job's totals", where);
-            goto err;
-        }
-        calls_total += r->calls;
-        bytes_total += r->bytes;
-        json_t *t = json_object_get(o, "time_s");
-        snprintf(where, sizeof(where), "records[%zu].time_s", i);
-        if (!json_is_object(t)) {
-            cf_errf(err, errlen, "%s is missing or not an object", where);
-            goto err;
-        }
-        CF_CHECK(cf_get_time(t, "sum", &r->t_sum, where, err, errlen));
-        CF_CHECK(cf_get_time(t, "min", &r->t_min, where, err, errlen));
-        CF_CHECK(cf_get_time(t, "max", &r->t_max, where, err, errlen));
-        CF_CHECK(cf_get_time(t, "p50", &r->t_p50, where, err, errlen));
-        CF_CHECK(cf_get_time(t, "p99", &r->t_p99, where, err, errlen));
-        if ((x = json_object_get(o, "wait_s")) && json_is_number(x))
-            r->wait_s = json_number_value(x);
-        if ((x = json_object_get(o, "sample_eligible")) && json_is_integer(x) && json_integer_value(x) >= 0)
-            r->sample_eligible = (uint64_t)json_integer_value(x);
-        if ((x = json_object_get(o, "sample_selected")) && json_is_integer(x) && json_integer_value(x) >= 0)
-            r->sample_selected = (uint64_t)json_integer_value(x);
-        if ((x = json_object_get(o, "ranks_missing")) && json_is_integer(x) && json_integer_value(x) > 0 &&
-            json_integer_value(x) <= p.ranks)
-            r->ranks_missing = (uint32_t)json_integer_value(x);
-        /* blocked time beyond the record's own time (completion calls) is not a measurement */
-        if ((x = json_object_get(o, "blocked_s")) && json_is_number(x) && isfinite(json_number_value(x)) &&
-            json_number_value(x) > 0)
-            r->blocked_s = json_number_value(x);
-        if ((x = json_object_get(o, "post_s")) && json_is_number(x) && isfinite(json_number_value(x)) &&
-            json_number_value(x) > 0)
-            r->post_s = json_number_value(x);
-        if ((t = json_object_get(o, "transfer_s")) && json_is_object(t)) {
-            snprintf(where, sizeof(where), "records[%zu].transfer_s", i);
-            CF_CHECK(cf_get_u64(t, "n", &r->xfer_n, where, err, errlen));
-            CF_CHECK(cf_get_num(t, "sum", &r->xfer_sum, where, err, errlen));
-            CF_CHECK(cf_get_num(t, "p50", &r->xfer_p50, where, err, errlen));
-            CF_CHECK(cf_get_num(t, "p99", &r->xfer_p99, where, err, errlen));
-        }
-    }
+    CF_CHECK(cf_rd_header(rd, json_object_get(root, "format"), json_object_get(root, "version")));
+    CF_CHECK(cf_rd_job(rd, json_object_get(root, "job")));
+    if (!(a = cf_get_array(root, "ranks", rd->err, rd->errlen)))
+        return CF_ERR_FORMAT;
+    CF_CHECK(cf_rd_reserve((void **)&rd->p.rank, &rd->cap_rank, json_array_size(a), sizeof(*rd->p.rank)));
+    json_array_foreach(a, i, o)
+        CF_CHECK(cf_rd_rank(rd, o));
+    CF_CHECK(cf_rd_ranks_end(rd));
+    if (!(a = cf_get_array(root, "communicators", rd->err, rd->errlen)))
+        return CF_ERR_FORMAT;
+    CF_CHECK(cf_rd_reserve((void **)&rd->p.comm, &rd->cap_comm, json_array_size(a), sizeof(*rd->p.comm)));
+    json_array_foreach(a, i, o)
+        CF_CHECK(cf_rd_comm(rd, o));
+    CF_CHECK(cf_rd_comms_end(rd));
+    CF_CHECK(cf_rd_regions(rd, json_object_get(root, "regions")));
+    if (!(a = cf_get_array(root, "records", rd->err, rd->errlen)))
+        return CF_ERR_FORMAT;
+    CF_CHECK(cf_rd_reserve((void **)&rd->p.rec, &rd->cap_rec, json_array_size(a), sizeof(*rd->p.rec)));
+    json_array_foreach(a, i, o)
+        CF_CHECK(cf_rd_record(rd, o));
 
     /* keep sections this reader does not model, for tools that want them */
-    p.extra = json_object();
+    if ((rd->p.extra = json_object()) == NULL)
+        return CF_ERR_NOMEM;
     const char *k;
     json_t *v;
     json_object_foreach(root, k, v) {
-        if (strcmp(k, "format") && strcmp(k, "version") && strcmp(k, "job") && strcmp(k, "ranks") &&
-            strcmp(k, "communicators") && strcmp(k, "regions") && strcmp(k, "records"))
-            json_object_set(p.extra, k, v);
+        if (cf_sec_of(k) < 0)
+            json_object_set(rd->p.extra, k, v);
     }
-    cf_profile_clean(&p);
-    *p_out = p;
     return CF_OK;
+}
 
-err:
-    cf_profile_free(&p);
-    return rc == CF_OK ? CF_ERR_FORMAT : rc;
+int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t errlen)
+{
+    cf_rd_t rd;
+    cf_rd_init(&rd, err, errlen);
+    int rc = cf_rd_tree(&rd, root);
+    if (rc == CF_OK)
+        rc = cf_rd_finish(&rd, p_out);
+    cf_profile_free(&rd.p);
+    return rc;
+}
+
+/* The elements of the array that comes next, each through one(): one
+ * element's tree at a time. */
+static int cf_rd_stream_array(cf_rd_t *rd, cf_jin_t *in, int (*one)(cf_rd_t *, json_t *))
+{
+    int first = 1, more, rc = CF_OK;
+    if (!cf_jin_accept(in, '['))
+        return CF_ERR_FORMAT;
+    cf_jin_set_depth(in, 2);
+    while (rc == CF_OK && (more = cf_jin_more(in, ']', &first)) == 1) {
+        json_t *e = cf_jin_value(in, JSON_REJECT_DUPLICATES);
+        rc = e != NULL ? one(rd, e) : CF_ERR_FORMAT;
+        json_decref(e);
+    }
+    cf_jin_set_depth(in, 1);
+    return rc != CF_OK ? rc : more == 0 ? CF_OK : CF_ERR_FORMAT;
+}
+
+/* Checks the value that comes next as the tree reader would (valid JSON,
+ * no repeated names), keeping nothing: objects walked, arrays a member at
+ * a time.  k: the arrays and objects around it. */
+static int cf_rd_skip(cf_jin_t *in, int k)
+{
+    int first = 1, more = -1, rc = CF_OK;
+    json_t *keys, *v;
+    if (cf_jin_accept(in, '[')) {
+        cf_jin_set_depth(in, k + 1);
+        while (rc == CF_OK && (more = cf_jin_more(in, ']', &first)) == 1) {
+            if ((v = cf_jin_value(in, JSON_REJECT_DUPLICATES)) == NULL)
+                rc = CF_ERR_FORMAT;
+            json_decref(v);
+        }
+        return rc == CF_OK && more == 0 ? CF_OK : CF_ERR_FORMAT;
+    }
+    cf_jin_set_depth(in, k);
+    if (!cf_jin_accept(in, '{')) {
+        v = cf_jin_value(in, 0);
+        rc = v != NULL ? CF_OK : CF_ERR_FORMAT;
+        json_decref(v);
+        return rc;
+    }
+    if ((keys = json_object()) == NULL)
+        return CF_ERR_NOMEM;
+    while (rc == CF_OK && (more = cf_jin_more(in, '}', &first)) == 1) {
+        cf_jin_set_depth(in, k + 1);
+        json_t *key = cf_jin_value(in, 0);
+        const char *name = json_string_value(key);
+        if (name == NULL || json_object_get(keys, name) != NULL || json_object_set_new(keys, name, json_null()) != 0 ||
+            !cf_jin_accept(in, ':'))
+            rc = CF_ERR_FORMAT;
+        else
+            rc = cf_rd_skip(in, k + 1);
+        json_decref(key);
+    }
+    json_decref(keys);
+    return rc == CF_OK && more == 0 ? CF_OK : CF_ERR_FORMAT;
+}
+
+static int cf_in_list(const char *const *list, const char *s)
+{
+    for (; list != NULL && *list != NULL; list++)
+        if (strcmp(*list, s) == 0)
+            return 1;
+    return 0;
+}
+
+/* Reads a profile written in the format's order from fd, the large arrays
+ * element by element.  CF_OK; anything else when the file is not exactly
+ * that (invalid JSON, sections out of order, a bad field): the caller
+ * then reads the whole tree, which says precisely what is wrong. */
+static int cf_rd_stream(cf_rd_t *rd, int fd, const char *const *skip)
+{
+    cf_jin_t *in = cf_jin_new(fd);
+    json_t *fmt = NULL, *key = NULL, *v;
+    int next = CF_SEC_FORMAT, first = 1, more = -1, rc = CF_ERR_FORMAT;
+
+    if (in == NULL || (rd->p.extra = json_object()) == NULL) {
+        rc = CF_ERR_NOMEM;
+        goto out;
+    }
+    if (!cf_jin_accept(in, '{'))
+        goto out;
+    cf_jin_set_depth(in, 1);
+    while ((more = cf_jin_more(in, '}', &first)) == 1) {
+        json_decref(key);
+        if ((key = cf_jin_value(in, 0)) == NULL || !json_is_string(key) || !cf_jin_accept(in, ':'))
+            goto out;
+        const char *k = json_string_value(key);
+        int s = cf_sec_of(k);
+        if (s < 0) {
+            /* a section kept as it is, or checked and left out; a repeated
+             * name is the tree's to refuse */
+            if (json_object_get(rd->p.extra, k) != NULL)
+                goto out;
+            if (cf_in_list(skip, k)) {
+                /* noted, so that a repeat is seen */
+                if (cf_rd_skip(in, 1) != CF_OK || json_object_set_new(rd->p.extra, k, json_null()) != 0)
+                    goto out;
+                continue;
+            }
+            if ((v = cf_jin_value(in, JSON_REJECT_DUPLICATES)) == NULL || json_object_set_new(rd->p.extra, k, v) != 0)
+                goto out;
+            continue;
+        }
+        if (s != next && !(next == CF_SEC_REGIONS && s == CF_SEC_RECORDS))
+            goto out;
+        next = s + 1;
+        switch (s) {
+        case CF_SEC_FORMAT:
+            if ((fmt = cf_jin_value(in, 0)) == NULL)
+                goto out;
+            break;
+        case CF_SEC_RANKS:
+            if ((rc = cf_rd_stream_array(rd, in, cf_rd_rank)) != CF_OK || (rc = cf_rd_ranks_end(rd)) != CF_OK)
+                goto out;
+            break;
+        case CF_SEC_COMMS:
+            if ((rc = cf_rd_stream_array(rd, in, cf_rd_comm)) != CF_OK || (rc = cf_rd_comms_end(rd)) != CF_OK)
+                goto out;
+            break;
+        case CF_SEC_RECORDS:
+            if ((rc = cf_rd_stream_array(rd, in, cf_rd_record)) != CF_OK)
+                goto out;
+            break;
+        default:
+            if ((v = cf_jin_value(in, JSON_REJECT_DUPLICATES)) == NULL) {
+                rc = CF_ERR_FORMAT;
+                goto out;
+            }
+            rc = s == CF_SEC_VERSION ? cf_rd_header(rd, fmt, v) : s == CF_SEC_JOB ? cf_rd_job(rd, v) : cf_rd_regions(rd, v);
+            json_decref(v);
+            if (rc != CF_OK)
+                goto out;
+        }
+        rc = CF_ERR_FORMAT;
+    }
+    /* the whole object, every section, and nothing after it */
+    if (more == 0 && next == CF_SEC_N && cf_jin_peek(in) < 0)
+        rc = CF_OK;
+    for (; rc == CF_OK && skip != NULL && *skip != NULL; skip++)
+        json_object_del(rd->p.extra, *skip);
+out:
+    json_decref(key);
+    json_decref(fmt);
+    cf_jin_free(in);
+    return rc;
 }
 
 /* Feeds the parser in blocks: json_loadf reads a character at a time,
@@ -731,7 +1055,9 @@ static size_t read_block(void *buffer, size_t buflen, void *data)
     return n == 0 && ferror(f) ? (size_t)-1 : n;
 }
 
-int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen)
+/* The whole tree at once: the reader of anything cf_rd_stream did not
+ * take, with the messages that say what is wrong. */
+static int cf_profile_read_tree(const char *path, cf_profile_t *p_out, char *err, size_t errlen)
 {
     json_error_t jerr;
     struct stat st;
@@ -762,6 +1088,89 @@ int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t err
     int rc = cf_profile_from_json(root, p_out, err, errlen);
     json_decref(root);
     return rc;
+}
+
+int cf_profile_read_without(const char *path, const char *const *skip, cf_profile_t *p_out, char *err,
+                            size_t errlen)
+{
+    struct stat st;
+    cf_rd_t rd;
+    int rc = CF_ERR_FORMAT, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    /* a regular file streamed; anything else (and whatever the stream did
+     * not take) read as a whole */
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        cf_rd_init(&rd, err, errlen);
+        rc = cf_rd_stream(&rd, fd, skip);
+        if (rc == CF_OK)
+            rc = cf_rd_finish(&rd, p_out);
+        cf_profile_free(&rd.p);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc == CF_OK || rc == CF_ERR_NOMEM)
+        return rc;
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    rc = cf_profile_read_tree(path, p_out, err, errlen);
+    for (; rc == CF_OK && skip != NULL && *skip != NULL; skip++)
+        json_object_del(p_out->extra, *skip);
+    return rc;
+}
+
+/* The members of the object that comes next until one is named name:
+ * 1 there (its ':' consumed), 0 when it has none, -1 on bad input. */
+static int cf_jin_find(cf_jin_t *in, const char *name)
+{
+    int first = 1, more;
+    if (!cf_jin_accept(in, '{'))
+        return cf_jin_skip(in) ? 0 : -1;
+    while ((more = cf_jin_more(in, '}', &first)) == 1) {
+        json_t *key = cf_jin_value(in, 0);
+        int found = json_is_string(key) && strcmp(json_string_value(key), name) == 0;
+        json_decref(key);
+        if (!cf_jin_accept(in, ':'))
+            return -1;
+        if (found)
+            return 1;
+        if (!cf_jin_skip(in))
+            return -1;
+    }
+    return more == 0 ? 0 : -1;
+}
+
+int cf_profile_each(const char *path, const char *section, const char *member, int (*fn)(json_t *e, void *ctx),
+                    void *ctx)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc, first = 1, more = 0;
+    cf_jin_t *in = fd >= 0 ? cf_jin_new(fd) : NULL;
+    if (in == NULL) {
+        rc = fd < 0 ? CF_ERR_IO : CF_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = cf_jin_find(in, section)) != 1 || (rc = cf_jin_find(in, member)) != 1 || !cf_jin_accept(in, '[')) {
+        rc = rc < 0 ? CF_ERR_FORMAT : CF_ERR_NODATA;
+        goto out;
+    }
+    rc = CF_OK;
+    cf_jin_set_depth(in, 3);
+    while (fn != NULL && rc == CF_OK && (more = cf_jin_more(in, ']', &first)) == 1) {
+        json_t *e = cf_jin_value(in, 0);
+        rc = e != NULL ? fn(e, ctx) : CF_ERR_FORMAT;
+        json_decref(e);
+    }
+    if (fn != NULL && rc == CF_OK && more != 0)
+        rc = CF_ERR_FORMAT;
+out:
+    cf_jin_free(in);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen)
+{
+    return cf_profile_read_without(path, NULL, p_out, err, errlen);
 }
 
 int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,

@@ -172,11 +172,26 @@ typedef struct {
  * set; CF_ERR_NOMEM.  Free cs->site. */
 int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, size_t errlen);
 
+/* Calls fn on each element of the array section.member of the profile at
+ * path ("samples", "collectives"), in the file's order, one element's tree
+ * at a time: for a section cf_profile_read_without left out.  CF_OK;
+ * CF_ERR_NODATA when there is no such array (fn is not called; fn NULL
+ * only asks whether there is); CF_ERR_IO, CF_ERR_FORMAT; or what fn
+ * returned when not CF_OK (the walk stops there). */
+int cf_profile_each(const char *path, const char *section, const char *member, int (*fn)(json_t *e, void *ctx),
+                    void *ctx);
+
 json_t *cf_profile_to_json(const cf_profile_t *p);
 /* Atomic write: temp file in the same directory, then rename. */
 int cf_profile_write(const cf_profile_t *p, const char *path, char *err, size_t errlen);
 /* On error, err holds a one-line description of the problem (without the file name). */
 int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t errlen);
+/* cf_profile_read, reading a profile in bounded memory: the large arrays
+ * element by element into the compact arrays above, and the sections
+ * named in skip (NULL-terminated, may be NULL) checked but not kept in
+ * extra: "samples", which only `commfit trace` reads, is the largest. */
+int cf_profile_read_without(const char *path, const char *const *skip, cf_profile_t *p_out, char *err,
+                            size_t errlen);
 int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t errlen);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cf_runtime.h"
 #include "cf_spill.h"
+#include "cf_text.h"
 
 /* MPI_Comm_set_name may be called by several threads */
 static pthread_mutex_t cf_name_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -272,12 +273,9 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1 && comm_name != NULL) {
         cf_comm_t *c = cf_comm_get(comm);
         if (c != NULL) {
-            /* printable ASCII only: the name goes into reports and pages */
-            size_t n = 0;
+            /* text a report can show (UTF-8 kept): the name goes into reports and pages */
             pthread_mutex_lock(&cf_name_lock);
-            for (; comm_name[n] && n + 1 < sizeof(c->user_name); n++)
-                c->user_name[n] = comm_name[n] >= 0x20 && comm_name[n] < 0x7f ? comm_name[n] : '?';
-            c->user_name[n] = '\0';
+            cf_text_copy(c->user_name, sizeof(c->user_name), comm_name);
             pthread_mutex_unlock(&cf_name_lock);
         }
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cf_region.h"
+#include "cf_text.h"
 
 #define CF_REGION_NAME 128
 
@@ -70,10 +71,8 @@ static int cf_read_name(const char *p, char *out, size_t len)
     size_t n = strnlen(out, len);
     if (n == 0 || n >= len - 1)
         return 0;
-    for (size_t i = 0; i < n; i++)
-        if (out[i] < 0x20 || out[i] > 0x7e || out[i] == '/')
-            return 0;
-    return 1;
+    /* printable: ASCII or UTF-8 */
+    return cf_text_printable(out, n) && memchr(out, '/', n) == NULL;
 }
 
 static unsigned cf_region_hash(const char *s)

@@ -14,11 +14,34 @@
 
 /* Where one frame is, as the report says it. */
 typedef struct {
-    char func[256];
-    char file[512]; /* "" when no DWARF line */
+    char *func;  /* NULL: unknown */
+    char *file;  /* NULL when no DWARF line */
     int line;
-    char where[320]; /* "func (file:line)", or the fallback */
+    char *where; /* "func (file:line)", or the fallback */
 } cf_where_t;
+
+/* What the report held in fixed fields: the same lengths, held as long as
+ * they are (a site's frames are many, most strings short). */
+#define CF_FUNC_MAX 256
+#define CF_FILE_MAX 512
+#define CF_WHERE_MAX 320
+#define CF_STR(s) ((s) != NULL ? (s) : "")
+
+/* s, at most max - 1 bytes of it, in memory of its own; NULL for "". */
+static char *cf_dup_max(const char *s, size_t max)
+{
+    return s[0] ? strndup(s, max - 1) : NULL;
+}
+
+static void cf_where_free(cf_where_t *w, size_t n)
+{
+    for (size_t i = 0; w != NULL && i < n; i++) {
+        free(w[i].func);
+        free(w[i].file);
+        free(w[i].where);
+    }
+    free(w);
+}
 
 /* Runs addr2line over the offsets of one module: n pairs of lines (function,
  * file:line) into w[k[i]].  Nothing changes when it cannot run. */
@@ -62,12 +85,15 @@ static void cf_addr2line(const char *module, const uint64_t *off, const size_t *
         cf_where_t *x = &w[k[i]];
         fn[strcspn(fn, "\n")] = 0;
         fl[strcspn(fl, "\n")] = 0;
-        if (strcmp(fn, "??") != 0)
-            cf_strlcpy(x->func, fn, sizeof(x->func));
+        if (strcmp(fn, "??") != 0) {
+            free(x->func);
+            x->func = cf_dup_max(fn, CF_FUNC_MAX);
+        }
         char *colon = strrchr(fl, ':');
         if (colon != NULL && strncmp(fl, "??", 2) != 0) {
             *colon = 0;
-            cf_strlcpy(x->file, fl, sizeof(x->file));
+            free(x->file);
+            x->file = cf_dup_max(fl, CF_FILE_MAX);
             x->line = atoi(colon + 1);
         }
     }
@@ -87,36 +113,58 @@ static const char *cf_base(const char *path)
     return s ? s + 1 : path;
 }
 
+/* Frames by module (then in their order): each module's frames adjacent. */
+static const cf_callsites_t *cf_sort_cs;
+static const cf_site_frame_t *cf_frame_at(const cf_callsites_t *cs, size_t s)
+{
+    return &cs->site[s / CF_CALLSITE_FRAMES].frame[s % CF_CALLSITE_FRAMES];
+}
+
+static int cf_cmp_module(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(cf_frame_at(cf_sort_cs, x)->module, cf_frame_at(cf_sort_cs, y)->module);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Control characters (an escape sequence in a crafted profile, or in what
+ * addr2line says of a crafted binary) never reach a terminal: each becomes
+ * '?', as in every other string a report takes from a profile. */
+static void cf_clean_str(char *s)
+{
+    for (; s != NULL && *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 /* One cf_where_t per frame of every site, in order (site i, frame j at
  * i * CF_CALLSITE_FRAMES + j); NULL when out of memory. */
 static cf_where_t *cf_resolve(const cf_callsites_t *cs)
 {
-    size_t nf = cs->n * CF_CALLSITE_FRAMES;
+    size_t nf = cs->n * CF_CALLSITE_FRAMES, nm = 0;
     cf_where_t *w = calloc(nf + 1, sizeof(*w));
     uint64_t *off = calloc(nf + 1, sizeof(*off));
-    size_t *k = calloc(nf + 1, sizeof(*k));
-    char *done = calloc(nf + 1, 1);
-    if (w == NULL || off == NULL || k == NULL || done == NULL) {
+    size_t *k = calloc(nf + 1, sizeof(*k)), *by = calloc(nf + 1, sizeof(*by));
+    if (w == NULL || off == NULL || k == NULL || by == NULL) {
         free(w);
         w = NULL;
         goto out;
     }
-    /* one addr2line per module, over all its offsets */
-    for (size_t s = 0; s < nf; s++) {
-        const cf_site_frame_t *f = &cs->site[s / CF_CALLSITE_FRAMES].frame[s % CF_CALLSITE_FRAMES];
-        if (s % CF_CALLSITE_FRAMES >= cs->site[s / CF_CALLSITE_FRAMES].nframe || done[s] || f->module == NULL)
-            continue;
+    /* one addr2line per module, over all its offsets in the sites' order:
+     * the frames sorted by module, not each module searched for */
+    for (size_t s = 0; s < nf; s++)
+        if (s % CF_CALLSITE_FRAMES < cs->site[s / CF_CALLSITE_FRAMES].nframe && cf_frame_at(cs, s)->module != NULL)
+            by[nm++] = s;
+    cf_sort_cs = cs;
+    qsort(by, nm, sizeof(*by), cf_cmp_module);
+    for (size_t i = 0, j; i < nm; i = j) {
+        const char *module = cf_frame_at(cs, by[i])->module;
         size_t n = 0;
-        for (size_t u = s; u < nf; u++) {
-            const cf_site_frame_t *g = &cs->site[u / CF_CALLSITE_FRAMES].frame[u % CF_CALLSITE_FRAMES];
-            if (u % CF_CALLSITE_FRAMES < cs->site[u / CF_CALLSITE_FRAMES].nframe && !done[u] && g->module != NULL &&
-                strcmp(g->module, f->module) == 0) {
-                done[u] = 1;
-                off[n] = g->offset;
-                k[n++] = u;
-            }
+        for (j = i; j < nm && strcmp(cf_frame_at(cs, by[j])->module, module) == 0; j++) {
+            off[n] = cf_frame_at(cs, by[j])->offset;
+            k[n++] = by[j];
         }
-        cf_addr2line(f->module, off, k, n, w);
+        cf_addr2line(module, off, k, n, w);
     }
     for (size_t s = 0; s < nf; s++) {
         const cf_callsite_t *c = &cs->site[s / CF_CALLSITE_FRAMES];
@@ -124,21 +172,27 @@ static cf_where_t *cf_resolve(const cf_callsites_t *cs)
         cf_where_t *x = &w[s];
         if (s % CF_CALLSITE_FRAMES >= c->nframe)
             continue;
-        if (x->func[0] == 0 && f->symbol != NULL)
-            snprintf(x->func, sizeof(x->func), "%s+0x%llx", f->symbol, (unsigned long long)f->symbol_offset);
-        char mod[300];
+        char buf[CF_WHERE_MAX > CF_FUNC_MAX ? CF_WHERE_MAX : CF_FUNC_MAX], mod[300];
+        if (x->func == NULL && f->symbol != NULL) {
+            snprintf(buf, CF_FUNC_MAX, "%s+0x%llx", f->symbol, (unsigned long long)f->symbol_offset);
+            x->func = cf_dup_max(buf, CF_FUNC_MAX);
+        }
+        cf_clean_str(x->func);
+        cf_clean_str(x->file);
         snprintf(mod, sizeof(mod), "%s+0x%llx", f->module ? cf_base(f->module) : "?", (unsigned long long)f->offset);
-        if (x->func[0] && x->file[0])
-            snprintf(x->where, sizeof(x->where), "%s (%s:%d)", x->func, cf_base(x->file), x->line);
-        else if (x->func[0])
-            snprintf(x->where, sizeof(x->where), "%s (%s)", x->func, mod);
+        cf_clean_str(mod);
+        if (x->func != NULL && x->file != NULL)
+            snprintf(buf, CF_WHERE_MAX, "%s (%s:%d)", x->func, cf_base(x->file), x->line);
+        else if (x->func != NULL)
+            snprintf(buf, CF_WHERE_MAX, "%s (%s)", x->func, mod);
         else
-            cf_strlcpy(x->where, mod, sizeof(x->where));
+            cf_strlcpy(buf, mod, CF_WHERE_MAX);
+        x->where = cf_dup_max(buf, CF_WHERE_MAX);
     }
 out:
     free(off);
     free(k);
-    free(done);
+    free(by);
     return w;
 }
 
@@ -202,9 +256,9 @@ int cf_callsite_text(FILE *out, const cf_profile_t *p)
                 cf_site_comm(p, c->comm, name, sizeof(name)), (unsigned long long)c->calls,
                 cf_fmt_time(c->time_s, b1, sizeof(b1)),
                 cf_fmt_time(c->calls ? c->time_s / (double)c->calls : NAN, b2, sizeof(b2)), pct,
-                cf_fmt_size((double)c->bytes, b3, sizeof(b3)), x[0].where);
+                cf_fmt_size((double)c->bytes, b3, sizeof(b3)), CF_STR(x[0].where));
         for (size_t j = 1; j < c->nframe; j++)
-            fprintf(out, "  %4s   called from %s\n", "", x[j].where);
+            fprintf(out, "  %4s   called from %s\n", "", CF_STR(x[j].where));
     }
     fprintf(out, "  %zu call sites, %d frame%s each; bytes: sent or received, posted for nonblocking calls\n", cs.n,
             cs.depth, cs.depth == 1 ? "" : "s");
@@ -212,7 +266,7 @@ int cf_callsite_text(FILE *out, const cf_profile_t *p)
         fprintf(out, "  WARNING: %llu calls found the call-site tables full and are not in this table "
                      "(COMMFIT_CALLSITES_MAX)\n",
                 (unsigned long long)cs.lost_calls);
-    free(w);
+    cf_where_free(w, cs.n * CF_CALLSITE_FRAMES);
     free(cs.site);
     return CF_OK;
 }
@@ -254,9 +308,9 @@ int cf_callsite_csv(FILE *out, const cf_profile_t *p)
             fprintf(out, ",%llu,%llu,%.9g,%.9g,%.9g,%.9g,%.9g", (unsigned long long)c->calls,
                     (unsigned long long)c->bytes, c->time_s, c->calls ? c->time_s / (double)c->calls : 0,
                     total > 0 ? c->time_s / total : 0, c->min_s, c->max_s);
-            cf_csv_str(out, x->func);
-            cf_csv_str(out, x->file);
-            if (x->file[0])
+            cf_csv_str(out, CF_STR(x->func));
+            cf_csv_str(out, CF_STR(x->file));
+            if (x->file != NULL)
                 fprintf(out, ",%d", x->line);
             else
                 fputc(',', out);
@@ -264,7 +318,7 @@ int cf_callsite_csv(FILE *out, const cf_profile_t *p)
             fprintf(out, ",0x%llx\n", (unsigned long long)c->frame[j].offset);
         }
     }
-    free(w);
+    cf_where_free(w, cs.n * CF_CALLSITE_FRAMES);
     free(cs.site);
     return CF_OK;
 }
@@ -289,10 +343,10 @@ int cf_callsite_json(json_t *root, const cf_profile_t *p)
         for (size_t j = 0; stack != NULL && j < c->nframe; j++) {
             const cf_where_t *x = &w[i * CF_CALLSITE_FRAMES + j];
             json_array_append_new(stack, json_pack("{s:s?, s:s?, s:o, s:s?, s:I, s:s}", "function",
-                                                   x->func[0] ? x->func : NULL, "file", x->file[0] ? x->file : NULL,
-                                                   "line", x->file[0] ? json_integer(x->line) : json_null(), "module",
+                                                   x->func, "file", x->file,
+                                                   "line", x->file != NULL ? json_integer(x->line) : json_null(), "module",
                                                    c->frame[j].module, "offset", (json_int_t)c->frame[j].offset,
-                                                   "where", x->where));
+                                                   "where", CF_STR(x->where)));
         }
         json_array_append_new(
             sites, json_pack("{s:i, s:s, s:I, s:s, s:I, s:I, s:f, s:f, s:o, s:i, s:o}", "id", (int)c->id, "op", c->op,
@@ -305,7 +359,7 @@ int cf_callsite_json(json_t *root, const cf_profile_t *p)
     json_object_set_new(root, "callsites",
                         json_pack("{s:i, s:I, s:b, s:o}", "depth", cs.depth, "lost_calls", (json_int_t)cs.lost_calls,
                                   "complete", cs.complete, "sites", sites));
-    free(w);
+    cf_where_free(w, cs.n * CF_CALLSITE_FRAMES);
     free(cs.site);
     return CF_OK;
 }

@@ -1250,7 +1250,6 @@ static void print_csv(const cf_analysis_t *a)
 static int print_json(const cf_analysis_t *a, int by_callsite)
 {
     json_t *root = cf_analysis_to_json(a);
-    char *text;
     int rc;
 
     if (root == NULL)
@@ -1259,13 +1258,13 @@ static int print_json(const cf_analysis_t *a, int by_callsite)
         json_decref(root);
         return rc;
     }
-    text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+    /* written as it is dumped: not one string of the whole report beside the tree */
+    rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) == 0 &&
+                 putchar('\n') != EOF
+             ? CF_OK
+             : CF_ERR_IO;
     json_decref(root);
-    if (text == NULL)
-        return CF_ERR_NOMEM;
-    puts(text);
-    free(text);
-    return CF_OK;
+    return rc;
 }
 
 int cf_cmd_report(int argc, char **argv)

@@ -57,6 +57,82 @@ static void put_event(FILE *out, int *first, const char *name, const char *cat, 
             rank, ts_s * 1e6, dur_s * 1e6);
 }
 
+/* What the walks over the samples share. */
+typedef struct {
+    FILE *out;
+    const cf_profile_t *p;
+    int *first;
+    size_t bad, nmsg;
+} trace_t;
+
+/* One sampled collective instance: its slice, and its wait inside it. */
+static int trace_instance(json_t *e, void *ctx)
+{
+    trace_t *t = ctx;
+    FILE *out = t->out;
+    json_int_t rank, comm, seq;
+    const char *op;
+    double enter, leave, wait;
+    if (json_unpack(e, "[I, I, I, s, F, F, F]", &rank, &comm, &seq, &op, &enter, &leave, &wait) != 0 ||
+        !isfinite(enter) || !isfinite(leave) || !isfinite(wait)) {
+        t->bad++;
+        return CF_OK;
+    }
+    char label[24], name[CF_COMM_NAME_LEN];
+    cf_comm_label((uint32_t)comm, label, sizeof(label));
+    cf_comm_name(t->p, (uint32_t)comm, name, sizeof(name));
+    put_event(out, t->first, op, "mpi", (long long)rank, enter, leave - enter);
+    fprintf(out, ",\"args\":{\"comm\":\"%s\",\"comm_name\":", label);
+    put_str(out, name);
+    fprintf(out, ",\"seq\":%lld,\"wait_us\":%.15g}}", (long long)seq, wait * 1e6);
+    if (wait > 0) {
+        put_event(out, t->first, "waiting for others", "wait", (long long)rank, enter, wait);
+        fputc('}', out);
+    }
+    return CF_OK;
+}
+
+/* One sampled message: a tick at the send's post, the receive, an arrow. */
+static int trace_message(json_t *e, void *ctx)
+{
+    trace_t *t = ctx;
+    FILE *out = t->out;
+    const cf_profile_t *p = t->p;
+    json_int_t src, dst, comm, tag, size;
+    const char *sop, *rop;
+    double spost, rpost, rdone;
+    int late;
+    if (json_unpack(e, "[I, I, I, I, I, s, s, F, F, F, b]", &src, &dst, &comm, &tag, &size, &sop, &rop, &spost,
+                    &rpost, &rdone, &late) != 0 ||
+        !isfinite(spost) || !isfinite(rpost) || !isfinite(rdone) || src < 0 || dst < 0 || src >= p->ranks ||
+        dst >= p->ranks || rdone < rpost) {
+        t->bad++;
+        return CF_OK;
+    }
+    char label[24], name[96], cname[CF_COMM_NAME_LEN];
+    cf_comm_label((uint32_t)comm, label, sizeof(label));
+    cf_comm_name(p, (uint32_t)comm, cname, sizeof(cname));
+    long long stid = (long long)src + p->ranks, rtid = (long long)dst + p->ranks;
+    /* The send is known by its post only: a tick on the sender's track. */
+    snprintf(name, sizeof(name), "%s to %lld", sop, (long long)dst);
+    put_event(out, t->first, name, "p2p", stid, spost, 1e-9);
+    fputs("}", out);
+    /* A blocking receive is the span the program waited in it; a
+     * nonblocking one only its completion (the span overlaps other work). */
+    int nonblocking = strncmp(rop, "MPI_I", 5) == 0;
+    double ts = nonblocking ? rdone - 1e-9 : rpost, dur = nonblocking ? 1e-9 : rdone - rpost;
+    snprintf(name, sizeof(name), "%s from %lld", rop, (long long)src);
+    put_event(out, t->first, name, "p2p", rtid, ts, dur > 1e-9 ? dur : 1e-9);
+    fprintf(out, ",\"args\":{\"comm\":\"%s\",\"comm_name\":", label);
+    put_str(out, cname);
+    fprintf(out, ",\"tag\":%lld,\"size_bin_bytes\":%lld,\"one_way_us\":%.15g,\"receive_posted_after_send\":%s}}",
+            (long long)tag, (long long)size, (rdone - spost) * 1e6, late ? "true" : "false");
+    put_flow(out, 's', t->nmsg, stid, spost);
+    put_flow(out, 'f', t->nmsg, rtid, ts + (dur > 2e-9 ? dur / 2 : 0));
+    t->nmsg++;
+    return CF_OK;
+}
+
 int cf_cmd_trace(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -79,13 +155,13 @@ int cf_cmd_trace(int argc, char **argv)
     const char *path = argv[optind];
     cf_profile_t p;
     char err[512];
-    if (cf_profile_read(path, &p, err, sizeof(err)) != CF_OK) {
+    /* the samples, the bulk of the file, are read one at a time as they are written */
+    static const char *const unread[] = {"samples", NULL};
+    if (cf_profile_read_without(path, unread, &p, err, sizeof(err)) != CF_OK) {
         fprintf(stderr, "commfit trace: %s: %s\n", path, err);
         return CF_EXIT_USAGE;
     }
-    json_t *samples = p.extra ? json_object_get(p.extra, "samples") : NULL;
-    json_t *inst = samples ? json_object_get(samples, "collectives") : NULL;
-    if (!json_is_array(inst)) {
+    if (cf_profile_each(path, "samples", "collectives", NULL, NULL) != CF_OK) {
         fprintf(stderr, "commfit trace: %s: no sampled instances (the job ran with COMMFIT_TRACE=0 or "
                         "COMMFIT_SAMPLES=0)\n", path);
         cf_profile_free(&p);
@@ -124,71 +200,19 @@ int cf_cmd_trace(int argc, char **argv)
                      "\"args\":{\"sort_index\":%lld}}",
                 (long long)p.rank[i].rank + p.ranks, 2LL * p.rank[i].rank + 1);
     }
-    size_t k;
-    json_t *e;
-    size_t bad = 0, nmsg = 0;
-    json_array_foreach(inst, k, e) {
-        json_int_t rank, comm, seq;
-        const char *op;
-        double enter, leave, wait;
-        if (json_unpack(e, "[I, I, I, s, F, F, F]", &rank, &comm, &seq, &op, &enter, &leave, &wait) != 0 ||
-            !isfinite(enter) || !isfinite(leave) || !isfinite(wait)) {
-            bad++;
-            continue;
-        }
-        char label[24], name[CF_COMM_NAME_LEN];
-        cf_comm_label((uint32_t)comm, label, sizeof(label));
-        cf_comm_name(&p, (uint32_t)comm, name, sizeof(name));
-        put_event(out, &first, op, "mpi", (long long)rank, enter, leave - enter);
-        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"comm_name\":", label);
-        put_str(out, name);
-        fprintf(out, ",\"seq\":%lld,\"wait_us\":%.15g}}", (long long)seq, wait * 1e6);
-        if (wait > 0) {
-            put_event(out, &first, "waiting for others", "wait", (long long)rank, enter, wait);
-            fputc('}', out);
-        }
-    }
-    json_t *msgs = json_object_get(samples, "messages");
-    json_array_foreach(msgs, k, e) {
-        json_int_t src, dst, comm, tag, size;
-        const char *sop, *rop;
-        double spost, rpost, rdone;
-        int late;
-        if (json_unpack(e, "[I, I, I, I, I, s, s, F, F, F, b]", &src, &dst, &comm, &tag, &size, &sop, &rop, &spost,
-                        &rpost, &rdone, &late) != 0 ||
-            !isfinite(spost) || !isfinite(rpost) || !isfinite(rdone) || src < 0 || dst < 0 ||
-            src >= p.ranks || dst >= p.ranks || rdone < rpost) {
-            bad++;
-            continue;
-        }
-        char label[24], name[96], cname[CF_COMM_NAME_LEN];
-        cf_comm_label((uint32_t)comm, label, sizeof(label));
-        cf_comm_name(&p, (uint32_t)comm, cname, sizeof(cname));
-        long long stid = (long long)src + p.ranks, rtid = (long long)dst + p.ranks;
-        /* The send is known by its post only: a tick on the sender's track. */
-        snprintf(name, sizeof(name), "%s to %lld", sop, (long long)dst);
-        put_event(out, &first, name, "p2p", stid, spost, 1e-9);
-        fputs("}", out);
-        /* A blocking receive is the span the program waited in it; a
-         * nonblocking one only its completion (the span overlaps other work). */
-        int nonblocking = strncmp(rop, "MPI_I", 5) == 0;
-        double ts = nonblocking ? rdone - 1e-9 : rpost, dur = nonblocking ? 1e-9 : rdone - rpost;
-        snprintf(name, sizeof(name), "%s from %lld", rop, (long long)src);
-        put_event(out, &first, name, "p2p", rtid, ts, dur > 1e-9 ? dur : 1e-9);
-        fprintf(out, ",\"args\":{\"comm\":\"%s\",\"comm_name\":", label);
-        put_str(out, cname);
-        fprintf(out, ",\"tag\":%lld,\"size_bin_bytes\":%lld,\"one_way_us\":%.15g,\"receive_posted_after_send\":%s}}",
-                (long long)tag, (long long)size, (rdone - spost) * 1e6, late ? "true" : "false");
-        put_flow(out, 's', nmsg, stid, spost);
-        put_flow(out, 'f', nmsg, rtid, ts + (dur > 2e-9 ? dur / 2 : 0));
-        nmsg++;
-    }
+    trace_t t = {out, &p, &first, 0, 0};
+    int rc = cf_profile_each(path, "samples", "collectives", trace_instance, &t);
+    if (rc == CF_OK && (rc = cf_profile_each(path, "samples", "messages", trace_message, &t)) == CF_ERR_NODATA)
+        rc = CF_OK;
+    if (rc != CF_OK)
+        fprintf(stderr, "commfit trace: %s: %s while reading the samples again\n", path, cf_status_str(rc));
+    size_t bad = t.bad;
     if (bad)
         fprintf(stderr, "commfit trace: %s: %zu malformed instances or messages skipped\n", path, bad);
     fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":", out);
     put_str(out, path);
     fprintf(out, ",\"ranks\":%d}}\n", p.ranks);
-    int rc = 0;
+    rc = rc != CF_OK;
     if (ferror(out) || fflush(out) != 0)
         rc = 1;
     if (outpath && fclose(out) != 0)

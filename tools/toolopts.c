@@ -1,6 +1,7 @@
 #include "toolopts.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -97,6 +98,20 @@ int cf_tool_parse(const cf_tool_t *t, int argc, char **argv, cf_tool_args_t *arg
     return 0;
 }
 
+/* The sections read on demand (the matrix, the call sites) checked once
+ * here: a bad one is a profile that cannot be read, said of the profile. */
+static int cf_tool_check_sections(const cf_profile_t *p, char *err, size_t errlen)
+{
+    cf_pair_t *pairs = NULL;
+    cf_callsites_t cs;
+    size_t n;
+    int rc = cf_profile_matrix(p, &pairs, &n, NULL, err, errlen);
+    free(pairs);
+    if (rc == CF_OK && (rc = cf_profile_callsites(p, &cs, err, errlen)) == CF_OK)
+        free(cs.site);
+    return rc;
+}
+
 int cf_tool_load(const cf_tool_t *t, const char *path, const cf_analysis_opts_t *an, cf_profile_t *p,
                  cf_analysis_t **a_p)
 {
@@ -109,7 +124,11 @@ int cf_tool_load(const cf_tool_t *t, const char *path, const cf_analysis_opts_t 
         fprintf(stderr, "commfit %s: %s: is a directory, not a profile\n", t->cmd, path);
         return CF_EXIT_USAGE;
     }
-    rc = cf_profile_read(path, p, err, sizeof(err));
+    /* the sampled instances are trace's: checked, not held */
+    static const char *const unread[] = {"samples", NULL};
+    rc = cf_profile_read_without(path, unread, p, err, sizeof(err));
+    if (rc == CF_OK && (rc = cf_tool_check_sections(p, err, sizeof(err))) != CF_OK)
+        cf_profile_free(p);
     if (rc != CF_OK) {
         /* One printable line: the reader's message may quote the input. */
         for (unsigned char *s = (unsigned char *)err; *s; s++)

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Write a synthetic commfit profile of a given size, for timing the tools.
 
-Usage: gen_profile.py OUT.json [--ranks N] [--comms N] [--records N] [--samples N] [--seed S]
+Usage: gen_profile.py OUT.json [--ranks N] [--comms N] [--records N] [--samples N]
+                       [--sites N] [--modules N] [--pairs N] [--seed S]
 
 The profile is consistent (what `commfit report` accepts): N ranks on nodes
 of 16, communicators of up to 64 ranks, records spread over the
 communicators, operations and power-of-two size bins with times from
-T = 2 us + M / 5 GB/s, and collective samples for `commfit trace`.
+T = 2 us + M / 5 GB/s, and collective samples for `commfit trace`;
+--sites call sites of 8 frames each over --modules distinct modules (for
+`report --by-callsite`), --pairs communication matrix pairs.
 """
 import argparse
 import json
@@ -18,6 +21,9 @@ ap.add_argument("--ranks", type=int, default=16)
 ap.add_argument("--comms", type=int, default=1)
 ap.add_argument("--records", type=int, default=100)
 ap.add_argument("--samples", type=int, default=0)
+ap.add_argument("--sites", type=int, default=0)
+ap.add_argument("--modules", type=int, default=1)
+ap.add_argument("--pairs", type=int, default=0)
 ap.add_argument("--seed", type=int, default=1)
 a = ap.parse_args()
 rnd = random.Random(a.seed)
@@ -81,4 +87,27 @@ with open(a.out, "w") as f:
             t += 1e-4
         w(json.dumps([r, 1, i // P, "MPI_Allreduce", t + 1e-6 * rnd.random(), t + 2e-5, 1e-6]))
         w(",\n" if i + 1 < a.samples else "\n")
-    w("]}}\n")
+    w("]}")
+    if a.pairs:
+        w(',\n"matrix": {"ranks": %d, "columns": ["src", "dst", "messages", "bytes", "comm", "source"], '
+          '"pairs": [\n' % P)
+        for i in range(a.pairs):
+            src = i % P
+            dst = (src + 1 + i // P) % P
+            msgs = rnd.randint(1, 1000)
+            w(json.dumps([src, dst, msgs, msgs * 1024, 1, "mpi"]))
+            w(",\n" if i + 1 < a.pairs else "\n")
+        w('], "lost_messages": 0}')
+    if a.sites:
+        # modules that do not exist: addr2line is not run, the report gives module+offset
+        w(',\n"callsites": {"depth": 8, "lost_calls": 0, "complete": true, "sites": [\n')
+        for i in range(a.sites):
+            op = ops[i % len(ops)][0]
+            calls = rnd.randint(1, 5000)
+            stack = [{"module": "/nonexistent/lib%d.so" % ((i * 8 + j) % a.modules), "offset": 4096 + 16 * i + j,
+                      "symbol": "fn%d" % j, "symbol_offset": 16 * j} for j in range(8)]
+            w(json.dumps({"id": i + 1, "op": op, "comm": 1, "calls": calls, "bytes": calls * 64,
+                          "time_s": calls * 2e-6, "min_s": 1e-6, "max_s": 1e-4, "ranks": P, "stack": stack}))
+            w(",\n" if i + 1 < a.sites else "\n")
+        w("]}")
+    w("}\n")
