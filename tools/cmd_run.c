@@ -338,6 +338,9 @@ static int cf_run_wait(cf_run_job_t *j, const sigset_t *set)
      * left some milliseconds later.  The script's end is our signal. */
     pid_t parent = getppid();
     int batch = cf_run_under_batch() && prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() == parent;
+    if (batch) /* the batch log says it before anything can go wrong */
+        fprintf(stderr, "commfit run: if this job is killed before its profile is written, `commfit merge %s` "
+                        "makes it from the parts its ranks leave\n", j->spool);
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     double next_look = 0;
@@ -477,7 +480,8 @@ int cf_cmd_run(int argc, char **argv)
     int status = cf_run_wait(job, &set);
     free(job);
     free(real);
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    /* the signals stay blocked: one more must not end us before the profile
+     * is gathered (they are dropped at exit) */
     /* the job did not finish: its ranks left their records in the spool
      * (parts of an earlier job in the same spool are not this one's; a
      * minute allows for clocks of other nodes a little behind ours) */
