@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "cf_bins.h"
 #include "cf_profile.h"
+#include "cf_sched.h"
 
 void cf_profile_init(cf_profile_t *p)
 {
@@ -130,6 +131,7 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     json_object_set_new(job, "start_time", json_string(p->start_time));
     json_object_set_new(job, "clock_hz", json_real(p->clock_hz));
     json_object_set_new(job, "memcpy_Bps", json_real(p->memcpy_Bps));
+    cf_sched_to_json(job, p->extra);
     json_object_set_new(root, "job", job);
 
     json_t *ranks = json_array();
@@ -204,7 +206,7 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         const char *k;
         json_t *v;
         json_object_foreach(p->extra, k, v) {
-            if (!json_object_get(root, k))
+            if (!json_object_get(root, k) && strcmp(k, CF_SCHED_KEY) != 0)
                 json_object_set(root, k, v);
         }
     }
@@ -713,6 +715,7 @@ int cf_profile_from_json(json_t *root, cf_profile_t *p_out, char *err, size_t er
             strcmp(k, "communicators") && strcmp(k, "regions") && strcmp(k, "records"))
             json_object_set(p.extra, k, v);
     }
+    cf_sched_from_json(job, p.extra);
     cf_profile_clean(&p);
     *p_out = p;
     return CF_OK;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cf_profile.h"
+#include "cf_sched.h"
 #include "cf_spool.h"
 #include "commfit.h"
 
@@ -47,6 +48,9 @@ int cf_merge_spool(const char *who, const char *spool, double since, const char 
         fprintf(stderr, "%s: %s: %s\n", who, spool, err);
         return CF_EXIT_USAGE;
     }
+    json_t *sched = since > 0 ? cf_sched_collect() : NULL; /* commfit run, in the job */
+    if (sched && p.extra)
+        json_object_set_new(p.extra, CF_SCHED_KEY, sched);
     char *dflt = NULL;
     if (!out)
         out = meant ? meant : (dflt = cf_merge_default_out(spool));
