@@ -20,7 +20,8 @@ rc=$?
 [ $started = 1 ] && trap '"$slurm" stop; rm -rf "$cf_tmp"' EXIT
 eval "$("$slurm" env)"
 echo "Slurm up: proctrack/$(cat "$CF_SLURM_DIR/proctrack")"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 COMMFIT_SUMMARY=0
+# ranks that wait yield the CPU: the Slurm jobs overlap the other tests
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 COMMFIT_SUMMARY=0 OMPI_MCA_mpi_yield_when_idle=1
 commfit="$CF_BUILDDIR/tools/commfit"
 known="$CF_BUILDDIR/tests/mpi/known_calls"
 abend="$CF_BUILDDIR/tests/mpi/abend"
