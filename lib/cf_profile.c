@@ -13,6 +13,7 @@
 #include "cf_bins.h"
 #include "cf_jstream.h"
 #include "cf_profile.h"
+#include "cf_sched.h"
 
 void cf_profile_init(cf_profile_t *p)
 {
@@ -131,6 +132,7 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     json_object_set_new(job, "start_time", json_string(p->start_time));
     json_object_set_new(job, "clock_hz", json_real(p->clock_hz));
     json_object_set_new(job, "memcpy_Bps", json_real(p->memcpy_Bps));
+    cf_sched_to_json(job, p->extra);
     json_object_set_new(root, "job", job);
 
     json_t *ranks = json_array();
@@ -205,7 +207,7 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         const char *k;
         json_t *v;
         json_object_foreach(p->extra, k, v) {
-            if (!json_object_get(root, k))
+            if (!json_object_get(root, k) && strcmp(k, CF_SCHED_KEY) != 0)
                 json_object_set(root, k, v);
         }
     }
@@ -556,6 +558,10 @@ static int cf_rd_job(cf_rd_t *rd, json_t *job)
         cf_errf(err, errlen, "'job' is missing or not an object");
         return CF_ERR_FORMAT;
     }
+    /* the batch job's names (cf_sched.h), kept beside the other sections */
+    if (p->extra == NULL && (p->extra = json_object()) == NULL)
+        return CF_ERR_NOMEM;
+    cf_sched_from_json(job, p->extra);
     CF_CHECK(cf_get_int(job, "ranks", &p->ranks, "job", err, errlen));
     CF_CHECK(cf_get_int(job, "nodes", &p->nodes, "job", err, errlen));
     CF_CHECK(cf_get_time(job, "wall_s", &p->wall_s, "job", err, errlen));
@@ -877,7 +883,7 @@ static int cf_rd_tree(cf_rd_t *rd, json_t *root)
         CF_CHECK(cf_rd_record(rd, o));
 
     /* keep sections this reader does not model, for tools that want them */
-    if ((rd->p.extra = json_object()) == NULL)
+    if (rd->p.extra == NULL && (rd->p.extra = json_object()) == NULL)
         return CF_ERR_NOMEM;
     const char *k;
     json_t *v;

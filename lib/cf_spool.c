@@ -1089,6 +1089,10 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         if (q->h.end == CF_END_SIGNAL)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s ended by %s", who, list,
                                           cf_sig_name(q->h.code, name, sizeof(name)));
+        else if (q->h.end == CF_END_REFRESH)
+            cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s killed with no chance to write "
+                                          "(SIGKILL, or the node lost): records up to the last refresh, %.0f s after "
+                                          "MPI_Init (COMMFIT_SPOOL_EVERY)", who, list, q->h.wall_s);
         else if (q->h.end == CF_END_ABORT)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s called MPI_Abort (errorcode %d)",
                                           who, list, q->h.code);

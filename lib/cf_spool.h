@@ -20,7 +20,7 @@
 #define CF_SPILL_SUFFIX ".spill"
 
 /* How a rank ended. */
-enum { CF_END_SIGNAL = 1, CF_END_ABORT = 2, CF_END_EXIT = 3 };
+enum { CF_END_SIGNAL = 1, CF_END_ABORT = 2, CF_END_EXIT = 3, CF_END_REFRESH = 4 /* the job went on */ };
 
 typedef struct {
     char magic[8];

@@ -17,6 +17,7 @@
 #include "cf_papi.h"
 #include "cf_protocol.h"
 #include "cf_runtime.h"
+#include "cf_sched.h"
 #include "cf_sample.h"
 #include "cf_spill.h"
 #include "cf_spool.h"
@@ -259,16 +260,9 @@ static void cf_default_name(char *buf, size_t len, const char *dir)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
-    const char *job = getenv("SLURM_JOB_ID");
-    if (!job)
-        job = getenv("PBS_JOBID");
-    if (!job)
-        job = getenv("LSB_JOBID");
-    char pid[32];
-    if (!job) {
-        snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-        job = pid;
-    }
+    char job[256];
+    if (cf_sched_job_tag(job, sizeof(job)) != 0)
+        snprintf(job, sizeof(job), "%ld", (long)getpid());
     snprintf(buf, len, "%s%scommfit-%s-%s.json", dir ? dir : "", dir ? "/" : "", date, job);
     for (int i = 1; i < 1000 && access(buf, F_OK) == 0; i++)
         snprintf(buf, len, "%s%scommfit-%s-%s.%d.json", dir ? dir : "", dir ? "/" : "", date, job, i);
@@ -733,6 +727,7 @@ void cf_runtime_finalize(void)
         if (cf_g.cfg.protocol)
             cf_extra_put(&p.extra, "protocol", cf_protocol_section());
         cf_extra_put(&p.extra, "calibration", calibration);
+        cf_extra_put(&p.extra, CF_SCHED_KEY, cf_sched_collect());
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);

@@ -17,6 +17,7 @@
 #include "cf_papi.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_refresh.h"
 #include "cf_spill.h"
 #include "cf_ucx.h"
 #include "cf_sync.h"
@@ -191,7 +192,8 @@ static void cf_config_read(cf_config_t *c, int complain)
                                         "COMMFIT_UCX", "COMMFIT_SPILL", "COMMFIT_GATHER", "COMMFIT_SPOOL",
                                         "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS", "COMMFIT_CALLSITE_DEPTH",
                                         "COMMFIT_CALLSITES_MAX", "COMMFIT_PROTOCOL", "COMMFIT_CALIBRATE",
-                                        "COMMFIT_CALIBRATE_MAX_BYTES", "COMMFIT_JOB_NONCE"};
+                                        "COMMFIT_CALIBRATE_MAX_BYTES", "COMMFIT_JOB_NONCE", "COMMFIT_SPOOL_EVERY",
+                                        "COMMFIT_SPOOL_BEFORE", "COMMFIT_DEADLINE"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)
@@ -1053,6 +1055,7 @@ void cf_runtime_init(int provided)
     cf_ucx_init();
     cf_papi_init();
     cf_spill_init();
+    cf_refresh_init();
     return;
 
 err_off:

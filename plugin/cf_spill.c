@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_refresh.h"
 #include "cf_region.h"
 #include "cf_runtime.h"
 #include "cf_spill.h"
@@ -35,7 +36,7 @@ CF_HIDDEN extern cf_thread_t **cf_threads;
 CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
 
-/* 0 not armed, 1 armed, 2 being written, 3 written */
+/* 0 not armed, 1 armed, 2 being written, 3 written, 4 a refresh being written */
 static _Atomic int cf_spill_state;
 static cf_spill_hdr_t cf_hdr;
 static cf_spill_op_t *cf_ops;
@@ -287,8 +288,14 @@ static void cf_say(const char *const *parts)
  * during an exit) waits up to 5 s for the first to finish. */
 static void cf_spill(int end, int code, const char *why)
 {
-    int expect = 1;
-    if (!atomic_compare_exchange_strong(&cf_spill_state, &expect, 2)) {
+    int expect = 1, mine;
+    for (int i = 0; !(mine = atomic_compare_exchange_strong(&cf_spill_state, &expect, 2)) && expect == 4 && i < 5000;
+         i++) {
+        struct timespec ms = {0, 1000000}; /* the refresh (cf_refresh.c) ends first */
+        nanosleep(&ms, NULL);
+        expect = 1;
+    }
+    if (!mine) {
         for (int i = 0; i < 5000 && atomic_load(&cf_spill_state) == 2; i++) {
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
@@ -384,7 +391,8 @@ static void cf_on_signal(int sig, siginfo_t *si, void *uc)
  * once a rank aborts or exits) waits until the part is written. */
 static void cf_spill_blocked(int end, int code, const char *why)
 {
-    if (atomic_load(&cf_spill_state) != 1)
+    int state = atomic_load(&cf_spill_state);
+    if (state != 1 && state != 4)
         return;
     sigset_t all, old;
     sigfillset(&all);
@@ -404,6 +412,20 @@ static void cf_on_exit(void) { cf_spill_blocked(CF_END_EXIT, -1, "exit"); }
 #endif
 
 void cf_spill_abort(int errorcode) { cf_spill_blocked(CF_END_ABORT, errorcode, "MPI_Abort"); }
+
+/* The part as it stands, the job going on (cf_refresh.c's thread, which
+ * takes no signal): an end's part, written meanwhile, is never replaced. */
+static int cf_refreshed;
+int cf_spill_refresh(void)
+{
+    int expect = 1;
+    if (atomic_load(&cf_g.state) != 1 || !atomic_compare_exchange_strong(&cf_spill_state, &expect, 4))
+        return -1;
+    int rc = cf_spill_write(CF_END_REFRESH, -1);
+    cf_refreshed |= rc == 0;
+    atomic_store(&cf_spill_state, 1);
+    return rc;
+}
 
 /* ---- set up at MPI_Init ---- */
 
@@ -570,8 +592,10 @@ void cf_spill_init(void)
 
 void cf_spill_finalized(void)
 {
-    /* a handler before ours let the job go on after a signal: the part is stale */
-    if (atomic_exchange(&cf_spill_state, 0) == 3)
+    cf_refresh_stop();
+    /* a handler before ours let the job go on after a signal, or a refresh
+     * wrote it: the part is stale */
+    if (atomic_exchange(&cf_spill_state, 0) == 3 || cf_refreshed)
         cf_spool_unlink();
     /* the job file, and the spool rank 0 made for nothing */
     if (cf_g.world_rank == 0 && cf_dir[0])

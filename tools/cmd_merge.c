@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cf_profile.h"
+#include "cf_sched.h"
 #include "cf_spool.h"
 #include "commfit.h"
 
@@ -64,6 +65,9 @@ int cf_merge_spool(const char *who, const char *spool, unsigned long long nonce,
         fprintf(stderr, "%s: %s: %s\n", who, spool, err);
         return CF_EXIT_USAGE;
     }
+    json_t *sched = nonce ? cf_sched_collect() : NULL; /* commfit run, in the job */
+    if (sched && p.extra)
+        json_object_set_new(p.extra, CF_SCHED_KEY, sched);
     /* where the user says, or beside the spool: never a path a part names */
     char *dflt = NULL;
     if (!out)

@@ -17,6 +17,7 @@
 #include "cf_analysis.h"
 #include "cf_common.h"
 #include "cf_profile.h"
+#include "cf_sched.h"
 #include "cf_units.h"
 #include "cf_wire.h"
 #include "cf_html.h"
@@ -198,6 +199,9 @@ static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
            p->nodes, p->nodes == 1 ? "" : "s", fmt_t(p->wall_s, b1),
            p->mpi_library[0] ? p->mpi_library : "MPI library unknown",
            p->start_time[0] ? ", started " : "", p->start_time);
+    char sched[1024];
+    if (cf_sched_line(p->extra, sched, sizeof(sched)))
+        fprintf(out, "batch %s\n", sched);
     if (rk->n > 0)
         fprintf(out, "MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
                "(rank %d)\n",

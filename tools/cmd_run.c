@@ -4,6 +4,7 @@
  * When the launcher returns and the job did not reach MPI_Finalize, the
  * records its ranks spilled are gathered into the profile.  mpirun and
  * mpiexec are Open MPI's unless they lead to hydra. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -158,44 +160,237 @@ static char *cf_run_spool(void)
     return abs;
 }
 
-/* A signal to commfit run: the launcher gets it too when it came from the
- * terminal (one process group) or a batch system (every process of the
- * job), and a second one makes Open MPI's mpirun exit at once, without
- * giving its ranks time to write their records.  So it is passed on only
- * if the launcher is still running 10 s later (someone signalled commfit
- * run alone), once; we stay to gather what the ranks leave. */
-static volatile sig_atomic_t cf_run_sig;
-static void cf_run_on_signal(int sig)
+/* A signal to commfit run is passed on at once to the ranks it launched,
+ * whatever process groups the launcher gave them (Open MPI's mpirun puts
+ * each rank in one of its own, so a batch system's signal to the job's
+ * group never reaches them).  The ranks are the processes below the
+ * launcher that hold the spool open (every rank does from MPI_Init on):
+ * each gets the signal directly, and the launcher notices them end (mpirun
+ * then ends the ranks of other nodes with SIGTERM, which they spill on).
+ * The launcher itself gets a terminating signal only when no rank runs
+ * here (srun, whose ranks are slurmstepd's; or before MPI_Init): a second
+ * SIGTERM makes Open MPI's mpirun exit at once, and a batch system may
+ * already have sent it the first.  SIGUSR1 and SIGUSR2 go to Open MPI's
+ * mpirun only, which forwards them to every rank (ess_base_forward_signals),
+ * so that a rank gets them once.  One line says what was done, before
+ * anything else: a batch system may kill commfit run before it gathers. */
+static const int cf_run_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
+#define CF_RUN_NSIGS (sizeof(cf_run_sigs) / sizeof(cf_run_sigs[0]))
+#define CF_RUN_MAXRANKS 4096
+
+typedef struct {
+    pid_t launcher;
+    int ompi;
+    const char *spool; /* as the ranks opened it */
+    pid_t rank[CF_RUN_MAXRANKS];
+    int nrank;
+} cf_run_job_t;
+
+/* The parent of pid, from /proc/PID/stat (-1 when gone). */
+static pid_t cf_run_ppid(const char *pid)
 {
-    if (!cf_run_sig)
-        cf_run_sig = sig;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close = strrchr(buf, ')'); /* the name may hold anything */
+    int ppid;
+    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return (pid_t)ppid;
 }
 
-static int cf_run_wait(pid_t child)
+/* Whether pid holds the directory dir open. */
+static int cf_run_holds(pid_t pid, const char *dir)
 {
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = cf_run_on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-        sigaction(sigs[i], &sa, NULL);
-    int status = 0, waited_ms = 0, forwarded = 0;
+    char path[64], link[PATH_MAX + 1], to[PATH_MAX + 1];
+    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || snprintf(link, sizeof(link), "%s/%s", path, e->d_name) >= (int)sizeof(link))
+            continue;
+        ssize_t n = readlink(link, to, sizeof(to) - 1);
+        if (n > 0) {
+            to[n] = 0;
+            found = strcmp(to, dir) == 0;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* The ranks below the launcher, anew. */
+static void cf_run_find_ranks(cf_run_job_t *j)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    size_t cap = 1024, n = 0;
+    pid_t *pid = malloc(cap * sizeof(*pid)), *ppid = malloc(cap * sizeof(*ppid));
+    for (struct dirent *e; pid && ppid && (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            pid_t *a = realloc(pid, cap * sizeof(*pid)), *b = a ? realloc(ppid, cap * sizeof(*ppid)) : NULL;
+            if (a)
+                pid = a;
+            if (!b)
+                break;
+            ppid = b;
+        }
+        pid[n] = (pid_t)atol(e->d_name);
+        ppid[n] = cf_run_ppid(e->d_name);
+        n++;
+    }
+    closedir(d);
+    if (pid && ppid) {
+        /* descendants: mark the launcher's children, then theirs, until none is added */
+        unsigned char *below = calloc(n + 1, 1);
+        for (int added = 1; below && added;) {
+            added = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (below[i] || ppid[i] <= 0)
+                    continue;
+                int up = ppid[i] == j->launcher;
+                for (size_t k = 0; !up && k < n; k++)
+                    up = below[k] && pid[k] == ppid[i];
+                if (up)
+                    below[i] = added = 1;
+            }
+        }
+        j->nrank = 0;
+        for (size_t i = 0; below && i < n && j->nrank < CF_RUN_MAXRANKS; i++)
+            if (below[i] && cf_run_holds(pid[i], j->spool))
+                j->rank[j->nrank++] = pid[i];
+        free(below);
+    }
+    free(pid);
+    free(ppid);
+}
+
+static const char *cf_run_sig_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGXCPU: return "SIGXCPU";
+    default: return "a signal";
+    }
+}
+
+static void cf_run_forward(cf_run_job_t *j, int sig, const char *why)
+{
+    const char *name = cf_run_sig_name(sig);
+    if (j->ompi && (sig == SIGUSR1 || sig == SIGUSR2)) {
+        kill(j->launcher, sig);
+        fprintf(stderr, "commfit run: %s%s passed on to mpirun (pid %ld), which forwards it to every rank\n", why,
+                name, (long)j->launcher);
+        return;
+    }
+    int sent = 0;
+    for (int i = 0; i < j->nrank; i++)
+        sent += kill(j->rank[i], sig) == 0;
+    /* said at once: when the batch script ended, we have milliseconds */
+    if (sent)
+        fprintf(stderr, "commfit run: %s%s passed on to the ranks here; if the job is killed before the profile "
+                        "is written, `commfit merge %s` makes it\n", why, name, j->spool);
+    /* ranks that started since the last look */
+    int told = sent;
+    cf_run_job_t now = *j;
+    cf_run_find_ranks(&now);
+    for (int i = 0; i < now.nrank; i++) {
+        int known = 0;
+        for (int k = 0; !known && k < j->nrank; k++)
+            known = now.rank[i] == j->rank[k];
+        if (!known)
+            sent += kill(now.rank[i], sig) == 0;
+    }
+    *j = now;
+    if (sent && !told)
+        fprintf(stderr, "commfit run: %s%s passed on to the ranks here; if the job is killed before the profile "
+                        "is written, `commfit merge %s` makes it\n", why, name, j->spool);
+    else if (!sent) {
+        kill(j->launcher, sig);
+        fprintf(stderr, "commfit run: %s%s passed on to %s (pid %ld), no rank runs here; if the job is killed "
+                        "before the profile is written, `commfit merge %s` makes it\n", why, name,
+                j->ompi ? "mpirun" : "the launcher", (long)j->launcher, j->spool);
+    }
+}
+
+/* Whether our parent is a Slurm batch script: slurmstepd's child, in a job
+ * and outside any step. */
+static int cf_run_under_batch(void)
+{
+    if (!getenv("SLURM_JOB_ID") || getenv("SLURM_STEP_ID") || getenv("SLURM_STEPID"))
+        return 0;
+    char ppid[24], path[64], comm[64] = "";
+    snprintf(ppid, sizeof(ppid), "%ld", (long)getppid());
+    pid_t gp = cf_run_ppid(ppid);
+    snprintf(path, sizeof(path), "/proc/%ld/comm", (long)gp);
+    FILE *f = gp > 0 ? fopen(path, "r") : NULL;
+    if (f) {
+        if (!fgets(comm, sizeof(comm), f))
+            comm[0] = 0;
+        fclose(f);
+    }
+    return strncmp(comm, "slurmstepd", 10) == 0;
+}
+
+/* Waits for the launcher, passing signals on; the signals are blocked
+ * (since before the fork) and taken here, with SIGCHLD for the end. */
+static int cf_run_wait(cf_run_job_t *j, const sigset_t *set)
+{
+    int status = 0;
+    /* Slurm signals the batch script alone (not its process group) at a
+     * cancel or time limit; the script dies, and slurmstepd kills whatever is
+     * left some milliseconds later.  The script's end is our signal. */
+    pid_t parent = getppid();
+    int batch = cf_run_under_batch() && prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() == parent;
+    if (batch) /* the batch log says it before anything can go wrong */
+        fprintf(stderr, "commfit run: if this job is killed before its profile is written, `commfit merge %s` "
+                        "makes it from the parts its ranks leave\n", j->spool);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    double next_look = 0;
     for (;;) {
-        pid_t w = waitpid(child, &status, WNOHANG);
-        if (w == child)
+        pid_t w = waitpid(j->launcher, &status, WNOHANG);
+        if (w == j->launcher)
             break;
         if (w < 0 && errno != EINTR) {
             status = 1 << 8;
             break;
         }
-        if (cf_run_sig && !forwarded && (waited_ms += 100) >= 10000) {
-            kill(child, cf_run_sig);
-            forwarded = 1;
+        /* the ranks are looked for often while the job starts, then every 2 s
+         * (a look reads /proc: about a millisecond), so that a signal reaches
+         * them without one */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double t = (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) * 1e-9;
+        if (t >= next_look) {
+            cf_run_find_ranks(j);
+            next_look = t + (t < 10 && j->nrank == 0 ? 0.2 : 2);
         }
-        struct timespec ms100 = {0, 100000000};
-        nanosleep(&ms100, NULL);
+        struct timespec wait = {0, 200000000};
+        siginfo_t si;
+        int sig = sigtimedwait(set, &si, &wait);
+        const char *why = "";
+        if (sig == SIGTERM && batch && getppid() != parent) {
+            why = "the batch script ended before the job (a cancel or the time limit): ";
+            batch = 0;
+        }
+        if (sig > 0 && sig != SIGCHLD)
+            cf_run_forward(j, sig, why);
     }
     return status;
 }
@@ -270,18 +465,42 @@ int cf_cmd_run(int argc, char **argv)
     /* the launcher itself must not be profiled: it is not an MPI process, but
      * it may be a dynamically linked program that would load libmpi */
     setenv("LD_PRELOAD", preload, 1);
+    /* the signals wait for cf_run_wait from now on; the launcher gets the mask we had */
+    sigset_t set, oldmask;
+    sigemptyset(&set);
+    for (size_t i = 0; i < CF_RUN_NSIGS; i++)
+        sigaddset(&set, cf_run_sigs[i]);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &oldmask);
+    cf_run_job_t *job = calloc(1, sizeof(*job));
+    if (!job) {
+        free(preload);
+        free(spool);
+        free(args);
+        return 1;
+    }
+    job->ompi = cf_is_ompi_launcher(cmd[0]);
+    char *real = realpath(spool, NULL); /* as /proc shows what the ranks hold */
+    job->spool = real ? real : spool;
     pid_t child = fork();
     if (child < 0) {
         fprintf(stderr, "commfit run: cannot start %s: %s\n", args[0], strerror(errno));
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
         return 1;
     }
     if (child == 0) {
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
         execvp(args[0], args);
         fprintf(stderr, "commfit run: cannot run %s: %s\n", args[0], strerror(errno));
         _exit(127);
     }
     unsetenv("LD_PRELOAD");
-    int status = cf_run_wait(child);
+    job->launcher = child;
+    int status = cf_run_wait(job, &set);
+    free(job);
+    free(real);
+    /* the signals stay blocked: one more must not end us before the profile
+     * is gathered (they are dropped at exit) */
     /* the job did not finish: its ranks left their records in the spool
      * (only this job's parts: they carry the nonce it was given) */
     struct stat st;
