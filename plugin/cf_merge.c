@@ -68,6 +68,13 @@ int cf_all_ok(int ok)
 
 uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
 {
+    /* the union holds at most the sum of the ranks' counts: a buffer that
+     * size, not cap, so that the reduction moves what the job has (a few
+     * hundred bytes for a few records, not cap words through every step) */
+    uint64_t sum = 0, mine = n;
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    if (sum < cap)
+        cap = (uint32_t)sum;
     uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
     if (!cf_all_ok(buf != NULL)) {
         free(buf);
@@ -243,6 +250,7 @@ typedef struct {
     double wall_s, mpi_s, wait_s, xfer_s;
     uint64_t dropped;
     int node_ranks, node_cpus;
+    double copy_Bps; /* the node's copy bandwidth, on its first rank; 0 elsewhere */
 } cf_rank_wire_t;
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
@@ -354,28 +362,41 @@ static void cf_write_profile(const cf_profile_t *p)
 
 static double cf_ns_to_s(double ns) { return ns * 1e-9; }
 
-/* Copy bandwidth of this node, for the cost of packing fusion buckets:
- * the best of a few 16 MB copies (about 10 ms, on rank 0 at the end). */
+/* Copy bandwidth of this node, for what the advice charges for packing
+ * tensors into a fusion bucket and out again (2 x fused bytes / memcpy_Bps,
+ * lib/cf_advice.c): the best of three copies of CF_COPY_BYTES, a bucket of
+ * the size frameworks pack (a few MiB) and past a core's private caches,
+ * after one that faults the destination in.  Measured by the first rank of
+ * each node (cf_node_first) and the job's figure is the slowest node's:
+ * one 8 MiB footprint per node, a few ms. */
+#define CF_COPY_BYTES (4u << 20)
 static double cf_memcpy_bandwidth(void)
 {
-    size_t n = 16u << 20;
-    char *a = malloc(n), *b = malloc(n);
+    size_t n = CF_COPY_BYTES;
+    char *a = malloc(2 * n), *b = a + n;
     double best = 0;
-    if (a && b) {
-        memset(a, 1, n);
-        memset(b, 2, n);
-        for (int i = 0; i < 4; i++) {
-            uint64_t t0 = cf_clock_mono_ns();
-            memcpy(b, a, n);
-            uint64_t t1 = cf_clock_mono_ns();
-            if (t1 > t0 && (double)n * 1e9 / (double)(t1 - t0) > best)
-                best = (double)n * 1e9 / (double)(t1 - t0);
-            a[i] = b[n - 1 - (size_t)i]; /* keep the copies observable */
-        }
+    if (!a)
+        return 0;
+    memset(a, 1, n);
+    for (int i = 0; i < 4; i++) {
+        uint64_t t0 = cf_clock_mono_ns();
+        memcpy(b, a, n);
+        uint64_t t1 = cf_clock_mono_ns();
+        if (i > 0 && t1 > t0 && (double)n * 1e9 / (double)(t1 - t0) > best)
+            best = (double)n * 1e9 / (double)(t1 - t0);
+        a[i] = b[n - 1 - (size_t)i]; /* keep the copies observable */
     }
     free(a);
-    free(b);
     return best;
+}
+
+/* Whether this rank is the first world rank of its node. */
+static int cf_node_first(void)
+{
+    for (int i = 0; cf_g.world_node && i < cf_g.world_rank; i++)
+        if (cf_g.world_node[i] == cf_g.node)
+            return 0;
+    return 1;
 }
 
 /* The clock, sampling and last-arrival sections (rank 0). */
@@ -564,6 +585,23 @@ static json_t *cf_fail_section(void)
     return arr;
 }
 
+/* Rank 0 builds and writes the profile alone.  The other ranks wait for it
+ * here asleep, polling every 200 us, not spinning in PMPI_Finalize: on an
+ * oversubscribed node, spinning ranks take the CPU that rank 0 needs. */
+static void cf_quiet_wait(void)
+{
+    MPI_Request r;
+    int done = 0;
+    if (PMPI_Ibarrier(cf_g.tool_comm, &r) != MPI_SUCCESS)
+        return;
+    if (cf_g.world_rank == 0) {
+        PMPI_Wait(&r, MPI_STATUS_IGNORE);
+        return;
+    }
+    while (PMPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+}
+
 void cf_runtime_finalize(void)
 {
     if (atomic_load(&cf_g.state) != 1)
@@ -707,6 +745,7 @@ void cf_runtime_finalize(void)
     me.dropped = dropped;
     me.node_ranks = cf_g.node_ranks;
     me.node_cpus = cf_g.node_cpus;
+    me.copy_Bps = cf_node_first() ? cf_memcpy_bandwidth() : 0;
     if (have_samples) {
         me.wait_s = cf_ns_to_s(sres.wait_ns);
         me.xfer_s = cf_ns_to_s(sres.xfer_ns);
@@ -729,7 +768,6 @@ void cf_runtime_finalize(void)
 
     if (cf_g.world_rank == 0) {
         p.ranks = cf_g.world_size;
-        p.memcpy_Bps = cf_memcpy_bandwidth();
         p.nodes = cf_g.nnodes;
         p.clock_hz = cf_clock.hz;
         p.partial = 0;
@@ -751,6 +789,8 @@ void cf_runtime_finalize(void)
             r->xfer_s = all[i].xfer_s;
             r->node_ranks = all[i].node_ranks;
             r->node_cpus = all[i].node_cpus;
+            if (all[i].copy_Bps > 0 && (!(p.memcpy_Bps > 0) || all[i].copy_Bps < p.memcpy_Bps))
+                p.memcpy_Bps = all[i].copy_Bps;
             if (r->wall_s > p.wall_s)
                 p.wall_s = r->wall_s;
         }
@@ -819,6 +859,7 @@ void cf_runtime_finalize(void)
             cf_summary_print(&p, stderr);
         cf_profile_free(&p);
     }
+    cf_quiet_wait();
     free(all);
     free(stats);
     free(missing);
