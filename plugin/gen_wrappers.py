@@ -181,6 +181,35 @@ def wrapper(e, head=None):
         out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0)) {", "        %s;" % fail, "        return;", "    }"]
     else:
         out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0))", "        return %s;" % fail]
+    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
+        # nothing moves to or from MPI_PROC_NULL
+        a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
+    memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
+    post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
+                 and memo_args(a["bytes"], a.get("peer")))
+    if k in ("isend", "irecv", "psend", "precv", "icoll", "pcoll", "isendrecv", "iio", "irma"):
+        out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
+    if memo or post_memo:
+        # a call that repeats its site's last call is recorded from what that
+        # call resolved to (cf_callsite.h), found before its communicator is
+        # looked up; the full path below fills the memo
+        count, dtype = memo or post_memo
+        out.append("    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op)
+    if memo and k == "send":
+        out.append("    if (cf_s && cf_memo_send(cf_t, cf_s, %s, cf_ra, %s, %s, %s, %s, %s, cf_t0, cf_t1)) {"
+                   % (op, a["comm"], dtype, count, a["peer"], a["tag"]))
+    elif memo:
+        out.append("    if (cf_s && cf_memo_coll(cf_t, cf_s, %s, cf_ra, %s, %s, %s, %s, cf_t0, cf_t1)) {"
+                   % (op, a["comm"], dtype, count, a.get("root", "-1")))
+    elif post_memo:
+        dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
+        out.append("    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
+                   % (op, a["comm"], dtype, count, dest))
+        out.append("    if (cf_m) {")
+        out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);" % (a["request"], op, "%(flags)s", tag))
+        out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
+    if memo or post_memo:
+        out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
     # what the call's object belongs to: a communicator, a file's or a window's
     if "comm" in a:
         out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])
@@ -188,22 +217,8 @@ def wrapper(e, head=None):
         out.append("    const cf_comm_t *cf_c = cf_file_comm(%s);" % a["file"])
     elif "win" in a:
         out.append("    const cf_comm_t *cf_c = cf_win_comm(%s);" % a["win"])
-    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
-        # nothing moves to or from MPI_PROC_NULL
-        a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
-    memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
-    if memo:
-        # a call that repeats its site's last call is recorded from what that
-        # call resolved to (cf_callsite.h); the full path below fills the memo
-        count, dtype = memo
-        out.append("    cf_site_t *cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
-        if k == "send":
-            out.append("    if (cf_s && cf_memo_send(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_t0, cf_t1)) {"
-                       % (dtype, count, a["peer"], a["tag"]))
-        else:
-            out.append("    if (cf_s && cf_memo_coll(cf_t, cf_s, cf_c, %s, %s, %s, cf_t0, cf_t1)) {"
-                       % (dtype, count, a.get("root", "-1")))
-        out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
+    if memo or post_memo:
+        out.append("    cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
     if k in ("send", "coll"):
         path = "cf_comm_peer_path(cf_c, %s)" % a["peer"] if k == "send" else "cf_c ? cf_c->path : CF_PATH_SELF"
         out.append("    uint64_t cf_nb = %s;" % a["bytes"])
@@ -260,20 +275,9 @@ def wrapper(e, head=None):
             flags += " | CF_REQ_NOMSG"
         path = {"icoll": "cf_c ? cf_c->path : CF_PATH_SELF", "pcoll": "cf_c ? cf_c->path : CF_PATH_SELF",
                 "iio": "CF_PATH_SELF"}.get(k, "cf_comm_peer_path(cf_c, %s)" % a.get("peer"))
-        out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
-        post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
-                     and memo_args(a["bytes"], a.get("peer")))
         if post_memo:
-            # a post that repeats its site's last one (cf_callsite.h)
-            count, dtype = post_memo
             dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
-            out.append("    cf_site_t *cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
-            out.append("    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, cf_c, %s, %s, %s) : NULL;"
-                       % (dtype, count, dest))
-            out.append("    if (cf_m) {")
-            out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);" % (a["request"], op, flags, tag))
-            out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
-            out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
+            out[:] = [l % {"flags": flags} if "%(flags)s" in l else l for l in out]
         # the call site of a nonblocking call: its posted bytes, the time of the call itself
         out.append("    uint64_t cf_nb = %s;" % a["bytes"])
         site = "%s, cf_comm_id(cf_c), cf_ra, cf_nb" % op
