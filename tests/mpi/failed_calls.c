@@ -2,11 +2,11 @@
  *   rank 0: 3 MPI_Send and 2 MPI_Isend to a rank that does not exist,
  *           1 MPI_Recv from one, then 1 real 4-byte MPI_Send to rank 1;
  *   rank 1: the matching 4-byte MPI_Recv;
- *   both:   MPI_Bcast with root 99, MPI_Bcast on MPI_COMM_NULL, MPI_Allreduce
- *           with a count of -1.
+ *   both:   MPI_Bcast with root 99, MPI_Bcast on MPI_COMM_NULL (a negative
+ *           count is not portable: MPICH without argument checks crashes).
  * The profile must hold one 4-byte MPI_Send, one 4-byte MPI_Recv, no
- * MPI_Isend, MPI_Bcast or MPI_Allreduce record and no record on
- * communicator 0, and 12 failed calls by operation and error class.  Every
+ * MPI_Isend or MPI_Bcast record and no record on communicator 0, and 10
+ * failed calls by operation and error class.  Every
  * rank prints the error class of each failed call, so that the test can
  * compare them with and without the profiler: it must not change them. */
 #include <mpi.h>
@@ -49,7 +49,6 @@ int main(int argc, char **argv)
     }
     note(rank, "MPI_Bcast", MPI_Bcast(buf, 4, MPI_INT, 99, MPI_COMM_WORLD));
     note(rank, "MPI_Bcast", MPI_Bcast(buf, 4, MPI_INT, 0, MPI_COMM_NULL));
-    note(rank, "MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, buf, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     MPI_Finalize();
-    return failed != (rank == 0 ? 9 : 3);
+    return failed != (rank == 0 ? 8 : 2);
 }
