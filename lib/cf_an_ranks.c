@@ -236,7 +236,8 @@ void cf_an_caveats_build(cf_analysis_t *a)
     for (size_t i = 0; i < p->npartial_reason; i++)
         caveat(a, "  %s", p->partial_reason[i]);
     if (p->failed_calls > 0)
-        caveat(a, "%llu point-to-point call%s returned an error: counted as MPI time, not as traffic",
+        caveat(a, "%llu call%s returned an error: counted as MPI time, not as traffic (by operation and error "
+                  "class: the profile's failed_calls section)",
                (unsigned long long)p->failed_calls, p->failed_calls == 1 ? "" : "s");
     {
         int said = 0;

@@ -74,7 +74,7 @@ typedef struct {
     size_t npartial_reason;
     int oversubscribed; /* -1 unknown (older profile), 0, 1 */
     int ranks_per_node_max, cpus_per_node_min; /* 0 when unknown */
-    uint64_t failed_calls; /* point-to-point calls that returned an error: not traffic */
+    uint64_t failed_calls; /* calls that returned an error: not traffic */
     char mpi_library[128];
     char start_time[32]; /* ISO 8601 UTC */
     double clock_hz;     /* tick rate the plugin measured, informative */

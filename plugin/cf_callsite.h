@@ -88,10 +88,13 @@ static inline void cf_site_caller_end(void **scope)
     __attribute__((cleanup(cf_site_caller_end), unused)) void *cf_site_scope = cf_site_caller =               \
         __builtin_return_address(0)
 
-/* Where the slot of (tag, frames) starts its probe. */
+/* Where the slot of (tag, frames) starts its probe: the operation and the
+ * frames, not the communicator (the sites of one call on several
+ * communicators are neighbours), so that a call finds the memo of its site
+ * (below) before it looks its communicator up. */
 static inline uint32_t cf_site_hash(uint64_t tag, const uintptr_t *ra, unsigned depth)
 {
-    uint64_t h = tag * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (tag >> 32) * 0x9E3779B97F4A7C15ull;
     for (unsigned i = 0; i < depth; i++)
         h = (h ^ ra[i]) * 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 32);
@@ -127,6 +130,17 @@ CF_HOT cf_site_t *cf_site_of(cf_thread_t *t, unsigned op, uint32_t comm, void *r
     return s;
 }
 
+/* The slot where the site of a call of op from ra starts its probe, which
+ * holds the memo such a call looks at first; NULL when call sites are off
+ * or deeper than one frame (no memo). */
+CF_HOT cf_site_t *cf_site_first(cf_thread_t *t, unsigned op, void *ra)
+{
+    if (t->site == NULL || cf_g.cfg.site_depth != 1)
+        return NULL;
+    uintptr_t a = (uintptr_t)ra;
+    return &t->site[cf_site_hash((uint64_t)op << 32, &a, 1) & t->site_mask];
+}
+
 /* One call of op on communicator comm, made from ra (the wrapper's return
  * address), that moved bytes between ticks t0 and t1.  Returns its slot. */
 CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void *ra, uint64_t bytes, uint64_t t0,
@@ -145,7 +159,11 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
  * call resolved to: record, key, payload, matrix and stream slots.  All of
  * it is in the thread's own tables, whose slots never move, and a
  * communicator's description lives to the end of the run; what is
- * recorded is what the full path records.  The full path fills it. */
+ * recorded is what the full path records.  The full path fills it.
+ * The call finds it in the first slot of its site's probe (cf_site_first),
+ * before any lookup of its communicator: the memo's description must still
+ * be that of the handle (a freed communicator's description lets its
+ * handle go, and one that comes back is the same communicator). */
 
 /* What the memo of a call must find: its record (blocking calls; a post's
  * is made at completion), the matrix and stream slots of the message it
@@ -157,13 +175,15 @@ CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Data
 CF_HIDDEN void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
                                 uint64_t t_post, uint64_t t_end, int tag);
 
-/* The memo of site s if it holds this call, NULL otherwise. */
-CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, const cf_comm_t *c, MPI_Datatype type, int64_t count,
-                                   int dest)
+/* The memo of slot s (cf_site_first) if it holds this call of op from ra
+ * on comm, NULL otherwise.  The generation first: an empty memo has none. */
+CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
+                                   int64_t count, int dest)
 {
     const cf_memo_t *m = &s->one.memo;
-    if (cf_g.cfg.site_depth != 1 || m->comm != c || m->type != (uintptr_t)type || m->count != count ||
-        m->dest != dest || m->gen != atomic_load_explicit(&cf_type_gen, memory_order_relaxed) ||
+    if (m->gen != atomic_load_explicit(&cf_type_gen, memory_order_relaxed) || s->one.ra0 != (uintptr_t)ra ||
+        (uint32_t)(s->tag >> 32) != op || m->comm->handle != comm || m->type != (uintptr_t)type ||
+        m->count != count || m->dest != dest ||
         m->region != (atomic_load_explicit(&cf_g.region, memory_order_relaxed) & CF_REGION_MASK))
         return NULL;
     return m;
@@ -203,10 +223,10 @@ CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t
 /* A send that returned MPI_SUCCESS: 1 when the memo recorded it all (the
  * record, the matrix, the message's stream and sampling), 0 when the full
  * path must. */
-CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, const cf_comm_t *c, MPI_Datatype type, int64_t count, int dest,
-                        int tag, uint64_t t0, uint64_t t1)
+CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
+                        int64_t count, int dest, int tag, uint64_t t0, uint64_t t1)
 {
-    const cf_memo_t *m = cf_memo_of(s, c, type, count, dest);
+    const cf_memo_t *m = cf_memo_of(s, op, ra, comm, type, count, dest);
     if (!m)
         return 0;
     cf_memo_record(t, s, m, t0, t1);
@@ -216,14 +236,14 @@ CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, const cf_comm_t *c, MPI_Da
 
 /* A blocking collective (booked whatever it returned): 1 when the memo
  * recorded it, its instance counted and sampled. */
-CF_HOT int cf_memo_coll(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int root,
-                        uint64_t t0, uint64_t t1)
+CF_HOT int cf_memo_coll(cf_thread_t *t, cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
+                        int64_t count, int root, uint64_t t0, uint64_t t1)
 {
-    const cf_memo_t *m = cf_memo_of(s, c, type, count, 0);
+    const cf_memo_t *m = cf_memo_of(s, op, ra, comm, type, count, 0);
     if (!m)
         return 0;
     cf_memo_record(t, s, m, t0, t1);
-    cf_coll_sample(t, c, m->key, root, t0, t1);
+    cf_coll_sample(t, m->comm, m->key, root, t0, t1);
     return 1;
 }
 

@@ -78,6 +78,38 @@ static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
     cf_site_note(t, op, CF_COMM_ID_NONE, ra, bytes, t0, t1);
 }
 
+/* A completion call that returned rc, an error: counted as failed
+ * (cf_fail), no record.  With MPI_ERR_IN_STATUS, the status of each of the
+ * n requests it was about (those of indices, or all) says what became of
+ * it: one that succeeded is booked under its own operation, one that failed
+ * is let go unbooked, one still pending stays.  Without statuses every
+ * request is taken as failed.  Any other error: a request that a single
+ * completion named (one, -1 for none) completed with that error. */
+static int cf_complete_failed(cf_thread_t *t, unsigned op, int rc, int n, const int *indices, MPI_Status *sts,
+                              int one, uint64_t t0, uint64_t t1)
+{
+    if (rc == MPI_ERR_IN_STATUS && n > 0) {
+        int ok = 0;
+        for (int j = 0; j < n; j++)
+            ok += sts != MPI_STATUSES_IGNORE && sts[j].MPI_ERROR == MPI_SUCCESS;
+        uint64_t share = cf_share(t0, t1, ok);
+        for (int j = 0; j < n; j++) {
+            int i = indices ? indices[j] : j;
+            if (i < 0 || (size_t)i >= t->scratch_cap)
+                continue;
+            const cf_req_snap_t *snap = &t->snaps[i];
+            int err = sts == MPI_STATUSES_IGNORE ? MPI_ERR_OTHER : sts[j].MPI_ERROR;
+            if (err == MPI_SUCCESS)
+                cf_req_done(t, snap, &sts[j], t1, NULL, share);
+            else if (err != MPI_ERR_PENDING)
+                cf_req_failed(snap);
+        }
+    } else if (one >= 0)
+        cf_req_failed(&t->snaps[one]);
+    t->charged_ns = 0;
+    return cf_fail(t, op, rc, t0, t1);
+}
+
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     cf_thread_t *t = cf_enter(CF_OP_MPI_Wait);
@@ -90,8 +122,12 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Wait(request, sp);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS) {
+        cf_req_failed(&snap);
+        return cf_fail(t, CF_OP_MPI_Wait, rc, t0, t1);
+    }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = rc == MPI_SUCCESS ? cf_req_done(t, &snap, sp, t1, &path, cf_share(t0, t1, 1)) : 0;
+    uint64_t bytes = cf_req_done(t, &snap, sp, t1, &path, cf_share(t0, t1, 1));
     cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
@@ -109,8 +145,12 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Test(request, flag, sp);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS) {
+        cf_req_failed(&snap);
+        return cf_fail(t, CF_OP_MPI_Test, rc, t0, t1);
+    }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = rc == MPI_SUCCESS && *flag ? cf_req_done(t, &snap, sp, t1, &path, cf_share(t0, t1, 1)) : 0;
+    uint64_t bytes = *flag ? cf_req_done(t, &snap, sp, t1, &path, cf_share(t0, t1, 1)) : 0;
     cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
@@ -134,9 +174,11 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitall(count, array_of_requests, sts);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_complete_failed(t, CF_OP_MPI_Waitall, rc, copied ? count : 0, NULL, sts, -1, t0, t1);
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
-    if (copied && rc == MPI_SUCCESS)
+    if (copied)
         bytes = cf_complete_all(t, count, sts, t0, t1, &path);
     else if (!copied)
         t->missed += (uint64_t)(count > 0 ? count : 0);
@@ -155,9 +197,11 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testall(count, array_of_requests, flag, sts);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_complete_failed(t, CF_OP_MPI_Testall, rc, copied ? count : 0, NULL, sts, -1, t0, t1);
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
-    if (copied && rc == MPI_SUCCESS && *flag)
+    if (copied && *flag)
         bytes = cf_complete_all(t, count, sts, t0, t1, &path);
     else if (!copied && *flag)
         t->missed += (uint64_t)(count > 0 ? count : 0);
@@ -185,9 +229,12 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitany(count, array_of_requests, index, sp);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_complete_failed(t, CF_OP_MPI_Waitany, rc, 0, NULL, NULL, copied && *index >= 0 && *index < count ? *index : -1,
+                                  t0, t1);
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
-    if (copied && rc == MPI_SUCCESS)
+    if (copied)
         bytes = cf_complete_any(t, count, *index, sp, t0, t1, &path);
     cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
@@ -205,9 +252,12 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testany(count, array_of_requests, index, flag, sp);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_complete_failed(t, CF_OP_MPI_Testany, rc, 0, NULL, NULL, copied && *index >= 0 && *index < count ? *index : -1,
+                                  t0, t1);
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
-    if (copied && rc == MPI_SUCCESS && *flag)
+    if (copied && *flag)
         bytes = cf_complete_any(t, count, *index, sp, t0, t1, &path);
     cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
@@ -243,9 +293,12 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, sts);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_complete_failed(t, CF_OP_MPI_Waitsome, rc, copied && *outcount != MPI_UNDEFINED ? *outcount : 0,
+                                  array_of_indices, sts, -1, t0, t1);
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
-    if (copied && rc == MPI_SUCCESS)
+    if (copied)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t0, t1, &path);
     cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
@@ -263,9 +316,12 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, sts);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_complete_failed(t, CF_OP_MPI_Testsome, rc, copied && *outcount != MPI_UNDEFINED ? *outcount : 0,
+                                  array_of_indices, sts, -1, t0, t1);
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
-    if (copied && rc == MPI_SUCCESS)
+    if (copied)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t0, t1, &path);
     cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
@@ -280,8 +336,9 @@ int MPI_Start(MPI_Request *request)
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Start(request);
     uint64_t t1 = cf_ticks();
-    if (rc == MPI_SUCCESS)
-        cf_req_start(t, *request, t0);
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_Start, rc, t0, t1);
+    cf_req_start(t, *request, t0);
     cf_record_call(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_Start, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
@@ -296,7 +353,9 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Startall(count, array_of_requests);
     uint64_t t1 = cf_ticks();
-    for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_Startall, rc, t0, t1);
+    for (int i = 0; i < count; i++)
         cf_req_start(t, array_of_requests[i], t0);
     cf_record_call(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_Startall, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
@@ -313,8 +372,9 @@ int MPI_Request_free(MPI_Request *request)
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Request_free(request);
     uint64_t t1 = cf_ticks();
-    if (rc == MPI_SUCCESS)
-        cf_req_forget(h);
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_Request_free, rc, t0, t1);
+    cf_req_forget(h);
     cf_record_call(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);

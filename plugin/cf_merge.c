@@ -69,6 +69,13 @@ int cf_all_ok(int ok)
 
 uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
 {
+    /* the union holds at most the sum of the ranks' counts: a buffer that
+     * size, not cap, so that the reduction moves what the job has (a few
+     * hundred bytes for a few records, not cap words through every step) */
+    uint64_t sum = 0, mine = n;
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    if (sum < cap)
+        cap = (uint32_t)sum;
     uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
     if (!cf_all_ok(buf != NULL)) {
         free(buf);
@@ -244,6 +251,7 @@ typedef struct {
     double wall_s, mpi_s, wait_s, xfer_s;
     uint64_t dropped;
     int node_ranks, node_cpus;
+    double copy_Bps; /* the node's copy bandwidth, on its first rank; 0 elsewhere */
 } cf_rank_wire_t;
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
@@ -348,28 +356,41 @@ static void cf_write_profile(const cf_profile_t *p)
 
 static double cf_ns_to_s(double ns) { return ns * 1e-9; }
 
-/* Copy bandwidth of this node, for the cost of packing fusion buckets:
- * the best of a few 16 MB copies (about 10 ms, on rank 0 at the end). */
+/* Copy bandwidth of this node, for what the advice charges for packing
+ * tensors into a fusion bucket and out again (2 x fused bytes / memcpy_Bps,
+ * lib/cf_advice.c): the best of three copies of CF_COPY_BYTES, a bucket of
+ * the size frameworks pack (a few MiB) and past a core's private caches,
+ * after one that faults the destination in.  Measured by the first rank of
+ * each node (cf_node_first) and the job's figure is the slowest node's:
+ * one 8 MiB footprint per node, a few ms. */
+#define CF_COPY_BYTES (4u << 20)
 static double cf_memcpy_bandwidth(void)
 {
-    size_t n = 16u << 20;
-    char *a = malloc(n), *b = malloc(n);
+    size_t n = CF_COPY_BYTES;
+    char *a = malloc(2 * n), *b = a + n;
     double best = 0;
-    if (a && b) {
-        memset(a, 1, n);
-        memset(b, 2, n);
-        for (int i = 0; i < 4; i++) {
-            uint64_t t0 = cf_clock_mono_ns();
-            memcpy(b, a, n);
-            uint64_t t1 = cf_clock_mono_ns();
-            if (t1 > t0 && (double)n * 1e9 / (double)(t1 - t0) > best)
-                best = (double)n * 1e9 / (double)(t1 - t0);
-            a[i] = b[n - 1 - (size_t)i]; /* keep the copies observable */
-        }
+    if (!a)
+        return 0;
+    memset(a, 1, n);
+    for (int i = 0; i < 4; i++) {
+        uint64_t t0 = cf_clock_mono_ns();
+        memcpy(b, a, n);
+        uint64_t t1 = cf_clock_mono_ns();
+        if (i > 0 && t1 > t0 && (double)n * 1e9 / (double)(t1 - t0) > best)
+            best = (double)n * 1e9 / (double)(t1 - t0);
+        a[i] = b[n - 1 - (size_t)i]; /* keep the copies observable */
     }
     free(a);
-    free(b);
     return best;
+}
+
+/* Whether this rank is the first world rank of its node. */
+static int cf_node_first(void)
+{
+    for (int i = 0; cf_g.world_node && i < cf_g.world_rank; i++)
+        if (cf_g.world_node[i] == cf_g.node)
+            return 0;
+    return 1;
 }
 
 /* The clock, sampling and last-arrival sections (rank 0). */
@@ -480,6 +501,101 @@ static int cf_rank_lacks(uint64_t key, const cf_table_t *mine)
     return 0;
 }
 
+/* MPI's error classes by name, for the failed calls */
+static const struct {
+    int cls;
+    const char *name;
+} cf_error_classes[] = {
+#define CF_E(c) {c, #c}
+    CF_E(MPI_ERR_BUFFER), CF_E(MPI_ERR_COUNT), CF_E(MPI_ERR_TYPE), CF_E(MPI_ERR_TAG), CF_E(MPI_ERR_COMM),
+    CF_E(MPI_ERR_RANK), CF_E(MPI_ERR_REQUEST), CF_E(MPI_ERR_ROOT), CF_E(MPI_ERR_GROUP), CF_E(MPI_ERR_OP),
+    CF_E(MPI_ERR_TOPOLOGY), CF_E(MPI_ERR_DIMS), CF_E(MPI_ERR_ARG), CF_E(MPI_ERR_UNKNOWN), CF_E(MPI_ERR_TRUNCATE),
+    CF_E(MPI_ERR_OTHER), CF_E(MPI_ERR_INTERN), CF_E(MPI_ERR_IN_STATUS), CF_E(MPI_ERR_PENDING),
+    CF_E(MPI_ERR_KEYVAL), CF_E(MPI_ERR_NO_MEM), CF_E(MPI_ERR_BASE), CF_E(MPI_ERR_INFO_KEY),
+    CF_E(MPI_ERR_INFO_VALUE), CF_E(MPI_ERR_INFO_NOKEY), CF_E(MPI_ERR_SPAWN), CF_E(MPI_ERR_PORT),
+    CF_E(MPI_ERR_SERVICE), CF_E(MPI_ERR_NAME), CF_E(MPI_ERR_WIN), CF_E(MPI_ERR_SIZE), CF_E(MPI_ERR_DISP),
+    CF_E(MPI_ERR_INFO), CF_E(MPI_ERR_LOCKTYPE), CF_E(MPI_ERR_ASSERT), CF_E(MPI_ERR_RMA_CONFLICT),
+    CF_E(MPI_ERR_RMA_SYNC), CF_E(MPI_ERR_RMA_RANGE), CF_E(MPI_ERR_RMA_ATTACH), CF_E(MPI_ERR_RMA_SHARED),
+    CF_E(MPI_ERR_RMA_FLAVOR), CF_E(MPI_ERR_FILE), CF_E(MPI_ERR_NOT_SAME), CF_E(MPI_ERR_AMODE),
+    CF_E(MPI_ERR_UNSUPPORTED_DATAREP), CF_E(MPI_ERR_UNSUPPORTED_OPERATION), CF_E(MPI_ERR_NO_SUCH_FILE),
+    CF_E(MPI_ERR_FILE_EXISTS), CF_E(MPI_ERR_BAD_FILE), CF_E(MPI_ERR_ACCESS), CF_E(MPI_ERR_NO_SPACE),
+    CF_E(MPI_ERR_QUOTA), CF_E(MPI_ERR_READ_ONLY), CF_E(MPI_ERR_FILE_IN_USE), CF_E(MPI_ERR_DUP_DATAREP),
+    CF_E(MPI_ERR_CONVERSION), CF_E(MPI_ERR_IO),
+#undef CF_E
+};
+
+/* The profile's "failed_calls" section: the calls that returned an error,
+ * summed over ranks by operation and error class, [{op, class, calls}]
+ * (op "other": beyond the kinds a thread keeps, CF_FAILS).  Collective:
+ * the union of (op, class) keys, then their counts reduced to rank 0. */
+static json_t *cf_fail_section(void)
+{
+    uint32_t nthreads = atomic_load(&cf_nthreads);
+    uint64_t *keys = malloc(((size_t)nthreads * CF_FAILS + 1) * sizeof(uint64_t)), none = 0;
+    size_t n = 0, nu = 0;
+    int overflow = 0;
+    for (uint32_t i = 0; keys && i < nthreads; i++)
+        for (unsigned j = 0; j < CF_FAILS; j++)
+            if (cf_threads[i]->fail[j].calls) /* nonzero: op 0 class 0 is a key too */
+                keys[n++] = UINT64_C(1) << 40 | (uint64_t)cf_threads[i]->fail[j].op << 16 | cf_threads[i]->fail[j].cls;
+    uint64_t *u = cf_union_keys(keys ? keys : &none, keys ? n : 0, (uint32_t)cf_g.world_size * CF_FAILS + CF_FAILS,
+                                &nu, &overflow);
+    free(keys);
+    uint64_t *calls = u ? calloc(nu ? nu : 1, sizeof(uint64_t)) : NULL;
+    if (!u || !cf_all_ok(calls != NULL)) {
+        free(u);
+        free(calls);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < nthreads; i++)
+        for (unsigned j = 0; j < CF_FAILS; j++) {
+            const cf_fail_t *f = &cf_threads[i]->fail[j];
+            uint64_t k = UINT64_C(1) << 40 | (uint64_t)f->op << 16 | f->cls;
+            for (size_t m = 0; f->calls && m < nu; m++)
+                if (u[m] == k)
+                    calls[m] += f->calls;
+        }
+    if (cf_g.world_rank == 0)
+        PMPI_Reduce(MPI_IN_PLACE, calls, (int)nu, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    else
+        PMPI_Reduce(calls, NULL, (int)nu, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    json_t *arr = cf_g.world_rank == 0 ? json_array() : NULL;
+    for (size_t m = 0; arr && m < nu; m++) {
+        unsigned op = (unsigned)(u[m] >> 16 & 0xffffu), cls = (unsigned)(u[m] & 0xffffu);
+        char buf[32];
+        const char *cname = NULL;
+        for (size_t e = 0; e < CF_ARRAY_LEN(cf_error_classes) && !cname; e++)
+            if (cf_error_classes[e].cls == (int)cls)
+                cname = cf_error_classes[e].name;
+        if (!cname) {
+            snprintf(buf, sizeof(buf), op ? "class %u" : "other", cls);
+            cname = buf;
+        }
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:I}", "op", op && op < CF_OP_COUNT ? cf_op_names[op] : "other",
+                                             "class", cname, "calls", (json_int_t)calls[m]));
+    }
+    free(u);
+    free(calls);
+    return arr;
+}
+
+/* Rank 0 builds and writes the profile alone.  The other ranks wait for it
+ * here asleep, polling every 200 us, not spinning in PMPI_Finalize: on an
+ * oversubscribed node, spinning ranks take the CPU that rank 0 needs. */
+static void cf_quiet_wait(void)
+{
+    MPI_Request r;
+    int done = 0;
+    if (PMPI_Ibarrier(cf_g.tool_comm, &r) != MPI_SUCCESS)
+        return;
+    if (cf_g.world_rank == 0) {
+        PMPI_Wait(&r, MPI_STATUS_IGNORE);
+        return;
+    }
+    while (PMPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+}
+
 void cf_runtime_finalize(void)
 {
     if (atomic_load(&cf_g.state) != 1)
@@ -541,7 +657,8 @@ void cf_runtime_finalize(void)
     dropped += mine.dropped;
     uint64_t loss[CF_LOSS_N] = {refused, dropped - refused - req_dropped, req_dropped, streams_full, failed};
     uint64_t loss_all[CF_LOSS_N];
-    PMPI_Reduce(loss, loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
+    /* on every rank: the failed calls' section is made only when some call failed */
+    PMPI_Allreduce(loss, loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
     if (cf_g.cfg.verbose)
         cf_log("rank %d: %u threads recorded, %llu refused (COMMFIT_MAX_THREADS), %llu records dropped "
                "(COMMFIT_TABLE_SIZE), %llu requests not tracked (COMMFIT_MAX_REQUESTS), %llu completions of "
@@ -622,6 +739,7 @@ void cf_runtime_finalize(void)
     me.dropped = dropped;
     me.node_ranks = cf_g.node_ranks;
     me.node_cpus = cf_g.node_cpus;
+    me.copy_Bps = cf_node_first() ? cf_memcpy_bandwidth() : 0;
     if (have_samples) {
         me.wait_s = cf_ns_to_s(sres.wait_ns);
         me.xfer_s = cf_ns_to_s(sres.xfer_ns);
@@ -640,10 +758,10 @@ void cf_runtime_finalize(void)
     json_t *papi_section = cf_papi_section(), *ucx_section = cf_ucx_section(); /* collective */
     json_t *matrix_section = cf_matrix_section();                                /* collective */
     json_t *site_section = cf_callsite_section();                                /* collective */
+    json_t *fail_section = loss_all[CF_LOSS_FAILED] ? cf_fail_section() : NULL;  /* collective */
 
     if (cf_g.world_rank == 0) {
         p.ranks = cf_g.world_size;
-        p.memcpy_Bps = cf_memcpy_bandwidth();
         p.nodes = cf_g.nnodes;
         p.clock_hz = cf_clock.hz;
         p.partial = p.npartial_reason > 0; /* the regions' losses, if any */
@@ -665,6 +783,8 @@ void cf_runtime_finalize(void)
             r->xfer_s = all[i].xfer_s;
             r->node_ranks = all[i].node_ranks;
             r->node_cpus = all[i].node_cpus;
+            if (all[i].copy_Bps > 0 && (!(p.memcpy_Bps > 0) || all[i].copy_Bps < p.memcpy_Bps))
+                p.memcpy_Bps = all[i].copy_Bps;
             if (r->wall_s > p.wall_s)
                 p.wall_s = r->wall_s;
         }
@@ -724,6 +844,7 @@ void cf_runtime_finalize(void)
         cf_extra_put(&p.extra, "ucx", ucx_section);
         cf_extra_put(&p.extra, "matrix", matrix_section);
         cf_extra_put(&p.extra, "callsites", site_section);
+        cf_extra_put(&p.extra, "failed_calls", fail_section);
         if (cf_g.cfg.protocol)
             cf_extra_put(&p.extra, "protocol", cf_protocol_section());
         cf_extra_put(&p.extra, "calibration", calibration);
@@ -733,6 +854,7 @@ void cf_runtime_finalize(void)
             cf_summary_print(&p, stderr);
         cf_profile_free(&p);
     }
+    cf_quiet_wait();
     free(all);
     free(stats);
     free(missing);

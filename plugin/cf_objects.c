@@ -83,9 +83,10 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     uint64_t t0 = cf_ticks();
     int rc = PMPI_File_open(comm, filename, amode, info, fh);
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_File_open, rc, t0, t1);
     cf_comm_t *c = cf_comm_get(comm);
-    if (rc == MPI_SUCCESS)
-        cf_obj_put(&cf_files, CF_HANDLE(*fh), c, 0);
+    cf_obj_put(&cf_files, CF_HANDLE(*fh), c, 0);
     cf_record_call(t, CF_OP_MPI_File_open, cf_comm_id(c), CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_File_open, cf_comm_id(c), CF_SITE_RA, 0, t0, t1);
     cf_leave(t);
@@ -105,8 +106,9 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         uint64_t t0 = cf_ticks();                                                                            \
         int rc = P##name(handle_p);                                                                          \
         uint64_t t1 = cf_ticks();                                                                            \
-        if (rc == MPI_SUCCESS)                                                                               \
-            cf_obj_take(&(tab), k, NULL, NULL);                                                              \
+        if (rc != MPI_SUCCESS)                                                                               \
+            return cf_fail(t, CF_OP_##name, rc, t0, t1);                                                     \
+        cf_obj_take(&(tab), k, NULL, NULL);                                                                  \
         cf_record_obj(t, CF_OP_##name, c, file, t0, t1, CF_SITE_RA);                                         \
         cf_leave(t);                                                                                         \
         return rc;                                                                                           \
@@ -125,9 +127,10 @@ int MPI_File_close(MPI_File *fh)
         uint64_t t0 = cf_ticks();                                                                            \
         int rc = P##call;                                                                                    \
         uint64_t t1 = cf_ticks();                                                                            \
+        if (rc != MPI_SUCCESS)                                                                               \
+            return cf_fail(t, CF_OP_##name, rc, t0, t1);                                                     \
         cf_comm_t *c = cf_comm_get(comm);                                                                    \
-        if (rc == MPI_SUCCESS)                                                                               \
-            cf_obj_put(&cf_wins, CF_HANDLE(*(win)), c, 0);                                                   \
+        cf_obj_put(&cf_wins, CF_HANDLE(*(win)), c, 0);                                                       \
         cf_record_obj(t, CF_OP_##name, c, 0, t0, t1, CF_SITE_RA);                                            \
         cf_leave(t);                                                                                         \
         return rc;                                                                                           \
@@ -189,10 +192,9 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Mprobe(source, tag, comm, message, sp);
     uint64_t t1 = cf_ticks();
-    if (rc == MPI_SUCCESS)
-        cf_probed(t, CF_OP_MPI_Mprobe, comm, 1, message, sp, source, t0, t1, CF_SITE_RA);
-    else
-        cf_record_failed(t, t0, t1);
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_Mprobe, rc, t0, t1);
+    cf_probed(t, CF_OP_MPI_Mprobe, comm, 1, message, sp, source, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -207,10 +209,9 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Improbe(source, tag, comm, flag, message, sp);
     uint64_t t1 = cf_ticks();
-    if (rc == MPI_SUCCESS)
-        cf_probed(t, CF_OP_MPI_Improbe, comm, *flag, message, sp, source, t0, t1, CF_SITE_RA);
-    else
-        cf_record_failed(t, t0, t1);
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_Improbe, rc, t0, t1);
+    cf_probed(t, CF_OP_MPI_Improbe, comm, *flag, message, sp, source, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -250,14 +251,13 @@ static int cf_mrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type, 
     int rc = CF_MRECV_CALL;
 #undef CF_MRECV_CALL
     uint64_t t1 = cf_ticks();
-    if (rc == MPI_SUCCESS) {
-        uint64_t b = cf_status_bytes(sp);
-        src = sp->MPI_SOURCE;
-        uint64_t k = cf_record_call(t, op, cf_comm_id(c), cf_comm_peer_path(c, src), b, t0, t1);
-        cf_p2p_received(t, cf_comm_id(c), cf_world_of(c, src), sp->MPI_TAG, k, b, t0, t1);
-        cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
-    } else
-        cf_record_failed(t, t0, t1);
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, op, rc, t0, t1);
+    uint64_t b = cf_status_bytes(sp);
+    src = sp->MPI_SOURCE;
+    uint64_t k = cf_record_call(t, op, cf_comm_id(c), cf_comm_peer_path(c, src), b, t0, t1);
+    cf_p2p_received(t, cf_comm_id(c), cf_world_of(c, src), sp->MPI_TAG, k, b, t0, t1);
+    cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -286,12 +286,12 @@ static int cf_imrecv(unsigned op, void *buf, MPI_Count count, MPI_Datatype type,
     int rc = CF_IMRECV_CALL;
 #undef CF_IMRECV_CALL
     uint64_t t1 = cf_ticks();
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, op, rc, t0, t1);
     t->mpi_ns += cf_ticks_to_ns(t1 - t0);
     uint64_t b = count > 0 ? (uint64_t)count * cf_type_size(type) : 0;
-    if (rc == MPI_SUCCESS) {
-        cf_req_post(t, *request, op, c, cf_comm_peer_path(c, src), b, CF_REQ_RECV, t0, t1, src, 0);
-        cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
-    }
+    cf_req_post(t, *request, op, c, cf_comm_peer_path(c, src), b, CF_REQ_RECV, t0, t1, src, 0);
+    cf_site_note(t, op, cf_comm_id(c), ra, b, t0, t1);
     cf_leave(t);
     return rc;
 }
@@ -323,8 +323,9 @@ int MPI_Cancel(MPI_Request *request)
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Cancel(request);
     uint64_t t1 = cf_ticks();
-    if (rc == MPI_SUCCESS)
-        cf_req_cancel(*request);
+    if (rc != MPI_SUCCESS)
+        return cf_fail(t, CF_OP_MPI_Cancel, rc, t0, t1);
+    cf_req_cancel(*request);
     cf_record_call(t, CF_OP_MPI_Cancel, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_Cancel, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);

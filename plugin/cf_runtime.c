@@ -825,6 +825,19 @@ void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
     snap->slot = s;
 }
 
+/* The entry of a completed request: a persistent one stays, inactive (the
+ * handle is valid and ours until MPI_Request_free); another is let go if its
+ * key word is the one copied before the call. */
+static void cf_req_release(const cf_req_snap_t *snap)
+{
+    if (snap->req.flags & CF_REQ_PERSISTENT) {
+        cf_g.req_val[snap->slot].flags &= (uint8_t)~(CF_REQ_ACTIVE | CF_REQ_CANCEL);
+    } else {
+        uintptr_t w = snap->word;
+        atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
+    }
+}
+
 uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
                      unsigned *path_p, uint64_t blocked_ns)
 {
@@ -860,16 +873,38 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
         cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
                         t_done);
-    if (r->flags & CF_REQ_PERSISTENT) {
-        /* the handle stays valid and ours until MPI_Request_free */
-        cf_g.req_val[snap->slot].flags &= (uint8_t)~(CF_REQ_ACTIVE | CF_REQ_CANCEL);
-    } else {
-        uintptr_t w = snap->word;
-        atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
-    }
+    cf_req_release(snap);
     if (path_p)
         *path_p = path;
     return bytes;
+}
+
+int cf_fail(cf_thread_t *t, unsigned op, int rc, uint64_t t0, uint64_t t1)
+{
+    int cls = rc;
+    if (PMPI_Error_class(rc, &cls) != MPI_SUCCESS || cls < 0 || cls > UINT16_MAX)
+        cls = MPI_ERR_UNKNOWN;
+    t->mpi_ns += cf_ticks_to_ns(t1 - t0);
+    t->failed++;
+    /* a few kinds of failure per thread; the last slot takes the calls of
+     * the kinds beyond them (op 0, class 0: "other") */
+    cf_fail_t *f = &t->fail[CF_FAILS - 1];
+    for (unsigned i = 0; i < CF_FAILS - 1; i++)
+        if (t->fail[i].calls == 0 || (t->fail[i].op == op && t->fail[i].cls == cls)) {
+            f = &t->fail[i];
+            f->op = (uint16_t)op;
+            f->cls = (uint16_t)cls;
+            break;
+        }
+    f->calls++;
+    cf_leave(t);
+    return rc;
+}
+
+void cf_req_failed(const cf_req_snap_t *snap)
+{
+    if (cf_snap_counts(snap))
+        cf_req_release(snap);
 }
 
 void cf_req_forget(MPI_Request req)

@@ -128,6 +128,12 @@ typedef struct {
     uint64_t key;
 } cf_peer_t;
 #define CF_PEER_UCX 0x80000000u
+/* calls that returned an error, by operation and error class (cf_fail) */
+#define CF_FAILS 16
+typedef struct {
+    uint16_t op, cls; /* op 0: the calls that found every slot taken */
+    uint64_t calls;
+} cf_fail_t;
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
@@ -143,7 +149,8 @@ typedef struct {
     uint64_t chan_last_key[2];
     uint32_t chan_last_slot[2];
     uint64_t chan_full; /* messages not sampled: no room for their stream */
-    uint64_t failed;    /* point-to-point calls that returned an error */
+    uint64_t failed;    /* calls that returned an error */
+    cf_fail_t fail[CF_FAILS];
     cf_elig_t *elig;    /* per record key, open addressing */
     uint32_t elig_mask, elig_last, elig_prev;
     uint64_t elig_dropped;
@@ -362,15 +369,12 @@ CF_HOT uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, un
     return key;
 }
 
-/* A point-to-point call that returned an error moved nothing: its time is
- * MPI time, the call counts as failed, and no record books it as traffic.
- * Returns no key. */
-static inline uint64_t cf_record_failed(cf_thread_t *t, uint64_t t0, uint64_t t1)
-{
-    t->mpi_ns += cf_ticks_to_ns(t1 - t0);
-    t->failed++;
-    return 0;
-}
+/* A call that returned an error (rc) moved nothing: no record books it,
+ * whatever it was asked to move.  Its time is MPI time, and it is counted
+ * by operation and error class (cf_runtime.c).  Leaves the wrapper
+ * (cf_leave) and returns rc, which the wrapper returns unchanged.  Out of
+ * line: the success path pays one compare for it. */
+CF_HIDDEN int cf_fail(cf_thread_t *t, unsigned op, int rc, uint64_t t0, uint64_t t1) __attribute__((cold, noinline));
 
 /* ---- requests ----
  * A request handle is freed inside the MPI completion call, and another
@@ -404,6 +408,8 @@ static inline int cf_snap_counts(const cf_req_snap_t *s)
 {
     return s->slot < CF_SNAP_UNTRACKED && (s->req.flags & CF_REQ_ACTIVE);
 }
+/* A snapshotted request that completed with an error: let go, not booked. */
+CF_HIDDEN void cf_req_failed(const cf_req_snap_t *snap);
 CF_HIDDEN void cf_req_forget(MPI_Request req);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);

@@ -174,8 +174,42 @@ def wrapper(e, head=None):
         out.append("    uint64_t cf_t0 = cf_ticks();")
         out.append("    int cf_rc = %s;" % call(e, repl))
         out.append("    uint64_t cf_t1 = cf_ticks();")
-    ok = "cf_rc == MPI_SUCCESS"
-    failed = "cf_record_failed(cf_t, cf_t0, cf_t1)"
+    # a call that returned an error moved nothing: counted by operation and
+    # error class (cf_fail), booked as no traffic; past here cf_rc is MPI_SUCCESS
+    fail = "cf_fail(cf_t, %s, cf_rc, cf_t0, cf_t1)" % op
+    if head:
+        out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0)) {", "        %s;" % fail, "        return;", "    }"]
+    else:
+        out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0))", "        return %s;" % fail]
+    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
+        # nothing moves to or from MPI_PROC_NULL
+        a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
+    memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
+    post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
+                 and memo_args(a["bytes"], a.get("peer")))
+    if k in ("isend", "irecv", "psend", "precv", "icoll", "pcoll", "isendrecv", "iio", "irma"):
+        out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
+    if memo or post_memo:
+        # a call that repeats its site's last call is recorded from what that
+        # call resolved to (cf_callsite.h), found before its communicator is
+        # looked up; the full path below fills the memo
+        count, dtype = memo or post_memo
+        out.append("    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op)
+    if memo and k == "send":
+        out.append("    if (cf_s && cf_memo_send(cf_t, cf_s, %s, cf_ra, %s, %s, %s, %s, %s, cf_t0, cf_t1)) {"
+                   % (op, a["comm"], dtype, count, a["peer"], a["tag"]))
+    elif memo:
+        out.append("    if (cf_s && cf_memo_coll(cf_t, cf_s, %s, cf_ra, %s, %s, %s, %s, cf_t0, cf_t1)) {"
+                   % (op, a["comm"], dtype, count, a.get("root", "-1")))
+    elif post_memo:
+        dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
+        out.append("    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
+                   % (op, a["comm"], dtype, count, dest))
+        out.append("    if (cf_m) {")
+        out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);" % (a["request"], op, "%(flags)s", tag))
+        out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
+    if memo or post_memo:
+        out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
     # what the call's object belongs to: a communicator, a file's or a window's
     if "comm" in a:
         out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])
@@ -183,35 +217,16 @@ def wrapper(e, head=None):
         out.append("    const cf_comm_t *cf_c = cf_file_comm(%s);" % a["file"])
     elif "win" in a:
         out.append("    const cf_comm_t *cf_c = cf_win_comm(%s);" % a["win"])
-    if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
-        # nothing moves to or from MPI_PROC_NULL
-        a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
-    memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
-    if memo:
-        # a call that repeats its site's last call is recorded from what that
-        # call resolved to (cf_callsite.h); the full path below fills the memo
-        count, dtype = memo
-        out.append("    cf_site_t *cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
-        if k == "send":
-            out.append("    if (%s && cf_s && cf_memo_send(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_t0, cf_t1)) {"
-                       % (ok, dtype, count, a["peer"], a["tag"]))
-        else:
-            out.append("    if (cf_s && cf_memo_coll(cf_t, cf_s, cf_c, %s, %s, %s, cf_t0, cf_t1)) {"
-                       % (dtype, count, a.get("root", "-1")))
-        out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
+    if memo or post_memo:
+        out.append("    cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
     if k in ("send", "coll"):
         path = "cf_comm_peer_path(cf_c, %s)" % a["peer"] if k == "send" else "cf_c ? cf_c->path : CF_PATH_SELF"
         out.append("    uint64_t cf_nb = %s;" % a["bytes"])
-        # a point-to-point call that failed moved nothing: counted as failed, not as traffic
-        # (a collective is booked either way, so that every rank's sampling sequence agrees)
-        rec = "cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, cf_nb, cf_t0, cf_t1)" % (op, path)
+        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), %s, cf_nb, cf_t0, cf_t1);"
+                   % (op, path))
+        site = "%s, cf_comm_id(cf_c), cf_ra, cf_nb" % op
         if k == "send":
-            rec = "%s ? %s : %s" % (ok, rec, failed)
-        out.append("    uint64_t cf_k = %s;" % rec)
-        site = ("%s, cf_comm_id(cf_c), cf_ra, %s" % (op, "cf_nb" if k == "coll" else "%s ? cf_nb : 0" % ok))
-        if k == "send":
-            out.append("    if (%s)" % ok)
-            out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_nb, cf_t0, 1);"
+            out.append("    cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_nb, cf_t0, 1);"
                        % (a["peer"], a["tag"]))
         else:
             out.append("    cf_coll_sample(cf_t, cf_c, cf_k, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
@@ -223,19 +238,16 @@ def wrapper(e, head=None):
         path = {"io": "CF_PATH_SELF", "local": "CF_PATH_SELF", "rma": "cf_comm_peer_path(cf_c, %s)" % a.get("peer"),
                 "sync": "cf_comm_peer_path(cf_c, %s)" % a["peer"] if "peer" in a else "cf_c ? cf_c->path : CF_PATH_SELF"}[k]
         comm = "CF_COMM_ID_NONE" if k == "local" else "cf_comm_id(cf_c)"
-        site = "%s, %s, cf_ra, %s ? %s : 0" % (op, comm, ok, nb)
-        out.append("    if (%s)" % ok)
-        out.append("        cf_record_call(cf_t, %s, %s, %s, %s, cf_t0, cf_t1);" % (op, comm, path, nb))
-        out.append("    else")
-        out.append("        %s;" % failed)
+        site = "%s, %s, cf_ra, %s" % (op, comm, nb)
+        out.append("    cf_record_call(cf_t, %s, %s, %s, %s, cf_t0, cf_t1);" % (op, comm, path, nb))
     elif k in ("recv", "probe", "iprobe"):
-        got = ok + (" && *%s" % a["flag"] if k == "iprobe" else "")
+        got = "*%s" % a["flag"] if k == "iprobe" else "1"
         out.append("    int cf_got = %s;" % got)
         out.append("    uint64_t cf_b = cf_got ? cf_status_bytes(cf_sp) : 0;")
         site = "%s, cf_comm_id(cf_c), cf_ra, cf_b" % op
         out.append("    int cf_src = cf_got ? cf_sp->MPI_SOURCE : %s;" % a["peer"])
-        out.append("    uint64_t cf_k = %s ? cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_src), "
-                   "cf_b, cf_t0, cf_t1) : %s;" % (ok, op, failed))
+        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_src), "
+                   "cf_b, cf_t0, cf_t1);" % op)
         if k == "recv":
             out.append("    if (cf_got)")
             out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_src), cf_sp->MPI_TAG, cf_k, "
@@ -244,19 +256,16 @@ def wrapper(e, head=None):
             out.append("    (void)cf_k;")
     elif k == "sendrecv":
         out.append("    uint64_t cf_sb = %s;" % a["bytes"])
-        out.append("    uint64_t cf_rb = %s ? cf_status_bytes(cf_sp) : 0;" % ok)
-        site = "%s, cf_comm_id(cf_c), cf_ra, %s ? (cf_sb > cf_rb ? cf_sb : cf_rb) : 0" % (op, ok)
-        out.append("    int cf_peer = %s != MPI_PROC_NULL ? %s : %s ? cf_sp->MPI_SOURCE : MPI_PROC_NULL;"
-                   % (a["peer"], a["peer"], ok))
-        out.append("    uint64_t cf_k = %s ? cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
-                   "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1) : %s;" % (ok, op, failed))
-        out.append("    if (%s) {" % ok)
+        out.append("    uint64_t cf_rb = cf_status_bytes(cf_sp);")
+        site = "%s, cf_comm_id(cf_c), cf_ra, cf_sb > cf_rb ? cf_sb : cf_rb" % op
+        out.append("    int cf_peer = %s != MPI_PROC_NULL ? %s : cf_sp->MPI_SOURCE;" % (a["peer"], a["peer"]))
+        out.append("    uint64_t cf_k = cf_record_call(cf_t, %s, cf_comm_id(cf_c), cf_comm_peer_path(cf_c, cf_peer), "
+                   "cf_sb > cf_rb ? cf_sb : cf_rb, cf_t0, cf_t1);" % op)
         # the call counts once among its record's eligible calls, with its receive
-        out.append("        cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_sb, cf_t0, 0);"
+        out.append("    cf_p2p_sent(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, %s), %s, cf_k, cf_sb, cf_t0, 0);"
                    % (a["peer"], a["tag"]))
-        out.append("        cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_sp->MPI_SOURCE), "
+        out.append("    cf_p2p_received(cf_t, cf_comm_id(cf_c), cf_world_of(cf_c, cf_sp->MPI_SOURCE), "
                    "cf_sp->MPI_TAG, cf_k, cf_rb, cf_t0, cf_t1);")
-        out.append("    }")
     else:  # isend, irecv, psend, precv, icoll, pcoll, isendrecv, iio, irma: timed from post to completion
         flags = {"isend": "0", "irecv": "CF_REQ_RECV", "psend": "CF_REQ_PERSISTENT",
                  "precv": "CF_REQ_RECV | CF_REQ_PERSISTENT", "icoll": "CF_REQ_COLL",
@@ -266,43 +275,28 @@ def wrapper(e, head=None):
             flags += " | CF_REQ_NOMSG"
         path = {"icoll": "cf_c ? cf_c->path : CF_PATH_SELF", "pcoll": "cf_c ? cf_c->path : CF_PATH_SELF",
                 "iio": "CF_PATH_SELF"}.get(k, "cf_comm_peer_path(cf_c, %s)" % a.get("peer"))
-        out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
-        post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
-                     and memo_args(a["bytes"], a.get("peer")))
         if post_memo:
-            # a post that repeats its site's last one (cf_callsite.h)
-            count, dtype = post_memo
             dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
-            out.append("    cf_site_t *cf_s = cf_site_of(cf_t, %s, cf_comm_id(cf_c), cf_ra);" % op)
-            out.append("    const cf_memo_t *cf_m = %s && cf_s ? cf_memo_of(cf_s, cf_c, %s, %s, %s) : NULL;"
-                       % (ok, dtype, count, dest))
-            out.append("    if (cf_m) {")
-            out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);" % (a["request"], op, flags, tag))
-            out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
-            out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
+            out[:] = [l % {"flags": flags} if "%(flags)s" in l else l for l in out]
         # the call site of a nonblocking call: its posted bytes, the time of the call itself
-        out.append("    uint64_t cf_nb = %s ? %s : 0;" % (ok, a["bytes"]))
+        out.append("    uint64_t cf_nb = %s;" % a["bytes"])
         site = "%s, cf_comm_id(cf_c), cf_ra, cf_nb" % op
-        out.append("    if (%s)" % ok)
         peer_tag = "%s, %s" % (a["peer"], a["tag"]) if "tag" in a else "%s, 0" % a.get("peer", "-1")
-        out.append("        cf_req_post(cf_t, *%s, %s, cf_c, %s, cf_nb, %s, cf_t0, cf_t1, %s);"
+        out.append("    cf_req_post(cf_t, *%s, %s, cf_c, %s, cf_nb, %s, cf_t0, cf_t1, %s);"
                    % (a["request"], op, path, flags, peer_tag))
         if post_memo:
             out.append("    if (cf_s) {")
             out.append("        cf_site_add(cf_s, cf_nb, cf_t0, cf_t1);")
-            out.append("        if (%s)" % ok)
-            out.append("            cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_key_of(%s, cf_comm_id(cf_c), %s, cf_nb), "
+            out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_key_of(%s, cf_comm_id(cf_c), %s, cf_nb), "
                        "cf_nb, cf_world_of(cf_c, %s), %s);"
                        % (dtype, count, dest, tag, op, path, dest, "CF_MEMO_MSG" if k == "isend" else "0"))
             out.append("    }")
             site = None
     if memo:
-        nb = "cf_nb" if k == "coll" else "%s ? cf_nb : 0" % ok
         out.append("    if (cf_s) {")
-        out.append("        cf_site_add(cf_s, %s, cf_t0, cf_t1);" % nb)
+        out.append("        cf_site_add(cf_s, cf_nb, cf_t0, cf_t1);")
         if k == "send":
-            out.append("        if (%s)" % ok)
-            out.append("            cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_k, cf_nb, cf_world_of(cf_c, %s), "
+            out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_k, cf_nb, cf_world_of(cf_c, %s), "
                        "CF_MEMO_REC | CF_MEMO_MSG);" % (dtype, count, a["peer"], a["tag"], a["peer"]))
         else:
             out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, 0, 0, cf_k, cf_nb, -1, CF_MEMO_REC);" % (dtype, count))

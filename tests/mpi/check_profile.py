@@ -10,7 +10,7 @@ usage: check_profile.py CHECK PROFILE [ARGS...]
   clock PROFILE RANK SECONDS the offset injected on RANK was measured
   pingpong PROFILE CSV       one-way times against examples/pingpong's half round trips
   pcontrol PROFILE NP        tests/mpi/pcontrol.c: recording switched, nested regions
-  failed_calls PROFILE       tests/mpi/failed_calls.c: failed sends are not traffic
+  failed_calls PROFILE       tests/mpi/failed_calls.c: failed calls are not traffic
   many_requests PROFILE N    tests/mpi/many_requests.c: one Waitall over N requests per rank
   abend PROFILE DIR NP LOOSE tests/mpi/abend.c: the calls of each rank's tally in DIR, up to its end;
                              LOOSE: the loop's last call may be recorded and not yet tallied
@@ -263,10 +263,16 @@ def mpi_records(prof, op):
 
 
 def failed_calls(prof):
-    send = mpi_records(prof, "MPI_Send")
-    expect("MPI_Send calls recorded", sum(r["calls"] for r in send), 1)
-    expect("MPI_Send bytes", sum(r["bytes"] for r in send), 4)
-    expect("failed calls", prof["job"].get("failed_calls"), 3)
+    for op, calls in (("MPI_Send", 1), ("MPI_Recv", 1), ("MPI_Isend", 0), ("MPI_Bcast", 0)):
+        r = mpi_records(prof, op)
+        expect("%s calls recorded" % op, sum(x["calls"] for x in r), calls)
+        expect("%s bytes" % op, sum(x["bytes"] for x in r), 4 * calls)
+    expect("MPI records on communicator 0", [r["op"] for r in prof["records"] if r["layer"] == "mpi" and r.get("comm") == 0], [])
+    expect("failed calls", prof["job"].get("failed_calls"), 10)
+    got = sorted((f["op"], f["class"], f["calls"]) for f in prof.get("failed_calls", []))
+    expect("failed calls by operation and class", got,
+           [("MPI_Bcast", "MPI_ERR_COMM", 2), ("MPI_Bcast", "MPI_ERR_ROOT", 2),
+            ("MPI_Isend", "MPI_ERR_RANK", 2), ("MPI_Recv", "MPI_ERR_RANK", 1), ("MPI_Send", "MPI_ERR_RANK", 3)])
 
 
 def many_requests(prof, n):

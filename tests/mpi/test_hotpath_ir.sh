@@ -8,7 +8,7 @@
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "ceilings are for Open MPI's singleton: skipped"; exit 77; }
-ceilings="send_null 173 self_p2p 396 allreduce 226 iallreduce 270 waitall3 470 waitall64 560 testall64 553 thread 184"
+ceilings="send_null 157 self_p2p 365 allreduce 211 iallreduce 256 waitall3 463 waitall64 551 testall64 543 thread 168"
 IR_CONFIGS="plain default" bash "$CF_SRCDIR/tests/bench_ir.sh" "$CF_BUILDDIR" > "$cf_tmp/ir" ||
     cf_fail "bench_ir.sh failed"
 cat "$cf_tmp/ir"
