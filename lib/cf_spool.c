@@ -287,7 +287,7 @@ static const char *cf_hdr_bad(const cf_spill_hdr_t *h)
         return "node numbers out of range";
     if (h->node_ranks < 0 || h->node_cpus < 0 || h->node_ranks > h->size)
         return "ranks or CPUs per node out of range";
-    if (h->end < CF_END_SIGNAL || h->end > CF_END_EXIT)
+    if (h->end < CF_END_SIGNAL || h->end > CF_END_REFRESH)
         return "an unknown way to end";
     if (h->nops > 512 || h->nops_ucx > 512 || h->nthreads > (1u << 16) || h->nregion > CF_REGION_MASK ||
         h->ncomm > (1u << 24))
