@@ -112,6 +112,36 @@ static int cf_tool_check_sections(const cf_profile_t *p, char *err, size_t errle
     return rc;
 }
 
+/* The first rows of samples.collectives, which the fusion advice reads
+ * for the framework's time between back-to-back calls (call_gap_s): a
+ * bounded sample of what the reader leaves out.  The consecutive calls it
+ * pairs are a rank's first sampled ones, which come first in the file. */
+#define GAP_ROWS_MAX 20000
+
+static int keep_row(json_t *e, void *ctx)
+{
+    json_t *rows = ctx;
+    if (json_array_size(rows) < GAP_ROWS_MAX && json_array_append(rows, e) != 0)
+        return CF_ERR_NOMEM;
+    return CF_OK;
+}
+
+static int keep_collective_samples(const char *path, cf_profile_t *p)
+{
+    json_t *rows = json_array(), *sec;
+    int rc = rows != NULL ? cf_profile_each(path, "samples", "collectives", keep_row, rows) : CF_ERR_NOMEM;
+    if (rc != CF_OK || json_array_size(rows) == 0) {
+        json_decref(rows);
+        return rc == CF_ERR_NODATA ? CF_OK : rc;
+    }
+    if (p->extra == NULL)
+        p->extra = json_object();
+    sec = json_pack("{s:o}", "collectives", rows);
+    if (p->extra == NULL || sec == NULL || json_object_set_new(p->extra, "samples", sec) != 0)
+        return CF_ERR_NOMEM;
+    return CF_OK;
+}
+
 int cf_tool_load(const cf_tool_t *t, const char *path, const cf_analysis_opts_t *an, cf_profile_t *p,
                  cf_analysis_t **a_p)
 {
@@ -129,6 +159,10 @@ int cf_tool_load(const cf_tool_t *t, const char *path, const cf_analysis_opts_t 
     rc = cf_profile_read_without(path, unread, p, err, sizeof(err));
     if (rc == CF_OK && (rc = cf_tool_check_sections(p, err, sizeof(err))) != CF_OK)
         cf_profile_free(p);
+    else if (rc == CF_OK && (rc = keep_collective_samples(path, p)) != CF_OK) {
+        snprintf(err, sizeof(err), "samples.collectives: %s", cf_status_str(rc));
+        cf_profile_free(p);
+    }
     if (rc != CF_OK) {
         /* One printable line: the reader's message may quote the input. */
         for (unsigned char *s = (unsigned char *)err; *s; s++)

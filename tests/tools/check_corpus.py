@@ -401,6 +401,26 @@ def check_overlap(case, rep, text, meta, exp):
           line[0].strip()[:300] if line else "not in the VERDICT")
 
 
+def check_gap(case, rep, d, exp):
+    """The framework's time between back-to-back calls of a blocking
+    stream, read by report from the profile's sampled calls: present, at
+    least what a Python loop costs, and at most what the trainer's own
+    exchange timer leaves outside commfit's MPI time per call."""
+    want = exp["call_gap"]
+    adv = [a for a in rep.get("advice", []) if a["op"] == want["op"] and a.get("comm") == want.get("comm", "world")]
+    gap = adv[0].get("call_gap_s") if adv else None
+    if gap is None:
+        check(case, "call_gap_s of %s" % want["op"], False, "no call_gap_s in the report's advice")
+        return
+    a = adv[0]
+    rows = list(csv.DictReader(open(os.path.join(d, "steps.csv"))))
+    ex = sum(float(r["exchange_s_mean"]) for r in rows) / len(rows)
+    hi = (ex - a["current_s"] / a["steps"]) / a["calls_per_step"]
+    check(case, "call_gap_s within [a Python loop's cost, the trainer's exchange timer outside MPI per call]",
+          want["min_s"] <= gap <= hi, "%s between calls; bounds %s and %s" % (human_time(gap), human_time(want["min_s"]),
+                                                                            human_time(hi)))
+
+
 def main():
     kpath = os.path.join(corpus, "known.json")
     if os.path.isfile(kpath):
@@ -438,6 +458,8 @@ def main():
             check_fit(case, rep, truth, sel, exp)
         if "reference" in exp:
             check_reference(case, rep, meta, exp)
+        if "call_gap" in exp:
+            check_gap(case, rep, d, exp)
         if exp.get("no_fuse") or exp.get("nonblocking_not_cost") or exp.get("overlap"):
             txt = subprocess.run([commfit, "report", prof], capture_output=True, text=True)
             check(case, "commfit report (text)", txt.returncode == 0, "exit %d" % txt.returncode)
