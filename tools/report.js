@@ -300,19 +300,26 @@
     var parent = byId('fusion');
     (R.advice || []).forEach(function (ad, i) {
       if (!(ad.share >= 0.01) || !ad.model || !ad.candidates || ad.candidates.length === 0) return;
-      var id = 'fusion-' + i, title = 'Fusion of ' + ad.op + ' on ' + commText(ad) + ': modelled time per step against bucket size';
-      var cand = ad.candidates.filter(function (c) { return c.model_step_s > 0; }).map(function (c) {
-        return xy(c.bucket_bytes, c.model_step_s, { name: c.name, buckets: c.buckets_per_step, copy: c.copy_step_s });
+      /* what the text says: an overlapped stream is priced on what the step
+       * pays (posts, blocked, polls: predicted_s over the run) against its
+       * measured time; a blocking one on the predictor's T(S) */
+      var nb = ad.nonblocking && ad.steps > 0;
+      var per = function (c) { return nb ? c.predicted_s / ad.steps : c.model_step_s; };
+      var nowStep = nb ? ad.current_s / ad.steps : ad.model_current_step_s;
+      var what = nb ? 'predicted time per step' : 'modelled time per step';
+      var id = 'fusion-' + i, title = 'Fusion of ' + ad.op + ' on ' + commText(ad) + ': ' + what + ' against bucket size';
+      var cand = ad.candidates.filter(function (c) { return per(c) > 0; }).map(function (c) {
+        return xy(c.bucket_bytes, per(c), { name: c.name, buckets: c.buckets_per_step, copy: c.copy_step_s });
       });
       var xs = cand.map(function (p) { return p.x; });
       var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
       var ds = [
         { label: 'T(S): candidate bucket sizes', data: cand, showLine: true, borderColor: palette[0], backgroundColor: palette[0], pointRadius: 3 },
-        { label: 'calls as they are (model): ' + fmtTime(ad.model_current_step_s) + '/step', data: [xy(lo, ad.model_current_step_s), xy(hi, ad.model_current_step_s)],
+        { label: 'calls as they are (' + (nb ? 'measured' : 'model') + '): ' + fmtTime(nowStep) + '/step', data: [xy(lo, nowStep), xy(hi, nowStep)],
           showLine: true, pointRadius: 0, borderColor: palette[1], borderDash: [6, 4] }
       ];
       if (ad.verdict === 'fuse') {
-        ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, ad.model_step_s, { buckets: ad.buckets_per_step })],
+        ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, nb ? ad.predicted_s / ad.steps : ad.model_step_s, { buckets: ad.buckets_per_step })],
           pointRadius: 8, pointStyle: 'star', borderColor: palette[2], backgroundColor: palette[2], borderWidth: 2 });
       }
       var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' on the slowest rank' :
@@ -324,7 +331,7 @@
         options: {
           scales: {
             x: { type: 'logarithmic', title: { display: true, text: 'bucket size S' }, ticks: { callback: logTicks(fmtSize) } },
-            y: { beginAtZero: true, title: { display: true, text: 'modelled time per step' }, ticks: { callback: function (v) { return fmtTime(v); } } }
+            y: { beginAtZero: true, title: { display: true, text: what }, ticks: { callback: function (v) { return fmtTime(v); } } }
           },
           plugins: { tooltip: { callbacks: { label: function (c) {
             var r = c.raw;
@@ -333,7 +340,8 @@
           } } } }
         }
       });
-      record(id, 'fusion', title, ds, { op: ad.op, verdict: ad.verdict, bucket_bytes: ad.bucket_bytes });
+      record(id, 'fusion', title, ds, { op: ad.op, verdict: ad.verdict, bucket_bytes: ad.bucket_bytes, now_step_s: nowStep,
+        advised_step_s: ad.verdict === 'fuse' ? (nb ? ad.predicted_s / ad.steps : ad.model_step_s) : null });
     });
   }
 

@@ -25,6 +25,11 @@ def fail(msg):
     sys.exit(1)
 
 
+def close(x, y):
+    """Drawn against reported: equal to the rounding of a JSON double."""
+    return x is not None and y is not None and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1e-300)
+
+
 def chromium(binary, args, page, profile_dir):
     cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -103,7 +108,20 @@ def expect_charts(rep, summary):
         nfus += 1
         if cid not in charts:
             fail("no fusion chart %s for %s" % (cid, ad["op"]))
-        n = sum(1 for c in ad["candidates"] if c["model_step_s"] and c["model_step_s"] > 0)
+        # the times the text report prints: an overlapped stream's predicted
+        # time per step against its measured one, a blocking one's T(S)
+        nb = ad["nonblocking"] and ad["steps"]
+        key = "predicted_s" if nb else "model_step_s"
+        scale = ad["steps"] if nb else 1
+        now = ad["current_s"] / scale if nb else ad["model_current_step_s"]
+        if not close(charts[cid].get("now_step_s"), now):
+            fail("%s: calls as they are drawn at %s, the report says %s" % (cid, charts[cid].get("now_step_s"), now))
+        if ad["verdict"] == "fuse":
+            want = ad["predicted_s"] / scale if nb else ad["model_step_s"]
+            if not close(charts[cid].get("advised_step_s"), want):
+                fail("%s: the advised bucket drawn at %s, the report says %s" % (cid, charts[cid].get("advised_step_s"),
+                                                                                 want))
+        n = sum(1 for c in ad["candidates"] if c[key] and c[key] > 0)
         if ds(charts[cid], "T(S)") != n:
             fail("%s: %s candidates drawn, %d in the advice" % (cid, ds(charts[cid], "T(S)"), n))
         if (ad["verdict"] == "fuse") != (ds(charts[cid], "advised") == 1):
