@@ -503,6 +503,19 @@ static double measured_hi(const cf_predictor_t *pr)
     return pr->n > 0 ? pr->pt[pr->n - 1].size : NAN;
 }
 
+/* The calibration budget that would reach a candidate's buckets: sizes
+ * doubling up to S cost about twice T(S), each measured at least four
+ * times with a guard of twice that, in the collectives' half of the
+ * budget: 32 T(S), rounded up to one significant digit.  NaN: unknown. */
+static double budget_to_reach(const cf_adv_cand_t *cd)
+{
+    if (!(cd->buckets > 0) || !isfinite(cd->model_s) || !(cd->model_s > 0))
+        return NAN;
+    double need = 32 * cd->model_s / cd->buckets;
+    double p = pow(10, floor(log10(need)));
+    return ceil(need / p) * p;
+}
+
 double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd)
 {
     return ad->model_current_s > 0 ? predict_run(ad, cd->model_s, cd->buckets, ad->model_current_s) : NAN;
@@ -759,14 +772,19 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->verdict = "uncertain";
     if (ad->cand[bi].source == CF_PRED_MODEL) {
         const cf_calib_coll_t *cc = cf_calib_coll_of(cal, f->op, f->comm);
-        ad->reason = cc != NULL || cal->present ? "the calibration skipped the bucket sizes: run with "
-                                                  "COMMFIT_CALIBRATE=2s to measure them"
-                                                : "the bucket sizes lie beyond the sizes measured: run with "
-                                                  "COMMFIT_CALIBRATE=2s to measure them";
-        snprintf(ad->why, sizeof(ad->why), "buckets of %s, measured up to %s: saving %s per step, uncertainty %s",
+        double need = budget_to_reach(&ad->cand[bi]);
+        char b5[32] = "";
+        ad->reason = cc != NULL || cal->present ? "the calibration's budget did not reach the bucket sizes: give it "
+                                                  "the budget named to measure them"
+                                                : "the bucket sizes lie beyond the sizes measured: give the "
+                                                  "calibration the budget named to measure them";
+        if (isfinite(need))
+            snprintf(b5, sizeof(b5), "COMMFIT_CALIBRATE=%gs", need);
+        snprintf(ad->why, sizeof(ad->why),
+                 "buckets of %s, measured up to %s: saving %s per step, uncertainty %s; budget: %s",
                  cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
                  cf_fmt_size(measured_hi(pr), b2, sizeof(b2)), cf_fmt_time(ad->saving_step_s, b3, sizeof(b3)),
-                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)), b5[0] ? b5 : "COMMFIT_CALIBRATE=2s or more");
     } else {
         ad->reason = "the saving is within the prediction's uncertainty: profile more steps, or measure the "
                      "bucket sizes (COMMFIT_CALIBRATE=2s)";

@@ -107,9 +107,9 @@
  * call per step, when even the saving plus its uncertainty is under 5 %,
  * or when the startups, all that fusing can save, are under 5 % (the
  * reason and `why` give the numbers); otherwise "uncertain", with what
- * would settle it: buckets beyond the measured sizes ("run with
- * COMMFIT_CALIBRATE=2s to measure them"; "the calibration skipped the
- * bucket sizes" where a calibration ran), else more steps.  No verdict
+ * would settle it: buckets beyond the measured sizes (the calibration
+ * budget that would measure them, 32 T(S) rounded up, in `why`: "budget:
+ * COMMFIT_CALIBRATE=30s"), else more steps.  No verdict
  * (NULL) without any measured size or line.
  *
  * Time outside MPI: a framework that issues the calls one by one (Python
