@@ -25,6 +25,7 @@ typedef struct {
     call_time_fn t;
     const void *ctx;
     double total, unc, fused, cur, buckets;
+    double last;       /* T of the bucket closed last */
     double member_unc; /* the current bucket's tensors' own, each alone */
     double diff_unc;   /* of the fused buckets and of their tensors alone */
     size_t in_bucket;
@@ -43,7 +44,8 @@ static void close_bucket(packer_t *k)
 {
     double unc = 0;
     int src = CF_PRED_NONE;
-    k->total += k->t(k->ctx, k->cur, &unc, &src);
+    k->last = k->t(k->ctx, k->cur, &unc, &src);
+    k->total += k->last;
     k->unc += finite0(unc);
     if (src > k->source)
         k->source = src;
@@ -70,7 +72,7 @@ static void add_tensor(packer_t *k, double size, int fusing)
 }
 
 typedef struct {
-    double buckets, fused, copy, unc, diff_unc;
+    double buckets, fused, copy, unc, diff_unc, last;
     int source;
 } pack_out_t;
 
@@ -92,7 +94,7 @@ static double pack(const double *sizes, size_t n, double S, call_time_fn t, cons
         close_bucket(&k);
     copy = isfinite(memcpy_Bps) && memcpy_Bps > 0 ? 2.0 * k.fused / memcpy_Bps : 0.0;
     if (out != NULL)
-        *out = (pack_out_t){k.buckets, k.fused, copy, k.unc, k.diff_unc, k.source};
+        *out = (pack_out_t){k.buckets, k.fused, copy, k.unc, k.diff_unc, k.last, k.source};
     return k.total + copy;
 }
 
@@ -428,16 +430,24 @@ out:
 
 /* The run's time, per rank, with the calls in buckets: a candidate's T(S)
  * against T(calls as they are) = now (cf_advice.h). */
-static double predict_run(const cf_advice_t *ad, double model_s, double buckets, double now)
+static double predict_run(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
 {
-    double ratio = now > 0 ? model_s / now : NAN;
-    double per_call, fixed;
+    double ratio = now > 0 ? cd->model_s / now : NAN;
+    double per_call, fixed, blocked;
 
     if (!ad->nonblocking)
         return ad->current_s * ratio;
     per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
     fixed = ad->polls_with_posts ? 0.0 : ad->poll_s;
-    return per_call * (ad->calls_per_step > 0 ? buckets / ad->calls_per_step : NAN) + ad->blocked_s * ratio + fixed;
+    /* The blocked time follows the predictor, but the last bucket is
+     * posted when the backward pass ends: nothing is left to hide it
+     * behind, so the step waits for all of it.  An overlap that hid the
+     * tensors one by one (a shaped link, where socket buffers drain behind
+     * the compute) is lost to one large final bucket. */
+    blocked = ad->blocked_s * ratio;
+    if (isfinite(cd->last_s) && cd->last_s * (double)ad->steps > blocked)
+        blocked = cd->last_s * (double)ad->steps;
+    return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed;
 }
 
 static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_t *ad)
@@ -518,7 +528,7 @@ static double budget_to_reach(const cf_adv_cand_t *cd)
 
 double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd)
 {
-    return ad->model_current_s > 0 ? predict_run(ad, cd->model_s, cd->buckets, ad->model_current_s) : NAN;
+    return ad->model_current_s > 0 ? predict_run(ad, cd, ad->model_current_s) : NAN;
 }
 
 /* A candidate judged per step: blocking streams in the predictor's times
@@ -533,7 +543,7 @@ static double judge_ref(const cf_advice_t *ad, double now)
 
 static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
 {
-    return ad->nonblocking ? predict_run(ad, cd->model_s, cd->buckets, now) / (double)ad->steps : cd->model_s;
+    return ad->nonblocking ? predict_run(ad, cd, now) / (double)ad->steps : cd->model_s;
 }
 
 static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
@@ -683,6 +693,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         cd->unc_s = po.unc;
         cd->saving_unc_s = po.diff_unc;
         cd->source = po.source;
+        cd->last_s = po.last;
         if (judge_time(ad, cd, now) < best) {
             best = judge_time(ad, cd, now);
             bi = c;
@@ -726,7 +737,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
                 ad->bucket_bytes = cd->bucket_bytes;
                 ad->buckets_per_step = cd->buckets;
                 ad->model_s = cd->model_s;
-                ad->predicted_s = predict_run(ad, cd->model_s, cd->buckets, now);
+                ad->predicted_s = predict_run(ad, cd, now);
                 ad->predicted_saving_s = ad->current_s - ad->predicted_s;
                 ad->saving_step_s = sv;
                 ad->saving_unc_step_s = unc;
@@ -770,7 +781,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         return CF_OK;
     }
     ad->verdict = "uncertain";
-    if (ad->cand[bi].source == CF_PRED_MODEL) {
+    if (ad->cand[bi].source == CF_PRED_MODEL && !(ad->cand[bi].bucket_bytes <= measured_hi(pr))) {
         const cf_calib_coll_t *cc = cf_calib_coll_of(cal, f->op, f->comm);
         double need = budget_to_reach(&ad->cand[bi]);
         char b5[32] = "";
@@ -786,8 +797,14 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
                  cf_fmt_size(measured_hi(pr), b2, sizeof(b2)), cf_fmt_time(ad->saving_step_s, b3, sizeof(b3)),
                  cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)), b5[0] ? b5 : "COMMFIT_CALIBRATE=2s or more");
     } else {
-        ad->reason = "the saving is within the prediction's uncertainty: profile more steps, or measure the "
-                     "bucket sizes (COMMFIT_CALIBRATE=2s)";
+        ad->reason = ad->cand[bi].source != CF_PRED_MODEL
+                         ? "the saving is within the prediction's uncertainty: profile more steps"
+                     : ad->nonblocking
+                         ? "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
+                           "the link model (a nonblocking stream's spans are no call times); a run with the same "
+                           "exchange blocking would measure them"
+                         : "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
+                           "the line; profile more steps";
         snprintf(ad->why, sizeof(ad->why), "buckets of %s: saving %s per step, uncertainty %s",
                  cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
                  cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),

@@ -85,9 +85,12 @@
  * post (a hook that posts and tests): fusing pays them per bucket.  Only
  * the blocked time follows the predictor:
  *     predicted_s = (post_s [+ poll_s]) x buckets / calls
- *                   + blocked_s x T(S) / T(calls as they are) [+ poll_s]
+ *                   + max(blocked_s x T(S) / T(calls as they are),
+ *                         steps x T(last bucket)) [+ poll_s]
  * (poll_s in the first term when the polls go with the posts, else in the
- * last).  A nonblocking stream's saving_step_s and its uncertainty are
+ * last).  The last bucket is posted when the backward pass ends, so the
+ * step waits for all of it: a stream whose overlap hid most of its time
+ * tensor by tensor loses that to one large final bucket.  A nonblocking stream's saving_step_s and its uncertainty are
  * per step in measured time: current_s - predicted_s over the steps, the
  * predictor's uncertainty scaled as the blocked time is.  predicted_saving_s =
  * current_s - predicted_s; the JSON's model_saving_s is the predictor's
@@ -153,6 +156,7 @@ typedef struct {
     double saving_unc_s;     /* of T(calls as they are) - T(S): the fused buckets' and their
                               * tensors' alone (a tensor alone in both cancels) */
     int source;              /* cf_pred_source_t: the least measured of its buckets' */
+    double last_s;           /* T of the packing's last bucket: a nonblocking stream waits for all of it */
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
