@@ -765,6 +765,27 @@ static void test_nonblocking_blocked(void **state)
     cf_profile_free(&p);
 }
 
+/* The hooks' stream: spans of 0.1 s (no call times), blocked (whole run,
+ * per rank) charged to the tensors, post_call a post, one MPI_Waitall a
+ * step holding the blocked time. */
+static void hook_stream(cf_profile_t *p, double blocked, double post_call)
+{
+    cf_record_t *w;
+    profile_new(p);
+    for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++) {
+        cf_record_t *r = add(p, "MPI_Iallreduce", tensors[i].size, (uint64_t)tensors[i].count * P * STEPS, 0);
+        r->t_sum = 100.0 * P / CF_ARRAY_LEN(tensors);
+        r->t_min = r->t_max = r->t_p50 = r->t_p99 = 0.1;
+        r->xfer_n = 0;
+        r->xfer_sum = r->xfer_p50 = r->xfer_p99 = 0;
+        r->blocked_s = blocked * P / CF_ARRAY_LEN(tensors);
+        r->post_s = post_call * (double)r->calls;
+    }
+    w = add(p, "MPI_Waitall", 0, P * STEPS, 0);
+    cf_strlcpy(w->kind, "completion", sizeof(w->kind));
+    w->t_sum = w->blocked_s = blocked * P;
+}
+
 /* The same trainer, whose hooks also pay for their posts and poll with
  * MPI_Testall: polls_per_post Tests a post that complete nothing.  The
  * stream costs the step its posts, its blocked time and its share of the
@@ -779,22 +800,10 @@ static void nonblocking_posts_polls(double polls_per_post)
     const double blocked = 2e-3, post_call = 5e-6, poll = 3e-3; /* per rank, whole run */
     const double calls = 16.0 * STEPS; /* per rank */
     double want, per_call;
-    cf_record_t *w, *t;
+    cf_record_t *t;
     json_t *j, *e;
 
-    profile_new(&p);
-    for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++) {
-        cf_record_t *r = add(&p, "MPI_Iallreduce", tensors[i].size, (uint64_t)tensors[i].count * P * STEPS, 0);
-        r->t_sum = 100.0 * P / CF_ARRAY_LEN(tensors);
-        r->t_min = r->t_max = r->t_p50 = r->t_p99 = 0.1;
-        r->xfer_n = 0;
-        r->xfer_sum = r->xfer_p50 = r->xfer_p99 = 0;
-        r->blocked_s = blocked * P / CF_ARRAY_LEN(tensors);
-        r->post_s = post_call * (double)r->calls;
-    }
-    w = add(&p, "MPI_Waitall", 0, P * STEPS, 0);
-    cf_strlcpy(w->kind, "completion", sizeof(w->kind));
-    w->t_sum = w->blocked_s = blocked * P;
+    hook_stream(&p, blocked, post_call);
     t = add(&p, "MPI_Testall", 0, (uint64_t)(polls_per_post * calls * P), 0);
     cf_strlcpy(t->kind, "completion", sizeof(t->kind));
     t->t_sum = poll * P;
@@ -849,23 +858,10 @@ static void test_nonblocking_hidden(void **state)
     const cf_advice_t *ad;
     const double blocked = 2e-5, post_call = 5e-6; /* per rank, whole run */
     const double calls = 16.0 * STEPS;
-    cf_record_t *w;
     int one_bucket = 0;
     (void)state;
 
-    profile_new(&p);
-    for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++) {
-        cf_record_t *r = add(&p, "MPI_Iallreduce", tensors[i].size, (uint64_t)tensors[i].count * P * STEPS, 0);
-        r->t_sum = 100.0 * P / CF_ARRAY_LEN(tensors);
-        r->t_min = r->t_max = r->t_p50 = r->t_p99 = 0.1;
-        r->xfer_n = 0;
-        r->xfer_sum = r->xfer_p50 = r->xfer_p99 = 0;
-        r->blocked_s = blocked * P / CF_ARRAY_LEN(tensors);
-        r->post_s = post_call * (double)r->calls;
-    }
-    w = add(&p, "MPI_Waitall", 0, P * STEPS, 0);
-    cf_strlcpy(w->kind, "completion", sizeof(w->kind));
-    w->t_sum = w->blocked_s = blocked * P;
+    hook_stream(&p, blocked, post_call);
     set_calibration(&p, "MPI_Allreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
     a = analyse(&p, NULL);
     ad = advice_of(a, "MPI_Iallreduce");
