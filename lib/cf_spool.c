@@ -107,6 +107,8 @@ typedef struct {
     uint32_t *stat_thread;
     uint64_t *thread_dropped;
     uint64_t mpi_ns, dropped, failed, missed;
+    cf_spill_fail_t *fail; /* by operation and class, summed over threads */
+    size_t nfail;
 } cf_part_t;
 
 static void cf_part_free(cf_part_t *q)
@@ -117,6 +119,7 @@ static void cf_part_free(cf_part_t *q)
     free(q->stats);
     free(q->stat_thread);
     free(q->thread_dropped);
+    free(q->fail);
     memset(q, 0, sizeof(*q));
 }
 
@@ -239,6 +242,40 @@ static int cf_comm_ok(const void *item, const cf_part_t *q, char *why, size_t wh
         c->instances > CF_PART_COUNT_MAX) {
         snprintf(why, whylen, "size %d, nodes %d, instances %llu", c->size, c->nodes, (unsigned long long)c->instances);
         return -1;
+    }
+    return 0;
+}
+
+static int cf_fail_ok(const void *item, const cf_part_t *q, char *why, size_t whylen)
+{
+    cf_spill_fail_t *f = (cf_spill_fail_t *)item;
+    (void)q;
+    cf_clean_text(f->op, sizeof(f->op));
+    cf_clean_text(f->cls, sizeof(f->cls));
+    if (!f->op[0] || !f->cls[0] || !f->calls || f->calls > CF_PART_COUNT_MAX) {
+        snprintf(why, whylen, "no name, or %llu calls", (unsigned long long)f->calls);
+        return -1;
+    }
+    return 0;
+}
+
+/* Adds n failed-call kinds to list (*list_p, *n_p), summing the calls of
+ * the same operation and class.  0, or -1 without memory. */
+static int cf_fail_add(cf_spill_fail_t **list_p, size_t *n_p, const cf_spill_fail_t *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < *n_p && !(strcmp((*list_p)[j].op, f[i].op) == 0 && strcmp((*list_p)[j].cls, f[i].cls) == 0))
+            j++;
+        if (j == *n_p) {
+            cf_spill_fail_t *g = realloc(*list_p, (*n_p + 1) * sizeof(*g));
+            if (!g)
+                return -1;
+            *list_p = g;
+            g[(*n_p)++] = f[i];
+        } else {
+            (*list_p)[j].calls += f[i].calls;
+        }
     }
     return 0;
 }
@@ -404,6 +441,19 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
         for (size_t i = 0; i < th.nstats; i++)
             q->stat_thread[q->nstats + i] = t;
         q->nstats += th.nstats;
+        if (th.nfail > CF_SPILL_FAILS) {
+            snprintf(why, whylen, "thread %u: %llu failed-call kinds, at most %d", t, (unsigned long long)th.nfail,
+                     CF_SPILL_FAILS);
+            goto out;
+        }
+        snprintf(what, sizeof(what), "thread %u failed-call kind", t);
+        cf_spill_fail_t *fl = cf_in_items(&in, th.nfail, sizeof(cf_spill_fail_t), cf_fail_ok, q, what);
+        if (!fl)
+            goto out;
+        int bad_add = cf_fail_add(&q->fail, &q->nfail, fl, th.nfail);
+        free(fl);
+        if (bad_add)
+            goto nomem;
     }
     if (in.left) {
         snprintf(why, whylen, "%llu bytes past its end", (unsigned long long)in.left);
@@ -1246,6 +1296,23 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
     json_object_set_new(p->extra, "ended",
                         json_pack("{s:i, s:i, s:s, s:s, s:s}", "ranks_with_parts", (int)have, "ranks", size, "spool",
                                   dir, "job", jobid, "nonce", hex));
+    /* the failed calls by operation and error class, as at finalize */
+    cf_spill_fail_t *fails = NULL;
+    size_t nfails = 0;
+    for (size_t r = 0; r < have; r++)
+        if (cf_fail_add(&fails, &nfails, sel[r]->fail, sel[r]->nfail) != 0) {
+            free(fails);
+            rc = CF_ERR_NOMEM;
+            goto out;
+        }
+    if (nfails) {
+        json_t *fa = json_array();
+        for (size_t i = 0; i < nfails; i++)
+            json_array_append_new(fa, json_pack("{s:s, s:s, s:I}", "op", fails[i].op, "class", fails[i].cls, "calls",
+                                                (json_int_t)fails[i].calls));
+        json_object_set_new(p->extra, "failed_calls", fa);
+    }
+    free(fails);
     if (note && notelen) {
         if ((int)have < size)
             snprintf(note, notelen, "parts of %d of %d ranks", (int)have, size);

@@ -16,7 +16,7 @@
 #include "cf_profile.h"
 
 #define CF_SPILL_MAGIC "CFSPILL1"
-#define CF_SPILL_VERSION 2
+#define CF_SPILL_VERSION 3
 #define CF_SPILL_SUFFIX ".spill"
 
 /* How a rank ended. */
@@ -61,10 +61,20 @@ typedef struct {
     char path[128];
 } cf_spill_region_t;
 
-/* Before each thread's nstats records (cf_stat_t, in memory order). */
+/* Before each thread's nstats records (cf_stat_t, in memory order), which
+ * its nfail failed-call kinds follow. */
 typedef struct {
-    uint64_t nstats, dropped, mpi_ns, failed, missed, pad;
+    uint64_t nstats, dropped, mpi_ns, failed, missed, nfail;
 } cf_spill_thread_t;
+
+/* The calls of one operation that returned one error class, as the
+ * profile's failed_calls section names them ("other": beyond the kinds a
+ * thread keeps, or an unknown class). */
+#define CF_SPILL_FAILS 16
+typedef struct {
+    char op[40], cls[32];
+    uint64_t calls;
+} cf_spill_fail_t;
 
 /* The file of rank under dir: dir/ranks-A-B/rank-R.spill with fanout ranks
  * a subdirectory (dir/rank-R.spill when fanout is 0).  sub gets the

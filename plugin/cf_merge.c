@@ -524,6 +524,14 @@ static const struct {
 #undef CF_E
 };
 
+const char *cf_error_class_name(int cls)
+{
+    for (size_t e = 0; e < CF_ARRAY_LEN(cf_error_classes); e++)
+        if (cf_error_classes[e].cls == cls)
+            return cf_error_classes[e].name;
+    return NULL;
+}
+
 /* The profile's "failed_calls" section: the calls that returned an error,
  * summed over ranks by operation and error class, [{op, class, calls}]
  * (op "other": beyond the kinds a thread keeps, CF_FAILS).  Collective:
@@ -563,10 +571,7 @@ static json_t *cf_fail_section(void)
     for (size_t m = 0; arr && m < nu; m++) {
         unsigned op = (unsigned)(u[m] >> 16 & 0xffffu), cls = (unsigned)(u[m] & 0xffffu);
         char buf[32];
-        const char *cname = NULL;
-        for (size_t e = 0; e < CF_ARRAY_LEN(cf_error_classes) && !cname; e++)
-            if (cf_error_classes[e].cls == (int)cls)
-                cname = cf_error_classes[e].name;
+        const char *cname = cf_error_class_name((int)cls);
         if (!cname) {
             snprintf(buf, sizeof(buf), op ? "class %u" : "other", cls);
             cname = buf;

@@ -23,6 +23,10 @@ CF_HIDDEN int cf_all_ok(int ok);
 /* The MPI library's version line, as the profile names it. */
 CF_HIDDEN void cf_library_version(char *out, size_t len);
 
+/* "MPI_ERR_RANK" for MPI_ERR_RANK, NULL for a class it does not know.
+ * Async-signal-safe (a static table). */
+CF_HIDDEN const char *cf_error_class_name(int cls);
+
 /* Reduces n elements of elem bytes to root with fn, in pieces. */
 CF_HIDDEN int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root);
 

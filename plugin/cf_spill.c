@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_merge.h"
 #include "cf_refresh.h"
 #include "cf_region.h"
 #include "cf_runtime.h"
@@ -117,6 +118,25 @@ static int cf_write_thread(int fd, const cf_thread_t *t)
     th.mpi_ns = t->mpi_ns;
     th.failed = t->failed;
     th.missed = t->missed;
+    /* the failed calls by operation and class, named as the profile does */
+    cf_spill_fail_t fail[CF_FAILS < CF_SPILL_FAILS ? CF_FAILS : CF_SPILL_FAILS];
+    for (unsigned j = 0; j < CF_FAILS && th.nfail < CF_ARRAY_LEN(fail); j++) {
+        const cf_fail_t *f = &t->fail[j];
+        if (!f->calls)
+            continue;
+        cf_spill_fail_t *o = &fail[th.nfail++];
+        memset(o, 0, sizeof(*o));
+        cf_cpy(o->op, f->op && f->op < CF_OP_COUNT ? cf_op_names[f->op] : "other", sizeof(o->op));
+        const char *cls = cf_error_class_name(f->cls);
+        if (cls)
+            cf_cpy(o->cls, cls, sizeof(o->cls));
+        else if (f->op) {
+            size_t n = cf_cpy(o->cls, "class ", sizeof(o->cls));
+            cf_utoa(o->cls + n, f->cls);
+        } else
+            cf_cpy(o->cls, "other", sizeof(o->cls));
+        o->calls = f->calls;
+    }
     if (cf_write_full(fd, &th, sizeof(th)) != 0)
         return -1;
     struct iovec iov[64];
@@ -145,7 +165,7 @@ static int cf_write_thread(int fd, const cf_thread_t *t)
             n = 0;
         }
     }
-    return 0;
+    return th.nfail ? cf_write_full(fd, fail, th.nfail * sizeof(fail[0])) : 0;
 }
 
 static size_t cf_hex(char *out, uint64_t v)

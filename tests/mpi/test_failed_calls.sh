@@ -17,3 +17,20 @@ cf_check failed_calls "$cf_tmp/f.json" || exit 1
 "$CF_BUILDDIR/tools/commfit" report "$cf_tmp/f.json" > "$cf_tmp/report" || cf_fail "report failed"
 grep "^WARNING: 10 calls returned an error: counted as MPI time, not as traffic" "$cf_tmp/report" ||
     cf_fail "the report does not say that 10 calls failed"
+
+# A job that ends without MPI_Finalize (every rank exits after the same
+# calls): the partial profile made from its parts counts the same failed
+# calls by operation and class, and the same traffic.
+if [ "$CF_MPI_FAMILY" = mpich ]; then
+    set -- "$CF_MPIRUN" -n 2
+else
+    set -- "$CF_MPIRUN" --oversubscribe --bind-to none -np 2 --mca btl self,vader,tcp --mca pml ob1
+    [ "$(id -u)" = 0 ] && set -- "$@" --allow-run-as-root
+fi
+COMMFIT_SUMMARY=0 "$CF_BUILDDIR/tools/commfit" run -o "$cf_tmp/x.json" -- "$@" \
+    "$CF_BUILDDIR/tests/mpi/failed_calls" exit > "$cf_tmp/x.out" 2> "$cf_tmp/x.err"
+[ -f "$cf_tmp/x.json" ] || { cat "$cf_tmp/x.err"; cf_fail "no partial profile from a job that exited"; }
+"$CF_PYTHON" -c 'import json, sys; p = json.load(open(sys.argv[1])); sys.exit(0 if p["job"].get("partial") else 1)' \
+    "$cf_tmp/x.json" || cf_fail "the profile of a job that exited is not marked partial"
+cf_check failed_calls "$cf_tmp/x.json" || exit 1
+echo "ok   the partial profile counts the failed calls by operation and class"
