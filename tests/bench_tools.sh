@@ -3,8 +3,8 @@
 # trace on synthetic profiles of 1k, 10k and 100k ranks: as many
 # communicators as ranks, 10 records, 12 sampled instances and 4 matrix
 # pairs per rank, and a call site of 8 frames (each in a module of its
-# own) per 10 ranks.  The 10k profile is the 41 MB one of the README's
-# Overhead table.  CPU time (user and system: the wall time swings with a
+# own) per 10 ranks.  The 10k profile is the 41 MB one of the table in
+# docs/overhead.md.  CPU time (user and system: the wall time swings with a
 # busy machine's load, the CPU time much less) and peak memory are the
 # kernel's figures for the command, measured by tests/tools/peak_rss.c;
 # x file: peak memory over the profile's size (diff reads it twice).

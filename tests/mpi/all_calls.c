@@ -3,7 +3,7 @@
  * all its forms, one-sided transfers and synchronisation, and, with an
  * MPI-4 library, the large-count, persistent collective, Isendrecv and
  * partitioned calls.  Each rank keeps its own tally of calls and payload
- * (the convention of README "What is recorded") and prints it as
+ * (the convention of docs/recording.md, "What is recorded") and prints it as
  *   TALLY rank op calls bytes
  * for tests/mpi/check_profile.py to hold against the profile.
  * usage: all_calls DIR   (DIR: where the files of the MPI-IO part go) */

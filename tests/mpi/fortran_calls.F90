@@ -2,8 +2,8 @@
 ! completion call, persistent requests, probes, collectives, MPI-IO,
 ! one-sided and matched probes, with
 ! MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE as Fortran passes
-! them.  Each rank keeps its own tally of calls and payload (README "What is
-! recorded") and prints it as  TALLY rank op calls bytes.
+! them.  Each rank keeps its own tally of calls and payload (docs/recording.md,
+! "What is recorded") and prints it as  TALLY rank op calls bytes.
 ! usage: fortran_calls DIR  (DIR: where the MPI-IO file goes)
 ! Built with -DUSE_MODULE for `use mpi`, -DUSE_F08 for `use mpi_f08`,
 ! else with mpif.h (which also builds with -fsecond-underscore: the g77

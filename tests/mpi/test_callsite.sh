@@ -152,7 +152,7 @@ echo "ok   a bad section: $(head -1 "$cf_tmp/err")"
 # Fortran (use mpi): the wrappers of the Fortran bindings have their own return address, and
 # those that go through the C ones (MPI_Wait) pass theirs on
 [ -n "${CF_MPIFC:-}" ] || { echo "no MPI Fortran compiler: Fortran case skipped"; exit 0; }
-# MPICH's Fortran bindings call the C functions: its sites are in libmpifort (README, "Call sites")
+# MPICH's Fortran bindings call the C functions: its sites are in libmpifort (docs/reading-the-report.md, "Call sites")
 [ "$CF_MPI_FAMILY" = mpich ] && { echo "MPICH: Fortran case skipped"; exit 0; }
 cat > "$cf_tmp/sites.f90" <<'F90'
 program sites
