@@ -1,17 +1,19 @@
 # The setup and helpers of the Slurm tests (sourced): starts tests/slurm/slurm.sh's Slurm
-# (CF_SLURM_NODES=2: two nodes in network namespaces) and stops it at the end if it started
-# it; the Slurm commands run where they reach it (CF_SLURM_IN).
+# (CF_SLURM_NODES=2: two nodes in network namespaces) and stops it at the end if no other test
+# run uses it; the Slurm commands run where they reach it (CF_SLURM_IN).
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "SKIP: the Slurm forms are tested with Open MPI"; exit 77; }
 slurm="$CF_SRCDIR/tests/slurm/slurm.sh"
 CF_SLURM_DIR=${CF_SLURM_DIR:-/tmp/commfit-slurm}
 export CF_SLURM_DIR
-started=1
-[ -s "$CF_SLURM_DIR/slurmctld.pid" ] && kill -0 "$(cat "$CF_SLURM_DIR/slurmctld.pid")" 2> /dev/null && started=0
-"$slurm" start
+# Test runs of other build trees may use the same Slurm at once: each holds a shared lock on
+# DIR.users while it runs, and the last to leave stops it.  (A run that stopped it under another
+# left that one's srun waiting without end for an allocation from a slurmctld gone.)
+exec 8>> "$CF_SLURM_DIR.users" && flock -s 8 || { echo "SKIP: cannot lock $CF_SLURM_DIR.users"; exit 77; }
+"$slurm" start 8>&- # the daemons do not hold the lock
 rc=$?
 [ $rc = 0 ] || { echo "SKIP: Slurm cannot run here (above)"; exit 77; }
-[ $started = 1 ] && trap '"$slurm" stop; rm -rf "$cf_tmp"' EXIT
+trap 'flock -x -n 8 && "$slurm" stop; rm -rf "$cf_tmp"' EXIT
 eval "$("$slurm" env)"
 echo "Slurm up: ${CF_SLURM_NODES:-1} node(s), proctrack/$(cat "$CF_SLURM_DIR/proctrack")"
 # CMD...: where the commands reach slurmctld (in a node's network namespace for two nodes)
@@ -26,6 +28,38 @@ known="$CF_BUILDDIR/tests/mpi/known_calls"
 abend="$CF_BUILDDIR/tests/mpi/abend"
 mpirun="$CF_MPIRUN --oversubscribe --bind-to none -np 2 --mca btl self,vader,tcp --mca pml ob1"
 check() { "$CF_PYTHON" "$CF_SRCDIR/tests/slurm/check_slurm.py" "$@"; }
+
+# srun_stuck NAME: one line on what a job NAME that did not end in time waited on
+srun_stuck() {
+    st=$(squeue -h -n "$1" -o "%i %T %r" 2> /dev/null | head -1)
+    if ! squeue -h > /dev/null 2>&1; then
+        echo "srun waited on a slurmctld that no longer answers (srun waits for an allocation without end)"
+    elif [ -z "$st" ]; then
+        echo "no job $1 in the queue: srun ended or never reached slurmctld"
+    elif [ "${st#* }" != "${st#* PENDING}" ]; then
+        echo "srun waited for an allocation: job $st; the CPUs held by: $(squeue -h -t R -o '%i %j' | tr '\n' ';')"
+    else
+        echo "job $st: the step started but did not end (Slurm/PMIx or the program): $(scontrol listpids "${st%% *}" 2> /dev/null | wc -l) processes"
+    fi
+}
+
+# bounded SECONDS NAME LOG CMD...: CMD (which runs the job NAME) within SECONDS, its output in
+# LOG; else LOG shown, with one line on what it waited on (seen 10 s before the end)
+bounded() {
+    secs=$1 name=$2 log=$3
+    shift 3
+    rm -f "$log.stuck"
+    (for _ in $(seq $((secs - 10))); do sleep 1; done; srun_stuck "$name" > "$log.stuck") &
+    watch=$!
+    timeout "$secs" "$@" > "$log" 2>&1
+    rc=$?
+    kill $watch 2> /dev/null
+    wait $watch 2> /dev/null
+    [ $rc = 0 ] && return 0
+    cat "$log"
+    [ -s "$log.stuck" ] && cat "$log.stuck"
+    return 1
+}
 
 # script FILE LINE...: a batch script of these lines
 script() {

@@ -106,9 +106,9 @@ echo "ok   the time limit, commfit run -- mpirun without exec: exact to each ran
 # 8. commfit run -- srun -n 2 --mpi=pmix (Open MPI 4.1 starts under srun through PMIx only)
 d="$cf_tmp/srun"
 mkdir -p "$d"
-# bounded: beside a CPU-bound load a step was once seen to wait without end
-timeout 300 "$commfit" run -o "$d/p.json" -- srun -n 2 -J srun --mpi=pmix "$known" > "$d/log" 2>&1 ||
-    { cat "$d/log"; cf_fail "srun failed or did not end within 300 s"; }
+# bounded: srun waits for an allocation without end when the CPUs stay held or slurmctld goes
+bounded 300 srun "$d/log" "$commfit" run -o "$d/p.json" -- srun -n 2 -J srun --mpi=pmix "$known" ||
+    cf_fail "srun failed or did not end within 300 s"
 cf_check known_calls "$d/p.json" 2 > "$d/check" || { cat "$d/log" "$d/check"; cf_fail "srun: the profile"; }
 tail -1 "$d/check"
 check job "$d/p.json" name=slurm step=0 job_name=srun || exit 1

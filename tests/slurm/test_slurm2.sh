@@ -29,8 +29,8 @@ echo "ok   sbatch -N 2, commfit run -- mpirun: exact, a rank on each node (job $
 # 3. commfit run -- srun -N 2 -n 2 --mpi=pmix
 d="$cf_tmp/srun"
 mkdir -p "$d"
-in_slurm timeout 300 "$commfit" run -o "$d/p.json" -- srun -N 2 -n 2 -J srun --mpi=pmix "$known" > "$d/log" 2>&1 ||
-    { cat "$d/log"; cf_fail "srun failed or did not end within 300 s"; }
+bounded 300 srun "$d/log" $CF_SLURM_IN "$commfit" run -o "$d/p.json" -- srun -N 2 -n 2 -J srun --mpi=pmix "$known" ||
+    cf_fail "srun failed or did not end within 300 s"
 cf_check known_calls "$d/p.json" 2 2 > "$d/check" || { cat "$d/log" "$d/check"; cf_fail "srun: the profile"; }
 tail -1 "$d/check"
 check hosts "$d/p.json" cfsl0 cfsl1 || exit 1
