@@ -1139,11 +1139,38 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         if (q->h.end == CF_END_SIGNAL)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s ended by %s", who, list,
                                           cf_sig_name(q->h.code, name, sizeof(name)));
-        else if (q->h.end == CF_END_REFRESH)
+        else if (q->h.end == CF_END_REFRESH) {
+            /* where their counts end: the refresh's clock time, and how long before the others ended */
+            double lo = q->h.wall_s, hi = lo, first = q->h.init_wall + lo, last = first, others = 0;
+            for (size_t k = 0; k < have; k++) {
+                double ws = sel[k]->h.wall_s, e = sel[k]->h.init_wall + ws;
+                if (!cf_same_end(sel[k], q)) {
+                    others = e > others ? e : others;
+                    continue;
+                }
+                lo = ws < lo ? ws : lo;
+                hi = ws > hi ? ws : hi;
+                first = e < first ? e : first;
+                last = e > last ? e : last;
+            }
+            char at[64], ago[64] = "", after[48];
+            struct tm tm1;
+            time_t a = (time_t)first, b = (time_t)last;
+            size_t k = strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&a, &tm1));
+            if (b != a)
+                strftime(at + k, sizeof(at) - k, " to %H:%M:%SZ", gmtime_r(&b, &tm1));
+            if (others > last)
+                snprintf(ago, sizeof(ago), ", %.0f s before the other ranks ended", others - last);
+            if ((long)(hi + 0.5) != (long)(lo + 0.5))
+                snprintf(after, sizeof(after), "%.0f to %.0f", lo, hi);
+            else
+                snprintf(after, sizeof(after), "%.0f", lo);
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s killed with no chance to write "
-                                          "(SIGKILL, or the node lost): records up to the last refresh, %.0f s after "
-                                          "MPI_Init (COMMFIT_SPOOL_EVERY)", who, list, q->h.wall_s);
-        else if (q->h.end == CF_END_ABORT)
+                                          "(SIGKILL, or the node lost): records up to the last refresh, at %s, %s s "
+                                          "after MPI_Init%s (COMMFIT_SPOOL_EVERY, COMMFIT_SPOOL_BEFORE); later calls "
+                                          "are not in them",
+                                          who, list, at, after, ago);
+        } else if (q->h.end == CF_END_ABORT)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s called MPI_Abort (errorcode %d)",
                                           who, list, q->h.code);
         else if (q->h.code >= 0)

@@ -10,6 +10,9 @@
  *          job goes on to MPI_Finalize
  *   segv   20 allreduces, then rank 1 dereferences a null pointer while the
  *          others wait in a barrier
+ *   settle 3 rounds of 100 allreduces, a second's sleep after each; then
+ *          the rank writes DIR/settled.RANK (the time after its last call,
+ *          seconds since the epoch) and waits, without MPI, to be killed
  * argv[2] is the directory of the tallies (tally.RANK). */
 #include <fcntl.h>
 #include <mpi.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -125,6 +129,22 @@ int main(int argc, char **argv)
             *null = 1;
         }
         MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(argv[1], "settle")) {
+        for (int i = 0; i < 300; i++) {
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            t->loop++;
+            if (i % 100 == 99)
+                sleep(1);
+        }
+        t->phase = 2;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        snprintf(path, sizeof(path), "%s/settled.%d", argv[2], rank);
+        FILE *f = fopen(path, "w");
+        if (!f || fprintf(f, "%ld.%09ld\n", (long)now.tv_sec, now.tv_nsec) < 0 || fclose(f) != 0)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        for (;;)
+            pause();
     } else if (!strcmp(argv[1], "exit")) {
         for (int i = 0; i < 20; i++) {
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -70,7 +70,7 @@ def check_calls(t, op, comm, calls, nbytes):
     expect("%s on %s: bytes" % (op, comm), got[1], nbytes)
 
 
-def known_calls(prof, p):
+def known_calls(prof, p, nodes=1):
     expect("job.ranks", prof["job"]["ranks"], p)
     expect("job.partial", prof["job"]["partial"], False)
     expect("ranks listed", sorted(r["rank"] for r in prof["ranks"]), list(range(p)))
@@ -113,7 +113,7 @@ def known_calls(prof, p):
             if r["op"] == "MPI_Allreduce" and r["comm"] == world[0]["id"]]
     expect("allreduce bins", sorted(set(bins)), [(8192, 16383)])
     paths = {r["path"] for r in prof["records"] if r["op"] == "MPI_Send"}
-    expect("send path (one node)", paths, {"intra-node"})
+    expect("send path (%d node%s)" % (nodes, "s" * (nodes > 1)), paths, {"intra-node" if nodes == 1 else "inter-node"})
 
 
 def corner_cases(prof, p):

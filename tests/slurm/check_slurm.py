@@ -11,14 +11,24 @@ usage: check_slurm.py rank PROFILE DIR RANK [refresh|signal]
 usage: check_slurm.py merged PROFILE DIR RANK=KIND...
     a profile of every rank, each part of the KIND given (signal,
     refresh, or any of them, the reasons saying which): the calls before the loop exact, the loop's within the bounds
-    above summed
+    above summed; settled: a part of a refresh after the rank's last call
+    (abend settle), every count exact
+usage: check_slurm.py refreshed PROFILE DIR KILLED
+    every rank's records end at a refresh, and the reason says when: a
+    time after each rank's last call (DIR/settled.RANK) and not after
+    KILLED (seconds since the epoch), and the seconds after MPI_Init
+usage: check_slurm.py hosts PROFILE HOST...
+    rank r ran on the r-th HOST, and the profile counts the distinct ones as nodes
 usage: check_slurm.py job PROFILE KEY=VALUE...
     the profile's job.scheduler has these values (time_limit_s a number)
 """
+import calendar
+import glob
 import json
 import re
 import struct
 import sys
+import time
 
 from checks import check, done
 
@@ -63,7 +73,7 @@ def merged(path, d, kinds):
         said = [w for w in why if int(r) in named(w)]
         refresh = bool(said) and "last refresh" in said[0]
         signal = bool(said) and "ended by SIG" in said[0]
-        ok = refresh if k == "refresh" else signal if k == "signal" else refresh != signal
+        ok = refresh if k in ("refresh", "settled") else signal if k == "signal" else refresh != signal
         if k == "any":
             kind[r] = "refresh" if refresh else "signal"
         check("rank %s: its part is of a %s, and the reasons say so" % (r, k), ok, str(said))
@@ -71,7 +81,7 @@ def merged(path, d, kinds):
     for name, key in KNOWN:
         want = sum(x[name] for x in t.values())
         check("%s calls as tallied" % name, got.get(key, 0) == want, "%d vs %d" % (got.get(key, 0), want))
-    lo = sum(t[int(r)]["loop"] if k == "signal" else 1 for r, k in kind.items())
+    lo = sum(t[int(r)]["loop"] if k in ("signal", "settled") else 1 for r, k in kind.items())
     hi = sum(t[int(r)]["loop"] + (k == "signal") for r, k in kind.items())
     loop = got.get(LOOP, 0)
     check("loop allreduces: %d .. %d" % (lo, hi), lo <= loop <= hi, str(loop))
@@ -102,6 +112,32 @@ def rank(path, d, r, kind=None):
               "%d vs %d" % (loop, t["loop"]))
 
 
+def refreshed(path, d, killed):
+    prof = json.load(open(path))
+    ranks = [x["rank"] for x in prof["ranks"]]
+    why = [w for w in prof["job"]["partial_reasons"] if "last refresh" in w]
+    check("one reason for the refreshed parts, naming every rank", len(why) == 1 and named(why[0]) == set(ranks),
+          str(why))
+    m = re.search(r"last refresh, at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)(?: to (\d\d:\d\d:\d\dZ))?, "
+                  r"(\d+)(?: to (\d+))? s after MPI_Init", why[0] if why else "")
+    check("the reason says the refresh's time and its seconds after MPI_Init", m is not None, str(why))
+    if not m:
+        return
+    first = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%SZ"))
+    last = first if not m.group(2) else calendar.timegm(time.strptime(m.group(1)[:11] + m.group(2),
+                                                                       "%Y-%m-%dT%H:%M:%SZ"))
+    settled = max(float(open(f).read()) for f in glob.glob("%s/settled.*" % d))
+    check("the refresh after the last call, before the kill: %d .. %d within %.0f .. %s" %
+          (first, last, settled, killed), int(settled) <= first <= last <= float(killed), why[0])
+
+
+def hosts(path, want):
+    prof = json.load(open(path))
+    got = [r["host"] for r in sorted(prof["ranks"], key=lambda r: r["rank"])]
+    check("the ranks' hosts", got == want, "%s vs %s" % (got, want))
+    check("nodes: %d" % len(set(want)), prof["job"]["nodes"] == len(set(want)), str(prof["job"]["nodes"]))
+
+
 def job(path, pairs):
     prof = json.load(open(path))
     s = prof["job"].get("scheduler", {})
@@ -115,6 +151,10 @@ if __name__ == "__main__":
         rank(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
     elif sys.argv[1] == "merged":
         merged(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif sys.argv[1] == "hosts":
+        hosts(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "refreshed":
+        refreshed(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         job(sys.argv[2], sys.argv[3:])
     done()

@@ -8,13 +8,28 @@
 # sockets, logs, pid files.  Its own ports, so a Slurm of the machine is left alone.
 # start prints nothing and exits 0 when Slurm runs; else one line saying why
 # not, exit 77 (the tests skip).  proctrack/cgroup, else proctrack/linuxproc.
+#
+# CF_SLURM_NODES=2: two nodes instead, cfsl0 and cfsl1, network namespaces of
+# tests/cluster/cluster.sh (10.78.0.1 and .2 on a bridge), each slurmd in its
+# own namespace with its own host name; slurmctld (host name cfslctl) in
+# cfsl0's.  The commands reach it from there only: `env` also sets
+# CF_SLURM_IN, the prefix that runs a command in cfsl0's namespace.
+# proctrack/linuxproc: the two slurmd share the machine's cgroups.
 set -u
 dir=${CF_SLURM_DIR:-/tmp/commfit-slurm}
 host=$(hostname -s)
 port=${CF_SLURM_PORT:-16817}
+nodes=${CF_SLURM_NODES:-1}
+cluster="$(cd "$(dirname "$0")/.." && pwd)/cluster/cluster.sh"
+export CFN_PREFIX=cfsl CFN_SUBNET=10.78.0
+in_ns="ip netns exec cfsl0" # where the commands reach a two-node Slurm
+[ "$nodes" = 2 ] && host=cfsl0
+cli() { if [ "$nodes" = 2 ]; then $in_ns "$@"; else "$@"; fi; }
 
 say_env() {
     echo "export SLURM_CONF=$dir/slurm.conf"
+    [ "$nodes" = 2 ] && echo "export CF_SLURM_IN='$in_ns'"
+    return 0
 }
 
 stop_one() { # name: stop the daemon whose pid file is ours, wait for it
@@ -22,7 +37,7 @@ stop_one() { # name: stop the daemon whose pid file is ours, wait for it
     [ -s "$pidf" ] || return 0
     pid=$(cat "$pidf")
     # only the process that our pid file names, and only if it is still that daemon
-    if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$1"; then
+    if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "${1%-*}"; then
         kill -TERM "$pid" 2> /dev/null
         for _ in $(seq 50); do
             kill -0 "$pid" 2> /dev/null || break
@@ -36,11 +51,19 @@ stop_one() { # name: stop the daemon whose pid file is ours, wait for it
 stop() {
     if [ -s "$dir/slurmctld.pid" ] && [ -f "$dir/slurm.conf" ]; then
         # jobs left over die with slurmd; cancel them first so that nothing lingers
-        SLURM_CONF=$dir/slurm.conf scancel --full --quiet -u "$(id -un)" 2> /dev/null
+        SLURM_CONF=$dir/slurm.conf cli scancel --full --quiet -u "$(id -un)" 2> /dev/null
     fi
-    stop_one slurmd
+    stop_slurmd
     stop_one slurmctld
     stop_one munged
+    [ "$nodes" = 2 ] && "$cluster" down > /dev/null 2>&1
+    return 0
+}
+
+stop_slurmd() {
+    stop_one slurmd
+    stop_one slurmd-cfsl0
+    stop_one slurmd-cfsl1
 }
 
 skip() {
@@ -59,9 +82,16 @@ install() {
 }
 
 config() { # proctrack
+    local tmpfs="" ctl=$host nodelines="NodeName=$host CPUs=$(nproc) State=UNKNOWN" list=$host sd=slurmd
+    if [ "$nodes" = 2 ]; then
+        # TmpFS of each node its own: PMIx makes its directories there, by job and step
+        ctl="cfslctl(10.78.0.1)" list="cfsl[0-1]" sd="slurmd-%n" tmpfs="TmpFS=$dir/tmp-%n"
+        nodelines="NodeName=cfsl0 NodeAddr=10.78.0.1 CPUs=$(nproc) State=UNKNOWN
+NodeName=cfsl1 NodeAddr=10.78.0.2 CPUs=$(nproc) State=UNKNOWN"
+    fi
     cat > "$dir/slurm.conf" << EOF
 ClusterName=commfit
-SlurmctldHost=$host
+SlurmctldHost=$ctl
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 SlurmUser=root
@@ -70,11 +100,11 @@ AuthType=auth/munge
 AuthInfo=socket=$dir/munge.socket
 CredType=cred/munge
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$dir/spool/$sd
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/$sd.pid
 SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd.log
+SlurmdLogFile=$dir/$sd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/$1
@@ -88,11 +118,12 @@ SchedulerType=sched/builtin
 ReturnToService=2
 KillWait=3
 MinJobAge=300
+$tmpfs
 InactiveLimit=0
 SlurmdTimeout=30
 MessageTimeout=20
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+$nodelines
+PartitionName=debug Nodes=$list Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
     cat > "$dir/cgroup.conf" << EOF
 CgroupPlugin=autodetect
@@ -102,25 +133,44 @@ ConstrainRAMSpace=no
 EOF
 }
 
-wait_node() { # seconds: until the node takes jobs
+wait_node() { # seconds: until the nodes take jobs
+    local want=$nodes
     for _ in $(seq $(($1 * 5))); do
-        state=$(SLURM_CONF=$dir/slurm.conf sinfo -h -n "$host" -o %t 2> /dev/null)
-        case "$state" in idle* | mix* | alloc*) return 0 ;; esac
+        state=$(SLURM_CONF=$dir/slurm.conf cli sinfo -h -N -o %t 2> /dev/null | grep -c '^\(idle\|mix\|alloc\)')
+        [ "$state" -ge "$want" ] && return 0
         sleep 0.2
     done
     return 1
+}
+
+on_node() { # K NAME CMD...: CMD in node K's network namespace, with the host name NAME
+    local k=$1 name=$2
+    shift 2
+    SLURM_CONF=$dir/slurm.conf nsenter --net=/run/netns/cfsl$k unshare --uts \
+        sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
 }
 
 start_slurm() { # proctrack: 0 when the node came up
     config "$1"
     mkdir -p "$dir/state" "$dir/spool"
     rm -rf "$dir/state"/* "$dir/spool"/*
-    SLURM_CONF=$dir/slurm.conf slurmctld -i > "$dir/slurmctld.out" 2>&1 || return 1
-    SLURM_CONF=$dir/slurm.conf slurmd > "$dir/slurmd.out" 2>&1 || return 1
+    mkdir -p "$dir/spool/slurmd" "$dir/spool/slurmd-cfsl0" "$dir/spool/slurmd-cfsl1" "$dir/tmp-cfsl0" "$dir/tmp-cfsl1"
+    if [ "$nodes" = 2 ]; then
+        # each daemon in cfsl0's or cfsl1's network namespace, with a host name of its own; by
+        # nsenter, not `ip netns exec`, which mounts a /sys of its own without the cgroups
+        on_node 0 cfslctl slurmctld -i > "$dir/slurmctld.out" 2>&1 || return 1
+        for k in 0 1; do
+            on_node $k cfsl$k slurmd -N cfsl$k > "$dir/slurmd-cfsl$k.out" 2>&1 || return 1
+        done
+    else
+        SLURM_CONF=$dir/slurm.conf slurmctld -i > "$dir/slurmctld.out" 2>&1 || return 1
+        SLURM_CONF=$dir/slurm.conf slurmd > "$dir/slurmd.out" 2>&1 || return 1
+    fi
     wait_node 20 || return 1
     # a job must run to the end, not just the node be there
     local out
-    out=$(SLURM_CONF=$dir/slurm.conf timeout 20 srun -n 1 -t 1 true 2>&1) || { echo "$out" > "$dir/probe.log"; return 1; }
+    out=$(SLURM_CONF=$dir/slurm.conf cli timeout 20 srun -N "$nodes" -n "$nodes" -t 1 true 2>&1) ||
+        { echo "$out" > "$dir/probe.log"; return 1; }
 }
 
 start() {
@@ -131,6 +181,10 @@ start() {
         return 0 # already ours and up
     fi
     stop
+    if [ "$nodes" = 2 ]; then
+        why=$("$cluster" available) || skip "no two nodes: ${why#SKIP: }"
+        "$cluster" up 2 > "$dir/cluster.out" 2>&1 || skip "no two nodes: $(tail -1 "$dir/cluster.out")"
+    fi
     # munge: a key of our own, a socket of our own
     [ -s "$dir/munge.key" ] || { dd if=/dev/urandom of="$dir/munge.key" bs=1024 count=1 2> /dev/null && chmod 400 "$dir/munge.key"; }
     mkdir -p "$dir/munge"
@@ -140,17 +194,17 @@ start() {
         skip "munged does not start: $(tail -1 "$dir/munged.out")"
     # proctrack/cgroup as a site would; linuxproc where a container's cgroups refuse it
     # (CF_SLURM_PROCTRACK=linuxproc tries only that)
-    if [ "${CF_SLURM_PROCTRACK:-cgroup}" = cgroup ] && start_slurm cgroup; then
+    if [ "${CF_SLURM_PROCTRACK:-cgroup}" = cgroup ] && [ "$nodes" = 1 ] && start_slurm cgroup; then
         echo cgroup > "$dir/proctrack"
         return 0
     fi
-    stop_one slurmd
+    stop_slurmd
     stop_one slurmctld
     if start_slurm linuxproc; then
         echo linuxproc > "$dir/proctrack"
         return 0
     fi
-    skip "slurmctld/slurmd do not take jobs here: $(tail -1 "$dir/slurmd.log" 2> /dev/null)"
+    skip "slurmctld/slurmd do not take jobs here: $(tail -1 "$dir"/slurmd*.log 2> /dev/null | tail -1)"
 }
 
 case "${1:-}" in

@@ -4,104 +4,12 @@
 # mpirun`, salloc, a job array, `commfit run -- srun --mpi=pmix`; and the
 # ends a batch system deals: scancel of a batch job, its time limit,
 # --signal=B:TERM@30 to an `exec commfit run`, scancel of a step, SIGKILL of
-# one rank.  Counts are checked against each rank's own tally: exact, up to
-# one more call for the one a signal interrupted, or up to the tally for a
-# rank whose records end at its last refresh.  Skips where Slurm cannot run.
-. "$CF_SRCDIR/tests/mpi/run_mpi.sh"
-[ "$CF_MPI_FAMILY" = openmpi ] || { echo "SKIP: the Slurm forms are tested with Open MPI"; exit 77; }
-slurm="$CF_SRCDIR/tests/slurm/slurm.sh"
-CF_SLURM_DIR=${CF_SLURM_DIR:-/tmp/commfit-slurm}
-export CF_SLURM_DIR
-started=1
-[ -s "$CF_SLURM_DIR/slurmctld.pid" ] && kill -0 "$(cat "$CF_SLURM_DIR/slurmctld.pid")" 2> /dev/null && started=0
-"$slurm" start
-rc=$?
-[ $rc = 0 ] || { echo "SKIP: Slurm cannot run here (above)"; exit 77; }
-[ $started = 1 ] && trap '"$slurm" stop; rm -rf "$cf_tmp"' EXIT
-eval "$("$slurm" env)"
-echo "Slurm up: proctrack/$(cat "$CF_SLURM_DIR/proctrack")"
-# ranks that wait yield the CPU: the Slurm jobs overlap the other tests
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 COMMFIT_SUMMARY=0 OMPI_MCA_mpi_yield_when_idle=1
-commfit="$CF_BUILDDIR/tools/commfit"
-known="$CF_BUILDDIR/tests/mpi/known_calls"
-abend="$CF_BUILDDIR/tests/mpi/abend"
-mpirun="$CF_MPIRUN --oversubscribe --bind-to none -np 2 --mca btl self,vader,tcp --mca pml ob1"
-check() { "$CF_PYTHON" "$CF_SRCDIR/tests/slurm/check_slurm.py" "$@"; }
-
-# script FILE LINE...: a batch script of these lines
-script() {
-    f=$1
-    shift
-    { echo "#!/bin/sh"; for l in "$@"; do echo "$l"; done; } > "$f"
-}
-# gone JOB SECONDS: until the job has left the node (its steps and script ended)
-gone() {
-    for _ in $(seq $(($2 * 5))); do
-        case "$(squeue -h -j "$1" -o %T 2> /dev/null)" in "" | COMPLETED | CANCELLED | TIMEOUT | FAILED) return 0 ;; esac
-        sleep 0.2
-    done
-    return 1
-}
-state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-# looping DIR N: until both ranks of abend have looped N times; prints their pids
-looping() {
-    for _ in $(seq 600); do
-        p=$("$CF_PYTHON" -c '
-import struct, sys
-t = [struct.unpack("9q", open("%s/tally.%d" % (sys.argv[1], r), "rb").read(72)) for r in (0, 1)]
-print(" ".join(str(x[0]) for x in t) if all(x[1] >= 1 and x[8] >= int(sys.argv[2]) for x in t) else "")
-' "$1" "$2" 2> /dev/null)
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.1
-    done
-    return 1
-}
-# parts SPOOL N: until N parts are there (the ranks refreshed them once)
-parts() {
-    for _ in $(seq 300); do
-        [ "$(find "$1" -name 'rank-*.spill' 2> /dev/null | wc -l)" -ge "$2" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-# each_rank SPOOL DIR [KIND]: each rank's part alone merged, checked against its tally
-each_rank() {
-    for r in 0 1; do
-        one="$2/one$r"
-        mkdir -p "$one"
-        chmod 700 "$one"
-        part=$(find "$1" -name "rank-$r.spill")
-        [ -n "$part" ] || cf_fail "rank $r left no part in $1"
-        cp "$part" "$one/"
-        "$commfit" merge -o "$2/rank$r.json" "$one" 2> /dev/null || cf_fail "commfit merge of rank $r's part failed"
-        check rank "$2/rank$r.json" "$2" $r ${3:-} || exit 1
-    done
-}
-
-# end_it WHAT DIR JOB CMD...: once both ranks loop and have refreshed their parts, CMD ends
-# the job (it may use $pids, the ranks' pids), which must then leave the node; its log is shown
-end_it() {
-    what=$1 d=$2 job=$3
-    shift 3
-    pids=$(looping "$d" 50) || { cat "$d/log"; cf_fail "$what: the ranks did not start"; }
-    parts "$d/p.parts" 2 || cf_fail "$what: no part refreshed within 30 s"
-    "$@"
-    gone "$job" 30 || cf_fail "$what: the job did not end"
-    cat "$d/log"
-}
-kill_rank1() { kill -KILL "${pids##* }"; }
-
-# killed DIR: the profile commfit run made (it had the time: proctrack/linuxproc signals every
-# process of the job), else each rank's part, checked
-killed() {
-    if [ -f "$1/p.json" ]; then
-        echo "commfit run gathered the parts"
-        check merged "$1/p.json" "$1" 0=any 1=any || exit 1
-    else
-        echo "commfit run was killed first: the parts, one by one"
-        each_rank "$1/p.parts" "$1"
-    fi
-}
+# one rank, SIGKILL of every process of a job at once (as the OOM killer
+# does).  Counts are checked against each rank's own tally: exact, up to
+# one more call for the one a signal interrupted, up to the tally for a
+# rank whose records end at its last refresh, exact for ranks that made
+# their last call before it.  Skips where Slurm cannot run.
+. "$CF_SRCDIR/tests/slurm/lib.sh"
 
 # 1. the time limit (1 min; reached 60-90 s in, slurmctld looks every 30 s), in the background:
 #    `commfit run -- mpirun` in a batch script, no exec, no refresh by interval: the ranks
@@ -192,19 +100,15 @@ check merged "$d/p.json" "$d" 0=signal 1=refresh || exit 1
 echo "ok   SIGKILL of one rank: its records to its last refresh, the other's exact"
 
 # the time limit (1.)
-gone "$limit" 150 || cf_fail "the time limit: the job is still there after 3.5 min"
-cat "$dl/log"
-[ "$(state "$limit")" = TIMEOUT ] || cf_fail "the time limit: the job ended $(state "$limit")"
-grep -q "the job's end: [1-5][0-9] s from now" "$dl/log" || cf_fail "the time limit: the ranks did not learn the job's end"
-killed "$dl"
+timed_out "$limit" "$dl"
 echo "ok   the time limit, commfit run -- mpirun without exec: exact to each rank's signal or its refresh before the end"
 
 # 8. commfit run -- srun -n 2 --mpi=pmix (Open MPI 4.1 starts under srun through PMIx only)
 d="$cf_tmp/srun"
 mkdir -p "$d"
-# bounded: beside a CPU-bound load a step was once seen to wait without end
-timeout 300 "$commfit" run -o "$d/p.json" -- srun -n 2 -J srun --mpi=pmix "$known" > "$d/log" 2>&1 ||
-    { cat "$d/log"; cf_fail "srun failed or did not end within 300 s"; }
+# bounded: srun waits for an allocation without end when the CPUs stay held or slurmctld goes
+bounded 300 srun "$d/log" "$commfit" run -o "$d/p.json" -- srun -n 2 -J srun --mpi=pmix "$known" ||
+    cf_fail "srun failed or did not end within 300 s"
 cf_check known_calls "$d/p.json" 2 > "$d/check" || { cat "$d/log" "$d/check"; cf_fail "srun: the profile"; }
 tail -1 "$d/check"
 check job "$d/p.json" name=slurm step=0 job_name=srun || exit 1
@@ -224,4 +128,21 @@ grep -q "^commfit: the job did not reach MPI_Finalize: partial profile (parts of
 grep -q "^script goes on" "$d/log" || cf_fail "step: the script did not go on"
 check merged "$d/p.json" "$d" 0=any 1=any || exit 1
 echo "ok   scancel of a step: the profile, exact to each rank's signal or last refresh, and the script goes on"
-echo "9 passed, 0 failed"
+
+# 10. the whole job SIGKILLed (as the OOM killer does it), `commfit run -- mpirun` in sbatch
+d="$cf_tmp/oom"
+mkdir -p "$d"
+script "$d/job.sh" "COMMFIT_SPOOL_EVERY=1 $commfit run -o $d/p.json -- $mpirun $abend settle $d"
+job=$(sbatch --parsable -n 1 -J oom -o "$d/log" "$d/job.sh")
+whole "$job" "$d" "whole job"
+echo "ok   SIGKILL of the whole job, commfit run -- mpirun: commfit merge makes it, exact to the last refresh, which it names"
+
+# 11. the same of a job running `commfit run -- srun --mpi=pmix`: the step's ranks, srun and
+#     commfit run at once
+d="$cf_tmp/oomstep"
+mkdir -p "$d"
+script "$d/job.sh" "COMMFIT_SPOOL_EVERY=1 $commfit run -o $d/p.json -- srun -n 2 --mpi=pmix $abend settle $d"
+job=$(sbatch --parsable -n 2 -J oomstep -o "$d/log" "$d/job.sh")
+whole "$job" "$d" "whole step"
+echo "ok   SIGKILL of the whole step and its srun: commfit merge makes it, exact to the last refresh, which it names"
+echo "11 passed, 0 failed"
