@@ -2,7 +2,10 @@
  * code makes most.  Run with and without the plugin; tests/bench.sh prints
  * the difference per intercepted call.  Prints one line per loop:
  *   name calls_per_iteration ns_per_iteration
- * and the resident memory at the end (VmHWM, kB). */
+ * and the resident memory at the end (VmHWM, kB).
+ * Arguments: SCALE (iterations x SCALE, default 1), REPS (repetitions of which
+ * the best counts, default 5), SPLIT (iterations / SPLIT, default 1: many short
+ * repetitions give a busy machine more chances of an undisturbed one). */
 #include "../mpi/status_kb.h"
 #include <mpi.h>
 #include <stdio.h>
@@ -77,6 +80,13 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long scale = argc > 1 ? atol(argv[1]) : 1;
     int reps = argc > 2 ? atoi(argv[2]) : 5;
+    long split = argc > 3 ? atol(argv[3]) : 1;
+    if (scale < 1 || reps < 1 || split < 1) {
+        if (rank == 0)
+            fprintf(stderr, "usage: hotpath [SCALE [REPS [SPLIT]]], each a whole number >= 1\n");
+        MPI_Finalize();
+        return 2;
+    }
     struct {
         const char *name;
         void (*fn)(long);
@@ -89,7 +99,7 @@ int main(int argc, char **argv)
         {"isend_irecv_waitall", nonblocking, 20000, 3},
     };
     for (size_t i = 0; i < sizeof(loops) / sizeof(loops[0]); i++) {
-        double ns = best_of(reps, loops[i].iters * scale, loops[i].fn, 0);
+        double ns = best_of(reps, loops[i].iters * scale / split, loops[i].fn, 0);
         if (rank == 0)
             printf("%s %d %.1f\n", loops[i].name, loops[i].calls, ns);
     }
