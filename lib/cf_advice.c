@@ -478,10 +478,12 @@ static void advice_init(cf_advice_t *ad)
     ad->call_gap_s = ad->framework_saving_s = NAN;
 }
 
-static void candidates(cf_advice_t *ad)
+static int candidates(cf_advice_t *ad)
 {
     size_t n = 0;
     int ddp_done = 0;
+    if ((ad->cand = calloc(CF_ADV_MAX_CAND, sizeof(*ad->cand))) == NULL)
+        return CF_ERR_NOMEM;
     for (int e = 16; e <= 30; e++) {
         double S = ldexp(1.0, e);
         if (!ddp_done && CF_ADV_DDP_BYTES < S) {
@@ -495,6 +497,7 @@ static void candidates(cf_advice_t *ad)
                                                              : NULL;
     }
     ad->ncand = n;
+    return CF_OK;
 }
 
 /* Largest size the stream's predictor measured (program or calibration). */
@@ -549,7 +552,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
 
     advice_init(ad);
-    cf_strlcpy(ad->op, f->op, sizeof(ad->op));
+    ad->op = f->op;
     ad->comm = f->comm;
     ad->comm_size = f->comm_size;
     ad->path = f->path;
@@ -559,7 +562,6 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->calls = f->calls;
     ad->bytes = f->bytes;
     ad->memcpy_Bps = isfinite(p->memcpy_Bps) && p->memcpy_Bps > 0 ? p->memcpy_Bps : NAN;
-    candidates(ad);
 
     ad->steps = steps_from_regions(p, x, f, ad->steps_region, sizeof(ad->steps_region));
     if (ad->steps > 0) {
@@ -635,7 +637,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->tensors = nt;
     ts = malloc((nt ? nt : 1) * sizeof(*ts));
     tmp = malloc((nt ? nt : 1) * sizeof(*tmp));
-    if (ts == NULL || tmp == NULL) {
+    if (ts == NULL || tmp == NULL || candidates(ad) != CF_OK) {
         free(ts);
         free(tmp);
         free(pr);
@@ -814,7 +816,7 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
             continue;
         if (advise(a, &x, f, &adv[n]) != CF_OK) {
             cf_index_free(&x);
-            free(adv);
+            cf_advice_free(adv, n + 1);
             return CF_ERR_NOMEM;
         }
         n++;
@@ -827,8 +829,10 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
     return CF_OK;
 }
 
-void cf_advice_free(cf_advice_t *adv)
+void cf_advice_free(cf_advice_t *adv, size_t n)
 {
+    for (size_t i = 0; adv != NULL && i < n; i++)
+        free(adv[i].cand);
     free(adv);
 }
 

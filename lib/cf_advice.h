@@ -156,7 +156,7 @@ typedef struct {
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
-    char op[40];
+    const char *op; /* the profile's string */
     uint32_t comm;
     int comm_size, path;
     cf_coll_t coll;
@@ -215,7 +215,9 @@ typedef struct cf_advice {
     double ddp_bucket_cap_mb;
     double horovod_fusion_threshold;
 
-    cf_adv_cand_t cand[CF_ADV_MAX_CAND]; /* ascending S */
+    /* ascending S, at most CF_ADV_MAX_CAND; NULL (ncand 0) for a stream
+     * without a model, which most streams of a large job are */
+    cf_adv_cand_t *cand;
     size_t ncand;
 } cf_advice_t;
 
@@ -223,7 +225,7 @@ typedef struct cf_advice {
  * is known, largest measured time first.  *adv_p is NULL when n is 0.
  * CF_OK, CF_ERR_INVALID, CF_ERR_NOMEM. */
 CF_HIDDEN int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p);
-CF_HIDDEN void cf_advice_free(cf_advice_t *adv);
+CF_HIDDEN void cf_advice_free(cf_advice_t *adv, size_t n);
 
 /* Per-step time of tensors of the given sizes (bytes, per rank) in buckets
  * of S bytes: the packing and T(S) above, with call times t(n) = alpha +

@@ -161,7 +161,7 @@ void cf_analysis_free(cf_analysis_t *a)
     for (size_t i = 0; i < a->nlate; i++)
         free(a->late[i].last);
     free(a->late);
-    cf_advice_free(a->fusion);
+    cf_advice_free(a->fusion, a->nfusion);
     free(a->wire);
     free(a);
 }
