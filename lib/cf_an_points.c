@@ -99,6 +99,7 @@ static void fit_init(cf_an_fit_t *f)
     f->hop_alpha_s = f->hop_Bps = NAN;
     f->startup_lo = f->startup_hi = f->err_rms = f->err_max = NAN;
     f->verdict = cf_verdict(NAN);
+    f->why = cf_an_no_why;
 }
 
 static void bin_init(cf_an_bin_t *b)

@@ -58,8 +58,11 @@ static int cmp_op(const void *pa, const void *pb)
 
 static void fits_free(cf_an_fit_t *fit, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(fit[i].bin);
+        if (fit[i].why != cf_an_no_why)
+            free((char *)fit[i].why);
+    }
     free(fit);
 }
 

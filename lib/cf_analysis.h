@@ -156,7 +156,7 @@ typedef struct cf_an_fit {
     double startup_lo, startup_hi; /* the share under the ends of the 95 % intervals */
     const char *verdict; /* "startup-bound", "bandwidth-bound", "uncertain", "undetermined" */
     const char *leaning; /* uncertain: the side the estimate falls on; else NULL */
-    char why[160];      /* uncertain: why, one phrase; "" otherwise */
+    const char *why;    /* uncertain: why, one phrase; "" otherwise (cf_an_no_why: most fits) */
     double err_rms, err_max; /* |predicted / measured - 1| over the fitted bins */
     const char *basis;  /* "fit", "model" (reference link), "no payload", NULL */
     double n_half_bytes; /* of the fit, or of the reference model (basis "model") */
