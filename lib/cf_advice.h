@@ -133,6 +133,7 @@
 #include "cf_common.h"
 
 #define CF_ADV_MAX_CAND 20
+#define CF_ADV_WHY_LEN 200
 #define CF_ADV_DDP_BYTES 26214400.0       /* 25 MiB */
 #define CF_ADV_HOROVOD_BYTES 67108864.0   /* 64 MiB, Horovod's documented default */
 #define CF_ADV_HOROVOD_NEW_BYTES 134217728.0 /* 128 MiB, its default in recent code */
@@ -166,7 +167,7 @@ typedef struct cf_advice {
 
     uint64_t steps;           /* 0: unknown */
     const char *steps_source; /* "region", "pattern" */
-    char steps_region[128];   /* region path that counts the steps; "" for pattern */
+    const char *steps_region; /* region path that counts the steps; "" for pattern */
     double calls_per_step;    /* per rank */
     double bytes_per_step;    /* per rank */
     size_t tensors;           /* whole calls per step the packing works on */
@@ -209,7 +210,9 @@ typedef struct cf_advice {
     double best_saving_share; /* of the best candidate, model; NaN without a model */
     double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
     double saving_unc_step_s; /* its uncertainty (cf_adv_cand_t.saving_unc_s) */
-    char why[200];            /* "uncertain", "no gain": the numbers behind the reason */
+    /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
+     * bytes held with the candidates; "" for a stream without a model */
+    char *why;
     int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
                                * largest size the collective's fit saw */
     double ddp_bucket_cap_mb;
