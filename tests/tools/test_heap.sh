@@ -8,10 +8,10 @@
 # 10 records, 12 sampled instances and 4 matrix pairs per rank, a call
 # site of 8 frames per 10 ranks), where the analysis, not the file, is
 # most of the peak.  Ceilings, as tenths of the bytes read (diff reads
-# two files): today's figures (3.2 and 3.5 times) with 10 % of room; the
-# issue's target is 3 times.  (--format json, which builds the whole
-# report as a tree before writing it, peaks at about 25 times: not held
-# here.)
+# two files): report 3 times, the target (it is at 2.9); diff 3.5 times
+# (at 3.2, its own rows besides the two analyses).  (--format json, which
+# builds the whole report as a tree before writing it, peaks at about 25
+# times: not held here.)
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
 passed=0
@@ -66,9 +66,9 @@ within() {
         ok "$what: peak $a bytes, $(awk -v a="$a" -v f=$read 'BEGIN { printf "%.2f", a / f }') times the $read bytes read (ceiling $tenths tenths)"
     fi
 }
-within "report" 35 1 report "$prof"
-within "report --by-callsite" 35 1 report --by-callsite "$prof"
-within "diff" 39 2 diff "$prof" "$prof"
+within "report" 30 1 report "$prof"
+within "report --by-callsite" 30 1 report --by-callsite "$prof"
+within "diff" 35 2 diff "$prof" "$prof"
 
 # the wrapper counts what is held, not what passed through: a report of a
 # profile with 4 times the records peaks near 4 times as high (the
