@@ -474,9 +474,15 @@ static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_
     ad->bandwidth_Bps = C > 0 ? ref->bandwidth_Bps / C : INFINITY;
 }
 
+/* the why of a stream without a model, the steps_region of one counted
+ * by pattern: never written */
+static char no_text[1];
+
 static void advice_init(cf_advice_t *ad)
 {
     memset(ad, 0, sizeof(*ad));
+    ad->why = no_text;
+    ad->steps_region = no_text;
     ad->calls_per_step = ad->bytes_per_step = NAN;
     ad->alpha_s = ad->bandwidth_Bps = ad->startup_share = ad->memcpy_Bps = NAN;
     ad->current_s = ad->model_current_s = ad->model_current_unc_s = NAN;
@@ -488,10 +494,13 @@ static void advice_init(cf_advice_t *ad)
     ad->call_gap_s = ad->framework_saving_s = NAN;
 }
 
-static void candidates(cf_advice_t *ad)
+static int candidates(cf_advice_t *ad)
 {
     size_t n = 0;
     int ddp_done = 0;
+    if ((ad->cand = calloc(1, CF_ADV_MAX_CAND * sizeof(*ad->cand) + CF_ADV_WHY_LEN)) == NULL)
+        return CF_ERR_NOMEM;
+    ad->why = (char *)(ad->cand + CF_ADV_MAX_CAND);
     for (int e = 16; e <= 30; e++) {
         double S = ldexp(1.0, e);
         if (!ddp_done && CF_ADV_DDP_BYTES < S) {
@@ -505,6 +514,7 @@ static void candidates(cf_advice_t *ad)
                                                              : NULL;
     }
     ad->ncand = n;
+    return CF_OK;
 }
 
 /* Largest size the stream's predictor measured (program or calibration). */
@@ -569,10 +579,10 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     double *ts = NULL, *tmp = NULL, now, s_now = 0, best, ref, blocked = NAN, gain;
     size_t nt = 0, rec = 0, bi = 0, ti = (size_t)-1;
     pack_out_t po;
-    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], region[128];
 
     advice_init(ad);
-    cf_strlcpy(ad->op, f->op, sizeof(ad->op));
+    ad->op = f->op;
     ad->comm = f->comm;
     ad->comm_size = f->comm_size;
     ad->path = f->path;
@@ -582,15 +592,17 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->calls = f->calls;
     ad->bytes = f->bytes;
     ad->memcpy_Bps = isfinite(p->memcpy_Bps) && p->memcpy_Bps > 0 ? p->memcpy_Bps : NAN;
-    candidates(ad);
 
-    ad->steps = steps_from_regions(p, x, f, ad->steps_region, sizeof(ad->steps_region));
+    ad->steps = steps_from_regions(p, x, f, region, sizeof(region));
     if (ad->steps > 0) {
         ad->steps_source = "region";
+        if ((ad->steps_region = strdup(region)) == NULL) {
+            ad->steps_region = no_text;
+            return CF_ERR_NOMEM;
+        }
     } else {
         ad->steps = steps_from_pattern(f);
         ad->steps_source = "pattern";
-        ad->steps_region[0] = '\0';
     }
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
@@ -658,7 +670,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->tensors = nt;
     ts = malloc((nt ? nt : 1) * sizeof(*ts));
     tmp = malloc((nt ? nt : 1) * sizeof(*tmp));
-    if (ts == NULL || tmp == NULL) {
+    if (ts == NULL || tmp == NULL || candidates(ad) != CF_OK) {
         free(ts);
         free(tmp);
         free(pr);
@@ -773,7 +785,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
          * the startups, all that fusing can save, are under 5 % */
         ad->verdict = "no gain";
         ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
-        snprintf(ad->why, sizeof(ad->why), "the best buckets, %s, save %s of %s per step (uncertainty %s)",
+        snprintf(ad->why, CF_ADV_WHY_LEN, "the best buckets, %s, save %s of %s per step (uncertainty %s)",
                  cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
                  cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(ref, b3, sizeof(b3)),
                  cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
@@ -791,7 +803,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
                                                   "calibration the budget named to measure them";
         if (isfinite(need))
             snprintf(b5, sizeof(b5), "COMMFIT_CALIBRATE=%gs", need);
-        snprintf(ad->why, sizeof(ad->why),
+        snprintf(ad->why, CF_ADV_WHY_LEN,
                  "buckets of %s, measured up to %s: saving %s per step, uncertainty %s; budget: %s",
                  cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
                  cf_fmt_size(measured_hi(pr), b2, sizeof(b2)), cf_fmt_time(ad->saving_step_s, b3, sizeof(b3)),
@@ -805,7 +817,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
                            "exchange blocking would measure them"
                          : "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
                            "the line; profile more steps";
-        snprintf(ad->why, sizeof(ad->why), "buckets of %s: saving %s per step, uncertainty %s",
+        snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step, uncertainty %s",
                  cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
                  cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)));
@@ -849,7 +861,7 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
             continue;
         if (advise(a, &x, f, &adv[n]) != CF_OK) {
             cf_index_free(&x);
-            free(adv);
+            cf_advice_free(adv, n + 1);
             return CF_ERR_NOMEM;
         }
         n++;
@@ -862,8 +874,13 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
     return CF_OK;
 }
 
-void cf_advice_free(cf_advice_t *adv)
+void cf_advice_free(cf_advice_t *adv, size_t n)
 {
+    for (size_t i = 0; adv != NULL && i < n; i++) {
+        free(adv[i].cand);
+        if (adv[i].steps_region != no_text)
+            free((char *)adv[i].steps_region);
+    }
     free(adv);
 }
 

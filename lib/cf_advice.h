@@ -136,6 +136,7 @@
 #include "cf_common.h"
 
 #define CF_ADV_MAX_CAND 20
+#define CF_ADV_WHY_LEN 200
 #define CF_ADV_DDP_BYTES 26214400.0       /* 25 MiB */
 #define CF_ADV_HOROVOD_BYTES 67108864.0   /* 64 MiB, Horovod's documented default */
 #define CF_ADV_HOROVOD_NEW_BYTES 134217728.0 /* 128 MiB, its default in recent code */
@@ -160,7 +161,7 @@ typedef struct {
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
-    char op[40];
+    const char *op; /* the profile's string */
     uint32_t comm;
     int comm_size, path;
     cf_coll_t coll;
@@ -170,7 +171,7 @@ typedef struct cf_advice {
 
     uint64_t steps;           /* 0: unknown */
     const char *steps_source; /* "region", "pattern" */
-    char steps_region[128];   /* region path that counts the steps; "" for pattern */
+    const char *steps_region; /* region path that counts the steps; "" for pattern */
     double calls_per_step;    /* per rank */
     double bytes_per_step;    /* per rank */
     size_t tensors;           /* whole calls per step the packing works on */
@@ -213,13 +214,17 @@ typedef struct cf_advice {
     double best_saving_share; /* of the best candidate, model; NaN without a model */
     double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
     double saving_unc_step_s; /* its uncertainty (cf_adv_cand_t.saving_unc_s) */
-    char why[200];            /* "uncertain", "no gain": the numbers behind the reason */
+    /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
+     * bytes held with the candidates; "" for a stream without a model */
+    char *why;
     int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
                                * largest size the collective's fit saw */
     double ddp_bucket_cap_mb;
     double horovod_fusion_threshold;
 
-    cf_adv_cand_t cand[CF_ADV_MAX_CAND]; /* ascending S */
+    /* ascending S, at most CF_ADV_MAX_CAND; NULL (ncand 0) for a stream
+     * without a model, which most streams of a large job are */
+    cf_adv_cand_t *cand;
     size_t ncand;
 } cf_advice_t;
 
@@ -227,7 +232,7 @@ typedef struct cf_advice {
  * is known, largest measured time first.  *adv_p is NULL when n is 0.
  * CF_OK, CF_ERR_INVALID, CF_ERR_NOMEM. */
 CF_HIDDEN int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p);
-CF_HIDDEN void cf_advice_free(cf_advice_t *adv);
+CF_HIDDEN void cf_advice_free(cf_advice_t *adv, size_t n);
 
 /* Per-step time of tensors of the given sizes (bytes, per rank) in buckets
  * of S bytes: the packing and T(S) above, with call times t(n) = alpha +

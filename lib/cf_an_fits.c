@@ -78,28 +78,34 @@ static const char *side(double share)
     return cf_verdict(share);
 }
 
-static void judge(cf_an_fit_t *f)
+const char cf_an_no_why[] = "";
+
+/* CF_OK or CF_ERR_NOMEM. */
+static int judge(cf_an_fit_t *f)
 {
-    char l[CF_FMT_LEN], h[CF_FMT_LEN];
+    char l[CF_FMT_LEN], h[CF_FMT_LEN], why[160] = "";
 
     f->leaning = NULL;
-    f->why[0] = '\0';
     f->verdict = side(f->startup_share);
     if (isnan(f->startup_share))
-        return;
+        return CF_OK;
     if (isfinite(f->err_rms) && f->err_rms > MAX_RMS_ERR) {
-        snprintf(f->why, sizeof(f->why), "the model misses its size bins by %.0f%% rms",
-                 100.0 * f->err_rms);
+        snprintf(why, sizeof(why), "the model misses its size bins by %.0f%% rms", 100.0 * f->err_rms);
     } else if (f->startup_lo < 0.5 && f->startup_hi > 0.5) {
         snprintf(l, sizeof(l), "%.0f%%", 100.0 * f->startup_lo);
         snprintf(h, sizeof(h), "%.0f%%", 100.0 * f->startup_hi);
-        snprintf(f->why, sizeof(f->why), "the startup share lies between %s and %s (95%% intervals of alpha and B)",
-                 l, h);
+        snprintf(why, sizeof(why), "the startup share lies between %s and %s (95%% intervals of alpha and B)", l,
+                 h);
     }
-    if (f->why[0] != '\0') {
+    if (why[0] != '\0') {
+        if (f->why == cf_an_no_why && (f->why = strdup(why)) == NULL) {
+            f->why = cf_an_no_why;
+            return CF_ERR_NOMEM;
+        }
         f->leaning = f->verdict;
         f->verdict = CF_AN_UNCERTAIN;
     }
+    return CF_OK;
 }
 
 int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
@@ -214,7 +220,8 @@ int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
         f->err_rms = ne > 0 ? sqrt(e2 / (double)ne) : NAN;
         f->err_max = ne > 0 ? emax : NAN;
         f->below_n_half = isnan(f->n_half_bytes) ? NAN : below / (double)f->calls;
-        judge(f);
+        if (judge(f) != CF_OK)
+            rc = CF_ERR_NOMEM;
     }
 out:
     free(kept);

@@ -594,8 +594,8 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     jset(&c, root, "wire", wire_json(&c, a));
     {
         /* the communication matrix as the profile has it (null: not recorded) */
-        json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL;
-        jset(&c, root, "matrix", m != NULL ? json_deep_copy(m) : json_null());
+        json_t *m = cf_profile_matrix_json(p);
+        jset(&c, root, "matrix", m != NULL ? m : json_null());
     }
 
     if (c.bad || root == NULL) {

@@ -99,6 +99,7 @@ static void fit_init(cf_an_fit_t *f)
     f->hop_alpha_s = f->hop_Bps = NAN;
     f->startup_lo = f->startup_hi = f->err_rms = f->err_max = NAN;
     f->verdict = cf_verdict(NAN);
+    f->why = cf_an_no_why;
 }
 
 static void bin_init(cf_an_bin_t *b)
@@ -130,12 +131,12 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
     f->path = e[0]->path;
     if (joint) {
         f->kind = CF_AN_P2P;
-        cf_strlcpy(f->op, "p2p", sizeof(f->op));
+        f->op = "p2p";
         f->comm = CF_COMM_ID_NONE;
         f->coll = CF_COLL_P2P;
     } else {
         f->kind = is_kind(e[0], "collective") ? CF_AN_COLLECTIVE : is_kind(e[0], "io") ? CF_AN_IO : CF_AN_P2P;
-        cf_strlcpy(f->op, e[0]->op, sizeof(f->op));
+        f->op = e[0]->op;
         f->comm = e[0]->comm;
         f->comm_size = cf_an_comm_size(p, f->comm);
         f->coll = f->kind == CF_AN_P2P ? CF_COLL_P2P : f->kind == CF_AN_IO ? CF_COLL_NONE : cf_coll_from_name(f->op);
@@ -269,6 +270,19 @@ static size_t runs(const cf_record_t *const *e, size_t n, int joint)
     return k;
 }
 
+/* The groups of a sorted array that are fitted (point to point,
+ * collectives, file accesses): completion, probe and the rest are ranked,
+ * never fitted, and the fits are held for the whole report. */
+static size_t fitted_runs(const cf_record_t *const *e, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((i == 0 || !same_group(e[i - 1], e[i], 0)) &&
+            (is_kind(e[i], "p2p") || is_kind(e[i], "collective") || is_kind(e[i], "io")))
+            k++;
+    return k;
+}
+
 /* The joint point-to-point fit of a path, the reference link of its
  * collectives, takes blocking calls only: a nonblocking span from post to
  * completion includes whatever the program did before it waited. */
@@ -356,7 +370,7 @@ int cf_an_points_build(cf_analysis_t *a)
     qsort(joint, njoint, sizeof(*joint), cmp_joint);
 
     a->nop = runs(sep, nsep, 0);
-    a->fit = calloc(a->nop + runs(joint, njoint, 1) + 1, sizeof(*a->fit));
+    a->fit = calloc(fitted_runs(sep, nsep) + runs(joint, njoint, 1) + 1, sizeof(*a->fit));
     a->op = calloc(a->nop ? a->nop : 1, sizeof(*a->op));
     if (a->fit == NULL || a->op == NULL)
         goto out;
@@ -374,8 +388,8 @@ int cf_an_points_build(cf_analysis_t *a)
         const cf_record_t *r = sep[i];
         for (j = i + 1; j < nsep && same_group(sep[j - 1], sep[j], 0); j++)
             ;
-        cf_strlcpy(o->op, r->op, sizeof(o->op));
-        cf_strlcpy(o->kind, r->kind, sizeof(o->kind));
+        o->op = r->op;
+        o->kind = r->kind;
         o->comm = r->comm;
         o->comm_size = cf_an_comm_size(p, r->comm);
         o->path = r->path;

@@ -64,8 +64,8 @@ static int region_add(const cf_profile_t *p, cf_an_region_t *g, const cf_record_
         g->op = grown;
         o = &g->op[g->nop++];
         memset(o, 0, sizeof(*o));
-        cf_strlcpy(o->op, r->op, sizeof(o->op));
-        cf_strlcpy(o->kind, r->kind, sizeof(o->kind));
+        o->op = r->op;
+        o->kind = r->kind;
         o->comm = r->comm;
         o->comm_size = cf_an_comm_size(p, r->comm);
         o->path = r->path;

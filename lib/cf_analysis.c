@@ -58,8 +58,11 @@ static int cmp_op(const void *pa, const void *pb)
 
 static void fits_free(cf_an_fit_t *fit, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(fit[i].bin);
+        if (fit[i].why != cf_an_no_why)
+            free((char *)fit[i].why);
+    }
     free(fit);
 }
 
@@ -161,7 +164,7 @@ void cf_analysis_free(cf_analysis_t *a)
     for (size_t i = 0; i < a->nlate; i++)
         free(a->late[i].last);
     free(a->late);
-    cf_advice_free(a->fusion);
+    cf_advice_free(a->fusion, a->nfusion);
     free(a->wire);
     free(a);
 }

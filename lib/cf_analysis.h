@@ -134,7 +134,7 @@ typedef struct {
 
 typedef struct cf_an_fit {
     cf_an_kind_t kind;
-    char op[40];        /* MPI name; "p2p" for the joint fit of a path */
+    const char *op;     /* MPI name (the profile's); "p2p" for the joint fit of a path */
     int joint;          /* 1: every blocking point-to-point operation of the path */
     int nonblocking;    /* times are spans from post to completion */
     uint32_t comm;      /* CF_COMM_ID_NONE for a joint fit */
@@ -156,7 +156,7 @@ typedef struct cf_an_fit {
     double startup_lo, startup_hi; /* the share under the ends of the 95 % intervals */
     const char *verdict; /* "startup-bound", "bandwidth-bound", "uncertain", "undetermined" */
     const char *leaning; /* uncertain: the side the estimate falls on; else NULL */
-    char why[160];      /* uncertain: why, one phrase; "" otherwise */
+    const char *why;    /* uncertain: why, one phrase; "" otherwise (cf_an_no_why: most fits) */
     double err_rms, err_max; /* |predicted / measured - 1| over the fitted bins */
     const char *basis;  /* "fit", "model" (reference link), "no payload", NULL */
     double n_half_bytes; /* of the fit, or of the reference model (basis "model") */
@@ -187,8 +187,7 @@ struct cf_advice;
 
 /* One line of the cost ranking: every MPI operation per (op, comm, path). */
 typedef struct {
-    char op[40];
-    char kind[16];
+    const char *op, *kind; /* the profile's strings: the analysis holds 60 000 rows of a large job */
     uint32_t comm;
     int comm_size;
     int path;
@@ -317,8 +316,7 @@ CF_HIDDEN double cf_analysis_call_time(const cf_analysis_t *a, const cf_an_fit_t
  * region, so a region's own time leaves out the regions nested in it;
  * inclusive_s adds them. */
 typedef struct {
-    char op[40];
-    char kind[16];
+    const char *op, *kind; /* the profile's strings */
     uint32_t comm;
     int comm_size, path;
     uint64_t calls, bytes;

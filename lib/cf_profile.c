@@ -28,6 +28,9 @@ void cf_profile_free(cf_profile_t *p)
     free(p->comm);
     cf_index_free(&p->comm_index);
     free(p->rec);
+    free(p->matrix_pair);
+    free(p->site);
+    json_decref(p->site_strings);
     for (size_t i = 0; i < p->nregion; i++)
         free(p->region[i]);
     free(p->region);
@@ -106,6 +109,46 @@ const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t l
 }
 
 static const char *const cf_layer_names[] = {"mpi", "ucx"};
+
+/* The "callsites" section sec (its sites null) with the sites read
+ * compact, in the form the plugin writes them. */
+static json_t *cf_profile_sites_json(const cf_profile_t *p, json_t *sec)
+{
+    json_t *m = json_deep_copy(sec), *sites = json_array();
+    int bad = m == NULL || sites == NULL || json_object_set(m, "sites", sites) != 0;
+    for (size_t i = 0; !bad && i < p->nsite; i++) {
+        const cf_callsite_t *c = &p->site[i];
+        json_t *stack = json_array(),
+               *o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:f}", "id", (json_int_t)c->id, "op", c->op, "comm",
+                              (json_int_t)c->comm, "calls", (json_int_t)c->calls, "bytes", (json_int_t)c->bytes,
+                              "time_s", c->time_s);
+        bad = stack == NULL || o == NULL;
+        if (!bad && isfinite(c->min_s))
+            bad |= json_object_set_new(o, "min_s", json_real(c->min_s));
+        if (!bad && isfinite(c->max_s))
+            bad |= json_object_set_new(o, "max_s", json_real(c->max_s));
+        for (size_t k = 0; !bad && k < c->nframe; k++) {
+            const cf_site_frame_t *fr = &c->frame[k];
+            json_t *f = json_pack("{s:s?, s:I}", "module", fr->module, "offset", (json_int_t)fr->offset);
+            bad = f == NULL;
+            if (!bad && fr->symbol != NULL)
+                bad |= json_object_set_new(f, "symbol", json_string(fr->symbol)) ||
+                       json_object_set_new(f, "symbol_offset", json_integer((json_int_t)fr->symbol_offset));
+            bad |= json_array_append_new(stack, f) != 0;
+        }
+        if (!bad)
+            bad |= json_object_set_new(o, "ranks", json_integer(c->ranks)) ||
+                   json_object_set(o, "stack", stack) != 0;
+        json_decref(stack);
+        bad |= json_array_append_new(sites, o) != 0;
+    }
+    json_decref(sites);
+    if (bad) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
+}
 
 json_t *cf_profile_to_json(const cf_profile_t *p)
 {
@@ -207,7 +250,13 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         const char *k;
         json_t *v;
         json_object_foreach(p->extra, k, v) {
-            if (!json_object_get(root, k) && strcmp(k, CF_SCHED_KEY) != 0)
+            if (json_object_get(root, k) || strcmp(k, CF_SCHED_KEY) == 0)
+                continue;
+            if (strcmp(k, "matrix") == 0 && p->matrix_cols)
+                json_object_set_new(root, k, cf_profile_matrix_json(p));
+            else if (strcmp(k, "callsites") == 0 && p->nsite > 0)
+                json_object_set_new(root, k, cf_profile_sites_json(p, v));
+            else
                 json_object_set(root, k, v);
         }
     }
@@ -492,7 +541,7 @@ static json_t *cf_get_array(json_t *root, const char *key, char *err, size_t err
  * stream (cf_profile_read), by the same checks. */
 typedef struct {
     cf_profile_t p;
-    size_t cap_rank, cap_comm, cap_rec;
+    size_t cap_rank, cap_comm, cap_rec, cap_pair, cap_site;
     uint64_t calls_total, bytes_total;
     char *err;
     size_t errlen;
@@ -840,6 +889,8 @@ static int cf_rd_finish(cf_rd_t *rd, cf_profile_t *p_out)
     cf_rd_trim((void **)&p->rank, p->nrank, rd->cap_rank, sizeof(*p->rank));
     cf_rd_trim((void **)&p->comm, p->ncomm, rd->cap_comm, sizeof(*p->comm));
     cf_rd_trim((void **)&p->rec, p->nrec, rd->cap_rec, sizeof(*p->rec));
+    cf_rd_trim((void **)&p->matrix_pair, p->matrix_npair, rd->cap_pair, sizeof(*p->matrix_pair));
+    cf_rd_trim((void **)&p->site, p->nsite, rd->cap_site, sizeof(*p->site));
     if (p->rank == NULL && (p->rank = calloc(1, sizeof(*p->rank))) == NULL)
         return CF_ERR_NOMEM;
     if (p->comm == NULL && (p->comm = calloc(1, sizeof(*p->comm))) == NULL)
@@ -962,6 +1013,127 @@ static int cf_rd_skip(cf_jin_t *in, int k)
     return rc == CF_OK && more == 0 ? CF_OK : CF_ERR_FORMAT;
 }
 
+static int cf_pair_from_json(json_t *e, int ranks, cf_pair_t *out);
+static int cf_site_from_json(json_t *e, cf_callsite_t *c);
+
+/* One pair of the matrix into p->matrix_pair. */
+static int cf_rd_pair(cf_rd_t *rd, json_t *e)
+{
+    cf_profile_t *p = &rd->p;
+    cf_pair_t q, *slot;
+    int cols = cf_pair_from_json(e, p->ranks, &q);
+    if (cols == 0 || (p->matrix_cols != 0 && cols != p->matrix_cols))
+        return CF_ERR_FORMAT;
+    p->matrix_cols = cols;
+    if ((slot = cf_rd_push((void **)&p->matrix_pair, &p->matrix_npair, &rd->cap_pair, sizeof(q))) == NULL)
+        return CF_ERR_NOMEM;
+    *slot = q;
+    return CF_OK;
+}
+
+/* s once in the profile's pool of call-site strings, cleaned as every
+ * string the readers keep; NULL for NULL.  *rc_p CF_ERR_NOMEM when out
+ * of memory. */
+static const char *cf_rd_intern(cf_rd_t *rd, const char *s, int *rc_p)
+{
+    json_t *pool = rd->p.site_strings, *v;
+    char *t;
+    if (s == NULL)
+        return NULL;
+    if ((v = json_object_get(pool, s)) != NULL)
+        return json_string_value(v);
+    if ((t = strdup(s)) == NULL) {
+        *rc_p = CF_ERR_NOMEM;
+        return NULL;
+    }
+    cf_clean(t);
+    v = json_string(t);
+    free(t);
+    if (v == NULL || json_object_set_new(pool, s, v) != 0) {
+        *rc_p = CF_ERR_NOMEM;
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* One call site into p->site, its strings interned: a thousand sites of
+ * eight frames name a few hundred modules. */
+static int cf_rd_site(cf_rd_t *rd, json_t *e)
+{
+    cf_profile_t *p = &rd->p;
+    cf_callsite_t c, *slot;
+    int rc = CF_OK;
+    memset(&c, 0, sizeof(c));
+    if (!cf_site_from_json(e, &c))
+        return CF_ERR_FORMAT;
+    if (p->site_strings == NULL && (p->site_strings = json_object()) == NULL)
+        return CF_ERR_NOMEM;
+    c.op = cf_rd_intern(rd, c.op, &rc);
+    for (size_t k = 0; k < c.nframe; k++) {
+        c.frame[k].module = cf_rd_intern(rd, c.frame[k].module, &rc);
+        c.frame[k].symbol = cf_rd_intern(rd, c.frame[k].symbol, &rc);
+    }
+    if (rc != CF_OK || (slot = cf_rd_push((void **)&p->site, &p->nsite, &rd->cap_site, sizeof(c))) == NULL)
+        return CF_ERR_NOMEM;
+    *slot = c;
+    return CF_OK;
+}
+
+/* A section the tools keep, read compact: the object that comes next,
+ * its member array (an element at a time through one(), which counts
+ * them in *n_p) left null in the copy that goes to extra with the other
+ * members (an empty array stays as it is).  CF_ERR_FORMAT on anything
+ * the tree reader says more about: an element that is not one, a
+ * repeated name. */
+static int cf_rd_compact(cf_rd_t *rd, cf_jin_t *in, const char *name, const char *array,
+                         int (*one)(cf_rd_t *, json_t *), const size_t *n_p)
+{
+    json_t *m = json_object(), *key = NULL, *v;
+    int first = 1, more = -1, rc = CF_ERR_FORMAT;
+
+    if (m == NULL)
+        return CF_ERR_NOMEM;
+    if (!cf_jin_accept(in, '{'))
+        goto out;
+    while ((more = cf_jin_more(in, '}', &first)) == 1) {
+        json_decref(key);
+        cf_jin_set_depth(in, 2);
+        if ((key = cf_jin_value(in, 0)) == NULL || !json_is_string(key) || !cf_jin_accept(in, ':') ||
+            json_object_get(m, json_string_value(key)) != NULL)
+            goto out;
+        if (strcmp(json_string_value(key), array) == 0 && cf_jin_accept(in, '[')) {
+            int efirst = 1, emore;
+            cf_jin_set_depth(in, 3);
+            while ((emore = cf_jin_more(in, ']', &efirst)) == 1) {
+                json_t *e = cf_jin_value(in, JSON_REJECT_DUPLICATES);
+                rc = e != NULL ? one(rd, e) : CF_ERR_FORMAT;
+                json_decref(e);
+                if (rc != CF_OK)
+                    goto out;
+            }
+            rc = CF_ERR_FORMAT;
+            if (emore != 0)
+                goto out;
+            v = *n_p > 0 ? json_null() : json_array();
+        } else if ((v = cf_jin_value(in, JSON_REJECT_DUPLICATES)) == NULL) {
+            goto out;
+        }
+        if (json_object_set_new(m, json_string_value(key), v) != 0) {
+            rc = CF_ERR_NOMEM;
+            goto out;
+        }
+    }
+    if (more != 0)
+        goto out;
+    rc = json_object_set_new(rd->p.extra, name, m) == 0 ? CF_OK : CF_ERR_NOMEM;
+    m = NULL;
+out:
+    cf_jin_set_depth(in, 1);
+    json_decref(key);
+    json_decref(m);
+    return rc;
+}
+
 static int cf_in_list(const char *const *list, const char *s)
 {
     for (; list != NULL && *list != NULL; list++)
@@ -1002,6 +1174,21 @@ static int cf_rd_stream(cf_rd_t *rd, int fd, const char *const *skip)
                 /* noted, so that a repeat is seen */
                 if (cf_rd_skip(in, 1) != CF_OK || json_object_set_new(rd->p.extra, k, json_null()) != 0)
                     goto out;
+                continue;
+            }
+            /* the largest sections the tools keep, compact: the matrix
+             * (its pairs checked against the job's ranks) and the call
+             * sites */
+            if (strcmp(k, "matrix") == 0 && next > CF_SEC_JOB && cf_jin_peek(in) == '{') {
+                if ((rc = cf_rd_compact(rd, in, k, "pairs", cf_rd_pair, &rd->p.matrix_npair)) != CF_OK)
+                    goto out;
+                rc = CF_ERR_FORMAT;
+                continue;
+            }
+            if (strcmp(k, "callsites") == 0 && cf_jin_peek(in) == '{') {
+                if ((rc = cf_rd_compact(rd, in, k, "sites", cf_rd_site, &rd->p.nsite)) != CF_OK)
+                    goto out;
+                rc = CF_ERR_FORMAT;
                 continue;
             }
             if ((v = cf_jin_value(in, JSON_REJECT_DUPLICATES)) == NULL || json_object_set_new(rd->p.extra, k, v) != 0)
@@ -1179,12 +1366,32 @@ int cf_profile_read(const char *path, cf_profile_t *p_out, char *err, size_t err
     return cf_profile_read_without(path, NULL, p_out, err, errlen);
 }
 
+/* One pair of the matrix, [src, dst, messages, bytes], and since the
+ * communicator column [src, dst, messages, bytes, comm, "mpi" | "ucx"],
+ * of ranks below ranks: its columns (4 or 6), 0 when it is not that. */
+static int cf_pair_from_json(json_t *e, int ranks, cf_pair_t *out)
+{
+    json_int_t v[5] = {0, 0, 0, 0, CF_COMM_ID_NONE};
+    size_t len = json_is_array(e) ? json_array_size(e) : 0;
+    const char *src = len == 6 ? json_string_value(json_array_get(e, 5)) : "mpi";
+    int ok = (len == 4 || len == 6) && src != NULL && (!strcmp(src, "mpi") || !strcmp(src, "ucx"));
+    for (size_t k = 0; ok && k < (len == 6 ? 5 : 4); k++) {
+        json_t *x = json_array_get(e, k);
+        ok = json_is_integer(x) && (v[k] = json_integer_value(x)) >= 0;
+    }
+    if (!ok || v[0] >= ranks || v[1] >= ranks || v[4] > (json_int_t)UINT32_MAX)
+        return 0;
+    *out = (cf_pair_t){(int)v[0], (int)v[1], (uint64_t)v[2], (uint64_t)v[3], (uint32_t)v[4],
+                       !strcmp(src, "ucx") ? CF_PAIR_UCX : CF_PAIR_MPI};
+    return (int)len;
+}
+
 int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
                       size_t errlen)
 {
     json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL, *pairs, *e;
     cf_pair_t *out;
-    size_t i;
+    size_t i, n;
 
     *pairs_p = NULL;
     *n_p = 0;
@@ -1193,40 +1400,58 @@ int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, u
     if (m == NULL || json_is_null(m))
         return CF_OK;
     pairs = json_object_get(m, "pairs");
-    if (!json_is_object(m) || !json_is_array(pairs)) {
+    if (!json_is_object(m) || !(json_is_array(pairs) || p->matrix_cols)) {
         cf_errf(err, errlen, "'matrix' has no array 'pairs'");
         return CF_ERR_FORMAT;
     }
     if (lost_p != NULL && json_is_integer(json_object_get(m, "lost_messages")) &&
         json_integer_value(json_object_get(m, "lost_messages")) > 0)
         *lost_p = (uint64_t)json_integer_value(json_object_get(m, "lost_messages"));
-    out = calloc(json_array_size(pairs) + 1, sizeof(*out));
+    n = p->matrix_cols ? p->matrix_npair : json_array_size(pairs);
+    out = calloc(n + 1, sizeof(*out));
     if (out == NULL)
         return CF_ERR_NOMEM;
-    json_array_foreach(pairs, i, e) {
-        json_int_t v[5] = {0, 0, 0, 0, CF_COMM_ID_NONE};
-        /* [src, dst, messages, bytes], and since the communicator column
-         * [src, dst, messages, bytes, comm, "mpi" | "ucx"] */
-        size_t len = json_is_array(e) ? json_array_size(e) : 0;
-        const char *src = len == 6 ? json_string_value(json_array_get(e, 5)) : "mpi";
-        int ok = (len == 4 || len == 6) && src != NULL && (!strcmp(src, "mpi") || !strcmp(src, "ucx"));
-        for (size_t k = 0; ok && k < (len == 6 ? 5 : 4); k++) {
-            json_t *x = json_array_get(e, k);
-            ok = json_is_integer(x) && (v[k] = json_integer_value(x)) >= 0;
+    if (p->matrix_cols && n > 0)
+        memcpy(out, p->matrix_pair, n * sizeof(*out));
+    else
+        json_array_foreach(pairs, i, e) {
+            if (!cf_pair_from_json(e, p->ranks, &out[i])) {
+                cf_errf(err, errlen,
+                        "matrix.pairs[%zu] is not [src, dst, messages, bytes, comm, \"mpi\" or \"ucx\"] of ranks "
+                        "below %d",
+                        i, p->ranks);
+                free(out);
+                return CF_ERR_FORMAT;
+            }
         }
-        if (!ok || v[0] >= p->ranks || v[1] >= p->ranks || v[4] > (json_int_t)UINT32_MAX) {
-            cf_errf(err, errlen,
-                    "matrix.pairs[%zu] is not [src, dst, messages, bytes, comm, \"mpi\" or \"ucx\"] of ranks below %d",
-                    i, p->ranks);
-            free(out);
-            return CF_ERR_FORMAT;
-        }
-        out[i] = (cf_pair_t){(int)v[0], (int)v[1], (uint64_t)v[2], (uint64_t)v[3], (uint32_t)v[4],
-                             !strcmp(src, "ucx") ? CF_PAIR_UCX : CF_PAIR_MPI};
-    }
     *pairs_p = out;
-    *n_p = json_array_size(pairs);
+    *n_p = n;
     return CF_OK;
+}
+
+json_t *cf_profile_matrix_json(const cf_profile_t *p)
+{
+    json_t *m = p->extra != NULL ? json_object_get(p->extra, "matrix") : NULL, *pairs;
+    if (m == NULL || !p->matrix_cols)
+        return m != NULL ? json_deep_copy(m) : NULL;
+    if ((m = json_deep_copy(m)) == NULL || (pairs = json_array()) == NULL || json_object_set_new(m, "pairs", pairs)) {
+        json_decref(m);
+        return NULL;
+    }
+    for (size_t i = 0; i < p->matrix_npair; i++) {
+        const cf_pair_t *q = &p->matrix_pair[i];
+        json_t *e = p->matrix_cols == 4
+                        ? json_pack("[I, I, I, I]", (json_int_t)q->src, (json_int_t)q->dst, (json_int_t)q->msgs,
+                                    (json_int_t)q->bytes)
+                        : json_pack("[I, I, I, I, I, s]", (json_int_t)q->src, (json_int_t)q->dst,
+                                    (json_int_t)q->msgs, (json_int_t)q->bytes, (json_int_t)q->comm,
+                                    q->source == CF_PAIR_UCX ? "ucx" : "mpi");
+        if (e == NULL || json_array_append_new(pairs, e) != 0) {
+            json_decref(m);
+            return NULL;
+        }
+    }
+    return m;
 }
 
 static int cmp_pair_group(const void *pa, const void *pb)
@@ -1322,30 +1547,35 @@ int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, s
 {
     json_t *sec = p->extra != NULL ? json_object_get(p->extra, "callsites") : NULL, *sites, *e;
     json_int_t depth;
-    size_t i;
+    size_t i, n;
 
     memset(cs, 0, sizeof(*cs));
     if (sec == NULL || json_is_null(sec))
         return CF_OK;
     sites = json_object_get(sec, "sites");
     depth = json_integer_value(json_object_get(sec, "depth"));
-    if (!json_is_object(sec) || !json_is_array(sites) || depth < 1 || depth > CF_CALLSITE_FRAMES) {
+    if (!json_is_object(sec) || !(json_is_array(sites) || p->nsite > 0) || depth < 1 ||
+        depth > CF_CALLSITE_FRAMES) {
         cf_errf(err, errlen, "'callsites' needs a depth from 1 to %d and an array 'sites'", CF_CALLSITE_FRAMES);
         return CF_ERR_FORMAT;
     }
-    cs->site = calloc(json_array_size(sites) + 1, sizeof(*cs->site));
+    n = p->nsite > 0 ? p->nsite : json_array_size(sites);
+    cs->site = calloc(n + 1, sizeof(*cs->site));
     if (cs->site == NULL)
         return CF_ERR_NOMEM;
-    json_array_foreach(sites, i, e) {
-        if (!cf_site_from_json(e, &cs->site[i])) {
-            cf_errf(err, errlen, "callsites.sites[%zu] needs id, op, comm, calls, bytes, time_s and a stack of "
-                    "1 to %d frames with an offset", i, CF_CALLSITE_FRAMES);
-            free(cs->site);
-            memset(cs, 0, sizeof(*cs));
-            return CF_ERR_FORMAT;
+    if (p->nsite > 0)
+        memcpy(cs->site, p->site, n * sizeof(*cs->site));
+    else
+        json_array_foreach(sites, i, e) {
+            if (!cf_site_from_json(e, &cs->site[i])) {
+                cf_errf(err, errlen, "callsites.sites[%zu] needs id, op, comm, calls, bytes, time_s and a stack of "
+                        "1 to %d frames with an offset", i, CF_CALLSITE_FRAMES);
+                free(cs->site);
+                memset(cs, 0, sizeof(*cs));
+                return CF_ERR_FORMAT;
+            }
         }
-    }
-    cs->n = json_array_size(sites);
+    cs->n = n;
     cs->depth = (int)depth;
     cf_json_u64(sec, "lost_calls", &cs->lost_calls);
     cs->complete = json_is_true(json_object_get(sec, "complete"));

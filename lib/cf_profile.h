@@ -65,6 +65,9 @@ typedef struct {
     char user_name[CF_COMM_USER_LEN]; /* MPI_Comm_set_name; "" when not set */
 } cf_comm_info_t;
 
+struct cf_pair;
+struct cf_callsite;
+
 typedef struct {
     int version;
     int ranks, nodes;
@@ -89,6 +92,20 @@ typedef struct {
     char **region; /* region names */
     size_t nregion;
     json_t *extra; /* further sections (clock, papi, samples...) kept as they are */
+    /* The matrix's pairs as the stream reader read them (extra's "matrix"
+     * then holds its other members, "pairs" null): 32 bytes a pair, not a
+     * tree of seven values.  matrix_cols 4 or 6, the columns every pair
+     * had; 0: the matrix, if any, is in extra as it is. */
+    struct cf_pair *matrix_pair;
+    size_t matrix_npair;
+    int matrix_cols;
+    /* The call sites as the stream reader read them (extra's "callsites"
+     * then holds depth, lost_calls and complete, "sites" null), each
+     * string once in site_strings; nsite 0: the section, if any, is in
+     * extra as it is. */
+    struct cf_callsite *site;
+    size_t nsite;
+    json_t *site_strings;
 } cf_profile_t;
 
 void cf_profile_init(cf_profile_t *p);
@@ -110,7 +127,7 @@ const char *cf_comm_name(const cf_profile_t *p, uint32_t id, char *buf, size_t l
  * sends the UCX layer saw beneath collectives (CF_PAIR_UCX).  Profiles
  * older than the communicator column give comm CF_COMM_ID_NONE. */
 enum { CF_PAIR_MPI = 0, CF_PAIR_UCX = 1 };
-typedef struct {
+typedef struct cf_pair {
     int src, dst;
     uint64_t msgs, bytes;
     uint32_t comm;
@@ -125,6 +142,10 @@ typedef struct {
  * did not fit the plugin's tables. */
 int cf_profile_matrix(const cf_profile_t *p, cf_pair_t **pairs_p, size_t *n_p, uint64_t *lost_p, char *err,
                       size_t errlen);
+
+/* The profile's "matrix" section as a tree, as the file has it (a new
+ * reference); NULL when there is none or out of memory. */
+json_t *cf_profile_matrix_json(const cf_profile_t *p);
 
 /* One communicator's share of the matrix (of one source): pairs[first ..
  * first + n) after cf_matrix_groups. */
@@ -151,7 +172,7 @@ typedef struct {
     const char *symbol; /* dynamic symbol holding the address, NULL if none */
     uint64_t symbol_offset;
 } cf_site_frame_t;
-typedef struct {
+typedef struct cf_callsite {
     unsigned id;
     const char *op;
     uint32_t comm;

@@ -112,11 +112,11 @@ static int cf_tool_check_sections(const cf_profile_t *p, char *err, size_t errle
     return rc;
 }
 
-/* The first rows of samples.collectives, which the fusion advice reads
+/* The first 2000 rows of samples.collectives, which the fusion advice reads
  * for the framework's time between back-to-back calls (call_gap_s): a
  * bounded sample of what the reader leaves out.  The consecutive calls it
  * pairs are a rank's first sampled ones, which come first in the file. */
-#define GAP_ROWS_MAX 20000
+#define GAP_ROWS_MAX 2000
 
 static int keep_row(json_t *e, void *ctx)
 {
