@@ -1,6 +1,6 @@
 /* The list of modules (cf_module.h): the only file that names them all.
  * Their order is the order of their hooks on every rank and of their
- * sections in the profile.  */
+ * sections in the profile.  To add one, see cf_null.c. */
 #include "cf_calibrate.h"
 #include "cf_callsite.h"
 #include "cf_failed.h"
@@ -12,6 +12,9 @@
 #include "cf_sched.h"
 #include "cf_spill.h"
 #include "cf_ucx.h"
+#ifdef COMMFIT_NULL_MODULE
+#include "cf_null.h"
+#endif
 
 /* The batch system's job (lib/cf_sched.c), read on rank 0. */
 static json_t *cf_sched_section(const cf_fin_t *f)
@@ -32,5 +35,9 @@ const cf_module_t cf_modules[] = {
     /* the spool of a job that does not finish; its refresh thread stops with it */
     {.name = "spill", .init = cf_spill_init, .fini = cf_spill_finalized},
     {.name = "refresh", .init = cf_refresh_init},
+#ifdef COMMFIT_NULL_MODULE
+    {.name = "null", .init = cf_null_init, .thread_init = cf_null_thread_init, .section = cf_null_section,
+     .fini = cf_null_fini},
+#endif
 };
 const size_t cf_nmodules = CF_ARRAY_LEN(cf_modules);
