@@ -16,7 +16,7 @@
  * Rank 0 makes the plan and broadcasts it; each later decision rests on
  * values every rank holds alike (a broadcast, or an allreduce carrying
  * rank 0's clock), so all ranks take the same branch and none is left
- * waiting.  Recording is off by then (cf_g.enabled = 0: every wrapper
+ * waiting.  Recording is paused by then (cf_recording_pause: every wrapper
  * passes through), so no record, matrix entry, call site or sample sees
  * a calibration message.  Buffers live only while their size is
  * measured. */
@@ -30,8 +30,6 @@
 #include "cf_calibrate.h"
 #include "cf_runtime.h"
 
-CF_HIDDEN extern cf_thread_t **cf_threads;
-CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 
 #define CAL_AUTO_SHARE 0.01 /* of the run's wall time */
 #define CAL_AUTO_MAX_S 0.5
@@ -481,10 +479,10 @@ static const cf_comm_t *comm_by_id(uint32_t id)
 static size_t find_streams(cal_stream_t *st, size_t max, size_t *more_p)
 {
     size_t n = 0;
-    uint32_t nt = atomic_load(&cf_nthreads);
+    uint32_t nt = cf_thread_count();
     *more_p = 0;
     for (uint32_t i = 0; i < nt; i++) {
-        const cf_table_t *tb = &cf_threads[i]->table;
+        const cf_table_t *tb = &cf_thread_at(i)->table;
         for (uint32_t s = 0; s < tb->cap; s++) {
             const cf_stat_t *e = &tb->slots[s];
             if (!e->key || cf_key_layer(e->key) != CF_LAYER_MPI || !e->calls)
@@ -704,7 +702,7 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
     return sec;
 }
 
-json_t *cf_calibrate(void)
+static json_t *cf_calibrate(void)
 {
     cal_t x = {.me = cf_g.world_rank, .n = cf_g.world_size};
     cal_plan_t plan;
@@ -763,5 +761,21 @@ json_t *cf_calibrate(void)
     free(links);
     free(coll);
     free(st);
+    return sec;
+}
+
+/* measured before the merge, its section put in the profile after it */
+static json_t *cf_calibration;
+
+void cf_calibrate_run(void)
+{
+    cf_calibration = cf_calibrate();
+}
+
+json_t *cf_calibrate_section(const cf_fin_t *f)
+{
+    json_t *sec = cf_calibration;
+    (void)f;
+    cf_calibration = NULL;
     return sec;
 }

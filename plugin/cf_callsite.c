@@ -2,7 +2,7 @@
  * addresses as module + offset, merged over ranks.  Ranks that run the
  * same binary agree on (module, offset) whatever their address-space
  * layout, so sites are merged by a hash of (operation, communicator,
- * modules, offsets) with the reductions of cf_merge.c: a union of the
+ * modules, offsets) with the reductions of cf_coll.c: a union of the
  * keys, then element-wise sums over fixed-size structs. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,17 +14,17 @@
 #include <unistd.h>
 
 #include "cf_callsite.h"
-#include "cf_merge.h"
+#include "cf_coll.h"
 
-CF_HIDDEN extern cf_thread_t **cf_threads;
-CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
 
 __thread void *cf_site_caller __attribute__((tls_model("initial-exec")));
 
 #define CF_SITE_PROBE 32
 #define CF_SITE_STR 512 /* module paths and symbol names, cut beyond */
 
-cf_site_t *cf_site_alloc(uint32_t *mask_p)
+/* A thread's table: room for COMMFIT_CALLSITES_MAX sites at most half
+ * full, *mask_p + 1 slots; NULL when call sites are off or no memory. */
+static cf_site_t *cf_site_alloc(uint32_t *mask_p)
 {
     if (cf_g.cfg.site_depth == 0)
         return NULL;
@@ -37,6 +37,11 @@ cf_site_t *cf_site_alloc(uint32_t *mask_p)
     if (s != NULL)
         memset(s, 0, n * sizeof(cf_site_t));
     return s;
+}
+
+void cf_site_thread_init(cf_thread_t *t)
+{
+    t->site = cf_site_alloc(&t->site_mask);
 }
 
 void cf_site_init(void)
@@ -231,13 +236,13 @@ static int cf_cmp_site_time(const void *x, const void *y)
  * calls that found no slot. */
 static cf_site_wire_t *cf_site_rows(size_t *n_p, uint64_t *lost_p, cf_strs_t *ss)
 {
-    uint32_t nthreads = atomic_load(&cf_nthreads), depth = cf_g.cfg.site_depth;
+    uint32_t nthreads = cf_thread_count(), depth = cf_g.cfg.site_depth;
     size_t n = 0, cap = 0;
     cf_site_wire_t *rows = NULL;
 
     *lost_p = 0;
     for (uint32_t i = 0; i < nthreads; i++) {
-        const cf_thread_t *t = cf_threads[i];
+        const cf_thread_t *t = cf_thread_at(i);
         if (t == NULL || t->site == NULL)
             continue;
         *lost_p += t->site_full;
@@ -304,8 +309,9 @@ static json_t *cf_frame_json(const cf_frame_wire_t *f, const cf_str_wire_t *strs
     return o;
 }
 
-json_t *cf_callsite_section(void)
+json_t *cf_callsite_section(const cf_fin_t *f)
 {
+    (void)f;
     uint32_t depth = 0;
     PMPI_Allreduce(&cf_g.cfg.site_depth, &depth, 1, MPI_UINT32_T, MPI_MAX, cf_g.tool_comm);
     if (depth == 0)

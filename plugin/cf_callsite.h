@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "cf_module.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
 
@@ -54,14 +55,14 @@ typedef struct cf_site {
 CF_HIDDEN cf_site_t *cf_site_slot(cf_thread_t *t, uint64_t tag, const uintptr_t *ra);
 /* Depth > 1: the frames above ra from backtrace(), then cf_site_slot. */
 CF_HIDDEN cf_site_t *cf_site_slot_deep(cf_thread_t *t, uint64_t tag, void *ra);
-/* A thread's table: room for COMMFIT_CALLSITES_MAX sites at most half
- * full, *mask_p + 1 slots; NULL when call sites are off or no memory. */
-CF_HIDDEN cf_site_t *cf_site_alloc(uint32_t *mask_p);
+/* A thread's table (t->site, t->site_mask), NULL when call sites are off
+ * or no memory. */
+CF_HIDDEN void cf_site_thread_init(cf_thread_t *t);
 /* At MPI_Init: loads what backtrace() needs when the depth asks for it. */
 CF_HIDDEN void cf_site_init(void);
 /* The profile's "callsites" section on rank 0 (collective over the world;
  * NULL elsewhere and when call sites are off). */
-CF_HIDDEN json_t *cf_callsite_section(void);
+CF_HIDDEN json_t *cf_callsite_section(const cf_fin_t *f);
 
 /* The Fortran wrappers that go through the C ones (the completion calls,
  * start, request free: cf_fortran.c) name their own caller here, for the

@@ -298,7 +298,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
 int MPI_Pcontrol(const int level, ...)
 {
     const char *name = NULL;
-    int paused = atomic_load(&cf_g.state) == 1 && !atomic_load(&cf_g.enabled);
+    int paused = atomic_load(&cf_g.state) == 1 && !cf_recording();
     if ((level == 1 && !paused) || level == -1) {
         va_list ap;
         va_start(ap, level);

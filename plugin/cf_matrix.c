@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cf_runtime.h"
+#include "cf_matrix.h"
 #include "cf_sample.h"
 
-CF_HIDDEN extern cf_thread_t **cf_threads;
-CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
+void cf_matrix_thread_init(cf_thread_t *t)
+{
+    t->peer = calloc(CF_PEERS, sizeof(*t->peer));
+}
 
 uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key)
 {
@@ -45,13 +47,13 @@ static int cmp_peer(const void *pa, const void *pb)
 /* This rank's row: its threads' tables summed per key, ascending peers. */
 static cf_pair_wire_t *cf_matrix_row(size_t *n_p, uint64_t *lost_p)
 {
-    uint32_t nthreads = atomic_load(&cf_nthreads);
+    uint32_t nthreads = cf_thread_count();
     size_t n = 0, cap = 0;
     cf_pair_wire_t *row = NULL;
 
     *lost_p = 0;
     for (uint32_t i = 0; i < nthreads; i++) {
-        const cf_thread_t *t = cf_threads[i];
+        const cf_thread_t *t = cf_thread_at(i);
         if (t == NULL || t->peer == NULL)
             continue;
         *lost_p += t->peer_full;
@@ -91,8 +93,9 @@ static cf_pair_wire_t *cf_matrix_row(size_t *n_p, uint64_t *lost_p)
 /* Collective over the world; the section on rank 0, NULL elsewhere (and
  * when rank 0 runs out of memory, which the section then does not hide:
  * it is left out). */
-json_t *cf_matrix_section(void)
+json_t *cf_matrix_section(const cf_fin_t *f)
 {
+    (void)f;
     size_t n = 0;
     uint64_t lost = 0;
     cf_pair_wire_t *row = cf_matrix_row(&n, &lost);

@@ -10,7 +10,7 @@
  * Where counters cannot be read (virtual machines without a PMU, unknown
  * event names, perf_event disabled) the job runs unchanged, the reason is
  * recorded, and any event that can be counted still is.  When counting is
- * off, the only cost is the predictable branch in cf_enter/cf_leave, and
+ * off, the only cost is the predictable test of the hooks in cf_enter/cf_leave, and
  * the PAPI library is not even loaded: linked, it would cost every rank
  * megabytes of memory. */
 #ifdef HAVE_CONFIG_H
@@ -25,7 +25,6 @@
 #include <papi.h>
 #endif
 #include "cf_papi.h"
-#include "cf_runtime.h"
 
 #define CF_PAPI_MAX 8   /* events per run */
 #define CF_PAPI_NAME 96 /* longest event name accepted */
@@ -97,22 +96,7 @@ err_close:
 }
 #endif
 
-CF_HIDDEN extern cf_thread_t **cf_threads;
-CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
-
-void cf_extra_put(json_t **extra_p, const char *key, json_t *section)
-{
-    if (!section)
-        return;
-    if (!*extra_p)
-        *extra_p = json_object();
-    if (*extra_p)
-        json_object_set_new(*extra_p, key, section);
-    else
-        json_decref(section);
-}
-
-/* ---- the hot path (only reached with cf_g.papi_on) ---- */
+/* ---- the hot path (only reached when the hooks are set) ---- */
 #ifdef CF_HAVE_PAPI
 static cf_papi_thread_t *cf_papi_thread_start(void)
 {
@@ -137,24 +121,18 @@ err_free:
     free(p);
     return &cf_papi_off;
 }
-#endif
 
-void cf_papi_begin(cf_thread_t *t)
+static void cf_papi_begin(cf_thread_t *t)
 {
-#ifdef CF_HAVE_PAPI
     cf_papi_thread_t *p = t->papi;
     if (__builtin_expect(p == NULL, 0))
         t->papi = p = cf_papi_thread_start();
     if (p->running && CF_PAPI(PAPI_read)(p->evset, p->start) != PAPI_OK)
         p->running = 0;
-#else
-    (void)t;
-#endif
 }
 
-void cf_papi_end(cf_thread_t *t, unsigned op)
+static void cf_papi_end(cf_thread_t *t, unsigned op)
 {
-#ifdef CF_HAVE_PAPI
     cf_papi_thread_t *p = t->papi;
     long long now[CF_PAPI_MAX];
     if (!p || !p->running || op >= CF_OP_COUNT || CF_PAPI(PAPI_read)(p->evset, now) != PAPI_OK)
@@ -162,11 +140,8 @@ void cf_papi_end(cf_thread_t *t, unsigned op)
     p->calls[op]++;
     for (unsigned i = 0; i < cf_papi.nev; i++)
         p->acc[op][i] += (uint64_t)(now[i] - p->start[i]);
-#else
-    (void)t;
-    (void)op;
-#endif
 }
+#endif
 
 /* ---- start-up ---- */
 
@@ -332,7 +307,8 @@ void cf_papi_init(void)
         return;
     }
     cf_papi_check(complain);
-    cf_g.papi_on = cf_papi.nev > 0;
+    if (cf_papi.nev > 0)
+        cf_call_hooks(cf_papi_begin, cf_papi_end);
 #else
     snprintf(cf_papi.reason, sizeof(cf_papi.reason), "built without PAPI");
     if (complain && cf_papi.nreq)
@@ -342,8 +318,9 @@ void cf_papi_init(void)
 }
 
 /* ---- end of the run ---- */
-json_t *cf_papi_section(void)
+json_t *cf_papi_section(const cf_fin_t *f)
 {
+    (void)f;
     int req = cf_papi.requested, any = 0;
     PMPI_Allreduce(&req, &any, 1, MPI_INT, MPI_MAX, cf_g.tool_comm);
     if (!any)
@@ -352,9 +329,9 @@ json_t *cf_papi_section(void)
     const size_t stride = CF_PAPI_MAX + 1, n = (size_t)CF_OP_COUNT * stride + 1;
     uint64_t *v = calloc(n, sizeof(uint64_t));
     uint64_t *sum = cf_g.world_rank == 0 ? calloc(n, sizeof(uint64_t)) : NULL;
-    uint32_t nthreads = cf_threads ? atomic_load(&cf_nthreads) : 0;
+    uint32_t nthreads = cf_thread_count();
     for (uint32_t i = 0; v && i < nthreads; i++) {
-        const cf_papi_thread_t *p = cf_threads[i]->papi;
+        const cf_papi_thread_t *p = cf_thread_at(i)->papi;
         if (!p || p == &cf_papi_off)
             continue;
         for (unsigned op = 0; op < CF_OP_COUNT; op++) {

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "cf_runtime.h"
 #include "cf_protocol.h"
 
 /* path: which message path the limit governs; "intra-node" shared-memory
@@ -106,7 +105,7 @@ static json_t *limit_entry(const char *name, long long bytes, const char *path, 
     return e;
 }
 
-json_t *cf_protocol_section(void)
+static json_t *cf_protocol_read(void)
 {
     int provided, level, n = 0, found[NLIMITS], pml[NPMLS] = {0}, npml = 0;
     long long val[NLIMITS];
@@ -184,4 +183,10 @@ json_t *cf_protocol_section(void)
     json_object_set_new(sec, "pml", selected != NULL ? json_string(selected) : json_null());
     json_object_set_new(sec, "limits", arr);
     return sec;
+}
+
+json_t *cf_protocol_section(const cf_fin_t *f)
+{
+    (void)f;
+    return cf_g.world_rank == 0 && cf_g.cfg.protocol ? cf_protocol_read() : NULL;
 }

@@ -131,11 +131,11 @@ void cf_pcontrol(int level, const char *name)
     pthread_mutex_lock(&cf_region_lock);
     int named = (level == 1 || level == -1) && cf_read_name(name, buf, sizeof(buf));
     if (level == 0) {
-        atomic_store(&cf_g.enabled, 0);
+        cf_recording_pause();
     } else if (level == 1 && !named) {
-        atomic_store(&cf_g.enabled, 1);
+        cf_recording_resume();
     } else if (level == 1) {
-        atomic_store(&cf_g.enabled, 1); /* level 1 means on, with or without a name */
+        cf_recording_resume(); /* level 1 means on, with or without a name */
         /* past the depth limit nothing is registered: the calls stay in the region around */
         unsigned id = 0;
         if (cf_depth < CF_REGION_DEPTH && !cf_unopened) {

@@ -2,7 +2,7 @@
 #ifndef CF_REGION_H
 #define CF_REGION_H
 
-#include "cf_merge.h"
+#include "cf_coll.h"
 #include "cf_profile.h"
 #include "cf_runtime.h"
 #include "cf_spool.h"

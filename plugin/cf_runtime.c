@@ -14,12 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cf_callsite.h"
-#include "cf_papi.h"
+#include "cf_module.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
-#include "cf_refresh.h"
-#include "cf_spill.h"
-#include "cf_ucx.h"
 #include "cf_sync.h"
 #include "cf_units.h"
 
@@ -65,9 +62,9 @@ const char *cf_layer_op_name(unsigned layer, unsigned op) { return cf_layer_op_l
 const char *cf_layer_op_kind(unsigned layer, unsigned op) { return cf_layer_op_lookup(layer, op, 1); }
 
 static pthread_mutex_t cf_lock = PTHREAD_MUTEX_INITIALIZER;
-CF_HIDDEN cf_thread_t **cf_threads;
-CF_HIDDEN _Atomic uint32_t cf_nthreads;
-CF_HIDDEN _Atomic uint64_t cf_threads_refused;
+static cf_thread_t **cf_threads;
+static _Atomic uint32_t cf_nthreads;
+static _Atomic uint64_t cf_threads_refused;
 
 void cf_log(const char *fmt, ...)
 {
@@ -209,6 +206,44 @@ static void cf_config_read(cf_config_t *c, int complain)
 
 /* ---- threads ---- */
 
+uint32_t cf_thread_count(void)
+{
+    return cf_threads ? atomic_load(&cf_nthreads) : 0;
+}
+
+cf_thread_t *cf_thread_at(uint32_t i)
+{
+    return cf_threads[i];
+}
+
+uint64_t cf_thread_refused(void)
+{
+    return atomic_load(&cf_threads_refused);
+}
+
+/* ---- the recording switch ---- */
+
+void cf_recording_resume(void)
+{
+    atomic_store(&cf_g.enabled, 1);
+}
+
+int cf_recording_pause(void)
+{
+    return atomic_exchange(&cf_g.enabled, 0);
+}
+
+void cf_recording_restore(int on)
+{
+    atomic_store(&cf_g.enabled, on);
+}
+
+void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thread_t *t, unsigned op))
+{
+    cf_g.enter_hook = enter;
+    cf_g.leave_hook = leave;
+}
+
 cf_thread_t *cf_thread_register(void)
 {
     cf_thread_t *t = NULL;
@@ -230,10 +265,6 @@ cf_thread_t *cf_thread_register(void)
     t->scratch_cap = CF_SCRATCH;
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
     t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
-    /* the communication matrix: without room for it the thread records the rest */
-    t->peer = calloc(CF_PEERS, sizeof(*t->peer));
-    /* call sites: likewise optional */
-    t->site = cf_site_alloc(&t->site_mask);
     /* room for every record of the thread's table, at most half full */
     uint32_t ne = 64;
     while (ne < 2 * cf_g.cfg.table_size)
@@ -245,7 +276,6 @@ cf_thread_t *cf_thread_register(void)
         free(t->chan_key);
         free(t->chan_seq);
         free(t->elig);
-        free(t->site);
         free(t->snaps);
         free(t->status_buf);
         free(t);
@@ -253,6 +283,11 @@ cf_thread_t *cf_thread_register(void)
         atomic_fetch_add(&cf_threads_refused, 1);
         goto out;
     }
+    /* the modules' state (the matrix, call sites): without room for it
+     * the thread records the rest */
+    for (size_t m = 0; m < cf_nmodules; m++)
+        if (cf_modules[m].thread_init)
+            cf_modules[m].thread_init(t);
     cf_threads[n] = t;
     atomic_store(&cf_nthreads, n + 1);
     cf_self = t;
@@ -661,223 +696,6 @@ void cf_comm_unregister(MPI_Comm comm)
     pthread_mutex_unlock(&cf_lock);
 }
 
-/* ---- requests: a window of 16 slots per hash, keys claimed with CAS ----
- * A key word is the handle in its low 48 bits and the slot's generation in
- * the high 16.  The generation moves on at every claim and survives the
- * release (an empty slot is a word with no handle bits), so a late release
- * cannot remove an entry that another thread posted into the slot since. */
-
-#define CF_REQ_PROBE 16
-#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
-#define CF_REQ_NEXT_GEN(w) ((((w) >> 48) + 1) & 0xffff) << 48
-
-static inline uintptr_t cf_req_handle_bits(MPI_Request req)
-{
-    return (uintptr_t)req & CF_REQ_HANDLE_MASK;
-}
-
-static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
-{
-    uintptr_t k = cf_req_handle_bits(req);
-    uint32_t i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
-        uint32_t s = (i + n) & cf_g.req_mask;
-        uintptr_t w = atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire);
-        if ((w & CF_REQ_HANDLE_MASK) == k) {
-            *word_p = w;
-            return s;
-        }
-    }
-    return UINT32_MAX;
-}
-
-/* The entry of a request being posted, NULL when its window is full
- * (counted in req_dropped). */
-static cf_req_t *cf_req_claim(MPI_Request req)
-{
-    /* One pass over the window, to the first slot that is free or holds the
-     * handle already (MPI gave it back before its last user released our
-     * entry: that entry is taken over).  An entry of the handle further on
-     * is shadowed, lookups meeting this slot first, until its late release
-     * clears it.  A handle MPI recycles at once finds its own slot free on
-     * the first probe, instead of a whole window searched for it. */
-    uintptr_t k = cf_req_handle_bits(req);
-    uint32_t s = UINT32_MAX, i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
-        uint32_t j = (i + n) & cf_g.req_mask;
-        uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_acquire);
-        uintptr_t h = e & CF_REQ_HANDLE_MASK;
-        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
-            s = j;
-    }
-    if (s == UINT32_MAX) {
-        atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
-        return NULL;
-    }
-    return &cf_g.req_val[s];
-}
-
-void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
-                 unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag)
-{
-    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
-        return;
-    if (cf_req_shared(req)) {
-        /* complete already, and the handle is shared: record it now */
-        unsigned region = atomic_load_explicit(&cf_g.region, memory_order_relaxed);
-        uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
-        cf_stat_t *st = cf_table_get(&t->table, key);
-        if (st) {
-            cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
-            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
-        }
-        if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
-            cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
-        return;
-    }
-    cf_req_t *r = cf_req_claim(req);
-    if (!r)
-        return;
-    r->t_post = t_post;
-    if (flags & CF_REQ_PERSISTENT) {
-        r->post_ns = 0; /* an init is not a post: its starts are */
-    } else {
-        uint64_t pns = cf_ticks_to_ns(t_end - t_post);
-        r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
-    }
-    r->bytes = bytes;
-    r->comm_id = cf_comm_id(c);
-    r->op = (uint16_t)op;
-    r->path = (uint8_t)path;
-    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
-    r->flags = (uint8_t)(flags & CF_REQ_PERSISTENT ? flags : flags | CF_REQ_ACTIVE);
-    r->comm = c;
-    r->peer = cf_world_of(c, peer);
-    r->tag = tag;
-    if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
-        cf_p2p_sent(t, r->comm_id, r->peer, tag,
-                    cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
-}
-
-void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
-                      uint64_t t_post, uint64_t t_end, int tag)
-{
-    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
-        return;
-    int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
-    if (cf_req_shared(req)) {
-        /* complete already: recorded now, as cf_req_post does */
-        cf_stat_t *st = cf_stat_of(&t->table, m->key);
-        if (st) {
-            cf_stat_add(st, m->nb, cf_ticks_to_ns(cf_ticks() - t_post));
-            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
-        }
-        if (msg)
-            cf_memo_sent(t, m, tag, t_post);
-        return;
-    }
-    cf_req_t *r = cf_req_claim(req);
-    if (!r)
-        return;
-    r->t_post = t_post;
-    {
-        uint64_t pns = cf_ticks_to_ns(t_end - t_post); /* never persistent: those are posted at init */
-        r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
-    }
-    r->bytes = m->nb;
-    r->comm_id = cf_key_comm(m->key);
-    r->op = (uint16_t)op;
-    r->path = (uint8_t)cf_key_path(m->key);
-    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
-    r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
-    r->comm = m->comm;
-    r->peer = m->world;
-    r->tag = tag;
-    if (msg)
-        cf_memo_sent(t, m, tag, t_post);
-}
-
-void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
-{
-    uintptr_t w;
-    uint32_t s = cf_req_find(req, &w);
-    if (s == UINT32_MAX)
-        return;
-    cf_req_t *r = &cf_g.req_val[s];
-    r->t_post = t_post;
-    r->flags |= CF_REQ_ACTIVE;
-    if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG)))
-        cf_p2p_sent(t, r->comm_id, r->peer, r->tag,
-                    cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), r->bytes,
-                    t_post, 1);
-}
-
-void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
-{
-    snap->slot = CF_SNAP_NULL;
-    if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
-        return;
-    uint32_t s = cf_req_find(req, &snap->word);
-    snap->slot = CF_SNAP_UNTRACKED;
-    if (s == UINT32_MAX)
-        return;
-    snap->req = cf_g.req_val[s];
-    snap->slot = s;
-}
-
-/* The entry of a completed request: a persistent one stays, inactive (the
- * handle is valid and ours until MPI_Request_free); another is let go if its
- * key word is the one copied before the call. */
-static void cf_req_release(const cf_req_snap_t *snap)
-{
-    if (snap->req.flags & CF_REQ_PERSISTENT) {
-        cf_g.req_val[snap->slot].flags &= (uint8_t)~(CF_REQ_ACTIVE | CF_REQ_CANCEL);
-    } else {
-        uintptr_t w = snap->word;
-        atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
-    }
-}
-
-uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                     unsigned *path_p, uint64_t blocked_ns)
-{
-    if (snap->slot == CF_SNAP_NULL)
-        return 0;
-    if (snap->slot == CF_SNAP_UNTRACKED) {
-        t->missed++;
-        return 0;
-    }
-    const cf_req_t *r = &snap->req;
-    if (!(r->flags & CF_REQ_ACTIVE))
-        return 0; /* an inactive persistent request completes at once */
-    uint64_t bytes = r->bytes;
-    unsigned path = r->path;
-    /* a cancelled request moved nothing (unknown without its status: taken as cancelled) */
-    int cancelled = 0;
-    if ((r->flags & CF_REQ_CANCEL) && (!st || PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled))
-        bytes = 0, cancelled = 1;
-    else if ((r->flags & (CF_REQ_RECV | CF_REQ_STATUS)) && st) {
-        bytes = cf_status_bytes(st);
-        if (st->MPI_SOURCE == MPI_PROC_NULL && !(r->flags & CF_REQ_STATUS))
-            path = CF_PATH_SELF;
-    }
-    uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
-    uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
-    cf_stat_t *stat = cancelled ? NULL : cf_stat_of(&t->table, key);
-    if (stat) {
-        cf_stat_add(stat, bytes, ns);
-        stat->t_wait += blocked_ns;
-        stat->t_post += r->post_ns;
-        t->charged_ns += blocked_ns;
-    }
-    if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
-        cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
-                        t_done);
-    cf_req_release(snap);
-    if (path_p)
-        *path_p = path;
-    return bytes;
-}
 
 int cf_fail(cf_thread_t *t, unsigned op, int rc, uint64_t t0, uint64_t t1)
 {
@@ -901,27 +719,6 @@ int cf_fail(cf_thread_t *t, unsigned op, int rc, uint64_t t0, uint64_t t1)
     return rc;
 }
 
-void cf_req_failed(const cf_req_snap_t *snap)
-{
-    if (cf_snap_counts(snap))
-        cf_req_release(snap);
-}
-
-void cf_req_forget(MPI_Request req)
-{
-    uintptr_t w;
-    uint32_t s = cf_req_find(req, &w);
-    if (s != UINT32_MAX)
-        atomic_compare_exchange_strong(&cf_g.req_key[s], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
-}
-
-void cf_req_cancel(MPI_Request req)
-{
-    uintptr_t w;
-    uint32_t s = cf_req_find(req, &w);
-    if (s != UINT32_MAX)
-        cf_g.req_val[s].flags |= CF_REQ_CANCEL;
-}
 
 /* ---- init ---- */
 
@@ -997,7 +794,6 @@ void cf_runtime_init(int provided)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     cf_config_read(&cf_g.cfg, rank == 0);
-    cf_site_init();
     cf_g.world_rank = rank;
     cf_g.world_size = size;
     cf_g.world_handle = MPI_COMM_WORLD;
@@ -1012,7 +808,6 @@ void cf_runtime_init(int provided)
     cf_g.world_node = calloc((size_t)size, sizeof(int));
     cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
     cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
-    extern cf_thread_t **cf_threads;
     cf_threads = calloc(cf_g.cfg.max_threads, sizeof(*cf_threads));
     int mine[2] = {!cf_g.cfg.disable && leaders && cf_g.world_node && cf_g.req_key && cf_g.req_val && cf_threads,
                    cf_samples_init() == CF_OK}, all[2] = {0, 0};
@@ -1084,13 +879,13 @@ void cf_runtime_init(int provided)
     cf_g.init_wall = (double)now.tv_sec + now.tv_nsec * 1e-9;
 
     atomic_store(&cf_g.state, 1);
-    atomic_store(&cf_g.enabled, 1);
+    cf_recording_resume();
     cf_comm_register(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     cf_comm_register(MPI_COMM_SELF, "MPI_COMM_SELF");
-    cf_ucx_init();
-    cf_papi_init();
-    cf_spill_init();
-    cf_refresh_init();
+    /* the modules, in the order of their list (collective: the same on every rank) */
+    for (size_t m = 0; m < cf_nmodules; m++)
+        if (cf_modules[m].init)
+            cf_modules[m].init();
     return;
 
 err_off:

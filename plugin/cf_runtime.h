@@ -186,7 +186,10 @@ typedef struct {
     cf_req_t *req_val;
     uint32_t req_mask;
     _Atomic uint64_t req_dropped;
-    int papi_on; /* counters requested and available */
+    /* around every recorded call, when a module set them (cf_call_hooks):
+     * NULL costs one test each, as a flag would */
+    void (*enter_hook)(cf_thread_t *t);
+    void (*leave_hook)(cf_thread_t *t, unsigned op);
     /* a shared, already complete request some libraries hand out for
      * operations that finished inside the call (Open MPI: ompi_request_empty) */
     MPI_Request req_done_shared;
@@ -200,9 +203,27 @@ CF_HIDDEN cf_thread_t *cf_thread_register(void);
 CF_HIDDEN cf_comm_t *cf_comm_lookup_slow(MPI_Comm comm);
 CF_HIDDEN extern cf_comm_t *cf_comm_world;
 
-/* Hooks of the optional layers (cf_papi.c; no-ops when not built). */
-CF_HIDDEN void cf_papi_begin(cf_thread_t *t);
-CF_HIDDEN void cf_papi_end(cf_thread_t *t, unsigned op);
+/* ---- the thread registry (cf_runtime.c): the threads recorded, in the
+ * order they registered; safe in a signal handler ---- */
+CF_HIDDEN uint32_t cf_thread_count(void);
+CF_HIDDEN cf_thread_t *cf_thread_at(uint32_t i);
+/* threads refused: beyond COMMFIT_MAX_THREADS or short of memory */
+CF_HIDDEN uint64_t cf_thread_refused(void);
+
+/* ---- the recording switch (cf_runtime.c owns it): MPI_Pcontrol, the
+ * finalize and the spill pause and resume it ---- */
+static inline int cf_recording(void)
+{
+    return atomic_load_explicit(&cf_g.enabled, memory_order_relaxed);
+}
+CF_HIDDEN void cf_recording_resume(void);
+/* Pauses; returns whether recording was on, for cf_recording_restore. */
+CF_HIDDEN int cf_recording_pause(void);
+CF_HIDDEN void cf_recording_restore(int on);
+
+/* Sets the hooks run around every recorded call (a module's init, e.g.
+ * the counters of cf_papi.c); leave gets the call's operation. */
+CF_HIDDEN void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thread_t *t, unsigned op));
 
 /* The hot path's helpers are inlined into every wrapper whatever the
  * compiler's size limits say (a call costs its register saves and restores
@@ -220,18 +241,18 @@ CF_HOT cf_thread_t *cf_enter(unsigned op)
         if (!t)
             return NULL;
     }
-    if (t->in_wrapper || !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed))
+    if (t->in_wrapper || !cf_recording())
         return NULL;
     t->in_wrapper = 1;
     t->cur_op = op;
-    if (__builtin_expect(cf_g.papi_on, 0))
-        cf_papi_begin(t);
+    if (__builtin_expect(cf_g.enter_hook != NULL, 0))
+        cf_g.enter_hook(t);
     return t;
 }
 CF_HOT void cf_leave(cf_thread_t *t)
 {
-    if (__builtin_expect(cf_g.papi_on, 0))
-        cf_papi_end(t, t->cur_op);
+    if (__builtin_expect(cf_g.leave_hook != NULL, 0))
+        cf_g.leave_hook(t, t->cur_op);
     t->cur_op = 0;
     t->in_wrapper = 0;
 }
@@ -376,7 +397,7 @@ CF_HOT uint64_t cf_record_call(cf_thread_t *t, unsigned op, uint32_t comm_id, un
  * line: the success path pays one compare for it. */
 CF_HIDDEN int cf_fail(cf_thread_t *t, unsigned op, int rc, uint64_t t0, uint64_t t1) __attribute__((cold, noinline));
 
-/* ---- requests ----
+/* ---- requests (cf_request.c) ----
  * A request handle is freed inside the MPI completion call, and another
  * thread may get the same handle back before we have noted the completion.
  * So the entry is copied before the call (cf_req_snap), and released after
@@ -414,7 +435,7 @@ CF_HIDDEN void cf_req_forget(MPI_Request req);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);
 
-/* ---- lifecycle (cf_runtime.c, cf_merge.c) ---- */
+/* ---- lifecycle (cf_runtime.c, cf_merge.c; the modules' part: cf_module.h) ---- */
 CF_HIDDEN void cf_runtime_init(int provided);
 CF_HIDDEN void cf_runtime_finalize(void);
 CF_HIDDEN void cf_comm_register(MPI_Comm comm, const char *how);

@@ -1,7 +1,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cf_merge.h"
+#include "cf_coll.h"
 #include "cf_sample.h"
 #include "cf_callsite.h"
 #include "cf_sync.h"
@@ -213,6 +213,42 @@ static int cf_find_u64(const uint64_t *a, size_t n, uint64_t x)
     return lo < n && a[lo] == x ? (int)lo : -1;
 }
 
+/* Rank 0: the sampled instances of every rank (gathered: all, counts,
+ * displs) for commfit trace, and who arrived last at each instance of the
+ * union u (last), counted per communicator. */
+static void cf_collectives_json(cf_sample_result_t *res, const double *all, const int *counts, const int *displs,
+                                const uint64_t *u, size_t nu, const cf_double_int_t *last)
+{
+    int p = cf_g.world_size;
+    json_t *inst = json_array();
+    for (int r = 0; r < p; r++)
+        for (int k = 0; k < counts[r]; k += 6) {
+            const double *e = &all[displs[r] + k];
+            json_array_append_new(inst, json_pack("[i, I, I, s, f, f, f]", r, (json_int_t)e[0], (json_int_t)e[1],
+                                                  cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[2]), e[3], e[4],
+                                                  e[5]));
+        }
+    res->trace = json_pack("{s:s, s:[s,s,s,s,s,s,s], s:o}", "time_origin",
+                           "seconds since rank 0 entered MPI_Init, on rank 0's clock", "columns", "rank", "comm",
+                           "seq", "op", "enter_s", "leave_s", "wait_s", "collectives", inst);
+
+    /* who arrives last, per communicator */
+    json_t *late = json_object();
+    for (size_t i = 0; i < nu; i++) {
+        if (last[i].rank < 0)
+            continue;
+        char id[16], r[16];
+        snprintf(id, sizeof(id), "%u", (unsigned)(u[i] >> 32));
+        snprintf(r, sizeof(r), "%d", last[i].rank);
+        json_t *c = json_object_get(late, id);
+        if (!c)
+            json_object_set_new(late, id, c = json_object());
+        json_t *v = json_object_get(c, r);
+        json_object_set_new(c, r, json_integer(v ? json_integer_value(v) + 1 : 1));
+    }
+    res->late = late;
+}
+
 static void cf_collectives(cf_sample_result_t *res, double origin_ns)
 {
     uint32_t n = atomic_load(&cf_samples.ncoll);
@@ -300,39 +336,12 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     }
 
     /* the trace goes to rank 0: a gather, bounded by COMMFIT_TRACE per rank */
-    int p = cf_g.world_size, *counts, *displs;
+    int *counts, *displs;
     double *all;
     if (!cf_gather_doubles(tr, (int)kept * 6, &all, &counts, &displs))
         goto no_trace;
-    if (cf_g.world_rank == 0) {
-        json_t *inst = json_array();
-        for (int r = 0; r < p; r++)
-            for (int k = 0; k < counts[r]; k += 6) {
-                const double *e = &all[displs[r] + k];
-                json_array_append_new(inst, json_pack("[i, I, I, s, f, f, f]", r, (json_int_t)e[0], (json_int_t)e[1],
-                                                      cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[2]), e[3], e[4],
-                                                      e[5]));
-            }
-        res->trace = json_pack("{s:s, s:[s,s,s,s,s,s,s], s:o}", "time_origin",
-                               "seconds since rank 0 entered MPI_Init, on rank 0's clock", "columns", "rank", "comm",
-                               "seq", "op", "enter_s", "leave_s", "wait_s", "collectives", inst);
-
-        /* who arrives last, per communicator */
-        json_t *late = json_object();
-        for (size_t i = 0; i < nu; i++) {
-            if (last[i].rank < 0)
-                continue;
-            char id[16], r[16];
-            snprintf(id, sizeof(id), "%u", (unsigned)(u[i] >> 32));
-            snprintf(r, sizeof(r), "%d", last[i].rank);
-            json_t *c = json_object_get(late, id);
-            if (!c)
-                json_object_set_new(late, id, c = json_object());
-            json_t *v = json_object_get(c, r);
-            json_object_set_new(c, r, json_integer(v ? json_integer_value(v) + 1 : 1));
-        }
-        res->late = late;
-    }
+    if (cf_g.world_rank == 0)
+        cf_collectives_json(res, all, counts, displs, u, nu, last);
 no_trace:
     free(all);
     free(counts);

@@ -146,9 +146,8 @@ CF_HOT int cf_world_of(const cf_comm_t *c, int rank)
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
 }
 
+/* The slot of a new matrix peer (cf_matrix.c). */
 CF_HIDDEN uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key);
-/* The profile's "matrix" section (cf_matrix.c): collective, on rank 0. */
-CF_HIDDEN json_t *cf_matrix_section(void);
 
 /* One message of bytes to world rank peer on communicator comm_id, for the
  * communication matrix (flag: 0, or CF_PEER_UCX): most codes send to the

@@ -22,20 +22,15 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "cf_merge.h"
+#include "cf_failed.h"
+#include "cf_output.h"
 #include "cf_refresh.h"
 #include "cf_region.h"
 #include "cf_runtime.h"
 #include "cf_spill.h"
 #include "cf_spool.h"
 #include "cf_sync.h"
-#ifdef CF_HAVE_UCX
-#include "cf_ucx.h"
-#endif
 
-CF_HIDDEN extern cf_thread_t **cf_threads;
-CF_HIDDEN extern _Atomic uint32_t cf_nthreads;
-CF_HIDDEN extern _Atomic uint64_t cf_threads_refused;
 
 /* 0 not armed, 1 armed, 2 being written, 3 written, 4 a refresh being written */
 static _Atomic int cf_spill_state;
@@ -225,7 +220,7 @@ static int cf_spill_write(int end, int code)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     h.wall_s = now > cf_g.init_mono_ns ? (double)(now - cf_g.init_mono_ns) * 1e-9 : 0;
-    uint32_t nthreads = atomic_load(&cf_nthreads);
+    uint32_t nthreads = cf_thread_count();
     h.nthreads = nthreads;
     /* the count first: the array it is read from holds at least as many */
     size_t ncomm = atomic_load(&cf_comm_nall);
@@ -233,7 +228,7 @@ static int cf_spill_write(int end, int code)
     h.ncomm = (uint32_t)ncomm;
     static cf_spill_region_t regions[CF_MAX_REGIONS];
     h.nregion = (uint32_t)cf_regions_copy(regions, CF_MAX_REGIONS, &h.regions_full, &h.regions_deep);
-    h.threads_refused = atomic_load(&cf_threads_refused);
+    h.threads_refused = cf_thread_refused();
     h.req_dropped = atomic_load(&cf_g.req_dropped);
 
     int dfd = cf_spill_dir();
@@ -280,7 +275,7 @@ static int cf_spill_write(int end, int code)
     if (rc == 0)
         rc = cf_write_full(fd, regions, h.nregion * sizeof(*regions));
     for (uint32_t i = 0; rc == 0 && i < nthreads; i++)
-        rc = cf_write_thread(fd, cf_threads[i]);
+        rc = cf_write_thread(fd, cf_thread_at(i));
     if (close(fd) != 0)
         rc = -1;
     /* the part appears whole or not at all (a SIGKILL may come any time) */
@@ -327,7 +322,7 @@ static void cf_spill(int end, int code, const char *why)
         return;
     }
     /* recording stops here: what follows is the job's end */
-    cf_enabled_before = atomic_exchange(&cf_g.enabled, 0);
+    cf_enabled_before = cf_recording_pause();
     int rc = cf_spill_write(end, code);
     atomic_store(&cf_spill_state, 3);
     char rank[24];
@@ -360,7 +355,7 @@ static void cf_spill_undo(void)
     if (!atomic_compare_exchange_strong(&cf_spill_state, &expect, 2))
         return;
     cf_spool_unlink();
-    atomic_store(&cf_g.enabled, cf_enabled_before);
+    cf_recording_restore(cf_enabled_before);
     atomic_store(&cf_spill_state, 1);
 }
 

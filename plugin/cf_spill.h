@@ -13,9 +13,4 @@ CF_HIDDEN void cf_spill_abort(int errorcode);
 /* End of MPI_Finalize: nothing more to spill (a stale part is removed). */
 CF_HIDDEN void cf_spill_finalized(void);
 
-/* The profile path rank 0 writes ("" for the default name), and the spool
- * directory of the job (cf_merge.c, where the names are made). */
-CF_HIDDEN void cf_profile_output(char *buf, size_t len);
-CF_HIDDEN void cf_spool_default(char *buf, size_t len);
-
 #endif

@@ -191,7 +191,7 @@ static inline uint32_t cf_ucx_hash(uintptr_t p)
 static inline cf_thread_t *cf_ucx_enter(void)
 {
     if (!atomic_load_explicit(&cf_ucx.on, memory_order_relaxed) || cf_ucx_busy ||
-        !atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) ||
+        !cf_recording() ||
         atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
         return NULL;
     cf_thread_t *t = cf_self;
@@ -494,7 +494,7 @@ static void cf_ucx_complete(cf_ucx_ctx_t *c, ucs_status_t status, uint64_t bytes
     uint64_t now = cf_ticks();
     if (status != UCS_OK) {
         cf_ucx_count(CF_UCX_N_FAILED);
-    } else if (atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) &&
+    } else if (cf_recording() &&
                atomic_load_explicit(&cf_g.state, memory_order_acquire) == 1) {
         cf_thread_t *t = cf_self;
         if (!t)
@@ -941,8 +941,9 @@ static int cf_ucx_cmp_name(const void *a, const void *b)
     return strncmp(a, b, CF_UCX_TL_LEN);
 }
 
-json_t *cf_ucx_section(void)
+json_t *cf_ucx_section(const cf_fin_t *f)
 {
+    (void)f;
     /* without memory a rank still takes part, with nothing to add */
     static cf_ucx_wire_t empty, sum_fallback;
     cf_ucx_wire_t *w = calloc(1, sizeof(*w));

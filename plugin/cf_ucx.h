@@ -6,19 +6,22 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <jansson.h>
-#include "cf_common.h"
+#include "cf_module.h"
 
 #ifdef CF_HAVE_UCX
-/* End of cf_runtime_init, on every rank: reads COMMFIT_UCX, learns which
- * world rank owns each UCX worker (one allgather) and starts recording. */
+/* At MPI_Init, on every rank: reads COMMFIT_UCX, learns which world rank
+ * owns each UCX worker (one allgather) and starts recording. */
 CF_HIDDEN void cf_ucx_init(void);
 /* Collective at finalize: the "ucx" section on rank 0 (transports per path,
  * endpoint and request counts), NULL elsewhere. */
-CF_HIDDEN json_t *cf_ucx_section(void);
+CF_HIDDEN json_t *cf_ucx_section(const cf_fin_t *f);
 #else
 static inline void cf_ucx_init(void) {}
-static inline json_t *cf_ucx_section(void) { return NULL; }
+static inline json_t *cf_ucx_section(const cf_fin_t *f)
+{
+    (void)f;
+    return NULL;
+}
 #endif
 
 #endif

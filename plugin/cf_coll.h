@@ -1,6 +1,7 @@
-/* Merging across ranks: reductions over fixed-size arrays (cf_merge.c). */
-#ifndef CF_MERGE_H
-#define CF_MERGE_H
+/* Merging across ranks: reductions over fixed-size arrays (cf_coll.c),
+ * for the core and the modules alike. */
+#ifndef CF_COLL_H
+#define CF_COLL_H
 
 #include "cf_runtime.h"
 
@@ -20,12 +21,6 @@ CF_HIDDEN cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p,
 /* Whether every rank can go on (collective): a rank short of memory must
  * not leave the others waiting in the next reduction, so all skip it. */
 CF_HIDDEN int cf_all_ok(int ok);
-/* The MPI library's version line, as the profile names it. */
-CF_HIDDEN void cf_library_version(char *out, size_t len);
-
-/* "MPI_ERR_RANK" for MPI_ERR_RANK, NULL for a class it does not know.
- * Async-signal-safe (a static table). */
-CF_HIDDEN const char *cf_error_class_name(int cls);
 
 /* Reduces n elements of elem bytes to root with fn, in pieces. */
 CF_HIDDEN int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root);

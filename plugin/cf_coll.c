@@ -1,0 +1,173 @@
+/* The collectives the core and the modules merge with at finalize:
+ * reductions over fixed-size arrays through cf_g.tool_comm, so that the
+ * cost is a reduction tree, not a receive loop at rank 0. */
+#include <stdlib.h>
+#include <string.h>
+#include "cf_coll.h"
+
+/* ---- union of sorted key lists: buffer = [count | overflow bit, keys...] ---- */
+#define CF_OVERFLOW (1ull << 63)
+static uint32_t cf_union_cap;
+
+static void cf_union_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    uint64_t *a = in, *b = inout;
+    uint64_t *tmp = malloc((cf_union_cap + 1) * sizeof(uint64_t));
+    for (int l = 0; l < *len; l++, a += cf_union_cap + 1, b += cf_union_cap + 1) {
+        uint64_t na = a[0] & ~CF_OVERFLOW, nb = b[0] & ~CF_OVERFLOW;
+        int over = ((a[0] | b[0]) & CF_OVERFLOW) != 0;
+        if (!tmp) {
+            b[0] |= CF_OVERFLOW;
+            continue;
+        }
+        size_t n = cf_keys_union(a + 1, na, b + 1, nb, tmp, cf_union_cap, &over);
+        memcpy(b + 1, tmp, n * sizeof(uint64_t));
+        b[0] = n | (over ? CF_OVERFLOW : 0);
+    }
+    free(tmp);
+}
+
+static int cf_cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int cf_all_ok(int ok)
+{
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, cf_g.tool_comm);
+    return all;
+}
+
+uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
+{
+    /* the union holds at most the sum of the ranks' counts: a buffer that
+     * size, not cap, so that the reduction moves what the job has (a few
+     * hundred bytes for a few records, not cap words through every step) */
+    uint64_t sum = 0, mine = n;
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    if (sum < cap)
+        cap = (uint32_t)sum;
+    uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
+    if (!cf_all_ok(buf != NULL)) {
+        free(buf);
+        *n_p = 0;
+        *overflow_p = 1;
+        return NULL;
+    }
+    qsort(keys, n, sizeof(uint64_t), cf_cmp_u64);
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < cap; i++)
+        if (m == 0 || keys[i] != buf[m])
+            buf[1 + m++] = keys[i];
+    buf[0] = m | (n > m && m == cap ? CF_OVERFLOW : 0);
+    cf_union_cap = cap;
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous((int)cap + 1, MPI_UINT64_T, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(cf_union_op, 1, &op);
+    PMPI_Allreduce(MPI_IN_PLACE, buf, 1, t, op, cf_g.tool_comm);
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
+    *n_p = buf[0] & ~CF_OVERFLOW;
+    *overflow_p = (buf[0] & CF_OVERFLOW) != 0;
+    memmove(buf, buf + 1, *n_p * sizeof(uint64_t));
+    return buf;
+}
+
+/* ---- reduction of stats, element-wise ---- */
+static void cf_stat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    cf_stat_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        b[i].key = a[i].key ? a[i].key : b[i].key;
+        cf_stat_merge(&b[i], &a[i]);
+    }
+}
+
+int cf_reduce_bytes(void *buf, size_t n, size_t elem, MPI_User_function *fn, int root)
+{
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous((int)elem, MPI_BYTE, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(fn, 1, &op);
+    int rc = MPI_SUCCESS;
+    /* in pieces, so the temporary buffers MPI allocates stay small */
+    size_t chunk = (1u << 20) / elem + 1;
+    for (size_t off = 0; off < n && rc == MPI_SUCCESS; off += chunk) {
+        int cnt = (int)(n - off < chunk ? n - off : chunk);
+        char *p = (char *)buf + off * elem;
+        if (cf_g.world_rank == root)
+            rc = PMPI_Reduce(MPI_IN_PLACE, p, cnt, t, op, root, cf_g.tool_comm);
+        else
+            rc = PMPI_Reduce(p, NULL, cnt, t, op, root, cf_g.tool_comm);
+    }
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
+    return rc;
+}
+
+cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *overflow_p,
+                          int (*lacks)(uint64_t key, const cf_table_t *mine), int dropping, uint32_t **missing_p)
+{
+    if (missing_p)
+        *missing_p = NULL;
+    uint64_t *keys = malloc(((size_t)mine->used + 1) * sizeof(uint64_t));
+    size_t nkeys = 0, nu = 0;
+    for (uint32_t s = 0; keys && s < mine->cap; s++)
+        if (mine->slots[s].key)
+            keys[nkeys++] = mine->slots[s].key;
+    /* every rank must take part even when it has no memory left */
+    uint64_t none = 0;
+    uint64_t *ukeys = cf_union_keys(keys ? keys : &none, keys ? nkeys : 0, cap, &nu, overflow_p);
+    free(keys);
+    cf_stat_t *stats = calloc(nu ? nu : 1, sizeof(cf_stat_t));
+    if (!cf_all_ok(stats && ukeys)) {
+        free(stats);
+        free(ukeys);
+        *overflow_p = 1;
+        *n_p = 0;
+        return NULL;
+    }
+    for (size_t i = 0; stats && ukeys && i < nu; i++) {
+        cf_stat_t *s = cf_table_get(mine, ukeys[i]);
+        if (s)
+            stats[i] = *s;
+        stats[i].key = ukeys[i];
+    }
+    /* records some rank could not keep: which ranks, per record */
+    int any = 0;
+    if (missing_p)
+        PMPI_Allreduce(&dropping, &any, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
+    uint32_t *miss = any ? calloc(nu ? nu : 1, sizeof(uint32_t)) : NULL;
+    if (any && cf_all_ok(miss != NULL)) {
+        for (size_t i = 0; dropping && i < nu; i++)
+            miss[i] = lacks(ukeys[i], mine) != 0;
+        for (size_t off = 0; off < nu; off += 1u << 20) {
+            int cnt = (int)(nu - off < (1u << 20) ? nu - off : 1u << 20);
+            if (cf_g.world_rank == 0)
+                PMPI_Reduce(MPI_IN_PLACE, miss + off, cnt, MPI_UINT32_T, MPI_SUM, 0, cf_g.tool_comm);
+            else
+                PMPI_Reduce(miss + off, NULL, cnt, MPI_UINT32_T, MPI_SUM, 0, cf_g.tool_comm);
+        }
+        if (cf_g.world_rank == 0)
+            *missing_p = miss;
+        else
+            free(miss);
+    } else
+        free(miss);
+    free(ukeys);
+    if (stats)
+        cf_reduce_bytes(stats, nu, sizeof(cf_stat_t), cf_stat_op, 0);
+    if (cf_g.world_rank != 0) {
+        free(stats);
+        stats = NULL;
+    }
+    *n_p = nu;
+    return stats;
+}

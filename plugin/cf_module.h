@@ -1,0 +1,45 @@
+/* Modules: the parts of the plugin that the core starts and ends without
+ * knowing them (Darshan's runtime is the model).  The core (cf_runtime.c,
+ * cf_merge.c) owns the state, the hot path and the profile's records; a
+ * module keeps its state file-static and hands the core a descriptor.  The
+ * descriptors are listed in cf_modules.c, the only file that names every
+ * module; their order is the order of the hooks' calls on every rank (which
+ * makes collective hooks safe) and of the sections in the profile.
+ *
+ * The hot path does not go through this table: what a wrapper records it
+ * records through the inline helpers of cf_runtime.h, cf_sample.h and
+ * cf_callsite.h, and the hooks around every call are cf_call_hooks'. */
+#ifndef CF_MODULE_H
+#define CF_MODULE_H
+
+#include <jansson.h>
+#include "cf_runtime.h"
+
+/* What the core's merge learnt that a module's section may need (every rank). */
+typedef struct {
+    uint64_t failed_calls; /* calls that returned an error, summed over the ranks */
+} cf_fin_t;
+
+typedef struct {
+    /* the key of its section in the profile */
+    const char *name;
+    /* At MPI_Init, on every rank, the core recording (collective through
+     * cf_g.tool_comm allowed). */
+    void (*init)(void);
+    /* A thread registers (under the registry's lock): the module's
+     * per-thread state, left NULL when there is no room. */
+    void (*thread_init)(cf_thread_t *t);
+    /* Start of MPI_Finalize, recording off, before the core merges anything
+     * (collective): what must not see the merge's own traffic. */
+    void (*before_merge)(void);
+    /* After the core's merge (collective): the section on rank 0, NULL
+     * elsewhere or for none.  The core puts it under name. */
+    json_t *(*section)(const cf_fin_t *f);
+    /* End of MPI_Finalize, the profile written, every rank. */
+    void (*fini)(void);
+} cf_module_t;
+
+CF_HIDDEN extern const cf_module_t cf_modules[];
+CF_HIDDEN extern const size_t cf_nmodules;
+
+#endif
