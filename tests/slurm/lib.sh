@@ -174,6 +174,9 @@ whole() {
         rp=$("$CF_PYTHON" -c 'import struct, sys; print(struct.unpack("q", open(sys.argv[1], "rb").read(8))[0])' "$d/tally.$r")
         case " $pids " in *" $rp "*) ;; *) cf_fail "$what: rank $r (pid $rp) is not among the job's processes: $pids" ;; esac
     done
+    # stopped first, so that none of them sees another die before its own SIGKILL (commfit
+    # run would pass a SIGTERM on to the ranks when the batch script goes): all at once
+    kill -STOP $pids 2> /dev/null
     kill -KILL $pids 2> /dev/null
     killed=$(date +%s.%N)
     gone "$job" 30 || cf_fail "$what: the job did not end"
