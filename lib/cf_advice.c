@@ -428,26 +428,54 @@ out:
     free(dur);
 }
 
+/* A nonblocking stream of the whole world: the ranks' wait, per step on
+ * average, for the last one to arrive, from their MPI times (the last
+ * waits least: the mean of each minus the least, over the steps); the
+ * fused buckets' final wait pays it as the stream's waits pay it now, so
+ * it is no more than the time blocked per step.  0 where not known (a
+ * part of the world). */
+static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
+{
+    double lo = INFINITY, sum = 0;
+    size_t n = 0;
+    if ((size_t)ad->comm_size != p->nrank || p->nrank < 2 || ad->steps < 1)
+        return 0;
+    for (size_t r = 0; r < p->nrank; r++)
+        if (isfinite(p->rank[r].mpi_s) && p->rank[r].mpi_s < lo)
+            lo = p->rank[r].mpi_s;
+    for (size_t r = 0; r < p->nrank; r++)
+        if (isfinite(p->rank[r].mpi_s)) {
+            sum += p->rank[r].mpi_s - lo;
+            n++;
+        }
+    return n == p->nrank ? fmin(sum / (double)n / (double)ad->steps, ad->blocked_s / (double)ad->steps) : 0;
+}
+
 /* The run's time, per rank, with the calls in buckets: a candidate's T(S)
- * against T(calls as they are) = now (cf_advice.h). */
+ * against T(calls as they are) = now (cf_advice.h).  A nonblocking
+ * stream's blocked time is priced as the fused buckets expose it (hidden
+ * 0: nothing hidden, steps x T(S)) or as the overlap hides it now (hidden
+ * 1: the blocked time scaled by T(S) / now, at least the last bucket). */
+static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, int hidden)
+{
+    double per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
+    double fixed = ad->polls_with_posts ? 0.0 : ad->poll_s, blocked;
+
+    if (hidden) {
+        blocked = now > 0 ? ad->blocked_s * cd->model_s / now : NAN;
+        if (isfinite(cd->last_s) && (cd->last_s + ad->skew_s) * (double)ad->steps > blocked)
+            blocked = (cd->last_s + ad->skew_s) * (double)ad->steps;
+    } else {
+        blocked = (cd->model_s + ad->skew_s) * (double)ad->steps;
+    }
+    return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed;
+}
+
 static double predict_run(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
 {
-    double ratio = now > 0 ? cd->model_s / now : NAN;
-    double per_call, fixed, blocked;
-
     if (!ad->nonblocking)
-        return ad->current_s * ratio;
-    per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
-    fixed = ad->polls_with_posts ? 0.0 : ad->poll_s;
-    /* The blocked time follows the predictor, but the last bucket is
-     * posted when the backward pass ends: nothing is left to hide it
-     * behind, so the step waits for all of it.  An overlap that hid the
-     * tensors one by one (a shaped link, where socket buffers drain behind
-     * the compute) is lost to one large final bucket. */
-    blocked = ad->blocked_s * ratio;
-    if (isfinite(cd->last_s) && cd->last_s * (double)ad->steps > blocked)
-        blocked = cd->last_s * (double)ad->steps;
-    return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed;
+        return now > 0 ? ad->current_s * cd->model_s / now : NAN;
+    return predict_nb(ad, cd, now, 0);
 }
 
 static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_t *ad)
@@ -489,9 +517,9 @@ static void advice_init(cf_advice_t *ad)
     ad->bucket_bytes = ad->buckets_per_step = ad->model_s = NAN;
     ad->predicted_s = ad->predicted_saving_s = ad->best_saving_share = NAN;
     ad->saving_step_s = ad->saving_unc_step_s = NAN;
-    ad->ddp_bucket_cap_mb = ad->horovod_fusion_threshold = NAN;
     ad->share = NAN;
     ad->call_gap_s = ad->framework_saving_s = NAN;
+    ad->hidden_saving_step_s = NAN;
 }
 
 static int candidates(cf_advice_t *ad)
@@ -558,15 +586,74 @@ static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double 
 
 static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
 {
-    double k;
     if (!ad->nonblocking) {
         *unc_p = cd->saving_unc_s;
         return now - cd->model_s;
     }
-    /* the predictor's uncertainty, scaled as the blocked time is */
-    k = now > 0 ? ad->blocked_s / (double)ad->steps / now : NAN;
-    *unc_p = cd->saving_unc_s * k;
+    /* measured now against the fused buckets' T(S): its uncertainty */
+    *unc_p = cd->unc_s;
     return judge_ref(ad, now) - judge_time(ad, cd, now);
+}
+
+/* A nonblocking stream's saving per step if the overlap hid the fused
+ * buckets as it hides the calls now, with its uncertainty (the
+ * predictor's, scaled as the blocked time is). */
+static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
+{
+    *unc_p = now > 0 ? cd->saving_unc_s * ad->blocked_s / (double)ad->steps / now : NAN;
+    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps;
+}
+
+/* What a nonblocking stream costs the step: the time blocked on it in
+ * Wait/Test, its posts and its polls (cf_advice.h); its spans from post to
+ * completion overlap each other and compute, and add up to nothing it
+ * costs.  0 where the profile does not charge the blocked time. */
+static int nonblocking_cost(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f, cf_advice_t *ad)
+{
+    double post = 0, blocked = stream_blocked(a, x, f, &post);
+    if (!isfinite(blocked))
+        return 0;
+    ad->post_s = post / (double)f->comm_size;
+    ad->blocked_s = (blocked - post) / (double)f->comm_size;
+    ad->poll_s = stream_polls(a, f, &ad->polls_with_posts) / (double)f->comm_size;
+    ad->skew_s = arrival_skew(cf_analysis_profile(a), ad);
+    ad->current_s = ad->post_s + ad->blocked_s + ad->poll_s;
+    ad->current_source = "blocked";
+    ad->share = cf_analysis_total_s(a) > 0 ? blocked / cf_analysis_total_s(a) : NAN;
+    return 1;
+}
+
+/* A nonblocking stream none of whose buckets saves with its time exposed:
+ * "uncertain" where one saves if the overlap hid it as it hides the calls
+ * now, saying both ends; 0 where none does. */
+static int hidden_verdict(cf_advice_t *ad, double now, double ref)
+{
+    size_t hc = (size_t)-1;
+    double hbest = 0, hunc = NAN, eunc, exposed;
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+
+    for (size_t c = 0; c < ad->ncand; c++) {
+        double unc, sv = hidden_saving(ad, &ad->cand[c], now, &unc);
+        if (sv > unc && sv >= CF_ADV_MIN_GAIN * ref && sv > hbest * (1.0 + CF_ADV_NEAR_BEST)) {
+            hbest = sv;
+            hunc = unc;
+            hc = c;
+        }
+    }
+    if (hc == (size_t)-1)
+        return 0;
+    exposed = judge_saving(ad, &ad->cand[hc], now, &eunc);
+    ad->verdict = "uncertain";
+    ad->reason = "the saving depends on the overlap: MPI moves a nonblocking collective only inside MPI calls "
+                 "unless it has a progress thread, and fused buckets leave few; time one run with the buckets "
+                 "to settle it";
+    ad->hidden_saving_step_s = hbest;
+    snprintf(ad->why, CF_ADV_WHY_LEN,
+             "buckets of %s: saving %s per step if the overlap hides them as it hides the calls now "
+             "(uncertainty %s), %s if their time is exposed",
+             cf_fmt_size(ad->cand[hc].bucket_bytes, b1, sizeof(b1)), cf_fmt_time(hbest, b2, sizeof(b2)),
+             cf_fmt_time(hunc, b3, sizeof(b3)), cf_fmt_time(exposed, b4, sizeof(b4)));
+    return 1;
 }
 
 static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
@@ -576,7 +663,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     const cf_calib_t *cal = &a->calib;
     cf_an_line_t line;
     cf_predictor_t *pr = NULL;
-    double *ts = NULL, *tmp = NULL, now, s_now = 0, best, ref, blocked = NAN, gain;
+    double *ts = NULL, *tmp = NULL, now, s_now = 0, best, ref, gain;
     size_t nt = 0, rec = 0, bi = 0, ti = (size_t)-1;
     pack_out_t po;
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], region[128];
@@ -607,23 +694,12 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
     if (ad->nonblocking) {
-        /* What a nonblocking stream costs the step is the time blocked on
-         * it in Wait/Test; its spans from post to completion overlap each
-         * other and compute, and add up to nothing it costs. */
-        double post = 0;
-        blocked = stream_blocked(a, x, f, &post);
-        if (!isfinite(blocked)) {
+        if (!nonblocking_cost(a, x, f, ad)) {
             ad->reason = "nonblocking: the profile does not charge the time blocked in Wait/Test to "
                          "its requests (an older plugin), and spans from post to completion do not add "
                          "up to a cost";
             return CF_OK;
         }
-        ad->post_s = post / (double)f->comm_size;
-        ad->blocked_s = (blocked - post) / (double)f->comm_size;
-        ad->poll_s = stream_polls(a, f, &ad->polls_with_posts) / (double)f->comm_size;
-        ad->current_s = ad->post_s + ad->blocked_s + ad->poll_s;
-        ad->current_source = "blocked";
-        ad->share = cf_analysis_total_s(a) > 0 ? blocked / cf_analysis_total_s(a) : NAN;
     } else {
         measured(p, x, f, ad);
         stream_gap(p, ad);
@@ -757,11 +833,14 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
                 if (!ad->nonblocking && isfinite(ad->call_gap_s))
                     ad->framework_saving_s =
                         ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
-                ad->ddp_bucket_cap_mb = cd->bucket_bytes / 1048576.0;
-                ad->horovod_fusion_threshold = cd->bucket_bytes;
+                ad->hidden_saving_step_s = ad->nonblocking ? hidden_saving(ad, cd, now, &unc) : NAN;
                 break;
             }
         }
+        free(pr);
+        return CF_OK;
+    }
+    if (ad->nonblocking && hidden_verdict(ad, now, ref)) {
         free(pr);
         return CF_OK;
     }
@@ -939,8 +1018,8 @@ static json_t *advice_json(const cf_advice_t *ad)
     bad |= set(o, "predicted_saving_s", jnum(ad->predicted_saving_s));
     bad |= set(o, "call_gap_s", jnum(ad->call_gap_s));
     bad |= set(o, "framework_saving_s", jnum(ad->framework_saving_s));
-    bad |= set(o, "ddp_bucket_cap_mb", jnum(ad->ddp_bucket_cap_mb));
-    bad |= set(o, "horovod_fusion_threshold", jbytes(ad->horovod_fusion_threshold));
+    bad |= set(o, "ddp_bucket_cap_mb", jnum(ad->bucket_bytes / 1048576.0));
+    bad |= set(o, "horovod_fusion_threshold", jbytes(ad->bucket_bytes));
     bad |= set(o, "steps", json_integer((json_int_t)ad->steps));
     bad |= set(o, "steps_source", jstr(ad->steps_source));
     bad |= set(o, "steps_region", ad->steps_region[0] ? json_string(ad->steps_region) : json_null());
@@ -958,6 +1037,8 @@ static json_t *advice_json(const cf_advice_t *ad)
     /* the advised (else the best) bucket size's saving per step and the
      * uncertainty it was held against (cf_predict.h) */
     bad |= set(o, "saving_step_s", jnum(ad->saving_step_s));
+    bad |= set(o, "hidden_saving_step_s", jnum(ad->hidden_saving_step_s));
+    bad |= set(o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
     bad |= set(o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
     bad |= set(o, "why", ad->why[0] ? json_string(ad->why) : json_null());
     bad |= set(o, "extrapolated", json_boolean(ad->extrapolated));
@@ -1022,7 +1103,7 @@ char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
                  "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; DDP "
                  "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f) to save %s of %s per rank (%.0f%%)",
                  ad->op, label, ad->calls_per_step, cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
-                 ad->buckets_per_step, ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold,
+                 ad->buckets_per_step, ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
                  cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),
                  ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0);

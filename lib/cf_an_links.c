@@ -393,13 +393,16 @@ static void add_bins(cf_predictor_t *pr, const cf_an_fit_t *f)
 
 void cf_an_predictor(const cf_analysis_t *a, const cf_an_fit_t *f, cf_an_line_t *ctx, cf_predictor_t *pr)
 {
-    const cf_an_fit_t *own = f->nonblocking ? cf_an_blocking_twin(a, f) : f;
     const cf_calib_coll_t *cal = f->kind == CF_AN_COLLECTIVE ? cf_calib_coll_of(&a->calib, f->op, f->comm) : NULL;
+    /* a nonblocking stream goes by its blocking twin's times and line,
+     * unless the calibration timed the nonblocking operation itself
+     * (posted, then waited for): the twin runs another algorithm */
+    const cf_an_fit_t *own = !f->nonblocking                                                 ? f
+                             : cal != NULL && cf_an_is_nonblocking(cal->op, "collective") ? NULL
+                                                                                            : cf_an_blocking_twin(a, f);
 
     *ctx = (cf_an_line_t){a, own != NULL && (own->fit.ok || own->kind != CF_AN_COLLECTIVE) ? own : NULL,
                           f->coll, f->comm_size, f->path};
-    if (f->nonblocking && ctx->f == f)
-        ctx->f = NULL;
     cf_pred_init(pr, stream_line, ctx, own != NULL && own->fit.ok ? own->err_rms : NAN);
     /* a span from post to completion is no call time: only a blocking
      * operation's bins are measurements */

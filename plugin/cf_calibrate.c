@@ -8,8 +8,10 @@
  *     1.5x) between one pair of world ranks per path class in the job
  *     (intra-node, inter-node), the other ranks asleep in a test loop;
  *   - collectives: for each collective operation with a payload the
- *     program ran on a communicator of the whole world, the matching
- *     blocking operation at the fused bucket sizes advice weighs.
+ *     program ran on a communicator of the whole world, the same
+ *     operation at the fused bucket sizes advice weighs: the blocking one
+ *     for blocking calls, the nonblocking one (posted, then waited for)
+ *     for nonblocking and persistent calls.
  *
  * All within a time budget (COMMFIT_CALIBRATE) on a duplicate of the
  * plugin's own communicator whose errors return instead of aborting.
@@ -49,10 +51,23 @@
 #define CAL_COLL_MAX_LARGE 5  /* and beyond */
 #define CAL_TAG 0x4346        /* the communicator is ours alone: any tag does */
 
-/* the blocking operations measured, in the order they are measured */
-enum { K_ALLREDUCE, K_RS_BLOCK, K_RS, K_ALLGATHER, K_BCAST, K_REDUCE, K_N };
-static const char *const KIND_NAME[K_N] = {"MPI_Allreduce", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
-                                           "MPI_Allgather", "MPI_Bcast", "MPI_Reduce"};
+/* the operations measured, in the order they are measured: the blocking
+ * ones, then their nonblocking forms (posted, then waited for at once),
+ * since a nonblocking collective runs its own algorithm (Open MPI's
+ * libnbc, not the tuned blocking one) and costs what it costs */
+enum {
+    K_ALLREDUCE,
+    K_RS_BLOCK,
+    K_RS,
+    K_ALLGATHER,
+    K_BCAST,
+    K_REDUCE,
+    K_NB, /* the first nonblocking kind: K_NB + the blocking one */
+    K_N = 2 * K_NB
+};
+static const char *const KIND_NAME[K_N] = {
+    "MPI_Allreduce",  "MPI_Reduce_scatter_block",  "MPI_Reduce_scatter",  "MPI_Allgather",  "MPI_Bcast",  "MPI_Reduce",
+    "MPI_Iallreduce", "MPI_Ireduce_scatter_block", "MPI_Ireduce_scatter", "MPI_Iallgather", "MPI_Ibcast", "MPI_Ireduce"};
 /* the bucket sizes of the frameworks: DDP's default, Horovod's two */
 static const uint64_t FRAMEWORK_BYTES[] = {26214400u, 64u << 20, 128u << 20};
 
@@ -313,10 +328,12 @@ static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_
 /* ---- collectives ---- */
 
 /* The operation of kind k at elems floats (a multiple of the size for
- * the operations that split the buffer among the ranks). */
+ * the operations that split the buffer among the ranks); a nonblocking
+ * kind is waited for at once. */
 static int coll_run(cal_t *x, int k, void *sb, void *rb, int elems, const int *counts)
 {
-    int per = elems / x->n;
+    int per = elems / x->n, rc;
+    MPI_Request rq = MPI_REQUEST_NULL;
     switch (k) {
     case K_ALLREDUCE:
         return PMPI_Allreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm);
@@ -328,9 +345,28 @@ static int coll_run(cal_t *x, int k, void *sb, void *rb, int elems, const int *c
         return PMPI_Allgather(sb, per, MPI_FLOAT, rb, per, MPI_FLOAT, x->comm);
     case K_BCAST:
         return PMPI_Bcast(rb, elems, MPI_FLOAT, 0, x->comm);
-    default:
+    case K_REDUCE:
         return PMPI_Reduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, 0, x->comm);
+    case K_NB + K_ALLREDUCE:
+        rc = PMPI_Iallreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm, &rq);
+        break;
+    case K_NB + K_RS_BLOCK:
+        rc = PMPI_Ireduce_scatter_block(sb, rb, per, MPI_FLOAT, MPI_SUM, x->comm, &rq);
+        break;
+    case K_NB + K_RS:
+        rc = PMPI_Ireduce_scatter(sb, rb, counts, MPI_FLOAT, MPI_SUM, x->comm, &rq);
+        break;
+    case K_NB + K_ALLGATHER:
+        rc = PMPI_Iallgather(sb, per, MPI_FLOAT, rb, per, MPI_FLOAT, x->comm, &rq);
+        break;
+    case K_NB + K_BCAST:
+        rc = PMPI_Ibcast(rb, elems, MPI_FLOAT, 0, x->comm, &rq);
+        break;
+    default:
+        rc = PMPI_Ireduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, 0, x->comm, &rq);
+        break;
     }
+    return rc == MPI_SUCCESS ? PMPI_Wait(&rq, MPI_STATUS_IGNORE) : rc;
 }
 
 /* One timed repetition: a barrier, the operation; every rank gets the
@@ -358,8 +394,9 @@ static void coll_rep(cal_t *x, int k, void *sb, void *rb, int elems, const int *
 static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *counts, double share, double deadline,
                      cal_point_t *pt)
 {
-    size_t sl = k == K_BCAST ? 0 : k == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
-    size_t rl = k == K_RS || k == K_RS_BLOCK ? bytes / (uint64_t)x->n : bytes;
+    int b = k % K_NB;
+    size_t sl = b == K_BCAST ? 0 : b == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
+    size_t rl = b == K_RS || b == K_RS_BLOCK ? bytes / (uint64_t)x->n : bytes;
     char *sb = calloc(sl ? sl : 1, 1), *rb = calloc(rl ? rl : 1, 1); /* the warm-up touches them */
     double t[CAL_COLL_MAX_SMALL], v[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, !sb || !rb};
     int maxr = bytes <= (1u << 20) ? CAL_COLL_MAX_SMALL : CAL_COLL_MAX_LARGE, n = 0, stop = STOP_NONE;
@@ -412,7 +449,7 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
     double deadline = v[0] + (plan->budget_s - v[0]) / kinds_left;
     for (int i = 0; i < ns; i++) {
         /* a whole number of floats, per rank where the buffer is split */
-        int split = k == K_RS || k == K_RS_BLOCK || k == K_ALLGATHER, stop = STOP_NONE;
+        int b = k % K_NB, split = b == K_RS || b == K_RS_BLOCK || b == K_ALLGATHER, stop = STOP_NONE;
         int elems = (int)(sizes[i] / 4 / (split ? (uint64_t)x->n : 1)) * (split ? x->n : 1);
         uint64_t bytes = (uint64_t)elems * 4;
         if (sizes[i] > plan->cap)
@@ -449,17 +486,20 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
 
 /* ---- the plan (rank 0) ---- */
 
-/* The blocking operation measured for a recorded one (MPI_Iallreduce,
- * MPI_Allreduce_init, MPI_Allreduce_c -> MPI_Allreduce), or -1. */
+/* The operation measured for a recorded one, or -1: the blocking one
+ * for a blocking call (MPI_Allreduce_c -> MPI_Allreduce), the
+ * nonblocking one for a nonblocking or persistent call (MPI_Iallreduce,
+ * MPI_Allreduce_init -> MPI_Iallreduce). */
 static int kind_of(const char *name)
 {
     char b[64];
     if (strncmp(name, "MPI_", 4) != 0 || strlen(name) >= sizeof(b))
         return -1;
+    int nb = (name[4] == 'I' && name[5] >= 'a' && name[5] <= 'z') || strstr(name, "_init") != NULL;
     cf_blocking_op_name(name, b, sizeof(b));
-    for (int k = 0; k < K_N; k++)
+    for (int k = 0; k < K_NB; k++)
         if (strcmp(b, KIND_NAME[k]) == 0)
-            return k;
+            return nb ? K_NB + k : k;
     return -1;
 }
 

@@ -838,7 +838,12 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]),
                    fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
             fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
-                   ad->ddp_bucket_cap_mb, ad->horovod_fusion_threshold);
+                   ad->bucket_bytes / 1048576.0, ad->bucket_bytes);
+            if (isfinite(ad->hidden_saving_step_s))
+                fprintf(out, "          priced with the buckets' time exposed (no progress thread) and the ranks' "
+                        "wait for the last, %s/step; if the overlap hid them as it hides the calls now: saving %s "
+                        "per step\n",
+                        fmt_t(ad->skew_s, b[1]), fmt_t(ad->hidden_saving_step_s, b[0]));
             if (isfinite(ad->framework_saving_s))
                 fprintf(out, "          outside MPI, %s more: the calls go back to back, %s apart (median of %zu "
                        "sampled pairs), the framework's cost per call\n",
@@ -858,7 +863,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                                           : (ad->model_current_s - cd->model_s) / ad->model_current_s;
             fprintf(out, "    %s: %.0f call%s/step, %s %s (+-%s, %s)\n", cd->name, cd->buckets,
                    cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]),
-                   fmt_pct(ad->nonblocking ? cd->unc_s * ad->blocked_s / (ad->model_current_s * ad->current_s)
+                   fmt_pct(ad->nonblocking ? cd->unc_s * (double)ad->steps / ad->current_s
                                            : cd->unc_s / ad->model_current_s, b[2]),
                    pred_src(cd->source));
         }

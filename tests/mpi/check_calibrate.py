@@ -9,6 +9,8 @@ usage: check_calibrate.py CHECK ARGS...
   budget PROFILE          elapsed within a short budget, and the budget named in skipped
   absent PROFILE          no section
   auto PROFILE            the default budget: at most 0.5 s, within it
+  nonblocking PROFILE     a program of MPI_Iallreduce only: the nonblocking operation itself
+                          measured for it (posted, then waited for), not the blocking one
   two_nodes PROFILE       the emulated 2-node cluster, 1 + 2 ranks: both links, between the right ranks
   monitoring ON OFF MON_ON MON_OFF
                           Open MPI's monitoring (external messages, i.e. point-to-point):
@@ -106,6 +108,33 @@ def sweep(path, link_path):
         check("nothing beyond COMMFIT_CALIBRATE_MAX_BYTES (64 MiB)", all(b <= 64 << 20 for b in got))
         check("the memory bound named for 128 MiB", any("128 MiB" in k and "MAX_BYTES" in k for k in c["skipped"]),
               str(c["skipped"]))
+    within_budget(c, SLACK_S)
+
+
+def nonblocking(path):
+    prof = load(path)
+    c = section(path)
+    ranks = prof["job"]["ranks"]
+    world = {m["id"] for m in prof["communicators"] if m["size"] == ranks}
+    nb = [r for r in prof["records"] if r["op"] == "MPI_Iallreduce" and r["comm"] in world]
+    check("the program's MPI_Iallreduce on world recorded", len(nb) > 0)
+    want = nb[0]["comm"] if nb else None
+    cols = [e for e in c["collectives"] if e["for_op"] == "MPI_Iallreduce"]
+    check("one collectives entry for the program's MPI_Iallreduce (comm %s), measuring MPI_Iallreduce" % want,
+          len(cols) == 1 and cols[0]["op"] == "MPI_Iallreduce" and cols[0]["comm"] == want and
+          cols[0]["comm_size"] == ranks, str(c["collectives"])[:300])
+    check("no blocking MPI_Allreduce measured: the program has none",
+          not any(e["op"] == "MPI_Allreduce" for e in c["collectives"]), str(c["collectives"])[:300])
+    if cols:
+        s = cols[0]["sizes"]
+        got = [e["bytes"] for e in s]
+        pow2 = [b for b in got if b not in FRAMEWORK]
+        check("sizes from 64 KiB, ascending, powers of two (%s)" % got,
+              got and got[0] == 65536 and pow2 == [65536 << i for i in range(len(pow2))])
+        check("at least 3 repetitions per size, 0 < best <= median",
+              all(e["reps"] >= 3 and 0 < e["best_s"] <= e["p50_s"] for e in s))
+        check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],
+              c["messages"]["collective_calls"] >= ranks * sum(e["reps"] for e in s))
     within_budget(c, SLACK_S)
 
 
@@ -221,6 +250,7 @@ def monitoring(on, off, mon_on, mon_off):
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto, "two_nodes": two_nodes,
+     "nonblocking": nonblocking,
      "monitoring": monitoring}[what](*args)
     done()
 

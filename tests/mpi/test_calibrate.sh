@@ -20,7 +20,8 @@ check_cal() { "$CF_PYTHON" "$CF_SRCDIR/tests/mpi/check_calibrate.py" "$@"; }
 # job NAME: dp_train with the plugin, profile NAME.json, stderr NAME.err
 job() {
     local name=$1
-    COMMFIT_OUTPUT="$cf_tmp/$name.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$dp" --steps 5 \
+    shift
+    COMMFIT_OUTPUT="$cf_tmp/$name.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$dp" --steps 5 "$@" \
         > /dev/null 2> "$cf_tmp/$name.err" || { cat "$cf_tmp/$name.err"; cf_fail "$name: job failed"; }
 }
 
@@ -35,6 +36,10 @@ if ! check_cal sweep "$cf_tmp/full.json" intra-node; then
 fi
 check_cal same "$cf_tmp/full.json" "$cf_tmp/off.json" || exit 1
 check_cal absent "$cf_tmp/off.json" || exit 1
+
+# a program of nonblocking allreduces: the nonblocking operation is measured
+COMMFIT_CALIBRATE=3s job nb --nonblocking
+check_cal nonblocking "$cf_tmp/nb.json" || exit 1
 
 COMMFIT_CALIBRATE=20ms job short
 check_cal budget "$cf_tmp/short.json" || exit 1

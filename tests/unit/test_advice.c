@@ -17,6 +17,7 @@
 #include "cf_analysis.h"
 #include "cf_bins.h"
 #include "cf_summary.h"
+#include "cf_units.h"
 
 #define P 4
 #define STEPS 10
@@ -238,8 +239,7 @@ static void test_per_tensor_fuse(void **state)
     assert_rel(ad->predicted_s, STEPS * t64, 1e-9);
     assert_rel(ad->predicted_saving_s, STEPS * (now - t64), 1e-9);
     assert_rel(ad->best_saving_share, (now - t128) / now, 1e-9);
-    assert_rel(ad->ddp_bucket_cap_mb, 0.0625, 0);
-    assert_rel(ad->horovod_fusion_threshold, 65536, 0);
+    assert_rel(ad->bucket_bytes, 65536, 0); /* DDP's bucket_cap_mb 0.0625 */
     {
         /* The operation's sentence names the advised bucket. */
         char buf[256];
@@ -710,13 +710,17 @@ static void test_misfit_line_measured_buckets(void **state)
 /* A Horovod-style trainer: MPI_Iallreduce per tensor, Waitall before the
  * step.  Its spans add up to 100 s per rank, but what the step waits for
  * is the time blocked in Waitall charged to it (blocked_s): the share is
- * that over the ranked MPI time, and the saving is priced on it. */
+ * that over the ranked MPI time, and the saving is priced on it.  Blocked
+ * 2 ms a step where the calls take 0.54 ms on the calibration's line:
+ * fused, the buckets' time is exposed, steps x T(S) (no posts, no polls,
+ * the ranks alike: no wait for a last one). */
 static void test_nonblocking_blocked(void **state)
 {
     cf_profile_t p;
     cf_analysis_t *a;
     const cf_advice_t *ad;
-    const double blocked_per_rank = 2e-3, rest = 0.5e-3; /* whole run, per rank */
+    const cf_adv_cand_t *cd;
+    const double blocked_per_rank = 20e-3, rest = 5e-3; /* whole run, per rank */
     cf_record_t *w;
     json_t *j, *e;
     (void)state;
@@ -746,7 +750,15 @@ static void test_nonblocking_blocked(void **state)
     assert_int_equal(ad->current_pred_source, CF_PRED_CALIBRATION);
     assert_string_equal(ad->verdict, "fuse");
     assert_true(ad->predicted_saving_s > 0 && ad->predicted_saving_s < ad->current_s);
-    assert_rel(ad->predicted_s, ad->current_s * ad->model_s / ad->model_current_s, 1e-12);
+    assert_rel(ad->skew_s, 0, 0);
+    assert_rel(ad->predicted_s, STEPS * ad->model_s, 1e-12);
+    /* the other end: hidden as now, blocked x T(S) / T(calls as they are),
+     * at least the last bucket */
+    cd = cand_of(ad, ad->bucket_bytes);
+    assert_rel(ad->hidden_saving_step_s,
+               (blocked_per_rank - fmax(blocked_per_rank * cd->model_s / ad->model_current_s, STEPS * cd->last_s)) /
+                   STEPS,
+               1e-9);
     j = cf_analysis_to_json(a);
     e = json_array_get(json_object_get(j, "advice"), 0);
     assert_string_equal(json_string_value(json_object_get(e, "op")), "MPI_Iallreduce");
@@ -797,7 +809,7 @@ static void nonblocking_posts_polls(double polls_per_post)
     cf_analysis_t *a;
     const cf_advice_t *ad;
     const cf_adv_cand_t *cd;
-    const double blocked = 2e-3, post_call = 5e-6, poll = 3e-3; /* per rank, whole run */
+    const double blocked = 20e-3, post_call = 5e-6, poll = 3e-3; /* per rank, whole run */
     const double calls = 16.0 * STEPS; /* per rank */
     double want, per_call;
     cf_record_t *t;
@@ -819,8 +831,7 @@ static void nonblocking_posts_polls(double polls_per_post)
     assert_string_equal(ad->verdict, "fuse");
     cd = cand_of(ad, ad->bucket_bytes);
     per_call = post_call * calls + (ad->polls_with_posts ? poll : 0);
-    want = per_call * cd->buckets / 16.0 + blocked * cd->model_s / ad->model_current_s +
-           (ad->polls_with_posts ? 0 : poll);
+    want = per_call * cd->buckets / 16.0 + STEPS * cd->model_s + (ad->polls_with_posts ? 0 : poll);
     assert_rel(ad->predicted_s, want, 1e-9);
     assert_rel(cf_advice_cand_predicted_s(ad, cd), want, 1e-12);
     assert_rel(ad->saving_step_s, (ad->current_s - want) / STEPS, 1e-9);
@@ -844,6 +855,133 @@ static void test_nonblocking_polls_apart(void **state)
 {
     (void)state;
     nonblocking_posts_polls(5.0);
+}
+
+/* The hooks' stream whose overlap hides most of it: 0.2 ms blocked a step
+ * where the calls take 0.54 ms.  With their time exposed no buckets save;
+ * hidden as the calls are now they would: "uncertain", both ends said. */
+static void test_nonblocking_only_hidden(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    const cf_adv_cand_t *cd;
+    double unc;
+    (void)state;
+
+    hook_stream(&p, 2e-3, 0);
+    set_calibration(&p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    assert_string_equal(ad->verdict, "uncertain");
+    assert_non_null(strstr(ad->reason, "progress thread"));
+    cd = NULL;
+    for (size_t c = 0; c < ad->ncand; c++) {
+        char size[CF_FMT_LEN], name[64];
+        snprintf(name, sizeof(name), "buckets of %s:", cf_fmt_size(ad->cand[c].bucket_bytes, size, sizeof(size)));
+        if (strncmp(ad->why, name, strlen(name)) == 0)
+            cd = &ad->cand[c];
+    }
+    assert_non_null(cd); /* the candidate why names */
+    /* hidden: blocked x T(S) / T(calls as they are), at least the last bucket */
+    unc = fmax(2e-3 * cd->model_s / ad->model_current_s, STEPS * cd->last_s);
+    assert_rel(ad->hidden_saving_step_s, (2e-3 - unc) / STEPS, 1e-9);
+    assert_true(ad->hidden_saving_step_s > 0);
+    /* exposed: every candidate costs more than now */
+    for (size_t c = 0; c < ad->ncand; c++)
+        assert_true(cf_advice_cand_predicted_s(ad, &ad->cand[c]) > ad->current_s);
+    assert_non_null(strstr(ad->why, "if the overlap hides them"));
+    assert_non_null(strstr(ad->why, "if their time is exposed"));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* The same trainer, rank 0 arriving last: the others' MPI times are 0.3 ms
+ * a step longer (3 ms over 10 steps), waiting for it.  Their mean wait,
+ * 0.225 ms a step, is what the final bucket's wait pays too; it is no
+ * more than the time blocked per step. */
+static void test_nonblocking_skew(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    hook_stream(&p, 20e-3, 0);
+    for (int r = 1; r < P; r++)
+        p.rank[r].mpi_s = p.rank[0].mpi_s + 3e-3;
+    set_calibration(&p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    assert_rel(ad->skew_s, 3e-3 * (P - 1) / P / STEPS, 1e-9);
+    assert_string_equal(ad->verdict, "fuse");
+    assert_rel(ad->predicted_s, STEPS * (ad->model_s + ad->skew_s), 1e-9);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+    /* a spread larger than the blocked time is not all this stream's */
+    hook_stream(&p, 2e-4, 0);
+    for (int r = 1; r < P; r++)
+        p.rank[r].mpi_s = p.rank[0].mpi_s + 3e-3;
+    set_calibration(&p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    a = analyse(&p, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    assert_rel(ad->skew_s, 2e-4 / STEPS, 1e-9);
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
+/* The hooks' stream beside a blocking MPI_Allreduce twin at the same sizes
+ * on a line twice as fast as the calibration's.  A calibration that timed
+ * the nonblocking operation itself prices the stream alone: the twin's
+ * times, another algorithm's, are left out, so the advice equals that of
+ * the stream without a twin.  A calibration of the blocking operation (an
+ * older profile) keeps the twin's measured times. */
+static void hooks_with_twin(cf_profile_t *p, int twin, const char *cal_op)
+{
+    hook_stream(p, 20e-3, 5e-6);
+    for (size_t i = 0; twin && i < CF_ARRAY_LEN(tensors); i++) {
+        cf_record_t *r = add(p, "MPI_Allreduce", tensors[i].size, (uint64_t)P * STEPS, 0);
+        double t = t_call((double)tensors[i].size) / 2;
+        r->t_sum = r->xfer_sum = (double)r->calls * t;
+        r->t_min = r->t_max = r->t_p50 = r->t_p99 = r->xfer_p50 = r->xfer_p99 = t;
+    }
+    set_calibration(p, cal_op, "MPI_Iallreduce", 9, 20, ALPHA, BW);
+}
+
+static void test_nonblocking_calibrated(void **state)
+{
+    cf_profile_t p[3];
+    cf_analysis_t *a[3];
+    const cf_advice_t *ad[3];
+    (void)state;
+
+    hooks_with_twin(&p[0], 0, "MPI_Iallreduce");
+    hooks_with_twin(&p[1], 1, "MPI_Iallreduce");
+    hooks_with_twin(&p[2], 1, "MPI_Allreduce");
+    for (int i = 0; i < 3; i++) {
+        a[i] = analyse(&p[i], NULL);
+        ad[i] = advice_of(a[i], "MPI_Iallreduce");
+        assert_true(ad[i]->nonblocking);
+    }
+    /* the stream's own calibration alone: the same with and without the twin */
+    assert_int_equal(ad[1]->current_pred_source, CF_PRED_CALIBRATION);
+    assert_rel(ad[1]->model_current_s, ad[0]->model_current_s, 1e-12);
+    assert_rel(ad[1]->predicted_s, ad[0]->predicted_s, 1e-12);
+    assert_rel(ad[1]->bucket_bytes, ad[0]->bucket_bytes, 0);
+    /* the per-tensor sizes on the calibration's line, 16 tensors a step */
+    {
+        double want = 0;
+        for (size_t i = 0; i < CF_ARRAY_LEN(tensors); i++)
+            want += tensors[i].count * t_call((double)tensors[i].size);
+        assert_rel(ad[0]->model_current_s, want, 0.02); /* p50 is 1.01 x the line */
+    }
+    /* a blocking calibration keeps the twin's measured times, half as long */
+    assert_int_equal(ad[2]->current_pred_source, CF_PRED_MEASURED);
+    assert_true(ad[2]->model_current_s < 0.6 * ad[0]->model_current_s);
+    for (int i = 0; i < 3; i++) {
+        cf_analysis_free(a[i]);
+        cf_profile_free(&p[i]);
+    }
 }
 
 /* The same trainer on a shaped link, where the overlap hid almost all of
@@ -1041,6 +1179,9 @@ int main(void)
         cmocka_unit_test(test_nonblocking_polls_per_post),
         cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_nonblocking_hidden),
+        cmocka_unit_test(test_nonblocking_calibrated),
+        cmocka_unit_test(test_nonblocking_only_hidden),
+        cmocka_unit_test(test_nonblocking_skew),
         cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
         cmocka_unit_test(test_no_advice),
