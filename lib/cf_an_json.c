@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cf_advice.h"
 #include "cf_an_stage.h"
 
 typedef struct {

@@ -448,9 +448,3 @@ int cf_an_is_nonblocking(const char *op, const char *kind)
     return (strncmp(op, "MPI_I", 5) == 0 && op[5] >= 'a' && op[5] <= 'z') ||
            strstr(op, "_init") != NULL;
 }
-
-
-const char *cf_an_kind_name(cf_an_kind_t kind)
-{
-    return kind == CF_AN_COLLECTIVE ? "collective" : kind == CF_AN_IO ? "io" : "p2p";
-}

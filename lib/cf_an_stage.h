@@ -17,13 +17,13 @@
  *   cf_an_verdict.c what to tell the user: breakdown, advice sentences
  *   cf_an_json.c    the JSON writer (computes nothing of its own)
  *
- * cf_analysis.c runs them in that order and holds the accessors.  This
- * header is the stages' own; tools use cf_analysis.h. */
+ * cf_analysis.c runs them in that order; the stages read each other's
+ * results through the accessors of cf_an_access.c, never through the
+ * runner.  This header is the stages' own; tools use cf_analysis.h. */
 #ifndef CF_AN_STAGE_H
 #define CF_AN_STAGE_H
 
-#include "cf_advice.h"
-#include "cf_analysis.h"
+#include "cf_an_result.h"
 
 #define CF_AN_NPATH 3
 
