@@ -162,9 +162,6 @@ CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, do
  * rank, with its buckets (the rule above); NaN without a model. */
 CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd);
 
-/* The "advice" array of the report; NULL when out of memory. */
-CF_HIDDEN json_t *cf_advice_to_json(const cf_advice_t *adv, size_t n);
-
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);
 

@@ -384,6 +384,100 @@ static json_t *wire_other_json(jctx_t *c, const cf_an_wire_t *w)
     return o;
 }
 
+/* Whole numbers of bytes as integers. */
+static json_t *jbytes(double v)
+{
+    return isfinite(v) && v >= 0 && v < 9.2e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+/* One stream's fusion advice (cf_advice.h). */
+static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t *ad)
+{
+    json_t *o = json_object(), *model = json_object(), *cands = json_array();
+    char label[24], name[CF_COMM_NAME_LEN];
+    int has_model = ad->model_source[0] != '\0';
+
+    if (o == NULL || model == NULL || cands == NULL) {
+        json_decref(o);
+        json_decref(model);
+        json_decref(cands);
+        return NULL;
+    }
+    jset(c, o, "op", json_string(ad->op));
+    jset(c, o, "comm", json_string(cf_comm_label(ad->comm, label, sizeof(label))));
+    jset(c, o, "comm_size", json_integer(ad->comm_size));
+    jset(c, o, "path", json_string(cf_path_name((unsigned)ad->path)));
+    jset(c, o, "nonblocking", json_boolean(ad->nonblocking));
+    jset(c, o, "verdict", jstr(ad->verdict));
+    jset(c, o, "reason", jstr(ad->reason));
+    jset(c, o, "share", jnum(ad->share));
+    jset(c, o, "bucket_bytes", jbytes(ad->bucket_bytes));
+    jset(c, o, "current_s", jnum(ad->current_s));
+    jset(c, o, "current_source", jstr(ad->current_source));
+    /* nonblocking: what current_s is made of (cf_advice.h) */
+    jset(c, o, "post_s", ad->nonblocking ? jnum(ad->post_s) : json_null());
+    jset(c, o, "blocked_s", ad->nonblocking ? jnum(ad->blocked_s) : json_null());
+    jset(c, o, "poll_s", ad->nonblocking ? jnum(ad->poll_s) : json_null());
+    jset(c, o, "polls_with_posts", ad->nonblocking ? json_boolean(ad->polls_with_posts) : json_null());
+    jset(c, o, "predicted_s", jnum(ad->predicted_s));
+    jset(c, o, "predicted_saving_s", jnum(ad->predicted_saving_s));
+    jset(c, o, "call_gap_s", jnum(ad->call_gap_s));
+    jset(c, o, "framework_saving_s", jnum(ad->framework_saving_s));
+    jset(c, o, "ddp_bucket_cap_mb", jnum(ad->ddp_bucket_cap_mb));
+    jset(c, o, "horovod_fusion_threshold", jbytes(ad->horovod_fusion_threshold));
+    jset(c, o, "steps", json_integer((json_int_t)ad->steps));
+    jset(c, o, "steps_source", jstr(ad->steps_source));
+    jset(c, o, "steps_region", ad->steps_region[0] ? json_string(ad->steps_region) : json_null());
+    jset(c, o, "calls", json_integer((json_int_t)ad->calls));
+    jset(c, o, "calls_per_step", jnum(ad->calls_per_step));
+    jset(c, o, "bytes_per_step", jnum(ad->bytes_per_step));
+    jset(c, o, "buckets_per_step", jnum(ad->buckets_per_step));
+    jset(c, o, "model_current_step_s", jnum(ad->model_current_s));
+    jset(c, o, "model_step_s", jnum(ad->model_s));
+    /* The saving the model alone gives, without the measured time's scale. */
+    jset(c, o, "model_saving_s",
+               jnum(isfinite(ad->model_s) ? (ad->model_current_s - ad->model_s) * (double)ad->steps
+                    : ad->verdict != NULL ? 0.0 : NAN));
+    jset(c, o, "best_saving_share", jnum(ad->best_saving_share));
+    /* the advised (else the best) bucket size's saving per step and the
+     * uncertainty it was held against (cf_predict.h) */
+    jset(c, o, "saving_step_s", jnum(ad->saving_step_s));
+    jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
+    jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());
+    jset(c, o, "extrapolated", json_boolean(ad->extrapolated));
+    jset(c, model, "source", jstr(has_model ? ad->model_source : NULL));
+    jset(c, model, "alpha_s", jnum(has_model ? ad->alpha_s : NAN));
+    jset(c, model, "bandwidth_Bps", jnum(has_model ? ad->bandwidth_Bps : NAN));
+    jset(c, model, "startup_share", jnum(ad->startup_share));
+    jset(c, model, "memcpy_Bps", jnum(ad->memcpy_Bps));
+    jset(c, model, "tensors_per_step", json_integer((json_int_t)ad->tensors));
+    jset(c, model, "current_step_uncertainty_s", jnum(ad->model_current_unc_s));
+    jset(c, model, "current_time_source", jstr(cf_pred_source_name((cf_pred_source_t)ad->current_pred_source)));
+    jset(c, o, "model", model);
+    for (size_t k = 0; has_model && k < ad->ncand; k++) {
+        const cf_adv_cand_t *cd = &ad->cand[k];
+        json_t *j = json_object();
+        if (j == NULL) {
+            c->bad = 1;
+            break;
+        }
+        jset(c, j, "bucket_bytes", jbytes(cd->bucket_bytes));
+        jset(c, j, "name", jstr(cd->name));
+        jset(c, j, "buckets_per_step", jnum(cd->buckets));
+        jset(c, j, "fused_bytes_per_step", jnum(cd->fused_bytes));
+        jset(c, j, "copy_step_s", jnum(cd->copy_s));
+        jset(c, j, "model_step_s", jnum(cd->model_s));
+        jset(c, j, "uncertainty_step_s", jnum(cd->unc_s));
+        /* the least measured of its buckets' times: "measured", "calibration", "model" */
+        jset(c, j, "time_source", jstr(cf_pred_source_name((cf_pred_source_t)cd->source)));
+        jset(c, j, "predicted_s", jnum(cf_advice_cand_predicted_s(ad, cd)));
+        jpush(c, cands, j);
+    }
+    jset(c, o, "candidates", cands);
+    jset(c, o, "comm_name", json_string(an_comm_name(a, ad->comm, "-", name, sizeof(name))));
+    return o;
+}
+
 /* null without UCX records */
 static json_t *wire_json(jctx_t *c, const cf_analysis_t *a)
 {
@@ -580,15 +674,10 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     jset(&c, root, "fits", fits);
     jset(&c, root, "collectives", collectives_json(&c, a));
     {
-        json_t *adv = cf_advice_to_json(a->fusion, a->nfusion);
-        if (adv == NULL)
-            c.bad = 1;
-        else {
-            for (size_t i = 0; i < a->nfusion && i < json_array_size(adv); i++)
-                jset(&c, json_array_get(adv, i), "comm_name",
-                     json_string(an_comm_name(a, a->fusion[i].comm, "-", name, sizeof(name))));
-            jset(&c, root, "advice", adv);
-        }
+        json_t *adv = json_array();
+        for (size_t i = 0; i < a->nfusion; i++)
+            jpush(&c, adv, advice_json(&c, a, &a->fusion[i]));
+        jset(&c, root, "advice", adv);
     }
     jset(&c, root, "regions", regions_json(&c, a));
     jset(&c, root, "late_arrivals", late_json(&c, a));

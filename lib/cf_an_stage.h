@@ -15,7 +15,8 @@
  *   cf_an_ranks.c   ranks, regions, late arrivals, oversubscription
  *   cf_advice.c     fusion advice: reads fits and links, never the reverse
  *   cf_an_verdict.c what to tell the user: breakdown, advice sentences
- *   cf_an_json.c    the JSON writer (computes nothing of its own)
+ *   cf_an_json.c    the JSON writer, the advice's too (computes nothing of
+ *                   its own)
  *
  * cf_analysis.c runs them in that order; the stages read each other's
  * results through the accessors of cf_an_access.c, never through the
