@@ -505,170 +505,206 @@ static json_t *wire_json(jctx_t *c, const cf_analysis_t *a)
     return o;
 }
 
-json_t *cf_analysis_to_json(const cf_analysis_t *a)
+static json_t *job_json(jctx_t *c, const cf_profile_t *p)
 {
-    const cf_profile_t *p = a->p;
+    json_t *job = json_object();
+    jset(c, job, "ranks", json_integer(p->ranks));
+    jset(c, job, "nodes", json_integer(p->nodes));
+    jset(c, job, "wall_s", jnum(p->wall_s));
+    jset(c, job, "partial", json_boolean(p->partial));
+    jset(c, job, "oversubscribed", p->oversubscribed < 0 ? json_null() : json_boolean(p->oversubscribed));
+    jset(c, job, "mpi_library", json_string(p->mpi_library));
+    jset(c, job, "start_time", json_string(p->start_time));
+    return job;
+}
+
+static json_t *mpi_time_json(jctx_t *c, const cf_analysis_t *a)
+{
     const cf_an_ranks_t *rk = &a->ranks;
-    jctx_t c = {0};
-    json_t *root = json_object(), *job = json_object(), *mt = json_object();
-    json_t *ranks = json_array(), *refs = json_array(), *ops = json_array(), *fits = json_array();
-    char label[24], name[CF_COMM_NAME_LEN], advice[512];
+    json_t *mt = json_object();
+    jset(c, mt, "ranked_s", jnum(a->total_s));
+    jset(c, mt, "nonblocking_spans_s", jnum(a->span_s));
+    jset(c, mt, "waits_charged", json_boolean(a->charged));
+    jset(c, mt, "total_s", jnum(rk->mpi_total_s));
+    jset(c, mt, "mean_s", jnum(rk->mpi_mean_s));
+    jset(c, mt, "min_s", jnum(rk->mpi_min_s));
+    jset(c, mt, "max_s", jnum(rk->mpi_max_s));
+    jset(c, mt, "min_rank", json_integer(rk->min_rank));
+    jset(c, mt, "max_rank", json_integer(rk->max_rank));
+    jset(c, mt, "wall_mean_s", jnum(rk->wall_mean_s));
+    jset(c, mt, "fraction_of_wall", jnum(rk->mpi_fraction));
+    jset(c, mt, "imbalance", jnum(rk->imbalance));
+    return mt;
+}
 
-    jset(&c, root, "format", json_string("commfit-report"));
-    jset(&c, root, "version", json_integer(1));
-    jset(&c, job, "ranks", json_integer(p->ranks));
-    jset(&c, job, "nodes", json_integer(p->nodes));
-    jset(&c, job, "wall_s", jnum(p->wall_s));
-    jset(&c, job, "partial", json_boolean(p->partial));
-    jset(&c, job, "oversubscribed", p->oversubscribed < 0 ? json_null() : json_boolean(p->oversubscribed));
-    jset(&c, job, "mpi_library", json_string(p->mpi_library));
-    jset(&c, job, "start_time", json_string(p->start_time));
-    jset(&c, root, "job", job);
-    {
-        json_t *cv = json_array();
-        for (size_t i = 0; i < a->ncaveat; i++)
-            jpush(&c, cv, json_string(a->caveat[i]));
-        jset(&c, root, "caveats", cv);
-    }
+static json_t *breakdown_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *bd = json_object();
+    jset(c, bd, "startup", jnum(a->split.startup));
+    jset(c, bd, "payload", jnum(a->split.payload));
+    jset(c, bd, "no_payload", jnum(a->split.no_payload));
+    jset(c, bd, "unexplained", jnum(a->split.unexplained));
+    jset(c, bd, "uncertain", jnum(a->split.uncertain));
+    jset(c, bd, "io", jnum(a->split.io));
+    jset(c, bd, "blocked", jnum(a->split.blocked));
+    return bd;
+}
 
-    jset(&c, mt, "ranked_s", jnum(a->total_s));
-    jset(&c, mt, "nonblocking_spans_s", jnum(a->span_s));
-    jset(&c, mt, "waits_charged", json_boolean(a->charged));
-    {
-        char h[512];
-        jset(&c, root, "headline", json_string(cf_analysis_headline(a, h, sizeof(h))));
-    }
-    jset(&c, mt, "total_s", jnum(rk->mpi_total_s));
-    jset(&c, mt, "mean_s", jnum(rk->mpi_mean_s));
-    jset(&c, mt, "min_s", jnum(rk->mpi_min_s));
-    jset(&c, mt, "max_s", jnum(rk->mpi_max_s));
-    jset(&c, mt, "min_rank", json_integer(rk->min_rank));
-    jset(&c, mt, "max_rank", json_integer(rk->max_rank));
-    jset(&c, mt, "wall_mean_s", jnum(rk->wall_mean_s));
-    jset(&c, mt, "fraction_of_wall", jnum(rk->mpi_fraction));
-    jset(&c, mt, "imbalance", jnum(rk->imbalance));
-    jset(&c, root, "mpi_time", mt);
-    {
-        json_t *bd = json_object();
-        jset(&c, bd, "startup", jnum(a->split.startup));
-        jset(&c, bd, "payload", jnum(a->split.payload));
-        jset(&c, bd, "no_payload", jnum(a->split.no_payload));
-        jset(&c, bd, "unexplained", jnum(a->split.unexplained));
-        jset(&c, bd, "uncertain", jnum(a->split.uncertain));
-        jset(&c, bd, "io", jnum(a->split.io));
-        jset(&c, bd, "blocked", jnum(a->split.blocked));
-        jset(&c, root, "breakdown", bd);
-    }
+static json_t *ranks_json(jctx_t *c, const cf_profile_t *p)
+{
+    json_t *ranks = json_array();
     for (size_t i = 0; i < p->nrank; i++) {
         const cf_rank_info_t *r = &p->rank[i];
         json_t *j = json_object();
-        jset(&c, j, "rank", json_integer(r->rank));
-        jset(&c, j, "node", json_integer(r->node));
-        jset(&c, j, "host", json_string(r->host));
-        jset(&c, j, "wall_s", jnum(r->wall_s));
-        jset(&c, j, "mpi_s", jnum(r->mpi_s));
-        jset(&c, j, "wait_s", jnum(r->wait_s));
-        jset(&c, j, "transfer_s", jnum(r->xfer_s));
-        jpush(&c, ranks, j);
+        jset(c, j, "rank", json_integer(r->rank));
+        jset(c, j, "node", json_integer(r->node));
+        jset(c, j, "host", json_string(r->host));
+        jset(c, j, "wall_s", jnum(r->wall_s));
+        jset(c, j, "mpi_s", jnum(r->mpi_s));
+        jset(c, j, "wait_s", jnum(r->wait_s));
+        jset(c, j, "transfer_s", jnum(r->xfer_s));
+        jpush(c, ranks, j);
     }
-    jset(&c, root, "ranks", ranks);
+    return ranks;
+}
 
+/* The reference link of each path that has one. */
+static json_t *references_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *refs = json_array();
     for (int path = 0; path < CF_AN_NPATH; path++) {
         const cf_an_ref_t *ref = &a->ref[path];
         json_t *j;
         if (ref->source == NULL)
             continue;
         j = json_object();
-        jset(&c, j, "path", json_string(cf_path_name((unsigned)path)));
-        jset(&c, j, "source", json_string(ref->source));
-        jset(&c, j, "alpha_s", jnum(ref->alpha_s));
-        jset(&c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
-        jset(&c, j, "uncertain_why", ref->why[0] ? json_string(ref->why) : json_null());
+        jset(c, j, "path", json_string(cf_path_name((unsigned)path)));
+        jset(c, j, "source", json_string(ref->source));
+        jset(c, j, "alpha_s", jnum(ref->alpha_s));
+        jset(c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
+        jset(c, j, "uncertain_why", ref->why[0] ? json_string(ref->why) : json_null());
         /* the program's own joint fit of the path, beside the link used */
-        jset(&c, j, "program_fit", cf_an_ref_program_json(ref));
-        jpush(&c, refs, j);
+        jset(c, j, "program_fit", cf_an_ref_program_json(ref));
+        jpush(c, refs, j);
     }
-    jset(&c, root, "references", refs);
-    {
-        /* what the library declared, per path, and whether it was used */
-        json_t *pls = json_array();
-        for (int path = 0; path < CF_AN_NPATH; path++) {
-            const cf_an_limits_t *pl = &a->limits[path];
-            json_t *e, *arr;
-            if (pl->n == 0 && pl->unused_why == NULL)
-                continue;
-            e = json_object();
-            arr = json_array();
-            jset(&c, e, "path", json_string(cf_path_name((unsigned)path)));
-            for (size_t q = 0; q < pl->n; q++) {
-                json_t *l = json_object();
-                jset(&c, l, "name", json_string(pl->name[q]));
-                jset(&c, l, "bytes", jnum(pl->bytes[q]));
-                jpush(&c, arr, l);
-            }
-            jset(&c, e, "limits", arr);
-            jset(&c, e, "unused_why", jstr(pl->unused_why));
-            jpush(&c, pls, e);
-        }
-        jset(&c, root, "protocol_limits", pls);
-    }
-    {
-        /* every communicator of the profile, as reports name it */
-        json_t *comms = json_array();
-        for (size_t i = 0; i < p->ncomm; i++) {
-            const cf_comm_info_t *ci = &p->comm[i];
-            json_t *j = json_object();
-            jset(&c, j, "comm", json_string(cf_comm_label(ci->id, label, sizeof(label))));
-            jset(&c, j, "comm_name", json_string(cf_comm_name(p, ci->id, name, sizeof(name))));
-            jset(&c, j, "made_by", json_string(ci->name));
-            jset(&c, j, "description", ci->desc[0] ? json_string(ci->desc) : json_null());
-            jset(&c, j, "user_name", ci->user_name[0] ? json_string(ci->user_name) : json_null());
-            jset(&c, j, "size", json_integer(ci->size));
-            jset(&c, j, "nodes", json_integer(ci->nodes));
-            jpush(&c, comms, j);
-        }
-        jset(&c, root, "communicators", comms);
-    }
+    return refs;
+}
 
-    for (size_t k = 0; k < a->nop; k++) {
-        const cf_an_op_t *o = &a->op[k];
+/* What the library declared, per path, and whether it was used. */
+static json_t *protocol_limits_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *pls = json_array();
+    for (int path = 0; path < CF_AN_NPATH; path++) {
+        const cf_an_limits_t *pl = &a->limits[path];
+        json_t *e, *arr;
+        if (pl->n == 0 && pl->unused_why == NULL)
+            continue;
+        e = json_object();
+        arr = json_array();
+        jset(c, e, "path", json_string(cf_path_name((unsigned)path)));
+        for (size_t q = 0; q < pl->n; q++) {
+            json_t *l = json_object();
+            jset(c, l, "name", json_string(pl->name[q]));
+            jset(c, l, "bytes", jnum(pl->bytes[q]));
+            jpush(c, arr, l);
+        }
+        jset(c, e, "limits", arr);
+        jset(c, e, "unused_why", jstr(pl->unused_why));
+        jpush(c, pls, e);
+    }
+    return pls;
+}
+
+/* Every communicator of the profile, as reports name it. */
+static json_t *communicators_json(jctx_t *c, const cf_profile_t *p)
+{
+    json_t *comms = json_array();
+    char label[24], name[CF_COMM_NAME_LEN];
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *ci = &p->comm[i];
         json_t *j = json_object();
-        jset(&c, j, "op", json_string(o->op));
-        jset(&c, j, "kind", json_string(o->kind));
-        jset(&c, j, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
-        jset(&c, j, "comm_name", json_string(an_comm_name(a, o->comm, "-", name, sizeof(name))));
-        jset(&c, j, "comm_size", json_integer(o->comm_size));
-        jset(&c, j, "path", json_string(cf_path_name((unsigned)o->path)));
-        jset(&c, j, "nonblocking", json_boolean(o->nonblocking));
-        jset(&c, j, "calls", json_integer((json_int_t)o->calls));
-        jset(&c, j, "ranks_missing", json_integer(o->ranks_missing));
-        jset(&c, j, "bytes", json_integer((json_int_t)o->bytes));
-        jset(&c, j, "time_s", jnum(o->time_s));
-        jset(&c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));
-        jset(&c, j, "share", jnum(o->share));
-        jset(&c, j, "startup_share", jnum(o->fit && !o->nonblocking ? o->fit->startup_share : NAN));
-        if (o->nonblocking) {
-            char line[768];
-            jset(&c, j, "span_s", jnum(o->span_s));
-            jset(&c, j, "post_s", jnum(o->post_s));
-            jset(&c, j, "blocked_s", jnum(o->blocked_s));
-            jset(&c, j, "blocking_s", jnum(o->blocking_s));
-            jset(&c, j, "hidden", jnum(o->hidden));
-            jset(&c, j, "blocking_source", jstr(o->blocking_source));
-            jset(&c, j, "overlap", jstr(cf_analysis_overlap_line(a, o, line, sizeof(line))));
-        }
-        if (strcmp(o->kind, "completion") == 0)
-            jset(&c, j, "charged_s", jnum(o->charged_s));
-        /* A span is not a cost: no verdict on it. */
-        jset(&c, j, "verdict", jstr(o->fit && !o->nonblocking ? o->fit->verdict : NULL));
-        jset(&c, j, "uncertain_why", o->fit && o->fit->why[0] && !o->nonblocking ? json_string(o->fit->why)
-                                                                                 : json_null());
-        jset(&c, j, "wait_share", jnum(o->fit ? o->fit->wait_share : NAN));
-        jset(&c, j, "advice", json_string(cf_analysis_advice(o, advice, sizeof(advice))));
-        jpush(&c, ops, j);
+        jset(c, j, "comm", json_string(cf_comm_label(ci->id, label, sizeof(label))));
+        jset(c, j, "comm_name", json_string(cf_comm_name(p, ci->id, name, sizeof(name))));
+        jset(c, j, "made_by", json_string(ci->name));
+        jset(c, j, "description", ci->desc[0] ? json_string(ci->desc) : json_null());
+        jset(c, j, "user_name", ci->user_name[0] ? json_string(ci->user_name) : json_null());
+        jset(c, j, "size", json_integer(ci->size));
+        jset(c, j, "nodes", json_integer(ci->nodes));
+        jpush(c, comms, j);
     }
-    jset(&c, root, "operations", ops);
+    return comms;
+}
 
+/* One row of the cost ranking. */
+static json_t *operation_json(jctx_t *c, const cf_analysis_t *a, const cf_an_op_t *o)
+{
+    const cf_profile_t *p = a->p;
+    json_t *j = json_object();
+    char label[24], name[CF_COMM_NAME_LEN], advice[512];
+
+    jset(c, j, "op", json_string(o->op));
+    jset(c, j, "kind", json_string(o->kind));
+    jset(c, j, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+    jset(c, j, "comm_name", json_string(an_comm_name(a, o->comm, "-", name, sizeof(name))));
+    jset(c, j, "comm_size", json_integer(o->comm_size));
+    jset(c, j, "path", json_string(cf_path_name((unsigned)o->path)));
+    jset(c, j, "nonblocking", json_boolean(o->nonblocking));
+    jset(c, j, "calls", json_integer((json_int_t)o->calls));
+    jset(c, j, "ranks_missing", json_integer(o->ranks_missing));
+    jset(c, j, "bytes", json_integer((json_int_t)o->bytes));
+    jset(c, j, "time_s", jnum(o->time_s));
+    jset(c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));
+    jset(c, j, "share", jnum(o->share));
+    jset(c, j, "startup_share", jnum(o->fit && !o->nonblocking ? o->fit->startup_share : NAN));
+    if (o->nonblocking) {
+        char line[768];
+        jset(c, j, "span_s", jnum(o->span_s));
+        jset(c, j, "post_s", jnum(o->post_s));
+        jset(c, j, "blocked_s", jnum(o->blocked_s));
+        jset(c, j, "blocking_s", jnum(o->blocking_s));
+        jset(c, j, "hidden", jnum(o->hidden));
+        jset(c, j, "blocking_source", jstr(o->blocking_source));
+        jset(c, j, "overlap", jstr(cf_analysis_overlap_line(a, o, line, sizeof(line))));
+    }
+    if (strcmp(o->kind, "completion") == 0)
+        jset(c, j, "charged_s", jnum(o->charged_s));
+    /* A span is not a cost: no verdict on it. */
+    jset(c, j, "verdict", jstr(o->fit && !o->nonblocking ? o->fit->verdict : NULL));
+    jset(c, j, "uncertain_why", o->fit && o->fit->why[0] && !o->nonblocking ? json_string(o->fit->why)
+                                                                            : json_null());
+    jset(c, j, "wait_share", jnum(o->fit ? o->fit->wait_share : NAN));
+    jset(c, j, "advice", json_string(cf_analysis_advice(o, advice, sizeof(advice))));
+    return j;
+}
+
+json_t *cf_analysis_to_json(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = a->p;
+    jctx_t c = {0};
+    json_t *root = json_object(), *ops = json_array(), *fits = json_array();
+
+    jset(&c, root, "format", json_string("commfit-report"));
+    jset(&c, root, "version", json_integer(1));
+    jset(&c, root, "job", job_json(&c, p));
+    {
+        json_t *cv = json_array();
+        for (size_t i = 0; i < a->ncaveat; i++)
+            jpush(&c, cv, json_string(a->caveat[i]));
+        jset(&c, root, "caveats", cv);
+    }
+    {
+        char h[512];
+        jset(&c, root, "headline", json_string(cf_analysis_headline(a, h, sizeof(h))));
+    }
+    jset(&c, root, "mpi_time", mpi_time_json(&c, a));
+    jset(&c, root, "breakdown", breakdown_json(&c, a));
+    jset(&c, root, "ranks", ranks_json(&c, p));
+    jset(&c, root, "references", references_json(&c, a));
+    jset(&c, root, "protocol_limits", protocol_limits_json(&c, a));
+    jset(&c, root, "communicators", communicators_json(&c, p));
+    for (size_t k = 0; k < a->nop; k++)
+        jpush(&c, ops, operation_json(&c, a, &a->op[k]));
+    jset(&c, root, "operations", ops);
     for (size_t i = 0; i < a->nfit; i++)
         jpush(&c, fits, fit_json(&c, a, &a->fit[i]));
     jset(&c, root, "fits", fits);
@@ -694,4 +730,3 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     }
     return root;
 }
-
