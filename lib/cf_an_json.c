@@ -55,9 +55,91 @@ static const char *an_comm_name(const cf_analysis_t *a, uint32_t comm, const cha
     return cf_comm_name(a->p, comm, buf, len);
 }
 
+/* The segments of a fit's line (none without a fit). */
+static json_t *segments_json(jctx_t *c, const cf_an_fit_t *f)
+{
+    json_t *segs = json_array();
+    int ok = f->fit.ok;
+
+    for (int s = 0; ok && s < f->fit.nseg; s++) {
+        const cf_segment_t *g = &f->fit.seg[s];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", jnum(g->size_lo));
+        jset(c, j, "size_hi", jnum(g->size_hi));
+        jset(c, j, "alpha_s", jnum(g->alpha_s));
+        jset(c, j, "bandwidth_Bps", jnum(g->bandwidth_Bps));
+        jset(c, j, "alpha_ci", jpair(g->alpha_ci[0], g->alpha_ci[1]));
+        jset(c, j, "bandwidth_ci", jpair(g->bandwidth_ci[0], g->bandwidth_ci[1]));
+        /* Only the first segment's intercept is a startup. */
+        jset(c, j, "n_half_bytes",
+             jnum(s > 0 || isinf(g->bandwidth_Bps) ? NAN : g->alpha_s * g->bandwidth_Bps));
+        jset(c, j, "points", json_integer(g->npoints));
+        jpush(c, segs, j);
+    }
+    return segs;
+}
+
+/* "protocol_limits" of a fit, the declared limits its segments break at,
+ * and "protocol_limits_unused_why". */
+static void fit_limits_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f, json_t *o)
+{
+    int ok = f->fit.ok;
+    json_t *lims = json_array();
+    const cf_an_limits_t *pl = cf_analysis_limits(a, f->path);
+    for (int j = 0; ok && pl != NULL && j < f->fit.nlimits; j++) {
+        json_t *e = json_object();
+        const char *nm = NULL;
+        for (size_t q = 0; q < pl->n && nm == NULL; q++)
+            if (pl->bytes[q] == f->fit.limit_bytes[j])
+                nm = pl->name[q];
+        jset(c, e, "name", jstr(nm));
+        jset(c, e, "bytes", jnum(f->fit.limit_bytes[j]));
+        jpush(c, lims, e);
+    }
+    jset(c, o, "protocol_limits", lims);
+    jset(c, o, "protocol_limits_unused_why", jstr(ok ? f->fit.limits_unused_why : NULL));
+}
+
+/* The size bins of a fit; span: a nonblocking one's, no startup share or
+ * verdict. */
+static json_t *bins_json(jctx_t *c, const cf_an_fit_t *f, int span)
+{
+    json_t *bins = json_array();
+
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
+        jset(c, j, "size_hi", json_integer((json_int_t)(b->size_hi > INT64_MAX ? INT64_MAX : b->size_hi)));
+        jset(c, j, "size", jnum(b->size));
+        jset(c, j, "calls", json_integer((json_int_t)b->calls));
+        jset(c, j, "bytes", json_integer((json_int_t)b->bytes));
+        jset(c, j, "time_s", jnum(b->time_s));
+        jset(c, j, "p50_s", jnum(b->p50_s));
+        jset(c, j, "duration_p50_s", jnum(b->duration_p50_s));
+        jset(c, j, "p99_s", jnum(b->p99_s));
+        jset(c, j, "time_source", json_string(b->time_source == CF_AN_TIME_TRANSFER ? "transfer" : "duration"));
+        jset(c, j, "samples", json_integer((json_int_t)b->samples));
+        jset(c, j, "coverage", jnum(b->coverage));
+        jset(c, j, "in_fit", json_boolean(b->in_fit));
+        jset(c, j, "outlier", json_boolean(b->outlier));
+        jset(c, j, "predicted_s", jnum(b->predicted_s));
+        jset(c, j, "model_error", jnum(b->model_error));
+        /* the predictor's (cf_predict.h): at the size, and with the bin left out */
+        jset(c, j, "prediction_s", jnum(b->prediction_s));
+        jset(c, j, "prediction_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_source)));
+        jset(c, j, "prediction_loo_s", jnum(b->prediction_loo_s));
+        jset(c, j, "prediction_loo_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_loo_source)));
+        jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
+        jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
+        jpush(c, bins, j);
+    }
+    return bins;
+}
+
 static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
 {
-    json_t *o = json_object(), *ci = json_object(), *segs = json_array(), *bins = json_array();
+    json_t *o = json_object(), *ci = json_object();
     char label[24], name[CF_COMM_NAME_LEN];
     int ok = f->fit.ok;
 
@@ -115,68 +197,9 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
         jset(c, o, "per_hop", hop);
         jset(c, o, "efficiency", jnum(f->efficiency));
     }
-    for (int s = 0; ok && s < f->fit.nseg; s++) {
-        const cf_segment_t *g = &f->fit.seg[s];
-        json_t *j = json_object();
-        jset(c, j, "size_lo", jnum(g->size_lo));
-        jset(c, j, "size_hi", jnum(g->size_hi));
-        jset(c, j, "alpha_s", jnum(g->alpha_s));
-        jset(c, j, "bandwidth_Bps", jnum(g->bandwidth_Bps));
-        jset(c, j, "alpha_ci", jpair(g->alpha_ci[0], g->alpha_ci[1]));
-        jset(c, j, "bandwidth_ci", jpair(g->bandwidth_ci[0], g->bandwidth_ci[1]));
-        /* Only the first segment's intercept is a startup. */
-        jset(c, j, "n_half_bytes",
-             jnum(s > 0 || isinf(g->bandwidth_Bps) ? NAN : g->alpha_s * g->bandwidth_Bps));
-        jset(c, j, "points", json_integer(g->npoints));
-        jpush(c, segs, j);
-    }
-    jset(c, o, "segments", segs);
-    {
-        /* the declared protocol limits the segments break at */
-        json_t *lims = json_array();
-        const cf_an_limits_t *pl = cf_analysis_limits(a, f->path);
-        for (int j = 0; ok && pl != NULL && j < f->fit.nlimits; j++) {
-            json_t *e = json_object();
-            const char *nm = NULL;
-            for (size_t q = 0; q < pl->n && nm == NULL; q++)
-                if (pl->bytes[q] == f->fit.limit_bytes[j])
-                    nm = pl->name[q];
-            jset(c, e, "name", jstr(nm));
-            jset(c, e, "bytes", jnum(f->fit.limit_bytes[j]));
-            jpush(c, lims, e);
-        }
-        jset(c, o, "protocol_limits", lims);
-        jset(c, o, "protocol_limits_unused_why", jstr(ok ? f->fit.limits_unused_why : NULL));
-    }
-    for (size_t k = 0; k < f->nbin; k++) {
-        const cf_an_bin_t *b = &f->bin[k];
-        json_t *j = json_object();
-        jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
-        jset(c, j, "size_hi", json_integer((json_int_t)(b->size_hi > INT64_MAX ? INT64_MAX : b->size_hi)));
-        jset(c, j, "size", jnum(b->size));
-        jset(c, j, "calls", json_integer((json_int_t)b->calls));
-        jset(c, j, "bytes", json_integer((json_int_t)b->bytes));
-        jset(c, j, "time_s", jnum(b->time_s));
-        jset(c, j, "p50_s", jnum(b->p50_s));
-        jset(c, j, "duration_p50_s", jnum(b->duration_p50_s));
-        jset(c, j, "p99_s", jnum(b->p99_s));
-        jset(c, j, "time_source", json_string(b->time_source == CF_AN_TIME_TRANSFER ? "transfer" : "duration"));
-        jset(c, j, "samples", json_integer((json_int_t)b->samples));
-        jset(c, j, "coverage", jnum(b->coverage));
-        jset(c, j, "in_fit", json_boolean(b->in_fit));
-        jset(c, j, "outlier", json_boolean(b->outlier));
-        jset(c, j, "predicted_s", jnum(b->predicted_s));
-        jset(c, j, "model_error", jnum(b->model_error));
-        /* the predictor's (cf_predict.h): at the size, and with the bin left out */
-        jset(c, j, "prediction_s", jnum(b->prediction_s));
-        jset(c, j, "prediction_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_source)));
-        jset(c, j, "prediction_loo_s", jnum(b->prediction_loo_s));
-        jset(c, j, "prediction_loo_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_loo_source)));
-        jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
-        jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
-        jpush(c, bins, j);
-    }
-    jset(c, o, "bins", bins);
+    jset(c, o, "segments", segments_json(c, f));
+    fit_limits_json(c, a, f, o);
+    jset(c, o, "bins", bins_json(c, f, span));
     return o;
 }
 
