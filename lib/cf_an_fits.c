@@ -78,8 +78,6 @@ static const char *side(double share)
     return cf_verdict(share);
 }
 
-const char cf_an_no_why[] = "";
-
 /* CF_OK or CF_ERR_NOMEM. */
 static int judge(cf_an_fit_t *f)
 {

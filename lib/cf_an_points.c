@@ -91,6 +91,8 @@ int cf_an_comm_size(const cf_profile_t *p, uint32_t comm)
     return c != NULL && c->size > 0 ? c->size : 0;
 }
 
+const char cf_an_no_why[] = "";
+
 static void fit_init(cf_an_fit_t *f)
 {
     memset(f, 0, sizeof(*f));
