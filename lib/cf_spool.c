@@ -341,15 +341,11 @@ static const char *cf_hdr_bad(const cf_spill_hdr_t *h)
     return NULL;
 }
 
-/* One rank's part; a short message in why when it cannot be used.  A part
- * is read only when it is a regular file of the user merging, never through
- * a symbolic link: another user's file in the spool is not this job's (and
- * may be planted).  Every count is held against the file's size before
- * anything is allocated for it. */
-static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen)
+/* A part's file, opened to be read only when it is a regular file of the
+ * user merging, never through a symbolic link: another user's file in the
+ * spool is not this job's (and may be planted).  *size: its length. */
+static int cf_part_open(const char *path, FILE **fp, uint64_t *size, char *why, size_t whylen)
 {
-    memset(q, 0, sizeof(*q));
-    why[0] = 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "%s", errno == ELOOP ? "a symbolic link: refused" : strerror(errno));
@@ -375,8 +371,78 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
         close(fd);
         return CF_ERR_IO;
     }
-    cf_in_t in = {f, (uint64_t)fst.st_size, why, whylen};
-    int rc = CF_ERR_FORMAT;
+    *fp = f;
+    *size = (uint64_t)fst.st_size;
+    return CF_OK;
+}
+
+/* One thread's header, records and failed-call kinds, added to the part's.
+ * CF_OK, CF_ERR_FORMAT (why in in->why) or CF_ERR_NOMEM. */
+static int cf_part_thread(cf_in_t *in, cf_part_t *q, uint32_t t)
+{
+    char *why = in->why;
+    size_t whylen = in->whylen;
+    cf_spill_thread_t th;
+    if (cf_in_read(in, &th, sizeof(th)) != 0)
+        return CF_ERR_FORMAT;
+    if (th.dropped > CF_PART_COUNT_MAX || th.failed > CF_PART_COUNT_MAX || th.missed > CF_PART_COUNT_MAX ||
+        th.mpi_ns > CF_PART_VALUE_MAX) {
+        snprintf(why, whylen, "thread %u: counters out of range", t);
+        return CF_ERR_FORMAT;
+    }
+    q->thread_dropped[t] = th.dropped;
+    q->mpi_ns += th.mpi_ns;
+    q->dropped += th.dropped;
+    q->failed += th.failed;
+    q->missed += th.missed;
+    char what[48];
+    snprintf(what, sizeof(what), "thread %u record", t);
+    cf_stat_t *s = cf_in_items(in, th.nstats, sizeof(cf_stat_t), cf_stat_ok, q, what);
+    if (!s)
+        return CF_ERR_FORMAT;
+    cf_stat_t *all = realloc(q->stats, (q->nstats + th.nstats + 1) * sizeof(*all));
+    uint32_t *st = all ? realloc(q->stat_thread, (q->nstats + th.nstats + 1) * sizeof(*st)) : NULL;
+    if (all)
+        q->stats = all;
+    if (st)
+        q->stat_thread = st;
+    if (!all || !st) {
+        free(s);
+        return CF_ERR_NOMEM;
+    }
+    memcpy(q->stats + q->nstats, s, th.nstats * sizeof(*s));
+    free(s);
+    for (size_t i = 0; i < th.nstats; i++)
+        q->stat_thread[q->nstats + i] = t;
+    q->nstats += th.nstats;
+    if (th.nfail > CF_SPILL_FAILS) {
+        snprintf(why, whylen, "thread %u: %llu failed-call kinds, at most %d", t, (unsigned long long)th.nfail,
+                 CF_SPILL_FAILS);
+        return CF_ERR_FORMAT;
+    }
+    snprintf(what, sizeof(what), "thread %u failed-call kind", t);
+    cf_spill_fail_t *fl = cf_in_items(in, th.nfail, sizeof(cf_spill_fail_t), cf_fail_ok, q, what);
+    if (!fl)
+        return CF_ERR_FORMAT;
+    int bad_add = cf_fail_add(&q->fail, &q->nfail, fl, th.nfail);
+    free(fl);
+    return bad_add ? CF_ERR_NOMEM : CF_OK;
+}
+
+/* One rank's part; a short message in why when it cannot be used.  Every
+ * count is held against the file's size before anything is allocated for
+ * it. */
+static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen)
+{
+    memset(q, 0, sizeof(*q));
+    why[0] = 0;
+    FILE *f = NULL;
+    uint64_t size = 0;
+    int rc = cf_part_open(path, &f, &size, why, whylen);
+    if (rc != CF_OK)
+        return rc;
+    cf_in_t in = {f, size, why, whylen};
+    rc = CF_ERR_FORMAT;
     if (cf_in_read(&in, &q->h, sizeof(q->h)) != 0 || memcmp(q->h.magic, CF_SPILL_MAGIC, 8) != 0) {
         snprintf(why, whylen, "not a commfit spill file");
         goto out;
@@ -408,52 +474,11 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
     if (!(q->thread_dropped = calloc(q->h.nthreads + 1, sizeof(uint64_t))))
         goto nomem;
     for (uint32_t t = 0; t < q->h.nthreads; t++) {
-        cf_spill_thread_t th;
-        if (cf_in_read(&in, &th, sizeof(th)) != 0)
-            goto out;
-        if (th.dropped > CF_PART_COUNT_MAX || th.failed > CF_PART_COUNT_MAX || th.missed > CF_PART_COUNT_MAX ||
-            th.mpi_ns > CF_PART_VALUE_MAX) {
-            snprintf(why, whylen, "thread %u: counters out of range", t);
-            goto out;
-        }
-        q->thread_dropped[t] = th.dropped;
-        q->mpi_ns += th.mpi_ns;
-        q->dropped += th.dropped;
-        q->failed += th.failed;
-        q->missed += th.missed;
-        char what[48];
-        snprintf(what, sizeof(what), "thread %u record", t);
-        cf_stat_t *s = cf_in_items(&in, th.nstats, sizeof(cf_stat_t), cf_stat_ok, q, what);
-        if (!s)
-            goto out;
-        cf_stat_t *all = realloc(q->stats, (q->nstats + th.nstats + 1) * sizeof(*all));
-        uint32_t *st = all ? realloc(q->stat_thread, (q->nstats + th.nstats + 1) * sizeof(*st)) : NULL;
-        if (all)
-            q->stats = all;
-        if (st)
-            q->stat_thread = st;
-        if (!all || !st) {
-            free(s);
+        int trc = cf_part_thread(&in, q, t);
+        if (trc == CF_ERR_NOMEM)
             goto nomem;
-        }
-        memcpy(q->stats + q->nstats, s, th.nstats * sizeof(*s));
-        free(s);
-        for (size_t i = 0; i < th.nstats; i++)
-            q->stat_thread[q->nstats + i] = t;
-        q->nstats += th.nstats;
-        if (th.nfail > CF_SPILL_FAILS) {
-            snprintf(why, whylen, "thread %u: %llu failed-call kinds, at most %d", t, (unsigned long long)th.nfail,
-                     CF_SPILL_FAILS);
+        if (trc != CF_OK)
             goto out;
-        }
-        snprintf(what, sizeof(what), "thread %u failed-call kind", t);
-        cf_spill_fail_t *fl = cf_in_items(&in, th.nfail, sizeof(cf_spill_fail_t), cf_fail_ok, q, what);
-        if (!fl)
-            goto out;
-        int bad_add = cf_fail_add(&q->fail, &q->nfail, fl, th.nfail);
-        free(fl);
-        if (bad_add)
-            goto nomem;
     }
     if (in.left) {
         snprintf(why, whylen, "%llu bytes past its end", (unsigned long long)in.left);
