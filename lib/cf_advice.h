@@ -143,11 +143,9 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "cf_analysis.h"
+#include "cf_an_result.h"
 #include "cf_common.h"
 
-#define CF_ADV_MAX_CAND 20
-#define CF_ADV_WHY_LEN 200
 #define CF_ADV_DDP_BYTES 26214400.0       /* 25 MiB */
 #define CF_ADV_HOROVOD_BYTES 67108864.0   /* 64 MiB, Horovod's documented default */
 #define CF_ADV_HOROVOD_NEW_BYTES 134217728.0 /* 128 MiB, its default in recent code */
@@ -155,98 +153,6 @@
 #define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
 #define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
-
-/* One candidate bucket size, per step of one rank. */
-typedef struct {
-    double bucket_bytes;     /* S */
-    const char *name;        /* "DDP default (25 MiB)", "Horovod default (128 MiB)" or NULL */
-    double buckets;          /* calls per step after fusion */
-    double fused_bytes;      /* bytes in buckets of more than one tensor */
-    double copy_s;           /* pack and unpack time */
-    double model_s;          /* T(S), copy included */
-    double unc_s;            /* uncertainty of T(S): the sum over its buckets' (cf_predict.h) */
-    double saving_unc_s;     /* of T(calls as they are) - T(S): the fused buckets' and their
-                              * tensors' alone (a tensor alone in both cancels) */
-    int source;              /* cf_pred_source_t: the least measured of its buckets' */
-    double last_s;           /* T of the packing's last bucket: a nonblocking stream waits for all of it */
-} cf_adv_cand_t;
-
-typedef struct cf_advice {
-    const char *op; /* the profile's string */
-    uint32_t comm;
-    int comm_size, path;
-    cf_coll_t coll;
-    int nonblocking;          /* time is post to completion, overlapping compute */
-    uint64_t calls, bytes;    /* summed over ranks */
-    double share;             /* of the ranked MPI time */
-
-    uint64_t steps;           /* 0: unknown */
-    const char *steps_source; /* "region", "pattern" */
-    const char *steps_region; /* region path that counts the steps; "" for pattern */
-    double calls_per_step;    /* per rank */
-    double bytes_per_step;    /* per rank */
-    size_t tensors;           /* whole calls per step the packing works on */
-
-    /* the line beyond the measured sizes: "collective fit", "MPI_Allreduce fit" (the
-     * blocking twin of a nonblocking stream), "<reference source>, <algo> model"; "": none */
-    char model_source[64];
-    double alpha_s, bandwidth_Bps; /* alpha_eff, B_eff of the model's overall line */
-    double startup_share;     /* of T(calls as they are) under the model */
-    double memcpy_Bps;        /* NaN: unknown, no copy cost */
-
-    double current_s;         /* measured, per rank on the slowest rank, whole run */
-    const char *current_source; /* "transfer", "duration", "mixed", "blocked" */
-    /* nonblocking: current_s = post_s + blocked_s + poll_s, per rank (whole
-     * run); 0 for a blocking stream */
-    double post_s;            /* inside the calls that posted it */
-    double blocked_s;         /* blocked in Wait/Test on its requests */
-    double poll_s;            /* its share, by posts, of Test calls that completed nothing */
-    int polls_with_posts;     /* the program polls about once per post (0.5 to 2 a post) */
-    /* the ranks' mean wait per step for the last to arrive (their MPI
-     * times' spread over the steps, at most blocked_s per step; 0 for a
-     * part of the world), which the fused buckets' final wait pays */
-    double skew_s;
-    /* blocking: the median time between consecutive calls of the stream on
-     * one rank (sampled pairs, seq and seq + 1), where they are issued back
-     * to back (the gap under the calls' median duration): the framework's
-     * cost per call outside MPI, which fusing saves too; NaN: unknown or
-     * not back to back.  framework_saving_s: that gap times the calls the
-     * advised buckets remove, per rank over the run (NaN unless "fuse") */
-    double call_gap_s;
-    size_t call_gap_pairs;
-    double framework_saving_s;
-    double model_current_s;   /* T per step of the calls as they are */
-    double model_current_unc_s; /* its uncertainty */
-    int current_pred_source;  /* cf_pred_source_t of the calls as they are */
-
-    const char *verdict;      /* "fuse", "no gain", "uncertain", NULL without a model */
-    const char *reason;       /* why, one phrase */
-    double bucket_bytes;      /* recommended S; NaN unless "fuse" */
-    double buckets_per_step;  /* of the recommended S; NaN unless "fuse" */
-    double model_s;           /* T(S) per step; NaN unless "fuse" */
-    double predicted_s;       /* whole run, per rank on the slowest rank */
-    double predicted_saving_s;
-    double best_saving_share; /* of the best candidate, model; NaN without a model */
-    double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
-    double saving_unc_step_s; /* its uncertainty (cf_adv_cand_t.saving_unc_s) */
-    /* nonblocking: the saving per step of the advised S (else of the one
-     * `why` names) if the overlap hid its buckets as it hides the calls
-     * now, the other end of the range whose exposed end the verdict rests
-     * on; NaN for a blocking stream */
-    double hidden_saving_step_s;
-    /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
-     * bytes held with the candidates; "" for a stream without a model */
-    char *why;
-    int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
-                               * largest size the collective's fit saw */
-    /* DDP's bucket_cap_mb is bucket_bytes / 2^20, Horovod's
-     * HOROVOD_FUSION_THRESHOLD bucket_bytes */
-
-    /* ascending S, at most CF_ADV_MAX_CAND; NULL (ncand 0) for a stream
-     * without a model, which most streams of a large job are */
-    cf_adv_cand_t *cand;
-    size_t ncand;
-} cf_advice_t;
 
 /* Advice for every collective stream with payload whose communicator size
  * is known, largest measured time first.  *adv_p is NULL when n is 0.
@@ -266,9 +172,6 @@ CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, do
 /* predicted_s of a candidate: the run's time, per rank on the slowest
  * rank, with its buckets (the rule above); NaN without a model. */
 CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd);
-
-/* The "advice" array of the report; NULL when out of memory. */
-CF_HIDDEN json_t *cf_advice_to_json(const cf_advice_t *adv, size_t n);
 
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);

@@ -78,8 +78,6 @@ static const char *side(double share)
     return cf_verdict(share);
 }
 
-const char cf_an_no_why[] = "";
-
 /* CF_OK or CF_ERR_NOMEM. */
 static int judge(cf_an_fit_t *f)
 {
@@ -106,6 +104,61 @@ static int judge(cf_an_fit_t *f)
         f->verdict = CF_AN_UNCERTAIN;
     }
     return CF_OK;
+}
+
+/* The startup share of a fitted line, bin by bin and over the calls, with
+ * its 95 % interval and the model's error; then the verdict.  CF_OK or
+ * CF_ERR_NOMEM. */
+static int fit_shares(cf_an_fit_t *f)
+{
+    double num = 0, den = 0, below = 0, lo = 0, hi = 0, wsum = 0, e2 = 0, emax = 0;
+    size_t ne = 0;
+    for (size_t k = 0; k < f->nbin; k++) {
+        cf_an_bin_t *b = &f->bin[k];
+        double w = (double)b->calls, al = cf_fit_alpha_at(&f->fit, b->size), blo, bhi;
+        b->predicted_s = cf_fit_predict(&f->fit, b->size);
+        if (b->size <= 0) {
+            b->startup_share = 1.0;
+            blo = bhi = 1.0;
+        } else if (b->predicted_s > 0) {
+            b->startup_share = clip01(al / b->predicted_s);
+            bin_interval(&f->fit, b, &blo, &bhi);
+        } else {
+            blo = bhi = NAN;
+        }
+        b->verdict = side(b->startup_share);
+        if (isfinite(blo) && blo < 0.5 && bhi > 0.5)
+            b->verdict = CF_AN_UNCERTAIN;
+        if (b->size > 0 && b->p50_s > 0 && b->predicted_s > 0) {
+            b->model_error = b->predicted_s / b->p50_s - 1.0;
+            if (b->in_fit) {
+                e2 += b->model_error * b->model_error;
+                emax = fmax(emax, fabs(b->model_error));
+                ne++;
+            }
+        }
+        if (b->predicted_s > 0 || b->size <= 0) {
+            /* a zero-byte call weighs its own time: the startup where
+             * the model gives one, else what it measured */
+            double t = b->predicted_s > 0 ? b->predicted_s : cf_an_pos(b->duration_p50_s);
+            num += w * b->startup_share * t;
+            den += w * t;
+            if (isfinite(blo)) {
+                lo += w * blo * t;
+                hi += w * bhi * t;
+                wsum += w * t;
+            }
+        }
+        if (b->size < f->n_half_bytes)
+            below += w;
+    }
+    f->startup_share = den > 0 ? num / den : NAN;
+    f->startup_lo = wsum > 0 ? lo / wsum : NAN;
+    f->startup_hi = wsum > 0 ? hi / wsum : NAN;
+    f->err_rms = ne > 0 ? sqrt(e2 / (double)ne) : NAN;
+    f->err_max = ne > 0 ? emax : NAN;
+    f->below_n_half = isnan(f->n_half_bytes) ? NAN : below / (double)f->calls;
+    return judge(f);
 }
 
 int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
@@ -172,57 +225,8 @@ int cf_an_fit_group(const cf_analysis_t *a, cf_an_fit_t *f)
     }
     f->basis = "fit";
     f->n_half_bytes = f->fit.n_half_bytes;
-    {
-        double num = 0, den = 0, below = 0, lo = 0, hi = 0, wsum = 0, e2 = 0, emax = 0;
-        size_t ne = 0;
-        for (size_t k = 0; k < f->nbin; k++) {
-            cf_an_bin_t *b = &f->bin[k];
-            double w = (double)b->calls, al = cf_fit_alpha_at(&f->fit, b->size), blo, bhi;
-            b->predicted_s = cf_fit_predict(&f->fit, b->size);
-            if (b->size <= 0) {
-                b->startup_share = 1.0;
-                blo = bhi = 1.0;
-            } else if (b->predicted_s > 0) {
-                b->startup_share = clip01(al / b->predicted_s);
-                bin_interval(&f->fit, b, &blo, &bhi);
-            } else {
-                blo = bhi = NAN;
-            }
-            b->verdict = side(b->startup_share);
-            if (isfinite(blo) && blo < 0.5 && bhi > 0.5)
-                b->verdict = CF_AN_UNCERTAIN;
-            if (b->size > 0 && b->p50_s > 0 && b->predicted_s > 0) {
-                b->model_error = b->predicted_s / b->p50_s - 1.0;
-                if (b->in_fit) {
-                    e2 += b->model_error * b->model_error;
-                    emax = fmax(emax, fabs(b->model_error));
-                    ne++;
-                }
-            }
-            if (b->predicted_s > 0 || b->size <= 0) {
-                /* a zero-byte call weighs its own time: the startup where
-                 * the model gives one, else what it measured */
-                double t = b->predicted_s > 0 ? b->predicted_s : cf_an_pos(b->duration_p50_s);
-                num += w * b->startup_share * t;
-                den += w * t;
-                if (isfinite(blo)) {
-                    lo += w * blo * t;
-                    hi += w * bhi * t;
-                    wsum += w * t;
-                }
-            }
-            if (b->size < f->n_half_bytes)
-                below += w;
-        }
-        f->startup_share = den > 0 ? num / den : NAN;
-        f->startup_lo = wsum > 0 ? lo / wsum : NAN;
-        f->startup_hi = wsum > 0 ? hi / wsum : NAN;
-        f->err_rms = ne > 0 ? sqrt(e2 / (double)ne) : NAN;
-        f->err_max = ne > 0 ? emax : NAN;
-        f->below_n_half = isnan(f->n_half_bytes) ? NAN : below / (double)f->calls;
-        if (judge(f) != CF_OK)
-            rc = CF_ERR_NOMEM;
-    }
+    if (fit_shares(f) != CF_OK)
+        rc = CF_ERR_NOMEM;
 out:
     free(kept);
     free(idx);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cf_advice.h"
 #include "cf_an_stage.h"
 
 typedef struct {
@@ -54,9 +55,91 @@ static const char *an_comm_name(const cf_analysis_t *a, uint32_t comm, const cha
     return cf_comm_name(a->p, comm, buf, len);
 }
 
+/* The segments of a fit's line (none without a fit). */
+static json_t *segments_json(jctx_t *c, const cf_an_fit_t *f)
+{
+    json_t *segs = json_array();
+    int ok = f->fit.ok;
+
+    for (int s = 0; ok && s < f->fit.nseg; s++) {
+        const cf_segment_t *g = &f->fit.seg[s];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", jnum(g->size_lo));
+        jset(c, j, "size_hi", jnum(g->size_hi));
+        jset(c, j, "alpha_s", jnum(g->alpha_s));
+        jset(c, j, "bandwidth_Bps", jnum(g->bandwidth_Bps));
+        jset(c, j, "alpha_ci", jpair(g->alpha_ci[0], g->alpha_ci[1]));
+        jset(c, j, "bandwidth_ci", jpair(g->bandwidth_ci[0], g->bandwidth_ci[1]));
+        /* Only the first segment's intercept is a startup. */
+        jset(c, j, "n_half_bytes",
+             jnum(s > 0 || isinf(g->bandwidth_Bps) ? NAN : g->alpha_s * g->bandwidth_Bps));
+        jset(c, j, "points", json_integer(g->npoints));
+        jpush(c, segs, j);
+    }
+    return segs;
+}
+
+/* "protocol_limits" of a fit, the declared limits its segments break at,
+ * and "protocol_limits_unused_why". */
+static void fit_limits_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f, json_t *o)
+{
+    int ok = f->fit.ok;
+    json_t *lims = json_array();
+    const cf_an_limits_t *pl = cf_analysis_limits(a, f->path);
+    for (int j = 0; ok && pl != NULL && j < f->fit.nlimits; j++) {
+        json_t *e = json_object();
+        const char *nm = NULL;
+        for (size_t q = 0; q < pl->n && nm == NULL; q++)
+            if (pl->bytes[q] == f->fit.limit_bytes[j])
+                nm = pl->name[q];
+        jset(c, e, "name", jstr(nm));
+        jset(c, e, "bytes", jnum(f->fit.limit_bytes[j]));
+        jpush(c, lims, e);
+    }
+    jset(c, o, "protocol_limits", lims);
+    jset(c, o, "protocol_limits_unused_why", jstr(ok ? f->fit.limits_unused_why : NULL));
+}
+
+/* The size bins of a fit; span: a nonblocking one's, no startup share or
+ * verdict. */
+static json_t *bins_json(jctx_t *c, const cf_an_fit_t *f, int span)
+{
+    json_t *bins = json_array();
+
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        json_t *j = json_object();
+        jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
+        jset(c, j, "size_hi", json_integer((json_int_t)(b->size_hi > INT64_MAX ? INT64_MAX : b->size_hi)));
+        jset(c, j, "size", jnum(b->size));
+        jset(c, j, "calls", json_integer((json_int_t)b->calls));
+        jset(c, j, "bytes", json_integer((json_int_t)b->bytes));
+        jset(c, j, "time_s", jnum(b->time_s));
+        jset(c, j, "p50_s", jnum(b->p50_s));
+        jset(c, j, "duration_p50_s", jnum(b->duration_p50_s));
+        jset(c, j, "p99_s", jnum(b->p99_s));
+        jset(c, j, "time_source", json_string(b->time_source == CF_AN_TIME_TRANSFER ? "transfer" : "duration"));
+        jset(c, j, "samples", json_integer((json_int_t)b->samples));
+        jset(c, j, "coverage", jnum(b->coverage));
+        jset(c, j, "in_fit", json_boolean(b->in_fit));
+        jset(c, j, "outlier", json_boolean(b->outlier));
+        jset(c, j, "predicted_s", jnum(b->predicted_s));
+        jset(c, j, "model_error", jnum(b->model_error));
+        /* the predictor's (cf_predict.h): at the size, and with the bin left out */
+        jset(c, j, "prediction_s", jnum(b->prediction_s));
+        jset(c, j, "prediction_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_source)));
+        jset(c, j, "prediction_loo_s", jnum(b->prediction_loo_s));
+        jset(c, j, "prediction_loo_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_loo_source)));
+        jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
+        jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
+        jpush(c, bins, j);
+    }
+    return bins;
+}
+
 static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
 {
-    json_t *o = json_object(), *ci = json_object(), *segs = json_array(), *bins = json_array();
+    json_t *o = json_object(), *ci = json_object();
     char label[24], name[CF_COMM_NAME_LEN];
     int ok = f->fit.ok;
 
@@ -114,68 +197,9 @@ static json_t *fit_json(jctx_t *c, const cf_analysis_t *a, const cf_an_fit_t *f)
         jset(c, o, "per_hop", hop);
         jset(c, o, "efficiency", jnum(f->efficiency));
     }
-    for (int s = 0; ok && s < f->fit.nseg; s++) {
-        const cf_segment_t *g = &f->fit.seg[s];
-        json_t *j = json_object();
-        jset(c, j, "size_lo", jnum(g->size_lo));
-        jset(c, j, "size_hi", jnum(g->size_hi));
-        jset(c, j, "alpha_s", jnum(g->alpha_s));
-        jset(c, j, "bandwidth_Bps", jnum(g->bandwidth_Bps));
-        jset(c, j, "alpha_ci", jpair(g->alpha_ci[0], g->alpha_ci[1]));
-        jset(c, j, "bandwidth_ci", jpair(g->bandwidth_ci[0], g->bandwidth_ci[1]));
-        /* Only the first segment's intercept is a startup. */
-        jset(c, j, "n_half_bytes",
-             jnum(s > 0 || isinf(g->bandwidth_Bps) ? NAN : g->alpha_s * g->bandwidth_Bps));
-        jset(c, j, "points", json_integer(g->npoints));
-        jpush(c, segs, j);
-    }
-    jset(c, o, "segments", segs);
-    {
-        /* the declared protocol limits the segments break at */
-        json_t *lims = json_array();
-        const cf_an_limits_t *pl = cf_analysis_limits(a, f->path);
-        for (int j = 0; ok && pl != NULL && j < f->fit.nlimits; j++) {
-            json_t *e = json_object();
-            const char *nm = NULL;
-            for (size_t q = 0; q < pl->n && nm == NULL; q++)
-                if (pl->bytes[q] == f->fit.limit_bytes[j])
-                    nm = pl->name[q];
-            jset(c, e, "name", jstr(nm));
-            jset(c, e, "bytes", jnum(f->fit.limit_bytes[j]));
-            jpush(c, lims, e);
-        }
-        jset(c, o, "protocol_limits", lims);
-        jset(c, o, "protocol_limits_unused_why", jstr(ok ? f->fit.limits_unused_why : NULL));
-    }
-    for (size_t k = 0; k < f->nbin; k++) {
-        const cf_an_bin_t *b = &f->bin[k];
-        json_t *j = json_object();
-        jset(c, j, "size_lo", json_integer((json_int_t)(b->size_lo > INT64_MAX ? INT64_MAX : b->size_lo)));
-        jset(c, j, "size_hi", json_integer((json_int_t)(b->size_hi > INT64_MAX ? INT64_MAX : b->size_hi)));
-        jset(c, j, "size", jnum(b->size));
-        jset(c, j, "calls", json_integer((json_int_t)b->calls));
-        jset(c, j, "bytes", json_integer((json_int_t)b->bytes));
-        jset(c, j, "time_s", jnum(b->time_s));
-        jset(c, j, "p50_s", jnum(b->p50_s));
-        jset(c, j, "duration_p50_s", jnum(b->duration_p50_s));
-        jset(c, j, "p99_s", jnum(b->p99_s));
-        jset(c, j, "time_source", json_string(b->time_source == CF_AN_TIME_TRANSFER ? "transfer" : "duration"));
-        jset(c, j, "samples", json_integer((json_int_t)b->samples));
-        jset(c, j, "coverage", jnum(b->coverage));
-        jset(c, j, "in_fit", json_boolean(b->in_fit));
-        jset(c, j, "outlier", json_boolean(b->outlier));
-        jset(c, j, "predicted_s", jnum(b->predicted_s));
-        jset(c, j, "model_error", jnum(b->model_error));
-        /* the predictor's (cf_predict.h): at the size, and with the bin left out */
-        jset(c, j, "prediction_s", jnum(b->prediction_s));
-        jset(c, j, "prediction_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_source)));
-        jset(c, j, "prediction_loo_s", jnum(b->prediction_loo_s));
-        jset(c, j, "prediction_loo_source", jstr(cf_pred_source_name((cf_pred_source_t)b->prediction_loo_source)));
-        jset(c, j, "startup_share", jnum(span ? NAN : b->startup_share));
-        jset(c, j, "verdict", span ? json_null() : jstr(b->verdict));
-        jpush(c, bins, j);
-    }
-    jset(c, o, "bins", bins);
+    jset(c, o, "segments", segments_json(c, f));
+    fit_limits_json(c, a, f, o);
+    jset(c, o, "bins", bins_json(c, f, span));
     return o;
 }
 
@@ -383,6 +407,102 @@ static json_t *wire_other_json(jctx_t *c, const cf_an_wire_t *w)
     return o;
 }
 
+/* Whole numbers of bytes as integers. */
+static json_t *jbytes(double v)
+{
+    return isfinite(v) && v >= 0 && v < 9.2e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+/* One stream's fusion advice (cf_advice.h). */
+static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t *ad)
+{
+    json_t *o = json_object(), *model = json_object(), *cands = json_array();
+    char label[24], name[CF_COMM_NAME_LEN];
+    int has_model = ad->model_source[0] != '\0';
+
+    if (o == NULL || model == NULL || cands == NULL) {
+        json_decref(o);
+        json_decref(model);
+        json_decref(cands);
+        return NULL;
+    }
+    jset(c, o, "op", json_string(ad->op));
+    jset(c, o, "comm", json_string(cf_comm_label(ad->comm, label, sizeof(label))));
+    jset(c, o, "comm_size", json_integer(ad->comm_size));
+    jset(c, o, "path", json_string(cf_path_name((unsigned)ad->path)));
+    jset(c, o, "nonblocking", json_boolean(ad->nonblocking));
+    jset(c, o, "verdict", jstr(ad->verdict));
+    jset(c, o, "reason", jstr(ad->reason));
+    jset(c, o, "share", jnum(ad->share));
+    jset(c, o, "bucket_bytes", jbytes(ad->bucket_bytes));
+    jset(c, o, "current_s", jnum(ad->current_s));
+    jset(c, o, "current_source", jstr(ad->current_source));
+    /* nonblocking: what current_s is made of (cf_advice.h) */
+    jset(c, o, "post_s", ad->nonblocking ? jnum(ad->post_s) : json_null());
+    jset(c, o, "blocked_s", ad->nonblocking ? jnum(ad->blocked_s) : json_null());
+    jset(c, o, "poll_s", ad->nonblocking ? jnum(ad->poll_s) : json_null());
+    jset(c, o, "polls_with_posts", ad->nonblocking ? json_boolean(ad->polls_with_posts) : json_null());
+    jset(c, o, "predicted_s", jnum(ad->predicted_s));
+    jset(c, o, "predicted_saving_s", jnum(ad->predicted_saving_s));
+    jset(c, o, "call_gap_s", jnum(ad->call_gap_s));
+    jset(c, o, "framework_saving_s", jnum(ad->framework_saving_s));
+    jset(c, o, "ddp_bucket_cap_mb", jnum(ad->bucket_bytes / 1048576.0));
+    jset(c, o, "horovod_fusion_threshold", jbytes(ad->bucket_bytes));
+    jset(c, o, "steps", json_integer((json_int_t)ad->steps));
+    jset(c, o, "steps_source", jstr(ad->steps_source));
+    jset(c, o, "steps_region", ad->steps_region[0] ? json_string(ad->steps_region) : json_null());
+    jset(c, o, "calls", json_integer((json_int_t)ad->calls));
+    jset(c, o, "calls_per_step", jnum(ad->calls_per_step));
+    jset(c, o, "bytes_per_step", jnum(ad->bytes_per_step));
+    jset(c, o, "buckets_per_step", jnum(ad->buckets_per_step));
+    jset(c, o, "model_current_step_s", jnum(ad->model_current_s));
+    jset(c, o, "model_step_s", jnum(ad->model_s));
+    /* The saving the model alone gives, without the measured time's scale. */
+    jset(c, o, "model_saving_s",
+               jnum(isfinite(ad->model_s) ? (ad->model_current_s - ad->model_s) * (double)ad->steps
+                    : ad->verdict != NULL ? 0.0 : NAN));
+    jset(c, o, "best_saving_share", jnum(ad->best_saving_share));
+    /* the advised (else the best) bucket size's saving per step and the
+     * uncertainty it was held against (cf_predict.h) */
+    jset(c, o, "saving_step_s", jnum(ad->saving_step_s));
+    jset(c, o, "hidden_saving_step_s", jnum(ad->hidden_saving_step_s));
+    jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
+    jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
+    jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());
+    jset(c, o, "extrapolated", json_boolean(ad->extrapolated));
+    jset(c, model, "source", jstr(has_model ? ad->model_source : NULL));
+    jset(c, model, "alpha_s", jnum(has_model ? ad->alpha_s : NAN));
+    jset(c, model, "bandwidth_Bps", jnum(has_model ? ad->bandwidth_Bps : NAN));
+    jset(c, model, "startup_share", jnum(ad->startup_share));
+    jset(c, model, "memcpy_Bps", jnum(ad->memcpy_Bps));
+    jset(c, model, "tensors_per_step", json_integer((json_int_t)ad->tensors));
+    jset(c, model, "current_step_uncertainty_s", jnum(ad->model_current_unc_s));
+    jset(c, model, "current_time_source", jstr(cf_pred_source_name((cf_pred_source_t)ad->current_pred_source)));
+    jset(c, o, "model", model);
+    for (size_t k = 0; has_model && k < ad->ncand; k++) {
+        const cf_adv_cand_t *cd = &ad->cand[k];
+        json_t *j = json_object();
+        if (j == NULL) {
+            c->bad = 1;
+            break;
+        }
+        jset(c, j, "bucket_bytes", jbytes(cd->bucket_bytes));
+        jset(c, j, "name", jstr(cd->name));
+        jset(c, j, "buckets_per_step", jnum(cd->buckets));
+        jset(c, j, "fused_bytes_per_step", jnum(cd->fused_bytes));
+        jset(c, j, "copy_step_s", jnum(cd->copy_s));
+        jset(c, j, "model_step_s", jnum(cd->model_s));
+        jset(c, j, "uncertainty_step_s", jnum(cd->unc_s));
+        /* the least measured of its buckets' times: "measured", "calibration", "model" */
+        jset(c, j, "time_source", jstr(cf_pred_source_name((cf_pred_source_t)cd->source)));
+        jset(c, j, "predicted_s", jnum(cf_advice_cand_predicted_s(ad, cd)));
+        jpush(c, cands, j);
+    }
+    jset(c, o, "candidates", cands);
+    jset(c, o, "comm_name", json_string(an_comm_name(a, ad->comm, "-", name, sizeof(name))));
+    return o;
+}
+
 /* null without UCX records */
 static json_t *wire_json(jctx_t *c, const cf_analysis_t *a)
 {
@@ -410,184 +530,215 @@ static json_t *wire_json(jctx_t *c, const cf_analysis_t *a)
     return o;
 }
 
-json_t *cf_analysis_to_json(const cf_analysis_t *a)
+static json_t *job_json(jctx_t *c, const cf_profile_t *p)
 {
-    const cf_profile_t *p = a->p;
+    json_t *job = json_object();
+    jset(c, job, "ranks", json_integer(p->ranks));
+    jset(c, job, "nodes", json_integer(p->nodes));
+    jset(c, job, "wall_s", jnum(p->wall_s));
+    jset(c, job, "partial", json_boolean(p->partial));
+    jset(c, job, "oversubscribed", p->oversubscribed < 0 ? json_null() : json_boolean(p->oversubscribed));
+    jset(c, job, "mpi_library", json_string(p->mpi_library));
+    jset(c, job, "start_time", json_string(p->start_time));
+    return job;
+}
+
+static json_t *mpi_time_json(jctx_t *c, const cf_analysis_t *a)
+{
     const cf_an_ranks_t *rk = &a->ranks;
-    jctx_t c = {0};
-    json_t *root = json_object(), *job = json_object(), *mt = json_object();
-    json_t *ranks = json_array(), *refs = json_array(), *ops = json_array(), *fits = json_array();
-    char label[24], name[CF_COMM_NAME_LEN], advice[512];
+    json_t *mt = json_object();
+    jset(c, mt, "ranked_s", jnum(a->total_s));
+    jset(c, mt, "nonblocking_spans_s", jnum(a->span_s));
+    jset(c, mt, "waits_charged", json_boolean(a->charged));
+    jset(c, mt, "total_s", jnum(rk->mpi_total_s));
+    jset(c, mt, "mean_s", jnum(rk->mpi_mean_s));
+    jset(c, mt, "min_s", jnum(rk->mpi_min_s));
+    jset(c, mt, "max_s", jnum(rk->mpi_max_s));
+    jset(c, mt, "min_rank", json_integer(rk->min_rank));
+    jset(c, mt, "max_rank", json_integer(rk->max_rank));
+    jset(c, mt, "wall_mean_s", jnum(rk->wall_mean_s));
+    jset(c, mt, "fraction_of_wall", jnum(rk->mpi_fraction));
+    jset(c, mt, "imbalance", jnum(rk->imbalance));
+    return mt;
+}
 
-    jset(&c, root, "format", json_string("commfit-report"));
-    jset(&c, root, "version", json_integer(1));
-    jset(&c, job, "ranks", json_integer(p->ranks));
-    jset(&c, job, "nodes", json_integer(p->nodes));
-    jset(&c, job, "wall_s", jnum(p->wall_s));
-    jset(&c, job, "partial", json_boolean(p->partial));
-    jset(&c, job, "oversubscribed", p->oversubscribed < 0 ? json_null() : json_boolean(p->oversubscribed));
-    jset(&c, job, "mpi_library", json_string(p->mpi_library));
-    jset(&c, job, "start_time", json_string(p->start_time));
-    jset(&c, root, "job", job);
-    {
-        json_t *cv = json_array();
-        for (size_t i = 0; i < a->ncaveat; i++)
-            jpush(&c, cv, json_string(a->caveat[i]));
-        jset(&c, root, "caveats", cv);
-    }
+static json_t *breakdown_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *bd = json_object();
+    jset(c, bd, "startup", jnum(a->split.startup));
+    jset(c, bd, "payload", jnum(a->split.payload));
+    jset(c, bd, "no_payload", jnum(a->split.no_payload));
+    jset(c, bd, "unexplained", jnum(a->split.unexplained));
+    jset(c, bd, "uncertain", jnum(a->split.uncertain));
+    jset(c, bd, "io", jnum(a->split.io));
+    jset(c, bd, "blocked", jnum(a->split.blocked));
+    return bd;
+}
 
-    jset(&c, mt, "ranked_s", jnum(a->total_s));
-    jset(&c, mt, "nonblocking_spans_s", jnum(a->span_s));
-    jset(&c, mt, "waits_charged", json_boolean(a->charged));
-    {
-        char h[512];
-        jset(&c, root, "headline", json_string(cf_analysis_headline(a, h, sizeof(h))));
-    }
-    jset(&c, mt, "total_s", jnum(rk->mpi_total_s));
-    jset(&c, mt, "mean_s", jnum(rk->mpi_mean_s));
-    jset(&c, mt, "min_s", jnum(rk->mpi_min_s));
-    jset(&c, mt, "max_s", jnum(rk->mpi_max_s));
-    jset(&c, mt, "min_rank", json_integer(rk->min_rank));
-    jset(&c, mt, "max_rank", json_integer(rk->max_rank));
-    jset(&c, mt, "wall_mean_s", jnum(rk->wall_mean_s));
-    jset(&c, mt, "fraction_of_wall", jnum(rk->mpi_fraction));
-    jset(&c, mt, "imbalance", jnum(rk->imbalance));
-    jset(&c, root, "mpi_time", mt);
-    {
-        json_t *bd = json_object();
-        jset(&c, bd, "startup", jnum(a->split.startup));
-        jset(&c, bd, "payload", jnum(a->split.payload));
-        jset(&c, bd, "no_payload", jnum(a->split.no_payload));
-        jset(&c, bd, "unexplained", jnum(a->split.unexplained));
-        jset(&c, bd, "uncertain", jnum(a->split.uncertain));
-        jset(&c, bd, "io", jnum(a->split.io));
-        jset(&c, bd, "blocked", jnum(a->split.blocked));
-        jset(&c, root, "breakdown", bd);
-    }
+static json_t *ranks_json(jctx_t *c, const cf_profile_t *p)
+{
+    json_t *ranks = json_array();
     for (size_t i = 0; i < p->nrank; i++) {
         const cf_rank_info_t *r = &p->rank[i];
         json_t *j = json_object();
-        jset(&c, j, "rank", json_integer(r->rank));
-        jset(&c, j, "node", json_integer(r->node));
-        jset(&c, j, "host", json_string(r->host));
-        jset(&c, j, "wall_s", jnum(r->wall_s));
-        jset(&c, j, "mpi_s", jnum(r->mpi_s));
-        jset(&c, j, "wait_s", jnum(r->wait_s));
-        jset(&c, j, "transfer_s", jnum(r->xfer_s));
-        jpush(&c, ranks, j);
+        jset(c, j, "rank", json_integer(r->rank));
+        jset(c, j, "node", json_integer(r->node));
+        jset(c, j, "host", json_string(r->host));
+        jset(c, j, "wall_s", jnum(r->wall_s));
+        jset(c, j, "mpi_s", jnum(r->mpi_s));
+        jset(c, j, "wait_s", jnum(r->wait_s));
+        jset(c, j, "transfer_s", jnum(r->xfer_s));
+        jpush(c, ranks, j);
     }
-    jset(&c, root, "ranks", ranks);
+    return ranks;
+}
 
+/* The reference link of each path that has one. */
+static json_t *references_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *refs = json_array();
     for (int path = 0; path < CF_AN_NPATH; path++) {
         const cf_an_ref_t *ref = &a->ref[path];
         json_t *j;
         if (ref->source == NULL)
             continue;
         j = json_object();
-        jset(&c, j, "path", json_string(cf_path_name((unsigned)path)));
-        jset(&c, j, "source", json_string(ref->source));
-        jset(&c, j, "alpha_s", jnum(ref->alpha_s));
-        jset(&c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
-        jset(&c, j, "uncertain_why", ref->why[0] ? json_string(ref->why) : json_null());
+        jset(c, j, "path", json_string(cf_path_name((unsigned)path)));
+        jset(c, j, "source", json_string(ref->source));
+        jset(c, j, "alpha_s", jnum(ref->alpha_s));
+        jset(c, j, "bandwidth_Bps", jnum(ref->bandwidth_Bps));
+        jset(c, j, "uncertain_why", ref->why[0] ? json_string(ref->why) : json_null());
         /* the program's own joint fit of the path, beside the link used */
-        jset(&c, j, "program_fit", cf_an_ref_program_json(ref));
-        jpush(&c, refs, j);
+        jset(c, j, "program_fit", cf_an_ref_program_json(ref));
+        jpush(c, refs, j);
     }
-    jset(&c, root, "references", refs);
-    {
-        /* what the library declared, per path, and whether it was used */
-        json_t *pls = json_array();
-        for (int path = 0; path < CF_AN_NPATH; path++) {
-            const cf_an_limits_t *pl = &a->limits[path];
-            json_t *e, *arr;
-            if (pl->n == 0 && pl->unused_why == NULL)
-                continue;
-            e = json_object();
-            arr = json_array();
-            jset(&c, e, "path", json_string(cf_path_name((unsigned)path)));
-            for (size_t q = 0; q < pl->n; q++) {
-                json_t *l = json_object();
-                jset(&c, l, "name", json_string(pl->name[q]));
-                jset(&c, l, "bytes", jnum(pl->bytes[q]));
-                jpush(&c, arr, l);
-            }
-            jset(&c, e, "limits", arr);
-            jset(&c, e, "unused_why", jstr(pl->unused_why));
-            jpush(&c, pls, e);
-        }
-        jset(&c, root, "protocol_limits", pls);
-    }
-    {
-        /* every communicator of the profile, as reports name it */
-        json_t *comms = json_array();
-        for (size_t i = 0; i < p->ncomm; i++) {
-            const cf_comm_info_t *ci = &p->comm[i];
-            json_t *j = json_object();
-            jset(&c, j, "comm", json_string(cf_comm_label(ci->id, label, sizeof(label))));
-            jset(&c, j, "comm_name", json_string(cf_comm_name(p, ci->id, name, sizeof(name))));
-            jset(&c, j, "made_by", json_string(ci->name));
-            jset(&c, j, "description", ci->desc[0] ? json_string(ci->desc) : json_null());
-            jset(&c, j, "user_name", ci->user_name[0] ? json_string(ci->user_name) : json_null());
-            jset(&c, j, "size", json_integer(ci->size));
-            jset(&c, j, "nodes", json_integer(ci->nodes));
-            jpush(&c, comms, j);
-        }
-        jset(&c, root, "communicators", comms);
-    }
+    return refs;
+}
 
-    for (size_t k = 0; k < a->nop; k++) {
-        const cf_an_op_t *o = &a->op[k];
+/* What the library declared, per path, and whether it was used. */
+static json_t *protocol_limits_json(jctx_t *c, const cf_analysis_t *a)
+{
+    json_t *pls = json_array();
+    for (int path = 0; path < CF_AN_NPATH; path++) {
+        const cf_an_limits_t *pl = &a->limits[path];
+        json_t *e, *arr;
+        if (pl->n == 0 && pl->unused_why == NULL)
+            continue;
+        e = json_object();
+        arr = json_array();
+        jset(c, e, "path", json_string(cf_path_name((unsigned)path)));
+        for (size_t q = 0; q < pl->n; q++) {
+            json_t *l = json_object();
+            jset(c, l, "name", json_string(pl->name[q]));
+            jset(c, l, "bytes", jnum(pl->bytes[q]));
+            jpush(c, arr, l);
+        }
+        jset(c, e, "limits", arr);
+        jset(c, e, "unused_why", jstr(pl->unused_why));
+        jpush(c, pls, e);
+    }
+    return pls;
+}
+
+/* Every communicator of the profile, as reports name it. */
+static json_t *communicators_json(jctx_t *c, const cf_profile_t *p)
+{
+    json_t *comms = json_array();
+    char label[24], name[CF_COMM_NAME_LEN];
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *ci = &p->comm[i];
         json_t *j = json_object();
-        jset(&c, j, "op", json_string(o->op));
-        jset(&c, j, "kind", json_string(o->kind));
-        jset(&c, j, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
-        jset(&c, j, "comm_name", json_string(an_comm_name(a, o->comm, "-", name, sizeof(name))));
-        jset(&c, j, "comm_size", json_integer(o->comm_size));
-        jset(&c, j, "path", json_string(cf_path_name((unsigned)o->path)));
-        jset(&c, j, "nonblocking", json_boolean(o->nonblocking));
-        jset(&c, j, "calls", json_integer((json_int_t)o->calls));
-        jset(&c, j, "ranks_missing", json_integer(o->ranks_missing));
-        jset(&c, j, "bytes", json_integer((json_int_t)o->bytes));
-        jset(&c, j, "time_s", jnum(o->time_s));
-        jset(&c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));
-        jset(&c, j, "share", jnum(o->share));
-        jset(&c, j, "startup_share", jnum(o->fit && !o->nonblocking ? o->fit->startup_share : NAN));
-        if (o->nonblocking) {
-            char line[768];
-            jset(&c, j, "span_s", jnum(o->span_s));
-            jset(&c, j, "post_s", jnum(o->post_s));
-            jset(&c, j, "blocked_s", jnum(o->blocked_s));
-            jset(&c, j, "blocking_s", jnum(o->blocking_s));
-            jset(&c, j, "hidden", jnum(o->hidden));
-            jset(&c, j, "blocking_source", jstr(o->blocking_source));
-            jset(&c, j, "overlap", jstr(cf_analysis_overlap_line(a, o, line, sizeof(line))));
-        }
-        if (strcmp(o->kind, "completion") == 0)
-            jset(&c, j, "charged_s", jnum(o->charged_s));
-        /* A span is not a cost: no verdict on it. */
-        jset(&c, j, "verdict", jstr(o->fit && !o->nonblocking ? o->fit->verdict : NULL));
-        jset(&c, j, "uncertain_why", o->fit && o->fit->why[0] && !o->nonblocking ? json_string(o->fit->why)
-                                                                                 : json_null());
-        jset(&c, j, "wait_share", jnum(o->fit ? o->fit->wait_share : NAN));
-        jset(&c, j, "advice", json_string(cf_analysis_advice(o, advice, sizeof(advice))));
-        jpush(&c, ops, j);
+        jset(c, j, "comm", json_string(cf_comm_label(ci->id, label, sizeof(label))));
+        jset(c, j, "comm_name", json_string(cf_comm_name(p, ci->id, name, sizeof(name))));
+        jset(c, j, "made_by", json_string(ci->name));
+        jset(c, j, "description", ci->desc[0] ? json_string(ci->desc) : json_null());
+        jset(c, j, "user_name", ci->user_name[0] ? json_string(ci->user_name) : json_null());
+        jset(c, j, "size", json_integer(ci->size));
+        jset(c, j, "nodes", json_integer(ci->nodes));
+        jpush(c, comms, j);
     }
-    jset(&c, root, "operations", ops);
+    return comms;
+}
 
+/* One row of the cost ranking. */
+static json_t *operation_json(jctx_t *c, const cf_analysis_t *a, const cf_an_op_t *o)
+{
+    const cf_profile_t *p = a->p;
+    json_t *j = json_object();
+    char label[24], name[CF_COMM_NAME_LEN], advice[512];
+
+    jset(c, j, "op", json_string(o->op));
+    jset(c, j, "kind", json_string(o->kind));
+    jset(c, j, "comm", json_string(cf_comm_label(o->comm, label, sizeof(label))));
+    jset(c, j, "comm_name", json_string(an_comm_name(a, o->comm, "-", name, sizeof(name))));
+    jset(c, j, "comm_size", json_integer(o->comm_size));
+    jset(c, j, "path", json_string(cf_path_name((unsigned)o->path)));
+    jset(c, j, "nonblocking", json_boolean(o->nonblocking));
+    jset(c, j, "calls", json_integer((json_int_t)o->calls));
+    jset(c, j, "ranks_missing", json_integer(o->ranks_missing));
+    jset(c, j, "bytes", json_integer((json_int_t)o->bytes));
+    jset(c, j, "time_s", jnum(o->time_s));
+    jset(c, j, "time_per_rank_s", jnum(p->ranks > 0 ? o->time_s / p->ranks : NAN));
+    jset(c, j, "share", jnum(o->share));
+    jset(c, j, "startup_share", jnum(o->fit && !o->nonblocking ? o->fit->startup_share : NAN));
+    if (o->nonblocking) {
+        char line[768];
+        jset(c, j, "span_s", jnum(o->span_s));
+        jset(c, j, "post_s", jnum(o->post_s));
+        jset(c, j, "blocked_s", jnum(o->blocked_s));
+        jset(c, j, "blocking_s", jnum(o->blocking_s));
+        jset(c, j, "hidden", jnum(o->hidden));
+        jset(c, j, "blocking_source", jstr(o->blocking_source));
+        jset(c, j, "overlap", jstr(cf_analysis_overlap_line(a, o, line, sizeof(line))));
+    }
+    if (strcmp(o->kind, "completion") == 0)
+        jset(c, j, "charged_s", jnum(o->charged_s));
+    /* A span is not a cost: no verdict on it. */
+    jset(c, j, "verdict", jstr(o->fit && !o->nonblocking ? o->fit->verdict : NULL));
+    jset(c, j, "uncertain_why", o->fit && o->fit->why[0] && !o->nonblocking ? json_string(o->fit->why)
+                                                                            : json_null());
+    jset(c, j, "wait_share", jnum(o->fit ? o->fit->wait_share : NAN));
+    jset(c, j, "advice", json_string(cf_analysis_advice(o, advice, sizeof(advice))));
+    return j;
+}
+
+json_t *cf_analysis_to_json(const cf_analysis_t *a)
+{
+    const cf_profile_t *p = a->p;
+    jctx_t c = {0};
+    json_t *root = json_object(), *ops = json_array(), *fits = json_array();
+
+    jset(&c, root, "format", json_string("commfit-report"));
+    jset(&c, root, "version", json_integer(1));
+    jset(&c, root, "job", job_json(&c, p));
+    {
+        json_t *cv = json_array();
+        for (size_t i = 0; i < a->ncaveat; i++)
+            jpush(&c, cv, json_string(a->caveat[i]));
+        jset(&c, root, "caveats", cv);
+    }
+    {
+        char h[512];
+        jset(&c, root, "headline", json_string(cf_analysis_headline(a, h, sizeof(h))));
+    }
+    jset(&c, root, "mpi_time", mpi_time_json(&c, a));
+    jset(&c, root, "breakdown", breakdown_json(&c, a));
+    jset(&c, root, "ranks", ranks_json(&c, p));
+    jset(&c, root, "references", references_json(&c, a));
+    jset(&c, root, "protocol_limits", protocol_limits_json(&c, a));
+    jset(&c, root, "communicators", communicators_json(&c, p));
+    for (size_t k = 0; k < a->nop; k++)
+        jpush(&c, ops, operation_json(&c, a, &a->op[k]));
+    jset(&c, root, "operations", ops);
     for (size_t i = 0; i < a->nfit; i++)
         jpush(&c, fits, fit_json(&c, a, &a->fit[i]));
     jset(&c, root, "fits", fits);
     jset(&c, root, "collectives", collectives_json(&c, a));
     {
-        json_t *adv = cf_advice_to_json(a->fusion, a->nfusion);
-        if (adv == NULL)
-            c.bad = 1;
-        else {
-            for (size_t i = 0; i < a->nfusion && i < json_array_size(adv); i++)
-                jset(&c, json_array_get(adv, i), "comm_name",
-                     json_string(an_comm_name(a, a->fusion[i].comm, "-", name, sizeof(name))));
-            jset(&c, root, "advice", adv);
-        }
+        json_t *adv = json_array();
+        for (size_t i = 0; i < a->nfusion; i++)
+            jpush(&c, adv, advice_json(&c, a, &a->fusion[i]));
+        jset(&c, root, "advice", adv);
     }
     jset(&c, root, "regions", regions_json(&c, a));
     jset(&c, root, "late_arrivals", late_json(&c, a));
@@ -604,4 +755,3 @@ json_t *cf_analysis_to_json(const cf_analysis_t *a)
     }
     return root;
 }
-

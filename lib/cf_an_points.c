@@ -91,6 +91,8 @@ int cf_an_comm_size(const cf_profile_t *p, uint32_t comm)
     return c != NULL && c->size > 0 ? c->size : 0;
 }
 
+const char cf_an_no_why[] = "";
+
 static void fit_init(cf_an_fit_t *f)
 {
     memset(f, 0, sizeof(*f));
@@ -118,14 +120,10 @@ static void bin_init(cf_an_bin_t *b)
  * about them, and the first calls of a stream, which sampling favours,
  * are the coldest. */
 
-/* Bins and totals of one group of records (sorted by bin). */
-static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n, int joint,
-                   cf_an_fit_t *f)
+/* The fit's operation, communicator, path and model of a group of records
+ * e[0..]: the joint fit of a path, else e[0]'s operation. */
+static void group_key(const cf_profile_t *p, const cf_record_t *const *e, int joint, cf_an_fit_t *f)
 {
-    size_t nb = 0;
-    double wait_num = 0, wait_den = 0;
-    int measured = 0;
-
     fit_init(f);
     f->joint = joint;
     f->path = e[0]->path;
@@ -142,6 +140,92 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
         f->coll = f->kind == CF_AN_P2P ? CF_COLL_P2P : f->kind == CF_AN_IO ? CF_COLL_NONE : cf_coll_from_name(f->op);
         f->nonblocking = cf_an_is_nonblocking(e[0]->op, e[0]->kind);
     }
+}
+
+/* The medians of bin b, records e[first..last], from the source its
+ * samples allow. */
+static void bin_medians(const cf_record_t *const *e, size_t first, size_t last, cf_an_fit_t *f, cf_an_bin_t *b)
+{
+    /* Messages are timed only when their receive was waiting; when
+     * most chosen ones were not, the timed few are the exceptions. */
+    int xfer = b->samples > 0 && (b->samples >= CF_AN_MIN_SAMPLES || b->samples >= b->calls) &&
+               !(b->selected > 0 && 2 * b->samples < b->selected);
+    double tw = 0, dw = 0, t = 0, d = 0;
+    for (size_t m = first; m <= last; m++) {
+        const cf_record_t *q = e[m];
+        double c = (double)q->calls;
+        d += c * cf_an_pos(q->t_p50);
+        dw += c;
+        if (xfer && q->xfer_n > 0 && isfinite(q->xfer_p50) && q->xfer_p50 > 0) {
+            t += c * rec_transfer(q);
+            tw += c;
+        }
+        b->p99_s = fmax(b->p99_s, cf_an_pos(xfer && q->xfer_n > 0 ? q->xfer_p99 : q->t_p99));
+    }
+    b->duration_p50_s = dw > 0 ? d / dw : 0.0;
+    b->time_source = xfer ? CF_AN_TIME_TRANSFER : CF_AN_TIME_DURATION;
+    b->p50_s = xfer ? t / tw : b->duration_p50_s;
+    if (!xfer && b->samples > 0)
+        f->few_sample_bins++;
+    f->time_source |= b->time_source;
+}
+
+/* One operation's line is of one quantity: a send's duration (a local
+ * copy when eager) and a message's one-way time differ by the transfer
+ * itself, so a point-to-point operation short of transfers in some
+ * sized bin is fitted on durations throughout.  The joint fit of a path
+ * keeps its per-bin choice: its durations, sends and receives together,
+ * average to the message time of an exchange. */
+static void durations_throughout(const cf_record_t *const *e, size_t n, int joint, cf_an_fit_t *f)
+{
+    size_t nb = f->nbin;
+
+    if (!joint && f->kind == CF_AN_P2P && (f->time_source & CF_AN_TIME_TRANSFER)) {
+        int all = 1;
+        for (size_t k = 0; k < nb; k++)
+            all &= f->bin[k].time_source == CF_AN_TIME_TRANSFER || f->bin[k].bytes == 0;
+        if (!all) {
+            for (size_t i = 0, k = 0; i < n; i++) {
+                if (i > 0 && cmp_bin(e[i - 1], e[i]) != 0)
+                    k++;
+                if (i == 0 || cmp_bin(e[i - 1], e[i]) != 0)
+                    f->bin[k].p99_s = 0;
+                f->bin[k].p99_s = fmax(f->bin[k].p99_s, cf_an_pos(e[i]->t_p99));
+            }
+            for (size_t k = 0; k < nb; k++) {
+                f->bin[k].time_source = CF_AN_TIME_DURATION;
+                f->bin[k].p50_s = f->bin[k].duration_p50_s;
+            }
+            f->time_source = CF_AN_TIME_DURATION;
+        }
+    }
+}
+
+/* The fit's totals over its bins. */
+static void fit_totals(cf_an_fit_t *f)
+{
+    for (size_t k = 0; k < f->nbin; k++) {
+        cf_an_bin_t *b = &f->bin[k];
+        b->size = (double)b->bytes / (double)b->calls;
+        b->coverage = (double)b->samples / (double)b->calls;
+        f->calls += b->calls;
+        f->bytes += b->bytes;
+        f->time_s += b->time_s;
+        f->samples += b->samples;
+        if (b->time_source == CF_AN_TIME_TRANSFER)
+            f->transfer_bins++;
+    }
+}
+
+/* Bins and totals of one group of records (sorted by bin). */
+static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n, int joint,
+                   cf_an_fit_t *f)
+{
+    size_t nb = 0;
+    double wait_num = 0, wait_den = 0;
+    int measured = 0;
+
+    group_key(p, e, joint, f);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || cmp_bin(e[i - 1], e[i]) != 0)
             nb++;
@@ -190,71 +274,12 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
             measured = 1;
         }
         f->wait_s += cf_an_pos(r->wait_s);
-        if (!last)
-            continue;
-
-        {
-            /* Messages are timed only when their receive was waiting; when
-             * most chosen ones were not, the timed few are the exceptions. */
-            int xfer = b->samples > 0 && (b->samples >= CF_AN_MIN_SAMPLES || b->samples >= b->calls) &&
-                       !(b->selected > 0 && 2 * b->samples < b->selected);
-            double tw = 0, dw = 0, t = 0, d = 0;
-            for (size_t m = first; m <= i; m++) {
-                const cf_record_t *q = e[m];
-                double c = (double)q->calls;
-                d += c * cf_an_pos(q->t_p50);
-                dw += c;
-                if (xfer && q->xfer_n > 0 && isfinite(q->xfer_p50) && q->xfer_p50 > 0) {
-                    t += c * rec_transfer(q);
-                    tw += c;
-                }
-                b->p99_s = fmax(b->p99_s, cf_an_pos(xfer && q->xfer_n > 0 ? q->xfer_p99 : q->t_p99));
-            }
-            b->duration_p50_s = dw > 0 ? d / dw : 0.0;
-            b->time_source = xfer ? CF_AN_TIME_TRANSFER : CF_AN_TIME_DURATION;
-            b->p50_s = xfer ? t / tw : b->duration_p50_s;
-            if (!xfer && b->samples > 0)
-                f->few_sample_bins++;
-            f->time_source |= b->time_source;
-        }
+        if (last)
+            bin_medians(e, first, i, f, b);
     }
     f->nbin = nb;
-    /* One operation's line is of one quantity: a send's duration (a local
-     * copy when eager) and a message's one-way time differ by the transfer
-     * itself, so a point-to-point operation short of transfers in some
-     * sized bin is fitted on durations throughout.  The joint fit of a path
-     * keeps its per-bin choice: its durations, sends and receives together,
-     * average to the message time of an exchange. */
-    if (!joint && f->kind == CF_AN_P2P && (f->time_source & CF_AN_TIME_TRANSFER)) {
-        int all = 1;
-        for (size_t k = 0; k < nb; k++)
-            all &= f->bin[k].time_source == CF_AN_TIME_TRANSFER || f->bin[k].bytes == 0;
-        if (!all) {
-            for (size_t i = 0, k = 0; i < n; i++) {
-                if (i > 0 && cmp_bin(e[i - 1], e[i]) != 0)
-                    k++;
-                if (i == 0 || cmp_bin(e[i - 1], e[i]) != 0)
-                    f->bin[k].p99_s = 0;
-                f->bin[k].p99_s = fmax(f->bin[k].p99_s, cf_an_pos(e[i]->t_p99));
-            }
-            for (size_t k = 0; k < nb; k++) {
-                f->bin[k].time_source = CF_AN_TIME_DURATION;
-                f->bin[k].p50_s = f->bin[k].duration_p50_s;
-            }
-            f->time_source = CF_AN_TIME_DURATION;
-        }
-    }
-    for (size_t k = 0; k < nb; k++) {
-        cf_an_bin_t *b = &f->bin[k];
-        b->size = (double)b->bytes / (double)b->calls;
-        b->coverage = (double)b->samples / (double)b->calls;
-        f->calls += b->calls;
-        f->bytes += b->bytes;
-        f->time_s += b->time_s;
-        f->samples += b->samples;
-        if (b->time_source == CF_AN_TIME_TRANSFER)
-            f->transfer_bins++;
-    }
+    durations_throughout(e, n, joint, f);
+    fit_totals(f);
     if (measured && wait_den > 0)
         f->wait_share = fmin(1.0, wait_num / wait_den);
     return CF_OK;
@@ -447,10 +472,4 @@ int cf_an_is_nonblocking(const char *op, const char *kind)
         return 0;
     return (strncmp(op, "MPI_I", 5) == 0 && op[5] >= 'a' && op[5] <= 'z') ||
            strstr(op, "_init") != NULL;
-}
-
-
-const char *cf_an_kind_name(cf_an_kind_t kind)
-{
-    return kind == CF_AN_COLLECTIVE ? "collective" : kind == CF_AN_IO ? "io" : "p2p";
 }

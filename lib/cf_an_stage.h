@@ -15,15 +15,16 @@
  *   cf_an_ranks.c   ranks, regions, late arrivals, oversubscription
  *   cf_advice.c     fusion advice: reads fits and links, never the reverse
  *   cf_an_verdict.c what to tell the user: breakdown, advice sentences
- *   cf_an_json.c    the JSON writer (computes nothing of its own)
+ *   cf_an_json.c    the JSON writer, the advice's too (computes nothing of
+ *                   its own)
  *
- * cf_analysis.c runs them in that order and holds the accessors.  This
- * header is the stages' own; tools use cf_analysis.h. */
+ * cf_analysis.c runs them in that order; the stages read each other's
+ * results through the accessors of cf_an_access.c, never through the
+ * runner.  This header is the stages' own; tools use cf_analysis.h. */
 #ifndef CF_AN_STAGE_H
 #define CF_AN_STAGE_H
 
-#include "cf_advice.h"
-#include "cf_analysis.h"
+#include "cf_an_result.h"
 
 #define CF_AN_NPATH 3
 

@@ -146,11 +146,11 @@ const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_an_wire_t *
     return buf;
 }
 
-char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
+/* Operations that are no fitted transfer: completion, probe, one-sided,
+ * local, file I/O without a fit, nonblocking spans.  1: buf says it. */
+static int advice_unfitted(const cf_an_op_t *o, char *buf, size_t len)
 {
     const cf_an_fit_t *f = o->fit;
-    char nh[CF_FMT_LEN], sz[CF_FMT_LEN] = "", what[192];
-    int coll, fuse, no_gain, unsure;
 
     if (strcmp(o->kind, "completion") == 0) {
         if (o->waits_charged)
@@ -160,31 +160,31 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         else
             snprintf(buf, len, "time blocked waiting for nonblocking operations to complete: post "
                                "them earlier or overlap more work with them");
-        return buf;
+        return 1;
     }
     if (strcmp(o->kind, "probe") == 0) {
         snprintf(buf, len, "probing for messages, not a transfer");
-        return buf;
+        return 1;
     }
     if (strcmp(o->kind, "rma") == 0) {
         snprintf(buf, len, "one-sided: the call starts the transfer, which completes at the window's "
                            "synchronisation (fence, unlock, flush, complete), where its time is recorded");
-        return buf;
+        return 1;
     }
     if (strcmp(o->kind, "sync") == 0) {
         snprintf(buf, len, "one-sided synchronisation or window set-up: waiting for the epoch's transfers and "
                            "for the other ranks; fewer epochs, or passive target with flushes, wait less");
-        return buf;
+        return 1;
     }
     if (strcmp(o->kind, "local") == 0) {
         snprintf(buf, len, "local computation in the MPI library, no communication");
-        return buf;
+        return 1;
     }
     if (strcmp(o->kind, "io") == 0 && (f == NULL || f->basis == NULL || o->nonblocking)) {
         snprintf(buf, len, "file I/O, not network traffic%s",
                  f == NULL ? "" : o->nonblocking ? ": its span from post to completion overlaps other work"
                                                  : ": not enough size range to fit the file system");
-        return buf;
+        return 1;
     }
     if (o->nonblocking && strcmp(o->kind, "io") != 0) {
         if (isfinite(o->hidden))
@@ -195,13 +195,21 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
             snprintf(buf, len, "nonblocking: its span from post to completion overlaps other work and is "
                                "not a cost; the time blocked on it is %s",
                      isfinite(o->share) ? "its time here (charged from Wait/Test)" : "in Wait/Test");
-        return buf;
+        return 1;
     }
     if (f == NULL) {
         snprintf(buf, len, "not a transfer: not fitted");
-        return buf;
+        return 1;
     }
-    coll = f->kind == CF_AN_COLLECTIVE;
+    return 0;
+}
+
+/* Fits that cannot say which term dominates: file I/O, no payload, no
+ * line, an uncertain verdict.  1: buf says it. */
+static int advice_undecided(const cf_an_op_t *o, const cf_an_fit_t *f, char *buf, size_t len)
+{
+    char sz[CF_FMT_LEN] = "";
+
     if (f->kind == CF_AN_IO) {
         if (f->basis != NULL && strcmp(f->basis, "no payload") == 0)
             snprintf(buf, len, "file I/O without payload (open, close, view, sync): file system metadata and "
@@ -215,19 +223,19 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
         else
             snprintf(buf, len, "file I/O, the file system's bandwidth dominates: read or write fewer bytes, or "
                                "spread the file over more storage targets and aggregators");
-        return buf;
+        return 1;
     }
     if (f->basis != NULL && strcmp(f->basis, "no payload") == 0) {
         snprintf(buf, len, "no payload: its time is synchronization (waiting for the slowest "
                            "rank, then startup); balance the work before it or drop the call");
-        return buf;
+        return 1;
     }
     if (f->basis == NULL) {
         snprintf(buf, len, "%s (%d size%s); give --link RATE,TIME to judge it against a link",
                  f->note != NULL && strcmp(f->note, "no line fits these sizes") == 0 ? "no line fits these sizes"
                                                                                    : "not enough size range to fit",
                  f->nsizes, f->nsizes == 1 ? "" : "s");
-        return buf;
+        return 1;
     }
     if (f->leaning != NULL) {
         /* The fusion advice models the calls as measured, whichever term
@@ -242,8 +250,17 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
                                "sizes or more calls per size, or judge it against a known link with "
                                "--link RATE,TIME",
                      f->why);
-        return buf;
+        return 1;
     }
+    return 0;
+}
+
+/* A verdict: startup or payload dominates, with what the fusion advice says. */
+static void advice_verdict(const cf_an_op_t *o, const cf_an_fit_t *f, char *buf, size_t len)
+{
+    char nh[CF_FMT_LEN], sz[CF_FMT_LEN] = "", what[192];
+    int coll = f->kind == CF_AN_COLLECTIVE, fuse, no_gain, unsure;
+
     cf_fmt_size(f->n_half_bytes, nh, sizeof(nh));
     /* The fusion advice, where there is one, says whether fusing pays. */
     fuse = o->fusion != NULL && o->fusion->verdict != NULL && strcmp(o->fusion->verdict, "fuse") == 0;
@@ -265,7 +282,7 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
                      nh, what);
         else
             snprintf(buf, len, "startup dominates: %s", what);
-        return buf;
+        return;
     }
     if (fuse && isfinite(f->below_n_half) && isfinite(f->n_half_bytes))
         snprintf(buf, len, "payload dominates the time, though %.0f%% of the calls are below "
@@ -285,6 +302,12 @@ char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
     else
         snprintf(buf, len, "payload dominates: move fewer bytes (compression, lower precision) "
                            "or use faster links");
+}
+
+char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
+{
+    if (!advice_unfitted(o, buf, len) && !advice_undecided(o, o->fit, buf, len))
+        advice_verdict(o, o->fit, buf, len);
     return buf;
 }
 

@@ -1060,34 +1060,24 @@ int cf_fit_run(const cf_point_t *pts, size_t n, cf_fit_t *fit_p, unsigned char *
     return cf_fit_run_limits(pts, n, NULL, 0, fit_p, kept_p);
 }
 
-int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, size_t nlimits, cf_fit_t *fit_p,
-                      unsigned char *kept_p)
+/* A fit with no line yet: NaN numbers, every verdict uncertain. */
+static void fit_blank(cf_fit_t *fit)
 {
-    cf_fit_t fit;
-    work_t w;
+    memset(fit, 0, sizeof(*fit));
+    fit->alpha_s = fit->bandwidth_Bps = fit->n_half_bytes = fit->r2 = NAN;
+    fit->alpha_ci[0] = fit->alpha_ci[1] = fit->bandwidth_ci[0] = fit->bandwidth_ci[1] = NAN;
+    fit->err_rms = fit->err_max = NAN;
+    fit->line_alpha_s = fit->line_bandwidth_Bps = fit->line_r2 = NAN;
+    fit->alpha_uncertain = fit->bandwidth_uncertain = 1;
+    fit->alpha_why = fit->bandwidth_why = "fewer than 3 sizes";
+}
+
+/* The points that carry weight, ascending by size, into *o_p (*m_p of
+ * them); CF_OK or CF_ERR_NOMEM. */
+static int observations(const cf_point_t *pts, size_t n, obs_t **o_p, size_t *m_p)
+{
     obs_t *o = NULL;
-    model_t cur;
-    unsigned char *keep[3] = {NULL, NULL, NULL};
-    size_t m = 0, nkept = 0, kmax, nbind;
-    double lim[CF_FIT_MAX_LIMITS];
-    line_t all;
-    int rc;
-
-    if ((pts == NULL && n > 0) || (limits == NULL && nlimits > 0))
-        return CF_ERR_INVALID;
-    if (fit_p == NULL || (rc = validate(pts, n)) != CF_OK)
-        return CF_ERR_INVALID;
-
-    memset(&fit, 0, sizeof(fit));
-    memset(&w, 0, sizeof(w));
-    fit.alpha_s = fit.bandwidth_Bps = fit.n_half_bytes = fit.r2 = NAN;
-    fit.alpha_ci[0] = fit.alpha_ci[1] = fit.bandwidth_ci[0] = fit.bandwidth_ci[1] = NAN;
-    fit.err_rms = fit.err_max = NAN;
-    fit.line_alpha_s = fit.line_bandwidth_Bps = fit.line_r2 = NAN;
-    fit.alpha_uncertain = fit.bandwidth_uncertain = 1;
-    fit.alpha_why = fit.bandwidth_why = "fewer than 3 sizes";
-    if (kept_p != NULL && n > 0)
-        memset(kept_p, 0, n);
+    size_t m = 0;
 
     if (n > 0 && (o = malloc(n * sizeof(*o))) == NULL)
         return CF_ERR_NOMEM;
@@ -1104,6 +1094,163 @@ int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, siz
     if (m > 0)
         qsort(o, m, sizeof(*o), cmp_obs);
     set_start_scale(o, m);
+    *o_p = o;
+    *m_p = m;
+    return CF_OK;
+}
+
+/* The segmentation's tables for the w->m points of w->o (w->d distinct
+ * sizes) and three keep flags of m; CF_OK or CF_ERR_NOMEM. */
+static int work_alloc(work_t *w, unsigned char **keep)
+{
+    size_t m = w->m, kmax = seg_room(w->d, CF_FIT_MAX_LIMITS);
+
+    w->grp = malloc((w->d + 1) * sizeof(*w->grp));
+    w->cost = malloc((w->d + 1) * (w->d + 1) * sizeof(*w->cost));
+    w->best = malloc(kmax * (w->d + 1) * sizeof(*w->best));
+    w->arg = malloc(kmax * (w->d + 1) * sizeof(*w->arg));
+    w->tkeep = malloc(m);
+    w->scratch = malloc(m * sizeof(*w->scratch));
+    w->res = malloc(2 * m * sizeof(*w->res));
+    keep[0] = malloc(m);
+    keep[1] = malloc(m);
+    keep[2] = malloc(m);
+    if (w->grp == NULL || w->cost == NULL || w->best == NULL || w->arg == NULL || w->tkeep == NULL ||
+        w->scratch == NULL || w->res == NULL || keep[0] == NULL || keep[1] == NULL ||
+        keep[2] == NULL)
+        return CF_ERR_NOMEM;
+    return CF_OK;
+}
+
+static void work_free(work_t *w, unsigned char **keep)
+{
+    free(keep[2]);
+    free(keep[1]);
+    free(keep[0]);
+    free(w->res);
+    free(w->scratch);
+    free(w->tkeep);
+    free(w->arg);
+    free(w->best);
+    free(w->cost);
+    free(w->grp);
+}
+
+/* The segmentation without the limits, then with them: a declared
+ * limit stands unless the model that ignores it predicts
+ * significantly better, by more than a break's position is worth (a
+ * shaper's knee near the limit, more regimes than segments).  lim gets
+ * the limits that bind, w->nlim those used; -1: no model. */
+static int segment_with_limits(work_t *w, const double *limits, size_t nlimits, double *lim, model_t *cur,
+                               unsigned char **keep, cf_fit_t *fit)
+{
+    size_t m = w->m, nbind = binding_limits(w->o, m, limits, nlimits, lim);
+
+    w->nlim = 0;
+    if (select_model(w, lim, cur, keep) != 0)
+        return -1;
+    if (nbind > 0) {
+        model_t free_m = *cur;
+        memcpy(keep[2], keep[0], m);
+        w->nlim = nbind;
+        if (select_model(w, lim, cur, keep) != 0 ||
+            model_pays(w, cur, &free_m, keep[2],
+                       SEG_PARAMS * (free_m.nseg > cur->nseg ? (double)(free_m.nseg - cur->nseg) : 1.0))) {
+            fit->limits_unused_why = w->nlim > 0 ? "the fit without them predicts better (by more than a "
+                                                   "segment's price in the likelihood-ratio test)"
+                                                 : "each leaves fewer than 3 sizes on a side";
+            w->nlim = 0;
+            if (select_model(w, lim, cur, keep) != 0)
+                return -1;
+        } else if (w->nlim < nbind) {
+            fit->limits_unused_why = w->nlim == 0 ? "each leaves fewer than 3 sizes on a side"
+                                                  : "some leave fewer than 3 sizes on a side";
+        }
+    }
+    return 0;
+}
+
+/* The fit's segments, headline, quality and reference line from model
+ * cur over the kept points; returns the points kept. */
+static size_t fit_from_model(const work_t *w, const model_t *cur, const unsigned char *keep, const double *lim,
+                             cf_fit_t *fit)
+{
+    const obs_t *o = w->o;
+    size_t nkept = 0;
+    line_t all;
+
+    fit->size_lo = INFINITY;
+    fit->size_hi = -INFINITY;
+    for (size_t s = 0; s < cur->nseg; s++) {
+        cf_segment_t *g = &fit->seg[s];
+        const line_t *L = &cur->seg[s].line;
+        g->size_lo = INFINITY;
+        g->size_hi = -INFINITY;
+        g->npoints = 0;
+        for (size_t i = cur->seg[s].lo; i < cur->seg[s].hi; i++) {
+            if (!keep[i])
+                continue;
+            if (g->npoints == 0 || o[i].x != g->size_hi)
+                g->nsizes++;
+            g->size_lo = fmin(g->size_lo, o[i].x);
+            g->size_hi = fmax(g->size_hi, o[i].x);
+            g->npoints++;
+        }
+        g->alpha_s = L->a;
+        g->bandwidth_Bps = inv_or_inf(L->b);
+        line_cis(L, s == 0, g->alpha_ci, g->bandwidth_ci);
+        fit->size_lo = fmin(fit->size_lo, g->size_lo);
+        fit->size_hi = fmax(fit->size_hi, g->size_hi);
+        nkept += (size_t)g->npoints;
+    }
+    fit->nseg = (int)cur->nseg;
+    fit->nlimits = (int)w->nlim;
+    for (size_t j = 0; j < w->nlim; j++)
+        fit->limit_bytes[j] = lim[j];
+
+    /* Headline: startup from the small sizes, bandwidth from the large. */
+    fit->alpha_s = fit->seg[0].alpha_s;
+    fit->alpha_ci[0] = fit->seg[0].alpha_ci[0];
+    fit->alpha_ci[1] = fit->seg[0].alpha_ci[1];
+    fit->bandwidth_Bps = fit->seg[fit->nseg - 1].bandwidth_Bps;
+    fit->bandwidth_ci[0] = fit->seg[fit->nseg - 1].bandwidth_ci[0];
+    fit->bandwidth_ci[1] = fit->seg[fit->nseg - 1].bandwidth_ci[1];
+    fit->n_half_bytes = crossover(fit);
+    set_quality(o, cur, keep, fit);
+    set_uncertainty(fit);
+
+    /* For reference: one line through every kept point. */
+    if (wls(o, keep, 0, w->m, W_PARAMS, A_STARTUP, &all) == 0) {
+        fit->line_alpha_s = all.a;
+        fit->line_bandwidth_Bps = inv_or_inf(all.b);
+        fit->line_r2 = all.r2;
+    }
+    return nkept;
+}
+
+int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, size_t nlimits, cf_fit_t *fit_p,
+                      unsigned char *kept_p)
+{
+    cf_fit_t fit;
+    work_t w;
+    obs_t *o = NULL;
+    model_t cur;
+    unsigned char *keep[3] = {NULL, NULL, NULL};
+    size_t m = 0, nkept;
+    double lim[CF_FIT_MAX_LIMITS];
+    int rc;
+
+    if ((pts == NULL && n > 0) || (limits == NULL && nlimits > 0))
+        return CF_ERR_INVALID;
+    if (fit_p == NULL || (rc = validate(pts, n)) != CF_OK)
+        return CF_ERR_INVALID;
+
+    fit_blank(&fit);
+    memset(&w, 0, sizeof(w));
+    if (kept_p != NULL && n > 0)
+        memset(kept_p, 0, n);
+    if (observations(pts, n, &o, &m) != CF_OK)
+        return CF_ERR_NOMEM;
 
     w.o = o;
     w.m = m;
@@ -1118,20 +1265,7 @@ int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, siz
     if (w.d < MIN_DISTINCT)
         goto nodata;
 
-    kmax = seg_room(w.d, CF_FIT_MAX_LIMITS);
-    w.grp = malloc((w.d + 1) * sizeof(*w.grp));
-    w.cost = malloc((w.d + 1) * (w.d + 1) * sizeof(*w.cost));
-    w.best = malloc(kmax * (w.d + 1) * sizeof(*w.best));
-    w.arg = malloc(kmax * (w.d + 1) * sizeof(*w.arg));
-    w.tkeep = malloc(m);
-    w.scratch = malloc(m * sizeof(*w.scratch));
-    w.res = malloc(2 * m * sizeof(*w.res));
-    keep[0] = malloc(m);
-    keep[1] = malloc(m);
-    keep[2] = malloc(m);
-    if (w.grp == NULL || w.cost == NULL || w.best == NULL || w.arg == NULL || w.tkeep == NULL ||
-        w.scratch == NULL || w.res == NULL || keep[0] == NULL || keep[1] == NULL ||
-        keep[2] == NULL) {
+    if (work_alloc(&w, keep) != CF_OK) {
         rc = CF_ERR_NOMEM;
         goto out;
     }
@@ -1141,32 +1275,8 @@ int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, siz
             w.grp[u++] = i;
     w.grp[w.d] = m;
 
-    /* The segmentation without the limits, then with them: a declared
-     * limit stands unless the model that ignores it predicts
-     * significantly better, by more than a break's position is worth (a
-     * shaper's knee near the limit, more regimes than segments). */
-    nbind = binding_limits(o, m, limits, nlimits, lim);
-    w.nlim = 0;
-    if (select_model(&w, lim, &cur, keep) != 0)
+    if (segment_with_limits(&w, limits, nlimits, lim, &cur, keep, &fit) != 0)
         goto nodata;
-    if (nbind > 0) {
-        model_t free_m = cur;
-        memcpy(keep[2], keep[0], m);
-        w.nlim = nbind;
-        if (select_model(&w, lim, &cur, keep) != 0 ||
-            model_pays(&w, &cur, &free_m, keep[2],
-                       SEG_PARAMS * (free_m.nseg > cur.nseg ? (double)(free_m.nseg - cur.nseg) : 1.0))) {
-            fit.limits_unused_why = w.nlim > 0 ? "the fit without them predicts better (by more than a "
-                                                 "segment's price in the likelihood-ratio test)"
-                                               : "each leaves fewer than 3 sizes on a side";
-            w.nlim = 0;
-            if (select_model(&w, lim, &cur, keep) != 0)
-                goto nodata;
-        } else if (w.nlim < nbind) {
-            fit.limits_unused_why = w.nlim == 0 ? "each leaves fewer than 3 sizes on a side"
-                                                : "some leave fewer than 3 sizes on a side";
-        }
-    }
     /* The parameters of those segments, with the same bounded weights:
      * weighting by calls let the 10 to 100 times more frequent small
      * sizes of a sweep pin a segment's line to its lower end, so that it
@@ -1175,53 +1285,7 @@ int cf_fit_run_limits(const cf_point_t *pts, size_t n, const double *limits, siz
      * end. */
     if (build_model(&w, cur.nseg - 1, W_PARAMS, &cur, keep[0]) != 0)
         goto nodata;
-
-    fit.size_lo = INFINITY;
-    fit.size_hi = -INFINITY;
-    for (size_t s = 0; s < cur.nseg; s++) {
-        cf_segment_t *g = &fit.seg[s];
-        const line_t *L = &cur.seg[s].line;
-        g->size_lo = INFINITY;
-        g->size_hi = -INFINITY;
-        g->npoints = 0;
-        for (size_t i = cur.seg[s].lo; i < cur.seg[s].hi; i++) {
-            if (!keep[0][i])
-                continue;
-            if (g->npoints == 0 || o[i].x != g->size_hi)
-                g->nsizes++;
-            g->size_lo = fmin(g->size_lo, o[i].x);
-            g->size_hi = fmax(g->size_hi, o[i].x);
-            g->npoints++;
-        }
-        g->alpha_s = L->a;
-        g->bandwidth_Bps = inv_or_inf(L->b);
-        line_cis(L, s == 0, g->alpha_ci, g->bandwidth_ci);
-        fit.size_lo = fmin(fit.size_lo, g->size_lo);
-        fit.size_hi = fmax(fit.size_hi, g->size_hi);
-        nkept += (size_t)g->npoints;
-    }
-    fit.nseg = (int)cur.nseg;
-    fit.nlimits = (int)w.nlim;
-    for (size_t j = 0; j < w.nlim; j++)
-        fit.limit_bytes[j] = lim[j];
-
-    /* Headline: startup from the small sizes, bandwidth from the large. */
-    fit.alpha_s = fit.seg[0].alpha_s;
-    fit.alpha_ci[0] = fit.seg[0].alpha_ci[0];
-    fit.alpha_ci[1] = fit.seg[0].alpha_ci[1];
-    fit.bandwidth_Bps = fit.seg[fit.nseg - 1].bandwidth_Bps;
-    fit.bandwidth_ci[0] = fit.seg[fit.nseg - 1].bandwidth_ci[0];
-    fit.bandwidth_ci[1] = fit.seg[fit.nseg - 1].bandwidth_ci[1];
-    fit.n_half_bytes = crossover(&fit);
-    set_quality(o, &cur, keep[0], &fit);
-    set_uncertainty(&fit);
-
-    /* For reference: one line through every kept point. */
-    if (wls(o, keep[0], 0, m, W_PARAMS, A_STARTUP, &all) == 0) {
-        fit.line_alpha_s = all.a;
-        fit.line_bandwidth_Bps = inv_or_inf(all.b);
-        fit.line_r2 = all.r2;
-    }
+    nkept = fit_from_model(&w, &cur, keep[0], lim, &fit);
 
     if (kept_p != NULL)
         for (size_t i = 0; i < m; i++)
@@ -1240,16 +1304,7 @@ nodata:
     *fit_p = fit;
     rc = CF_ERR_NODATA;
 out:
-    free(keep[2]);
-    free(keep[1]);
-    free(keep[0]);
-    free(w.res);
-    free(w.scratch);
-    free(w.tkeep);
-    free(w.arg);
-    free(w.best);
-    free(w.cost);
-    free(w.grp);
+    work_free(&w, keep);
     free(o);
     return rc;
 }

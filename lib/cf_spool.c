@@ -341,15 +341,11 @@ static const char *cf_hdr_bad(const cf_spill_hdr_t *h)
     return NULL;
 }
 
-/* One rank's part; a short message in why when it cannot be used.  A part
- * is read only when it is a regular file of the user merging, never through
- * a symbolic link: another user's file in the spool is not this job's (and
- * may be planted).  Every count is held against the file's size before
- * anything is allocated for it. */
-static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen)
+/* A part's file, opened to be read only when it is a regular file of the
+ * user merging, never through a symbolic link: another user's file in the
+ * spool is not this job's (and may be planted).  *size: its length. */
+static int cf_part_open(const char *path, FILE **fp, uint64_t *size, char *why, size_t whylen)
 {
-    memset(q, 0, sizeof(*q));
-    why[0] = 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "%s", errno == ELOOP ? "a symbolic link: refused" : strerror(errno));
@@ -375,8 +371,78 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
         close(fd);
         return CF_ERR_IO;
     }
-    cf_in_t in = {f, (uint64_t)fst.st_size, why, whylen};
-    int rc = CF_ERR_FORMAT;
+    *fp = f;
+    *size = (uint64_t)fst.st_size;
+    return CF_OK;
+}
+
+/* One thread's header, records and failed-call kinds, added to the part's.
+ * CF_OK, CF_ERR_FORMAT (why in in->why) or CF_ERR_NOMEM. */
+static int cf_part_thread(cf_in_t *in, cf_part_t *q, uint32_t t)
+{
+    char *why = in->why;
+    size_t whylen = in->whylen;
+    cf_spill_thread_t th;
+    if (cf_in_read(in, &th, sizeof(th)) != 0)
+        return CF_ERR_FORMAT;
+    if (th.dropped > CF_PART_COUNT_MAX || th.failed > CF_PART_COUNT_MAX || th.missed > CF_PART_COUNT_MAX ||
+        th.mpi_ns > CF_PART_VALUE_MAX) {
+        snprintf(why, whylen, "thread %u: counters out of range", t);
+        return CF_ERR_FORMAT;
+    }
+    q->thread_dropped[t] = th.dropped;
+    q->mpi_ns += th.mpi_ns;
+    q->dropped += th.dropped;
+    q->failed += th.failed;
+    q->missed += th.missed;
+    char what[48];
+    snprintf(what, sizeof(what), "thread %u record", t);
+    cf_stat_t *s = cf_in_items(in, th.nstats, sizeof(cf_stat_t), cf_stat_ok, q, what);
+    if (!s)
+        return CF_ERR_FORMAT;
+    cf_stat_t *all = realloc(q->stats, (q->nstats + th.nstats + 1) * sizeof(*all));
+    uint32_t *st = all ? realloc(q->stat_thread, (q->nstats + th.nstats + 1) * sizeof(*st)) : NULL;
+    if (all)
+        q->stats = all;
+    if (st)
+        q->stat_thread = st;
+    if (!all || !st) {
+        free(s);
+        return CF_ERR_NOMEM;
+    }
+    memcpy(q->stats + q->nstats, s, th.nstats * sizeof(*s));
+    free(s);
+    for (size_t i = 0; i < th.nstats; i++)
+        q->stat_thread[q->nstats + i] = t;
+    q->nstats += th.nstats;
+    if (th.nfail > CF_SPILL_FAILS) {
+        snprintf(why, whylen, "thread %u: %llu failed-call kinds, at most %d", t, (unsigned long long)th.nfail,
+                 CF_SPILL_FAILS);
+        return CF_ERR_FORMAT;
+    }
+    snprintf(what, sizeof(what), "thread %u failed-call kind", t);
+    cf_spill_fail_t *fl = cf_in_items(in, th.nfail, sizeof(cf_spill_fail_t), cf_fail_ok, q, what);
+    if (!fl)
+        return CF_ERR_FORMAT;
+    int bad_add = cf_fail_add(&q->fail, &q->nfail, fl, th.nfail);
+    free(fl);
+    return bad_add ? CF_ERR_NOMEM : CF_OK;
+}
+
+/* One rank's part; a short message in why when it cannot be used.  Every
+ * count is held against the file's size before anything is allocated for
+ * it. */
+static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen)
+{
+    memset(q, 0, sizeof(*q));
+    why[0] = 0;
+    FILE *f = NULL;
+    uint64_t size = 0;
+    int rc = cf_part_open(path, &f, &size, why, whylen);
+    if (rc != CF_OK)
+        return rc;
+    cf_in_t in = {f, size, why, whylen};
+    rc = CF_ERR_FORMAT;
     if (cf_in_read(&in, &q->h, sizeof(q->h)) != 0 || memcmp(q->h.magic, CF_SPILL_MAGIC, 8) != 0) {
         snprintf(why, whylen, "not a commfit spill file");
         goto out;
@@ -408,52 +474,11 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
     if (!(q->thread_dropped = calloc(q->h.nthreads + 1, sizeof(uint64_t))))
         goto nomem;
     for (uint32_t t = 0; t < q->h.nthreads; t++) {
-        cf_spill_thread_t th;
-        if (cf_in_read(&in, &th, sizeof(th)) != 0)
-            goto out;
-        if (th.dropped > CF_PART_COUNT_MAX || th.failed > CF_PART_COUNT_MAX || th.missed > CF_PART_COUNT_MAX ||
-            th.mpi_ns > CF_PART_VALUE_MAX) {
-            snprintf(why, whylen, "thread %u: counters out of range", t);
-            goto out;
-        }
-        q->thread_dropped[t] = th.dropped;
-        q->mpi_ns += th.mpi_ns;
-        q->dropped += th.dropped;
-        q->failed += th.failed;
-        q->missed += th.missed;
-        char what[48];
-        snprintf(what, sizeof(what), "thread %u record", t);
-        cf_stat_t *s = cf_in_items(&in, th.nstats, sizeof(cf_stat_t), cf_stat_ok, q, what);
-        if (!s)
-            goto out;
-        cf_stat_t *all = realloc(q->stats, (q->nstats + th.nstats + 1) * sizeof(*all));
-        uint32_t *st = all ? realloc(q->stat_thread, (q->nstats + th.nstats + 1) * sizeof(*st)) : NULL;
-        if (all)
-            q->stats = all;
-        if (st)
-            q->stat_thread = st;
-        if (!all || !st) {
-            free(s);
+        int trc = cf_part_thread(&in, q, t);
+        if (trc == CF_ERR_NOMEM)
             goto nomem;
-        }
-        memcpy(q->stats + q->nstats, s, th.nstats * sizeof(*s));
-        free(s);
-        for (size_t i = 0; i < th.nstats; i++)
-            q->stat_thread[q->nstats + i] = t;
-        q->nstats += th.nstats;
-        if (th.nfail > CF_SPILL_FAILS) {
-            snprintf(why, whylen, "thread %u: %llu failed-call kinds, at most %d", t, (unsigned long long)th.nfail,
-                     CF_SPILL_FAILS);
+        if (trc != CF_OK)
             goto out;
-        }
-        snprintf(what, sizeof(what), "thread %u failed-call kind", t);
-        cf_spill_fail_t *fl = cf_in_items(&in, th.nfail, sizeof(cf_spill_fail_t), cf_fail_ok, q, what);
-        if (!fl)
-            goto out;
-        int bad_add = cf_fail_add(&q->fail, &q->nfail, fl, th.nfail);
-        free(fl);
-        if (bad_add)
-            goto nomem;
     }
     if (in.left) {
         snprintf(why, whylen, "%llu bytes past its end", (unsigned long long)in.left);
@@ -923,16 +948,31 @@ static int cf_stat_merge_checked(cf_stat_t *d, const cf_stat_t *s)
     return 0;
 }
 
-int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *nonce_p, char *note, size_t notelen,
-                   char *err, size_t errlen)
+/* What the merge of one job's parts holds between its phases. */
+typedef struct {
+    const char *dir;
+    uint64_t nonce, spool_nonce;
+    char jobid[64];
+    cf_part_t *parts; /* every part that could be read */
+    size_t np, bad, other, dup, mismatch;
+    char first_bad[600], other_job[64];
+    cf_part_t **sel; /* this job's, one per rank, ascending ranks */
+    size_t have;
+    int size;
+    const cf_part_t *ref;
+    cf_merged_t m;
+    uint64_t overflow, ranks_dropping;
+    uint64_t refused, req_dropped, dropped, regions_full, regions_deep;
+    char *list; /* CF_MERGE_LIST bytes: a list of ranks for a sentence */
+} cf_merge_t;
+
+#define CF_MERGE_LIST 4096
+
+/* Every part in the spool that can be read, and the job its job file names. */
+static int cf_merge_read_parts(cf_merge_t *g, char *err, size_t errlen)
 {
     cf_paths_t l = {0};
-    if (nonce_p)
-        *nonce_p = 0;
-    if (note && notelen)
-        note[0] = 0;
-    cf_profile_init(p);
-    if (cf_list_parts(dir, &l, 0) != CF_OK) {
+    if (cf_list_parts(g->dir, &l, 0) != CF_OK) {
         snprintf(err, errlen, "cannot read the spool directory: %s", strerror(errno));
         cf_paths_free(&l);
         return CF_ERR_IO;
@@ -943,104 +983,106 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         return CF_ERR_NODATA;
     }
     /* the job: the one asked for, else the spool's, else the newest among the parts */
-    char jobid[64] = "";
-    uint64_t spool_nonce = 0;
-    if (!nonce && cf_spool_job_read(dir, &spool_nonce, jobid, sizeof(jobid), NULL) == 0)
-        nonce = spool_nonce;
-    cf_part_t *parts = calloc(l.n, sizeof(*parts));
-    size_t np = 0, bad = 0, other = 0;
-    char why[256], first_bad[600] = "";
-    for (size_t i = 0; parts && i < l.n; i++) {
-        int prc = cf_part_read(l.path[i], &parts[np], why, sizeof(why));
+    if (!g->nonce && cf_spool_job_read(g->dir, &g->spool_nonce, g->jobid, sizeof(g->jobid), NULL) == 0)
+        g->nonce = g->spool_nonce;
+    g->parts = calloc(l.n, sizeof(*g->parts));
+    char why[256];
+    for (size_t i = 0; g->parts && i < l.n; i++) {
+        int prc = cf_part_read(l.path[i], &g->parts[g->np], why, sizeof(why));
         if (prc != CF_OK) {
             fprintf(stderr, "commfit: %s: %s\n", l.path[i], why);
-            if (!bad++)
-                snprintf(first_bad, sizeof(first_bad), "%s: %s", l.path[i], why);
+            if (!g->bad++)
+                snprintf(g->first_bad, sizeof(g->first_bad), "%s: %s", l.path[i], why);
         } else
-            np++;
+            g->np++;
     }
     cf_paths_free(&l);
-    if (!parts) {
+    if (!g->parts) {
         snprintf(err, errlen, "out of memory");
         return CF_ERR_NOMEM;
     }
+    return CF_OK;
+}
+
+/* The job's parts, one per rank, ascending ranks; the size the first says.
+ * CF_ERR_FORMAT or CF_ERR_NODATA (err said) when there is none. */
+static int cf_merge_select(cf_merge_t *g, char *err, size_t errlen)
+{
+    const cf_part_t *parts = g->parts;
+    size_t np = g->np;
     /* a job file naming a job none of the parts is of says nothing about them */
     int named = 0;
-    for (size_t i = 0; spool_nonce && i < np; i++)
-        named |= parts[i].h.nonce == spool_nonce;
-    if (spool_nonce && !named)
-        nonce = 0;
-    if (!nonce) {
+    for (size_t i = 0; g->spool_nonce && i < np; i++)
+        named |= parts[i].h.nonce == g->spool_nonce;
+    if (g->spool_nonce && !named)
+        g->nonce = 0;
+    if (!g->nonce) {
         double newest = -1;
         for (size_t i = 0; i < np; i++)
             if (parts[i].h.init_wall > newest) {
                 newest = parts[i].h.init_wall;
-                nonce = parts[i].h.nonce;
+                g->nonce = parts[i].h.nonce;
             }
     }
-    /* this job's parts, one per rank, ascending ranks; the size the first says */
-    cf_part_t **sel = calloc(np + 1, sizeof(*sel));
-    size_t have = 0, dup = 0, mismatch = 0;
-    int size = 0;
-    char other_job[64] = "";
-    for (size_t i = 0; sel && i < np; i++)
-        if (parts[i].h.nonce == nonce) {
-            if (!have)
-                size = parts[i].h.size;
-            if (parts[i].h.size != size) {
-                mismatch++;
+    g->sel = calloc(np + 1, sizeof(*g->sel));
+    for (size_t i = 0; g->sel && i < np; i++)
+        if (parts[i].h.nonce == g->nonce) {
+            if (!g->have)
+                g->size = parts[i].h.size;
+            if (parts[i].h.size != g->size) {
+                g->mismatch++;
                 continue;
             }
-            sel[have++] = &parts[i];
+            g->sel[g->have++] = &g->parts[i];
         } else {
-            other++;
-            if (!other_job[0])
-                snprintf(other_job, sizeof(other_job), "%s", parts[i].h.jobid);
+            g->other++;
+            if (!g->other_job[0])
+                snprintf(g->other_job, sizeof(g->other_job), "%s", parts[i].h.jobid);
         }
-    int rc = CF_ERR_NOMEM;
-    cf_merged_t m = {0};
-    char *list = malloc(4096);
-    if (!sel || !list)
-        goto out;
-    if (have == 0) {
+    g->list = malloc(CF_MERGE_LIST);
+    if (!g->sel || !g->list)
+        return CF_ERR_NOMEM;
+    if (g->have == 0) {
         if (np == 0)
-            snprintf(err, errlen, "no usable part (%s)", first_bad);
+            snprintf(err, errlen, "no usable part (%s)", g->first_bad);
         else
-            snprintf(err, errlen, "no part of this job (%zu of other jobs)", other);
-        rc = np == 0 ? CF_ERR_FORMAT : CF_ERR_NODATA;
-        goto out;
+            snprintf(err, errlen, "no part of this job (%zu of other jobs)", g->other);
+        return np == 0 ? CF_ERR_FORMAT : CF_ERR_NODATA;
     }
-    qsort(sel, have, sizeof(*sel), cf_cmp_part_rank);
+    qsort(g->sel, g->have, sizeof(*g->sel), cf_cmp_part_rank);
     size_t w = 0;
-    for (size_t i = 0; i < have; i++) {
-        if (w && sel[w - 1]->h.rank == sel[i]->h.rank) {
-            dup++; /* the same rank twice: the first one counts */
+    for (size_t i = 0; i < g->have; i++) {
+        if (w && g->sel[w - 1]->h.rank == g->sel[i]->h.rank) {
+            g->dup++; /* the same rank twice: the first one counts */
             continue;
         }
-        sel[w++] = sel[i];
+        g->sel[w++] = g->sel[i];
     }
-    have = w;
-    if (nonce_p)
-        *nonce_p = nonce;
-    const cf_part_t *ref = sel[0];
-    if (!jobid[0] || spool_nonce != nonce)
-        snprintf(jobid, sizeof(jobid), "%s", ref->h.jobid);
+    g->have = w;
+    g->ref = g->sel[0];
+    if (!g->jobid[0] || g->spool_nonce != g->nonce)
+        snprintf(g->jobid, sizeof(g->jobid), "%s", g->ref->h.jobid);
+    return CF_OK;
+}
+
+/* The ranks' records summed by key, and what their dropped records may lack. */
+static int cf_merge_stats(cf_merge_t *g)
+{
     size_t total = 0;
-    for (size_t i = 0; i < have; i++)
-        total += sel[i]->nstats;
+    for (size_t i = 0; i < g->have; i++)
+        total += g->sel[i]->nstats;
     /* room for every key at most half full, so that none is dropped */
     uint32_t cap = 64;
     while (cap < 2 * total + 64 && cap < (1u << 30))
         cap <<= 1;
-    if (cf_table_init(&m.stats, cap) != CF_OK || cf_u64map_init(&m.full, total) != CF_OK)
-        goto out;
-    uint64_t overflow = 0;
-    for (size_t r = 0; r < have; r++) {
-        const cf_part_t *q = sel[r];
+    if (cf_table_init(&g->m.stats, cap) != CF_OK || cf_u64map_init(&g->m.full, total) != CF_OK)
+        return CF_ERR_NOMEM;
+    for (size_t r = 0; r < g->have; r++) {
+        const cf_part_t *q = g->sel[r];
         for (size_t i = 0; i < q->nstats; i++) {
-            cf_stat_t *d = cf_table_get(&m.stats, q->stats[i].key);
+            cf_stat_t *d = cf_table_get(&g->m.stats, q->stats[i].key);
             if (d && cf_stat_merge_checked(d, &q->stats[i]) != 0)
-                overflow++;
+                g->overflow++;
         }
     }
     /* a rank's table that filled up dropped whole records (a key gets in at
@@ -1048,48 +1090,52 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
      * where some thread that dropped has no entry of it, and of each rank
      * without a part.  full counts, per key, the ranks with drops whose every
      * dropping thread holds it. */
-    uint64_t ranks_dropping = 0;
-    for (size_t r = 0; r < have; r++) {
-        const cf_part_t *q = sel[r];
+    for (size_t r = 0; r < g->have; r++) {
+        const cf_part_t *q = g->sel[r];
         uint64_t nd = 0;
         for (uint32_t t = 0; t < q->h.nthreads; t++)
             nd += q->thread_dropped[t] != 0;
         if (!nd)
             continue;
-        ranks_dropping++;
+        g->ranks_dropping++;
         cf_u64map_t held;
         if (cf_u64map_init(&held, q->nstats) != CF_OK)
-            goto out;
+            return CF_ERR_NOMEM;
         for (size_t i = 0; i < q->nstats; i++)
             if (q->thread_dropped[q->stat_thread[i]])
                 (*cf_u64map_get(&held, q->stats[i].key))++;
         for (size_t s2 = 0; s2 <= held.mask; s2++)
             if (held.keys[s2] && held.vals[s2] == nd)
-                (*cf_u64map_get(&m.full, held.keys[s2]))++;
+                (*cf_u64map_get(&g->m.full, held.keys[s2]))++;
         cf_u64map_fini(&held);
     }
+    return CF_OK;
+}
 
-    /* the job */
-    p->ranks = size;
+/* The job and its ranks, and the losses their parts count. */
+static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
+{
+    const cf_part_t *ref = g->ref;
+    p->ranks = g->size;
     p->partial = 1;
     p->clock_hz = ref->h.clock_hz;
     cf_strlcpy(p->mpi_library, ref->h.mpi_library, sizeof(p->mpi_library));
     time_t t0 = (time_t)ref->h.init_wall;
-    for (size_t r = 0; r < have; r++)
-        if ((time_t)sel[r]->h.init_wall < t0)
-            t0 = (time_t)sel[r]->h.init_wall;
+    for (size_t r = 0; r < g->have; r++)
+        if ((time_t)g->sel[r]->h.init_wall < t0)
+            t0 = (time_t)g->sel[r]->h.init_wall;
     struct tm tm;
     gmtime_r(&t0, &tm);
     strftime(p->start_time, sizeof(p->start_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
     p->nodes = ref->h.nnodes;
-    p->rank = calloc(have, sizeof(*p->rank));
+    p->rank = calloc(g->have, sizeof(*p->rank));
     if (!p->rank)
-        goto out;
-    uint64_t refused = 0, req_dropped = 0, dropped = 0, failed = 0, regions_full = 0, regions_deep = 0;
-    for (size_t r = 0; r < have; r++) {
-        const cf_part_t *q = sel[r];
-        regions_full += q->h.regions_full;
-        regions_deep += q->h.regions_deep;
+        return CF_ERR_NOMEM;
+    uint64_t failed = 0;
+    for (size_t r = 0; r < g->have; r++) {
+        const cf_part_t *q = g->sel[r];
+        g->regions_full += q->h.regions_full;
+        g->regions_deep += q->h.regions_deep;
         cf_rank_info_t *ri = &p->rank[p->nrank++];
         ri->rank = q->h.rank;
         ri->node = q->h.node < p->nodes ? q->h.node : p->nodes - 1;
@@ -1101,9 +1147,9 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         ri->node_cpus = q->h.node_cpus;
         if (ri->wall_s > p->wall_s)
             p->wall_s = ri->wall_s;
-        refused += q->h.threads_refused;
-        req_dropped += q->h.req_dropped;
-        dropped += q->dropped;
+        g->refused += q->h.threads_refused;
+        g->req_dropped += q->h.req_dropped;
+        g->dropped += q->dropped;
         failed += q->failed;
         if (q->h.node_ranks > 0 && q->h.node_cpus > 0) {
             if (p->oversubscribed < 0)
@@ -1117,119 +1163,138 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         }
     }
     p->failed_calls = failed;
+    return CF_OK;
+}
 
-    /* why it is partial: how the ranks ended, one sentence per way (signal,
-     * abort, exit) and code */
+/* The sentence of the ranks killed after their last refresh (like q): where
+ * their counts end, the refresh's clock time, and how long before the others
+ * ended. */
+static void cf_merge_refresh_reason(const cf_merge_t *g, cf_profile_t *p, const cf_part_t *q, const char *who)
+{
+    double lo = q->h.wall_s, hi = lo, first = q->h.init_wall + lo, last = first, others = 0;
+    for (size_t k = 0; k < g->have; k++) {
+        double ws = g->sel[k]->h.wall_s, e = g->sel[k]->h.init_wall + ws;
+        if (!cf_same_end(g->sel[k], q)) {
+            others = e > others ? e : others;
+            continue;
+        }
+        lo = ws < lo ? ws : lo;
+        hi = ws > hi ? ws : hi;
+        first = e < first ? e : first;
+        last = e > last ? e : last;
+    }
+    char at[64], ago[64] = "", after[48];
+    struct tm tm1;
+    time_t a = (time_t)first, b = (time_t)last;
+    size_t k = strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&a, &tm1));
+    if (b != a)
+        strftime(at + k, sizeof(at) - k, " to %H:%M:%SZ", gmtime_r(&b, &tm1));
+    if (others > last)
+        snprintf(ago, sizeof(ago), ", %.0f s before the other ranks ended", others - last);
+    if ((long)(hi + 0.5) != (long)(lo + 0.5))
+        snprintf(after, sizeof(after), "%.0f to %.0f", lo, hi);
+    else
+        snprintf(after, sizeof(after), "%.0f", lo);
+    cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s killed with no chance to write "
+                                  "(SIGKILL, or the node lost): records up to the last refresh, at %s, %s s "
+                                  "after MPI_Init%s (COMMFIT_SPOOL_EVERY, COMMFIT_SPOOL_BEFORE); later calls "
+                                  "are not in them",
+                                  who, g->list, at, after, ago);
+}
+
+/* why it is partial: how the ranks ended, one sentence per way (signal,
+ * abort, exit) and code */
+static int cf_merge_ends(cf_merge_t *g, cf_profile_t *p)
+{
     char name[32];
-    unsigned char *told = calloc(have + 1, 1);
+    unsigned char *told = calloc(g->have + 1, 1);
     if (!told)
-        goto out;
-    for (size_t r = 0; r < have; r++) {
-        const cf_part_t *q = sel[r];
+        return CF_ERR_NOMEM;
+    for (size_t r = 0; r < g->have; r++) {
+        const cf_part_t *q = g->sel[r];
         if (told[r])
             continue;
         int n = 0;
-        for (size_t k = r; k < have; k++)
-            if (cf_same_end(sel[k], q)) {
+        for (size_t k = r; k < g->have; k++)
+            if (cf_same_end(g->sel[k], q)) {
                 told[k] = 1;
                 n++;
             }
-        cf_rank_list(sel, have, cf_same_end, q, list, 4096);
+        cf_rank_list(g->sel, g->have, cf_same_end, q, g->list, CF_MERGE_LIST);
         const char *who = n > 1 ? "ranks" : "rank";
         if (q->h.end == CF_END_SIGNAL)
-            cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s ended by %s", who, list,
+            cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s ended by %s", who, g->list,
                                           cf_sig_name(q->h.code, name, sizeof(name)));
-        else if (q->h.end == CF_END_REFRESH) {
-            /* where their counts end: the refresh's clock time, and how long before the others ended */
-            double lo = q->h.wall_s, hi = lo, first = q->h.init_wall + lo, last = first, others = 0;
-            for (size_t k = 0; k < have; k++) {
-                double ws = sel[k]->h.wall_s, e = sel[k]->h.init_wall + ws;
-                if (!cf_same_end(sel[k], q)) {
-                    others = e > others ? e : others;
-                    continue;
-                }
-                lo = ws < lo ? ws : lo;
-                hi = ws > hi ? ws : hi;
-                first = e < first ? e : first;
-                last = e > last ? e : last;
-            }
-            char at[64], ago[64] = "", after[48];
-            struct tm tm1;
-            time_t a = (time_t)first, b = (time_t)last;
-            size_t k = strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&a, &tm1));
-            if (b != a)
-                strftime(at + k, sizeof(at) - k, " to %H:%M:%SZ", gmtime_r(&b, &tm1));
-            if (others > last)
-                snprintf(ago, sizeof(ago), ", %.0f s before the other ranks ended", others - last);
-            if ((long)(hi + 0.5) != (long)(lo + 0.5))
-                snprintf(after, sizeof(after), "%.0f to %.0f", lo, hi);
-            else
-                snprintf(after, sizeof(after), "%.0f", lo);
-            cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s killed with no chance to write "
-                                          "(SIGKILL, or the node lost): records up to the last refresh, at %s, %s s "
-                                          "after MPI_Init%s (COMMFIT_SPOOL_EVERY, COMMFIT_SPOOL_BEFORE); later calls "
-                                          "are not in them",
-                                          who, list, at, after, ago);
-        } else if (q->h.end == CF_END_ABORT)
+        else if (q->h.end == CF_END_REFRESH)
+            cf_merge_refresh_reason(g, p, q, who);
+        else if (q->h.end == CF_END_ABORT)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s called MPI_Abort (errorcode %d)",
-                                          who, list, q->h.code);
+                                          who, g->list, q->h.code);
         else if (q->h.code >= 0)
             cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s exited (status %d) without it",
-                                          who, list, q->h.code);
+                                          who, g->list, q->h.code);
         else
-            cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s exited without it", who, list);
+            cf_profile_add_partial_reason(p, "the job did not reach MPI_Finalize: %s %s exited without it", who,
+                                          g->list);
     }
     free(told);
-    if ((int)have < size) {
-        cf_missing_list(sel, have, size, list, 4096);
+    return CF_OK;
+}
+
+/* The rest of why it is partial: the ranks without a part, the clocks, what
+ * the tables lost and the parts refused. */
+static void cf_merge_losses(cf_merge_t *g, cf_profile_t *p)
+{
+    int size = g->size, have = (int)g->have;
+    if (have < size) {
+        cf_missing_list(g->sel, g->have, size, g->list, CF_MERGE_LIST);
         cf_profile_add_partial_reason(p, "%d of %d ranks left nothing (killed before they could write: SIGKILL, or "
                                       "no room): ranks %s; records may lack their calls (ranks_missing)",
-                                      size - (int)have, size, list);
+                                      size - have, size, g->list);
     }
     cf_profile_add_partial_reason(p, "clocks not synchronized: the job ended before MPI_Finalize, so waits, transfer "
                                   "times and one-way times are not measured; times are each rank's own");
-    if (refused)
-        cf_profile_add_partial_reason(p, "%llu threads not recorded (COMMFIT_MAX_THREADS)", (unsigned long long)refused);
-    if (dropped)
+    if (g->refused)
+        cf_profile_add_partial_reason(p, "%llu threads not recorded (COMMFIT_MAX_THREADS)",
+                                      (unsigned long long)g->refused);
+    if (g->dropped)
         cf_profile_add_partial_reason(p, "records dropped: %llu calls found the tables full (COMMFIT_TABLE_SIZE); "
                                       "the records concerned say how many ranks they may lack (ranks_missing)",
-                                      (unsigned long long)dropped);
-    if (req_dropped)
+                                      (unsigned long long)g->dropped);
+    if (g->req_dropped)
         cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS)",
-                                      (unsigned long long)req_dropped);
-    cf_region_loss_reasons(p, regions_full, regions_deep);
-    if (other)
-        cf_profile_add_partial_reason(p, "%zu parts of another job (%s) left in the spool", other,
-                                      other_job[0] ? other_job : "no job id");
-    if (mismatch || dup)
+                                      (unsigned long long)g->req_dropped);
+    cf_region_loss_reasons(p, g->regions_full, g->regions_deep);
+    if (g->other)
+        cf_profile_add_partial_reason(p, "%zu parts of another job (%s) left in the spool", g->other,
+                                      g->other_job[0] ? g->other_job : "no job id");
+    if (g->mismatch || g->dup)
         cf_profile_add_partial_reason(p, "%zu parts of this job refused: %zu of a rank already merged, %zu of a job "
-                                      "size other than %d", mismatch + dup, dup, mismatch, size);
-    if (bad)
-        cf_profile_add_partial_reason(p, "%zu parts refused (%s)", bad, first_bad);
-    if (overflow)
+                                      "size other than %d", g->mismatch + g->dup, g->dup, g->mismatch, size);
+    if (g->bad)
+        cf_profile_add_partial_reason(p, "%zu parts refused (%s)", g->bad, g->first_bad);
+    if (g->overflow)
         cf_profile_add_partial_reason(p, "%llu records of a rank left out: their sums would overflow",
-                                      (unsigned long long)overflow);
+                                      (unsigned long long)g->overflow);
+}
 
-    /* communicators: union by id; regions: union by id, listed by name */
+/* communicators: union by id; regions: union by id, sorted by name into
+ * *regs_p (*nr_p of them) */
+static int cf_merge_names(const cf_merge_t *g, cf_profile_t *p, cf_spill_region_t **regs_p, size_t *nr_p)
+{
     size_t ncomm = 0, nreg = 0;
-    for (size_t r = 0; r < have; r++) {
-        ncomm += sel[r]->h.ncomm;
-        nreg += sel[r]->h.nregion;
+    for (size_t r = 0; r < g->have; r++) {
+        ncomm += g->sel[r]->h.ncomm;
+        nreg += g->sel[r]->h.nregion;
     }
     p->comm = calloc(ncomm + 1, sizeof(*p->comm));
-    cf_spill_region_t *regs = calloc(nreg + 1, sizeof(*regs));
-    if (!p->comm || !regs) {
-        free(regs);
-        goto out;
-    }
+    cf_spill_region_t *regs = *regs_p = calloc(nreg + 1, sizeof(*regs));
     cf_u64map_t seen;
     size_t nr = 0;
-    if (cf_u64map_init(&seen, ncomm + nreg) != CF_OK) {
-        free(regs);
-        goto out;
-    }
-    for (size_t r = 0; r < have; r++) {
-        const cf_part_t *q = sel[r];
+    if (!p->comm || !regs || cf_u64map_init(&seen, ncomm + nreg) != CF_OK)
+        return CF_ERR_NOMEM;
+    for (size_t r = 0; r < g->have; r++) {
+        const cf_part_t *q = g->sel[r];
         for (uint32_t i = 0; i < q->h.ncomm; i++) {
             uint64_t *v = cf_u64map_get(&seen, (uint64_t)q->comm[i].id + 1);
             if (*v) {
@@ -1263,12 +1328,17 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
     }
     cf_u64map_fini(&seen);
     qsort(regs, nr, sizeof(*regs), cf_cmp_region);
-    /* region ids of the records: index + 1 in the sorted list */
+    *nr_p = nr;
+    return CF_OK;
+}
+
+/* The regions' names and entries, and the records, sorted by key as at
+ * finalize, with their region ids: index + 1 in the sorted list */
+static int cf_merge_records(cf_merge_t *g, cf_profile_t *p, const cf_spill_region_t *regs, size_t nr)
+{
     cf_u64map_t rindex;
-    if (cf_u64map_init(&rindex, nr) != CF_OK) {
-        free(regs);
-        goto out;
-    }
+    if (cf_u64map_init(&rindex, nr) != CF_OK)
+        return CF_ERR_NOMEM;
     p->region = calloc(nr + 1, sizeof(char *));
     json_t *entries = json_object();
     for (size_t i = 0; p->region && i < nr; i++) {
@@ -1279,58 +1349,61 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
     p->extra = json_object();
     json_object_set_new(p->extra, "region_entries", entries);
 
-    /* records, sorted by key as at finalize */
-    cf_stat_t *sorted = calloc(m.stats.used + 1, sizeof(*sorted));
-    p->rec = calloc(m.stats.used + 1, sizeof(*p->rec));
+    const cf_table_t *t = &g->m.stats;
+    cf_stat_t *sorted = calloc(t->used + 1, sizeof(*sorted));
+    p->rec = calloc(t->used + 1, sizeof(*p->rec));
     if (!sorted || !p->rec) {
         free(sorted);
-        free(regs);
         cf_u64map_fini(&rindex);
-        goto out;
+        return CF_ERR_NOMEM;
     }
     size_t ns = 0;
-    for (uint32_t s = 0; s < m.stats.cap; s++)
-        if (m.stats.slots[s].key && m.stats.slots[s].calls)
-            sorted[ns++] = m.stats.slots[s];
+    for (uint32_t s = 0; s < t->cap; s++)
+        if (t->slots[s].key && t->slots[s].calls)
+            sorted[ns++] = t->slots[s];
     qsort(sorted, ns, sizeof(*sorted), cf_cmp_stat_key);
+    uint64_t missing = (uint64_t)(g->size - (int)g->have) + g->ranks_dropping;
     for (size_t i = 0; i < ns; i++) {
         const cf_stat_t *s = &sorted[i];
-        const cf_spill_op_t *op = cf_part_op(ref, cf_key_layer(s->key), cf_key_op(s->key));
-        const cf_spill_op_t *parent =
-            cf_key_layer(s->key) == CF_LAYER_UCX && cf_key_comm(s->key) ? cf_part_op(ref, CF_LAYER_MPI, cf_key_comm(s->key)) : NULL;
+        const cf_spill_op_t *op = cf_part_op(g->ref, cf_key_layer(s->key), cf_key_op(s->key));
+        const cf_spill_op_t *parent = cf_key_layer(s->key) == CF_LAYER_UCX && cf_key_comm(s->key)
+                                          ? cf_part_op(g->ref, CF_LAYER_MPI, cf_key_comm(s->key))
+                                          : NULL;
         cf_record_t *rec = &p->rec[p->nrec++];
         cf_record_from_stat(rec, s, op ? op->name : "unknown", op ? op->kind : "other", parent ? parent->name : "");
         unsigned rid = cf_key_region(s->key);
         rec->region = rid && nr ? (unsigned)*cf_u64map_get(&rindex, rid) : 0;
-        rec->ranks_missing = (uint32_t)((uint64_t)(size - (int)have) + ranks_dropping - *cf_u64map_get(&m.full, s->key));
+        rec->ranks_missing = (uint32_t)(missing - *cf_u64map_get(&g->m.full, s->key));
     }
     cf_u64map_fini(&rindex);
     free(sorted);
-    free(regs);
+    return CF_OK;
+}
 
-    /* clocks: what MPI_Init measured, marked unsynchronized */
+/* clocks: what MPI_Init measured, marked unsynchronized; how the job ended;
+ * the failed calls by operation and error class, as at finalize */
+static int cf_merge_extra(const cf_merge_t *g, cf_profile_t *p)
+{
     json_t *per = json_array();
-    for (size_t r = 0; r < have; r++)
-        json_array_append_new(per, json_pack("{s:i, s:b, s:f, s:f}", "rank", sel[r]->h.rank, "synchronized", 0,
-                                             "offset_init_s", sel[r]->h.offset_ns * 1e-9, "error_s",
-                                             sel[r]->h.offset_err_ns * 1e-9));
+    for (size_t r = 0; r < g->have; r++)
+        json_array_append_new(per, json_pack("{s:i, s:b, s:f, s:f}", "rank", g->sel[r]->h.rank, "synchronized", 0,
+                                             "offset_init_s", g->sel[r]->h.offset_ns * 1e-9, "error_s",
+                                             g->sel[r]->h.offset_err_ns * 1e-9));
     json_object_set_new(p->extra, "clock",
                         json_pack("{s:s, s:b, s:s, s:o}", "method",
                                   "offsets measured at MPI_Init only (the job ended before MPI_Finalize)",
                                   "synchronized", 0, "reason", "the job did not reach MPI_Finalize", "ranks", per));
     char hex[17];
-    cf_spool_nonce_str(nonce, hex);
+    cf_spool_nonce_str(g->nonce, hex);
     json_object_set_new(p->extra, "ended",
-                        json_pack("{s:i, s:i, s:s, s:s, s:s}", "ranks_with_parts", (int)have, "ranks", size, "spool",
-                                  dir, "job", jobid, "nonce", hex));
-    /* the failed calls by operation and error class, as at finalize */
+                        json_pack("{s:i, s:i, s:s, s:s, s:s}", "ranks_with_parts", (int)g->have, "ranks", g->size,
+                                  "spool", g->dir, "job", g->jobid, "nonce", hex));
     cf_spill_fail_t *fails = NULL;
     size_t nfails = 0;
-    for (size_t r = 0; r < have; r++)
-        if (cf_fail_add(&fails, &nfails, sel[r]->fail, sel[r]->nfail) != 0) {
+    for (size_t r = 0; r < g->have; r++)
+        if (cf_fail_add(&fails, &nfails, g->sel[r]->fail, g->sel[r]->nfail) != 0) {
             free(fails);
-            rc = CF_ERR_NOMEM;
-            goto out;
+            return CF_ERR_NOMEM;
         }
     if (nfails) {
         json_t *fa = json_array();
@@ -1340,23 +1413,56 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
         json_object_set_new(p->extra, "failed_calls", fa);
     }
     free(fails);
+    return CF_OK;
+}
+
+int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *nonce_p, char *note, size_t notelen,
+                   char *err, size_t errlen)
+{
+    cf_merge_t g = {0};
+    g.dir = dir;
+    g.nonce = nonce;
+    if (nonce_p)
+        *nonce_p = 0;
+    if (note && notelen)
+        note[0] = 0;
+    cf_profile_init(p);
+    int rc = cf_merge_read_parts(&g, err, errlen);
+    if (rc != CF_OK)
+        return rc;
+    cf_spill_region_t *regs = NULL;
+    size_t nr = 0;
+    if ((rc = cf_merge_select(&g, err, errlen)) != CF_OK)
+        goto out;
+    if (nonce_p)
+        *nonce_p = g.nonce;
+    if ((rc = cf_merge_stats(&g)) != CF_OK || (rc = cf_merge_ranks(&g, p)) != CF_OK ||
+        (rc = cf_merge_ends(&g, p)) != CF_OK)
+        goto out;
+    cf_merge_losses(&g, p);
+    if ((rc = cf_merge_names(&g, p, &regs, &nr)) != CF_OK || (rc = cf_merge_records(&g, p, regs, nr)) != CF_OK)
+        goto out;
+    free(regs);
+    regs = NULL;
+    if ((rc = cf_merge_extra(&g, p)) != CF_OK)
+        goto out;
     if (note && notelen) {
-        if ((int)have < size)
-            snprintf(note, notelen, "parts of %d of %d ranks", (int)have, size);
+        if ((int)g.have < g.size)
+            snprintf(note, notelen, "parts of %d of %d ranks", (int)g.have, g.size);
         else
-            snprintf(note, notelen, "parts of all %d ranks", size);
+            snprintf(note, notelen, "parts of all %d ranks", g.size);
     }
-    rc = CF_OK;
 out:
+    free(regs);
     if (rc == CF_ERR_NOMEM)
         snprintf(err, errlen, "out of memory");
-    cf_table_fini(&m.stats);
-    cf_u64map_fini(&m.full);
-    for (size_t i = 0; i < np; i++)
-        cf_part_free(&parts[i]);
-    free(parts);
-    free(sel);
-    free(list);
+    cf_table_fini(&g.m.stats);
+    cf_u64map_fini(&g.m.full);
+    for (size_t i = 0; i < g.np; i++)
+        cf_part_free(&g.parts[i]);
+    free(g.parts);
+    free(g.sel);
+    free(g.list);
     if (rc != CF_OK)
         cf_profile_free(p);
     return rc;

@@ -22,9 +22,6 @@ int cf_html_available(void);
  * CF_ERR_NOMEM, CF_ERR_IO. */
 int cf_report_html(FILE *out, const cf_analysis_t *a, const char *path);
 
-/* The text report's header, VERDICT and FUSION ADVICE (cmd_report.c). */
-void cf_report_text_top(FILE *out, const cf_analysis_t *a, const char *path);
-
 /* Ranks drawn one by one up to this many; beyond, quantiles, a histogram
  * and the ranks at both ends. */
 #define CF_HTML_RANKS_ALL 64

@@ -2,36 +2,21 @@
  *
  *   commfit model --alpha 5us --bandwidth 25GB/s --size 1MB
  *   commfit model --link 400Gb/s,5us --ranks 64 --op allreduce --size 25MiB
- */
+ *
+ * This file parses the arguments, computes the rows and dispatches: text
+ * model_text.c, json model_json.c. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "cf_common.h"
 #include "cf_fit.h"
 #include "cf_models.h"
 #include "cf_units.h"
 #include "commfit.h"
-
-#define MAX_SIZES 256
-
-typedef struct {
-    double alpha, B;
-    cf_coll_t op;
-    const char *algo; /* canonical */
-    int p;
-    double n[MAX_SIZES];
-    int nsizes;
-    int json;
-} model_opts_t;
-
-typedef struct {
-    double n, time, startup, payload, share, n_half, algbw, busbw, factor, bound;
-} model_row_t;
+#include "model.h"
 
 static void usage(FILE *f)
 {
@@ -265,118 +250,6 @@ static int compute(const model_opts_t *o, double n, model_row_t *r)
     return 0;
 }
 
-static void print_text(const model_opts_t *o, const model_row_t *rows)
-{
-    const char *formula = cf_model_formula(o->op, o->algo);
-    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
-    int p2p = o->op == CF_COLL_P2P;
-
-    if (p2p)
-        printf("%-11s%s (T = alpha + M/B)\n", "model", "p2p");
-    else
-        printf("%-11s%s, %s, p = %d (T = %s%s)\n", "model", cf_coll_name(o->op), o->algo, o->p,
-               formula, strstr(formula, "gamma") ? "; gamma = 0" : "");
-    printf("%-11salpha %s, B %s\n", "link", cf_fmt_time(o->alpha, b1, sizeof(b1)),
-           cf_fmt_rate(o->B, b2, sizeof(b2)));
-
-    for (int i = 0; i < o->nsizes; i++) {
-        const model_row_t *r = &rows[i];
-        char pct[32];
-
-        if (i > 0)
-            putchar('\n');
-        printf("%-11s%s\n", "size", cf_fmt_size(r->n, b1, sizeof(b1)));
-        printf("%-11s%-10s(startup %s + payload %s)\n", "time",
-               cf_fmt_time(r->time, b1, sizeof(b1)), cf_fmt_time(r->startup, b2, sizeof(b2)),
-               cf_fmt_time(r->payload, b3, sizeof(b3)));
-        if (isnan(r->share))
-            snprintf(pct, sizeof(pct), "n/a");
-        else
-            snprintf(pct, sizeof(pct), "%.1f %%", 100.0 * r->share);
-        printf("%-11s%-10s-> %s\n", "startup", pct, cf_verdict(r->share));
-        if (isinf(r->n_half))
-            printf("%-11s%-10s(the payload time never reaches the startup)\n", "n_half",
-                   "none");
-        else
-            printf("%-11s%-10s(startup = payload time at this size)\n", "n_half",
-                   cf_fmt_size(r->n_half, b1, sizeof(b1)));
-        if (r->n == 0)
-            continue; /* no payload, no bandwidth figures */
-        if (p2p) {
-            printf("%-11s%s of %s\n", "rate", cf_fmt_rate(r->algbw, b1, sizeof(b1)),
-                   cf_fmt_rate(o->B, b2, sizeof(b2)));
-        } else {
-            printf("%-11s%s\n", "algbw", cf_fmt_rate(r->algbw, b1, sizeof(b1)));
-            printf("%-11s%s of %s (factor %.3g)\n", "busbw",
-                   cf_fmt_rate(r->busbw, b1, sizeof(b1)), cf_fmt_rate(o->B, b2, sizeof(b2)),
-                   r->factor);
-            printf("%-11s%-10s(lower bound over all algorithms)\n", "bound",
-                   cf_fmt_time(r->bound, b1, sizeof(b1)));
-        }
-    }
-}
-
-/* JSON has no infinity or NaN: those become null. */
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *row_json(const model_opts_t *o, const model_row_t *r)
-{
-    json_t *j = json_object();
-    if (j == NULL)
-        return NULL;
-    if (json_object_set_new(j, "op", json_string(cf_coll_name(o->op))) ||
-        json_object_set_new(j, "ranks", json_integer(o->p)) ||
-        json_object_set_new(j, "algo", json_string(o->algo)) ||
-        json_object_set_new(j, "alpha_s", num(o->alpha)) ||
-        json_object_set_new(j, "bandwidth_Bps", num(o->B)) ||
-        json_object_set_new(j, "size_bytes", num(r->n)) ||
-        json_object_set_new(j, "time_s", num(r->time)) ||
-        json_object_set_new(j, "startup_s", num(r->startup)) ||
-        json_object_set_new(j, "payload_s", num(r->payload)) ||
-        json_object_set_new(j, "startup_share", num(r->share)) ||
-        json_object_set_new(j, "n_half_bytes", num(r->n_half)) ||
-        json_object_set_new(j, "verdict", json_string(cf_verdict(r->share))) ||
-        json_object_set_new(j, "algbw_Bps", num(r->algbw)) ||
-        json_object_set_new(j, "busbw_Bps", num(r->busbw)) ||
-        json_object_set_new(j, "busbw_factor", num(r->factor)) ||
-        json_object_set_new(j, "lower_bound_s", num(r->bound))) {
-        json_decref(j);
-        return NULL;
-    }
-    return j;
-}
-
-static int print_json(const model_opts_t *o, const model_row_t *rows)
-{
-    json_t *root;
-    char *text;
-
-    if (o->nsizes == 1) {
-        root = row_json(o, &rows[0]);
-    } else {
-        root = json_array();
-        for (int i = 0; root != NULL && i < o->nsizes; i++) {
-            json_t *j = row_json(o, &rows[i]);
-            if (j == NULL || json_array_append_new(root, j) != 0) {
-                json_decref(root);
-                root = NULL;
-            }
-        }
-    }
-    if (root == NULL)
-        return -1;
-    text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-    json_decref(root);
-    if (text == NULL)
-        return -1;
-    puts(text);
-    free(text);
-    return 0;
-}
-
 int cf_cmd_model(int argc, char **argv)
 {
     model_opts_t *o;
@@ -403,13 +276,13 @@ int cf_cmd_model(int argc, char **argv)
         }
     }
     if (o->json) {
-        if (print_json(o, rows) != 0) {
+        if (cf_model_json(o, rows) != 0) {
             fprintf(stderr, "commfit model: %s\n", cf_status_str(CF_ERR_NOMEM));
             rc = 1;
             goto out;
         }
     } else {
-        print_text(o, rows);
+        cf_model_text(o, rows);
     }
     if (fflush(stdout) != 0) {
         fprintf(stderr, "commfit model: %s\n", cf_status_str(CF_ERR_IO));

@@ -395,6 +395,49 @@ static int cf_run_wait(cf_run_job_t *j, const sigset_t *set)
     return status;
 }
 
+/* LD_PRELOAD for the launcher and the ranks: the plugin, then whatever the
+ * user already preloads; NULL when out of memory. */
+static char *cf_run_preload(const char *plugin)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(plugin) + (old ? strlen(old) + 2 : 1);
+    char *preload = malloc(len);
+    if (!preload)
+        return NULL;
+    snprintf(preload, len, "%s%s%s", plugin, old && *old ? ":" : "", old && *old ? old : "");
+    if (old && strstr(old, plugin))
+        snprintf(preload, len, "%s", old);
+    return preload;
+}
+
+/* The launcher's command line: Open MPI's mpirun gets -x for LD_PRELOAD
+ * and every COMMFIT_ variable, so that they reach the ranks on other
+ * nodes; NULL when out of memory. */
+static char **cf_run_argv(char **cmd, int ncmd)
+{
+    char **args = calloc((size_t)ncmd + 256, sizeof(char *));
+    if (!args)
+        return NULL;
+    int n = 0;
+    args[n++] = cmd[0];
+    if (cf_is_ompi_launcher(cmd[0])) {
+        static char xflag[] = "-x";
+        args[n++] = xflag;
+        args[n++] = "LD_PRELOAD";
+        for (char **e = environ; *e && n < 240; e++) {
+            if (strncmp(*e, "COMMFIT_", 8) != 0)
+                continue;
+            size_t k = strcspn(*e, "=");
+            args[n++] = xflag;
+            args[n++] = strndup(*e, k);
+        }
+    }
+    for (int i = 1; i < ncmd; i++)
+        args[n++] = cmd[i];
+    args[n] = NULL;
+    return args;
+}
+
 int cf_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -421,15 +464,9 @@ int cf_cmd_run(int argc, char **argv)
         fprintf(stderr, "commfit run: cannot read the plugin %s: %s (set COMMFIT_LIB)\n", plugin, strerror(errno));
         return CF_EXIT_USAGE;
     }
-    /* keep whatever the user already preloads */
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = strlen(plugin) + (old ? strlen(old) + 2 : 1);
-    char *preload = malloc(len);
+    char *preload = cf_run_preload(plugin);
     if (!preload)
         return 1;
-    snprintf(preload, len, "%s%s%s", plugin, old && *old ? ":" : "", old && *old ? old : "");
-    if (old && strstr(old, plugin))
-        snprintf(preload, len, "%s", old);
 
     /* before the variables are forwarded: the ranks need the spool's name */
     char *spool = cf_run_spool();
@@ -438,30 +475,12 @@ int cf_cmd_run(int argc, char **argv)
         return 1;
     }
     char **cmd = argv + optind;
-    int ncmd = argc - optind;
-    char **args = calloc((size_t)ncmd + 256, sizeof(char *));
+    char **args = cf_run_argv(cmd, argc - optind);
     if (!args) {
         free(preload);
         free(spool);
         return 1;
     }
-    int n = 0;
-    args[n++] = cmd[0];
-    if (cf_is_ompi_launcher(cmd[0])) {
-        static char xflag[] = "-x";
-        args[n++] = xflag;
-        args[n++] = "LD_PRELOAD";
-        for (char **e = environ; *e && n < 240; e++) {
-            if (strncmp(*e, "COMMFIT_", 8) != 0)
-                continue;
-            size_t k = strcspn(*e, "=");
-            args[n++] = xflag;
-            args[n++] = strndup(*e, k);
-        }
-    }
-    for (int i = 1; i < ncmd; i++)
-        args[n++] = cmd[i];
-    args[n] = NULL;
     /* the launcher itself must not be profiled: it is not an MPI process, but
      * it may be a dynamically linked program that would load libmpi */
     setenv("LD_PRELOAD", preload, 1);

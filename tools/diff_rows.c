@@ -1,0 +1,129 @@
+/* commfit diff: the rows, operations of two profiles matched (diff.h). */
+#include "diff.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cf_advice.h"
+#include "cf_bins.h"
+#include "cf_common.h"
+
+static uint64_t name_size_hash(const cf_comm_info_t *c)
+{
+    return cf_hash_bytes(cf_hash_str(CF_HASH_SEED, c->name), &c->size, sizeof(c->size));
+}
+
+/* A communicator that the other profile lacks (ids differ from run to run)
+ * is matched by name, size and ordinal: ord[i] is how many communicators
+ * before it in `self` have its name and size and are absent from `other`.
+ * One pass with an index by (name, size). */
+static int comm_ordinals(side_t *self, const side_t *other)
+{
+    const cf_profile_t *p = &self->p;
+    cf_index_t x = {0, NULL};
+    int *seen = calloc(p->ncomm ? p->ncomm : 1, sizeof(*seen));
+
+    self->ord = calloc(p->ncomm ? p->ncomm : 1, sizeof(*self->ord));
+    if (seen == NULL || self->ord == NULL || cf_index_init(&x, p->ncomm) != CF_OK) {
+        free(seen);
+        return CF_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < p->ncomm; i++) {
+        const cf_comm_info_t *c = &p->comm[i];
+        size_t cur = 0, j;
+        int found = 0;
+        if (cf_profile_comm(&other->p, c->id) != NULL)
+            continue;
+        while (!found && cf_index_next(&x, name_size_hash(c), &cur, &j))
+            found = p->comm[j].size == c->size && strcmp(p->comm[j].name, c->name) == 0;
+        if (!found) {
+            j = i;
+            cf_index_put(&x, name_size_hash(c), i);
+        }
+        self->ord[i] = seen[j]++;
+    }
+    cf_index_free(&x);
+    free(seen);
+    return CF_OK;
+}
+
+/* The key that matches a communicator of `self` to one of `other`. */
+static const char *comm_key(const side_t *self, const side_t *other, uint32_t id, char *buf,
+                            size_t len)
+{
+    const cf_comm_info_t *c = cf_profile_comm(&self->p, id);
+
+    if (id == CF_COMM_ID_WORLD || id == CF_COMM_ID_SELF || id == CF_COMM_ID_NONE || c == NULL ||
+        cf_profile_comm(&other->p, id) != NULL)
+        return cf_comm_label(id, buf, len);
+    snprintf(buf, len, "%s/%d#%d", c->name, c->size, self->ord[c - self->p.comm]);
+    return buf;
+}
+
+static void op_key(const side_t *self, const side_t *other, const cf_an_op_t *o, char *buf, size_t len)
+{
+    char ck[64];
+    snprintf(buf, len, "%s|%s|%d", o->op, comm_key(self, other, o->comm, ck, sizeof(ck)), o->path);
+}
+
+int cf_diff_rows(side_t s[2], row_t **rows_p, size_t *n_p)
+{
+    size_t cap = cf_analysis_nops(s[0].a) + cf_analysis_nops(s[1].a), n = 0;
+    row_t *rows = calloc(cap ? cap : 1, sizeof(*rows));
+    cf_index_t x = {0, NULL};
+
+    if (rows == NULL || cf_index_init(&x, cap) != CF_OK || comm_ordinals(&s[0], &s[1]) != CF_OK ||
+        comm_ordinals(&s[1], &s[0]) != CF_OK) {
+        cf_index_free(&x);
+        free(rows);
+        return CF_ERR_NOMEM;
+    }
+    for (int side = 0; side < 2; side++) {
+        for (size_t i = 0; i < cf_analysis_nops(s[side].a); i++) {
+            const cf_an_op_t *o = cf_analysis_op(s[side].a, i);
+            char key[192];
+            size_t r, cur = 0;
+            int found = 0;
+            op_key(&s[side], &s[1 - side], o, key, sizeof(key));
+            while (!found && cf_index_next(&x, cf_hash_str(CF_HASH_SEED, key), &cur, &r))
+                found = strcmp(rows[r].key, key) == 0;
+            if (!found) {
+                r = n++;
+                cf_strlcpy(rows[r].key, key, sizeof(rows[0].key));
+                cf_index_put(&x, cf_hash_str(CF_HASH_SEED, rows[r].key), r);
+            }
+            rows[r].op[side] = o;
+            rows[r].adv[side] = cf_analysis_fusion_find(s[side].a, o->op, o->comm, o->path);
+        }
+    }
+    cf_index_free(&x);
+    *rows_p = rows;
+    *n_p = n;
+    return CF_OK;
+}
+
+double cf_diff_per_rank(const side_t *s, const cf_an_op_t *o)
+{
+    return o != NULL && s->p.ranks > 0 ? o->time_s / s->p.ranks : NAN;
+}
+
+/* A's predicted saving and the saving B realised, per rank on the slowest
+ * rank over A's steps; NaN when A did not advise fusing or B lacks the stream. */
+void cf_diff_fusion_check(const row_t *r, double *pred_p, double *real_p)
+{
+    const cf_advice_t *a = r->adv[0], *b = r->adv[1];
+
+    *pred_p = *real_p = NAN;
+    if (a == NULL || a->verdict == NULL || strcmp(a->verdict, "fuse") != 0)
+        return;
+    *pred_p = a->predicted_saving_s;
+    if (b != NULL && a->steps > 0 && b->steps > 0)
+        *real_p = (a->current_s / (double)a->steps - b->current_s / (double)b->steps) * (double)a->steps;
+}
+
+const cf_an_op_t *cf_diff_either(const row_t *r)
+{
+    return r->op[0] != NULL ? r->op[0] : r->op[1];
+}

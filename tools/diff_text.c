@@ -1,0 +1,127 @@
+/* commfit diff, text (diff.h). */
+#include "diff.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cf_advice.h"
+#include "cf_common.h"
+#include "cf_units.h"
+
+static const char *fmt_t(double v, char *buf)
+{
+    return cf_fmt_time(v, buf, CF_FMT_LEN);
+}
+
+static const char *fmt_pct(double v, char *buf)
+{
+    if (isfinite(v))
+        snprintf(buf, CF_FMT_LEN, "%+.1f%%", 100.0 * v);
+    else
+        snprintf(buf, CF_FMT_LEN, "-");
+    return buf;
+}
+
+static const char *fmt_u(const cf_an_op_t *o, char *buf)
+{
+    if (o == NULL)
+        snprintf(buf, CF_FMT_LEN, "-");
+    else
+        snprintf(buf, CF_FMT_LEN, "%llu", (unsigned long long)o->calls);
+    return buf;
+}
+
+static const char *fmt_cps(const cf_advice_t *ad, char *buf)
+{
+    if (ad == NULL || !isfinite(ad->calls_per_step))
+        snprintf(buf, CF_FMT_LEN, "-");
+    else
+        snprintf(buf, CF_FMT_LEN, "%.4g", ad->calls_per_step);
+    return buf;
+}
+
+static void text_job(const char *tag, const side_t *s)
+{
+    const cf_an_ranks_t *rk = cf_analysis_ranks(s->a);
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN];
+    printf("%s  %s: %d rank%s on %d node%s, %s wall, %s in MPI per rank\n", tag, s->path, s->p.ranks,
+           s->p.ranks == 1 ? "" : "s", s->p.nodes, s->p.nodes == 1 ? "" : "s", fmt_t(s->p.wall_s, b1),
+           fmt_t(rk->mpi_mean_s, b2));
+}
+
+void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
+{
+    char label[24], name[CF_COMM_NAME_LEN], b[10][CF_FMT_LEN], cell[3][2 * CF_FMT_LEN + 8];
+    int w = 9, any = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int len = (int)strlen(cf_diff_either(&rows[i])->op) + 1;
+        w = len > w ? len : w;
+    }
+    printf("commfit diff: %s -> %s\n", s[0].path, s[1].path);
+    text_job("A", &s[0]);
+    text_job("B", &s[1]);
+    printf("\nOPERATIONS  A -> B; time per rank = summed over ranks / ranks; calls/step per rank "
+           "(steps as in the fusion advice)\n");
+    printf("  %-*s %-9s %-10s %-23s %-17s %-23s %s\n", w, "operation", "comm", "path", "calls",
+           "calls/step", "time/rank", "change");
+    for (size_t i = 0; i < n; i++) {
+        const row_t *r = &rows[i];
+        const cf_an_op_t *o = cf_diff_either(r);
+        double ta = cf_diff_per_rank(&s[0], r->op[0]), tb = cf_diff_per_rank(&s[1], r->op[1]);
+        double d = (isfinite(ta) ? ta : 0) - (isfinite(tb) ? tb : 0);
+        snprintf(cell[0], sizeof(cell[0]), "%s -> %s", fmt_u(r->op[0], b[0]), fmt_u(r->op[1], b[1]));
+        snprintf(cell[1], sizeof(cell[1]), "%s -> %s", fmt_cps(r->adv[0], b[2]), fmt_cps(r->adv[1], b[3]));
+        snprintf(cell[2], sizeof(cell[2]), "%s -> %s", r->op[0] ? fmt_t(ta, b[4]) : "-",
+                 r->op[1] ? fmt_t(tb, b[5]) : "-");
+        printf("  %-*s %-9s %-10s %-23s %-17s %-23s %s%s (%s)\n", w, o->op,
+               cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path), cell[0],
+               cell[1], cell[2], d > 0 ? "-" : "+", fmt_t(fabs(d), b[6]),
+               fmt_pct(isfinite(ta) && ta > 0 && isfinite(tb) ? (tb - ta) / ta : NAN, b[7]));
+    }
+
+    printf("\nFITS  T = alpha + M/B, A | B ('-': no fit)\n");
+    for (size_t i = 0; i < n; i++) {
+        const row_t *r = &rows[i];
+        const cf_an_op_t *o = cf_diff_either(r);
+        const cf_an_fit_t *fa = r->op[0] ? r->op[0]->fit : NULL, *fb = r->op[1] ? r->op[1]->fit : NULL;
+        int oka = fa != NULL && fa->fit.ok, okb = fb != NULL && fb->fit.ok;
+        if (!oka && !okb)
+            continue;
+        if (!any++)
+            printf("  %-*s %-9s %-25s %s\n", w, "operation", "comm", "alpha A | B", "B A | B");
+        snprintf(cell[0], sizeof(cell[0]), "%s | %s", oka ? fmt_t(fa->fit.alpha_s, b[0]) : "-",
+                 okb ? fmt_t(fb->fit.alpha_s, b[1]) : "-");
+        printf("  %-*s %-9s %-25s %s | %s\n", w, o->op, cf_comm_label(o->comm, label, sizeof(label)),
+               cell[0], oka ? cf_fmt_rate(fa->fit.bandwidth_Bps, b[2], CF_FMT_LEN) : "-",
+               okb ? cf_fmt_rate(fb->fit.bandwidth_Bps, b[3], CF_FMT_LEN) : "-");
+    }
+    if (!any)
+        printf("  none: no operation has enough sizes to fit in either profile\n");
+    any = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const row_t *r = &rows[i];
+        const cf_advice_t *aa = r->adv[0], *ab = r->adv[1];
+        double pred, real;
+        cf_diff_fusion_check(r, &pred, &real);
+        if (!isfinite(pred))
+            continue;
+        if (!any++)
+            printf("\nFUSION  A's advice against B, per rank on the slowest rank (transfer time where "
+                   "sampled), over A's %llu steps\n",
+                   (unsigned long long)aa->steps);
+        printf("  %s on %s: A advised buckets of %s (%.4g -> %.4g calls/step); B makes %s calls/step\n",
+               aa->op, cf_comm_name(&s[0].p, aa->comm, name, sizeof(name)),
+               cf_fmt_size(aa->bucket_bytes, b[0], CF_FMT_LEN), aa->calls_per_step,
+               aa->buckets_per_step, fmt_cps(ab, b[1]));
+        if (isfinite(real))
+            printf("    predicted saving %s, realised %s (%.0f%% of predicted); A %s -> B %s\n",
+                   fmt_t(pred, b[2]), real < 0 ? "none" : fmt_t(real, b[3]),
+                   pred > 0 ? 100.0 * real / pred : 0.0, fmt_t(aa->current_s, b[4]),
+                   fmt_t(ab->current_s / (double)ab->steps * (double)aa->steps, b[5]));
+        else
+            printf("    predicted saving %s; B does not have this stream\n", fmt_t(pred, b[2]));
+    }
+}
