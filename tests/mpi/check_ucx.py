@@ -14,7 +14,7 @@ usage: check_ucx.py CHECK ARGS...
                                      an allreduce profile: the algorithm and its messages
   report_hop REPORT PATH             a per-hop fit of the UCX sends on PATH, with numbers
   report_sweep REPORT NP             an allreduce size sweep under recursive doubling: the
-                                     UCX hop fit as the reference link, the cheaper algorithm
+                                     UCX hop fit as the reference link, costed on its own fit
   report_sweep_link REPORT NP ALPHA_S BW_BPS
                                      the same sweep reported with --link: the cheaper
                                      algorithm on that fixed link
