@@ -11,10 +11,7 @@ py=${CF_PYTHON:-python3}
 check="$src/tests/check_shape.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/commfit-shape.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+. "$src/tests/checks.sh"
 # the suffix of a document's name, kept out of this file's own text so that
 # the planted citations below are not citations of this file
 md=md
@@ -161,5 +158,4 @@ expect "a link within a document" 1 "links to #no-such-heading, which docs/fusio
 
 expect "not a source tree" 2 "is not a commfit source tree" --root "$tmp/pristine/docs"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+cf_done

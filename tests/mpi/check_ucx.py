@@ -14,7 +14,10 @@ usage: check_ucx.py CHECK ARGS...
                                      an allreduce profile: the algorithm and its messages
   report_hop REPORT PATH             a per-hop fit of the UCX sends on PATH, with numbers
   report_sweep REPORT NP             an allreduce size sweep under recursive doubling: the
-                                     UCX hop fit as the reference link, the cheaper algorithm
+                                     UCX hop fit as the reference link, costed on its own fit
+  report_sweep_link REPORT NP ALPHA_S BW_BPS
+                                     the same sweep reported with --link: the cheaper
+                                     algorithm on that fixed link
   report_no_wire REPORT              no wire section (no UCX record)
   papi PROFILE EVENT,...             the papi section of a run that asked for EVENTs
   papi_malformed PROFILE RAW         the papi section of a run with a list naming no event
@@ -300,14 +303,32 @@ def report_sweep(rep, p):
     refs = {r["path"]: r["source"] for r in rep["references"]}
     expect("reference link of intra-node (no MPI point to point)", refs.get("intra-node"), "ucx hop fit")
     check("costed with its own fit", (c["cost_link"] or {}).get("source") == "collective fit", repr(c["cost_link"]))
-    check("a cheaper algorithm at large sizes (1.5 n where it sends 2 n)",
-          c["best_algorithm"] in ("ring", "rabenseifner") and (c["excess"] or 0) > 1,
-          "%r, excess %r" % (c["best_algorithm"], c["excess"]))
+    check("costed on a link with numbers", (c["cost_link"] or {}).get("alpha_s") is not None and
+          ((c["cost_link"] or {}).get("bandwidth_Bps") or 0) > 0, repr(c["cost_link"]))
     notable = (c["excess"] or 0) >= 1.25
     check("advice given exactly when the excess is notable (>= 1.25)", (c["advice"] is not None) == notable,
           "excess %r, advice %r" % (c["excess"], c["advice"]))
     if c["advice"]:
         check("the advice names the Open MPI setting", "coll_tuned_allreduce_algorithm" in c["advice"], c["advice"])
+
+
+def report_sweep_link(rep, p, alpha, bw):
+    """The same sweep reported with --link ALPHA,BW: the algorithms' costs on
+    a fixed link, which no load can move.  Recursive doubling sends lg p
+    messages of n, ring and Rabenseifner 2(p-1) of n/p (1.5 n at p = 4)."""
+    c = wire_entry(rep, "MPI_Allreduce")
+    if not c:
+        return
+    link = c["cost_link"] or {}
+    check("costed on the given link", link.get("source") == "link" and close(link.get("alpha_s"), alpha, 1e-6)
+          and close(link.get("bandwidth_Bps"), bw, 1e-6), repr(link))
+    # at the largest size the bytes decide: lg p n / (2 (p - 1) / p n) = 4/3 at p = 4; the
+    # smaller sizes of the sweep, where ring's 2(p-1) startups weigh, bring it down a little
+    check("a cheaper algorithm at large sizes (1.5 n where it sends 2 n)",
+          c["best_algorithm"] in ("ring", "rabenseifner") and 1.25 <= (c["excess"] or 0) <= 4 / 3 + 1e-9,
+          "%r, excess %r" % (c["best_algorithm"], c["excess"]))
+    check("and the advice given", c["advice"] is not None and "coll_tuned_allreduce_algorithm" in c["advice"],
+          repr(c["advice"]))
 
 
 def report_no_wire(rep):
@@ -396,6 +417,8 @@ def main():
         report_hop(load(args[0]), args[1])
     elif what == "report_sweep":
         report_sweep(load(args[0]), int(args[1]))
+    elif what == "report_sweep_link":
+        report_sweep_link(load(args[0]), int(args[1]), float(args[2]), float(args[3]))
     elif what == "report_no_wire":
         report_no_wire(load(args[0]))
     elif what == "papi":

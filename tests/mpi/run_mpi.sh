@@ -2,6 +2,8 @@
 set -u
 # the inline Python scripts share tests/checks.py
 export PYTHONPATH="$CF_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}"
+# ok, bad and cf_done: the shell tests' checks
+. "$CF_SRCDIR/tests/checks.sh"
 CF_NP_DEFAULT=${CF_NP_DEFAULT:-2}
 cf_tmp=$(mktemp -d "${TMPDIR:-/tmp}/commfit-test.XXXXXX")
 trap 'rm -rf "$cf_tmp"' EXIT

@@ -5,10 +5,6 @@
 # and input it cannot use: one line naming the file, exit status 2.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
 
 # rank 1 arrives late by D at every allreduce; B with a larger D
 COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/wait_skew" 300 40 \
@@ -118,5 +114,4 @@ for args in "" "$cf_tmp/a.json" "$cf_tmp/a.json $cf_tmp/b.json $cf_tmp/b.json" "
 done
 "$commfit" diff --help > "$cf_tmp/out" && grep -q "^Usage: commfit diff" "$cf_tmp/out" && ok "--help" || bad "--help"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+cf_done

@@ -14,10 +14,6 @@
 # times: not held here.)
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
 
 if ldd "$commfit" 2> /dev/null | grep -q 'lib[at]san'; then
     echo "SKIP: commfit is built with a sanitizer, whose allocator the counting wrapper cannot replace"
@@ -88,5 +84,4 @@ elif [ $((hb * 10)) -ge $((hs * 30)) ] && [ $((hb * 10)) -le $((hs * 50)) ]; the
 else
     bad "4 times the records: peak $hb against $hs bytes, not 3 to 5 times"
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+cf_done

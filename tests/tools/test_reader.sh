@@ -7,10 +7,6 @@
 # cannot be read (exit 2, the message naming the profile, not -o's file).
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
 
 cc -O2 -o "$cf_tmp/peak" "$CF_SRCDIR/tests/tools/peak_rss.c" || cf_fail "cannot build peak_rss"
 big="$cf_tmp/big.json"
@@ -99,5 +95,4 @@ for c in "report badmatrix.json|$want_matrix" "report badsites.json|$want_sites"
         ok "$args: exit 2, $(cat "$cf_tmp/err")"
     fi
 done
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+cf_done

@@ -6,10 +6,6 @@
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
 good="$cf_tmp/good.json"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
 
 COMMFIT_OUTPUT="$good" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/examples/coll_sweep" \
     --op allreduce --min 8 --max 64KiB --iters 20 > /dev/null || cf_fail "could not make a profile"
@@ -131,5 +127,4 @@ assert all(len(r) == len(rows[0]) for r in rows)
 assert any(r["efficiency"] for r in rows if r["row"] == "bin")' "$cf_tmp/r.csv" \
     && ok "valid profile: --format csv has fit and bin rows" || bad "valid profile: --format csv"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+cf_done
