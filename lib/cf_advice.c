@@ -656,17 +656,10 @@ static int hidden_verdict(cf_advice_t *ad, double now, double ref)
     return 1;
 }
 
-static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
-                  cf_advice_t *ad)
+/* The stream's operation and steps (cf_advice.h); CF_ERR_NOMEM. */
+static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit_t *f, cf_advice_t *ad)
 {
-    const cf_profile_t *p = cf_analysis_profile(a);
-    const cf_calib_t *cal = &a->calib;
-    cf_an_line_t line;
-    cf_predictor_t *pr = NULL;
-    double *ts = NULL, *tmp = NULL, now, s_now = 0, best, ref, gain;
-    size_t nt = 0, rec = 0, bi = 0, ti = (size_t)-1;
-    pack_out_t po;
-    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], region[128];
+    char region[128];
 
     advice_init(ad);
     ad->op = f->op;
@@ -679,7 +672,6 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->calls = f->calls;
     ad->bytes = f->bytes;
     ad->memcpy_Bps = isfinite(p->memcpy_Bps) && p->memcpy_Bps > 0 ? p->memcpy_Bps : NAN;
-
     ad->steps = steps_from_regions(p, x, f, region, sizeof(region));
     if (ad->steps > 0) {
         ad->steps_source = "region";
@@ -693,16 +685,23 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     }
     ad->calls_per_step = (double)f->calls / ((double)f->comm_size * (double)ad->steps);
     ad->bytes_per_step = (double)f->bytes / ((double)f->comm_size * (double)ad->steps);
+    return CF_OK;
+}
+
+/* What the stream costs, measured (cf_advice.h, "Measured time"); 0 with
+ * the reason set where no advice is given. */
+static int stream_cost(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f, cf_advice_t *ad)
+{
     if (ad->nonblocking) {
         if (!nonblocking_cost(a, x, f, ad)) {
             ad->reason = "nonblocking: the profile does not charge the time blocked in Wait/Test to "
                          "its requests (an older plugin), and spans from post to completion do not add "
                          "up to a cost";
-            return CF_OK;
+            return 0;
         }
     } else {
-        measured(p, x, f, ad);
-        stream_gap(p, ad);
+        measured(cf_analysis_profile(a), x, f, ad);
+        stream_gap(cf_analysis_profile(a), ad);
         ad->share = cf_analysis_total_s(a) > 0 ? f->time_s / cf_analysis_total_s(a) : NAN;
     }
     /* Fusing joins the calls of one step: without steps there is nothing
@@ -711,13 +710,211 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     if (ad->steps < 2) {
         ad->reason = "no repeating step found: mark each step with MPI_Pcontrol(1, \"step\") ... "
                      "MPI_Pcontrol(-1, \"step\") for fusion advice";
-        return CF_OK;
+        return 0;
     }
     if (!(ad->share >= CF_ADV_MIN_SHARE)) {
         ad->reason = ad->nonblocking ? "blocked in Wait/Test under 1% of the MPI time: fusing it cannot matter"
                                      : "under 1% of the MPI time: fusing it cannot matter";
-        return CF_OK;
+        return 0;
     }
+    return 1;
+}
+
+/* The tensors of one step, spread as the packing expects (cf_advice.h):
+ * whole calls per step and rank, per bin.  CF_OK with *ts_p (free it),
+ * CF_ERR_NOMEM, or 1 with the reason set: too many to model. */
+static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, size_t *nt_p)
+{
+    size_t nt = 0, rec = 0;
+    double *ts, *tmp;
+
+    for (size_t k = 0; k < f->nbin; k++) {
+        double c = (double)f->bin[k].calls / ((double)f->comm_size * (double)ad->steps);
+        double m = llround(c) > 0 ? (double)llround(c) : 1.0;
+        if (nt + (size_t)m > MAX_TENSORS) {
+            ad->model_source[0] = '\0';
+            ad->reason = "too many calls per step to model one by one";
+            return 1;
+        }
+        nt += (size_t)m;
+    }
+    ad->tensors = nt;
+    ts = malloc((nt ? nt : 1) * sizeof(*ts));
+    tmp = malloc((nt ? nt : 1) * sizeof(*tmp));
+    if (ts == NULL || tmp == NULL) {
+        free(ts);
+        free(tmp);
+        return CF_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < f->nbin; k++) {
+        const cf_an_bin_t *b = &f->bin[k];
+        double c = (double)b->calls / ((double)f->comm_size * (double)ad->steps);
+        long long m = llround(c);
+        for (long long j = 0; j < (m > 0 ? m : 1); j++)
+            ts[rec++] = m > 0 ? b->size : c * b->size;
+    }
+    spread(ts, tmp, nt);
+    free(tmp);
+    *ts_p = ts;
+    *nt_p = nt;
+    return CF_OK;
+}
+
+/* T(calls as they are), returned, and every candidate's T(S) under the
+ * predictor; *bi_p the candidate judged fastest, *best_p its time. */
+static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, const cf_predictor_t *pr,
+                               size_t *bi_p, double *best_p)
+{
+    pack_out_t po;
+    double now = pack(ts, nt, 0, pred_time, pr, NAN, &po), s_now = 0, best;
+
+    ad->model_current_unc_s = po.unc;
+    ad->current_pred_source = po.source;
+    for (size_t i = 0; i < nt; i++) {
+        cf_pred_t r;
+        cf_pred_at(pr, ts[i], &r);
+        s_now += r.startup_s >= 0 ? r.startup_s : NAN; /* unknown without a line */
+    }
+    ad->model_current_s = now;
+    ad->startup_share = now > 0 ? s_now / now : NAN;
+    best = judge_ref(ad, now);
+    *bi_p = 0;
+    for (size_t c = 0; c < ad->ncand; c++) {
+        cf_adv_cand_t *cd = &ad->cand[c];
+        cd->model_s = pack(ts, nt, cd->bucket_bytes, pred_time, pr, ad->memcpy_Bps, &po);
+        cd->buckets = po.buckets;
+        cd->fused_bytes = po.fused;
+        cd->copy_s = po.copy;
+        cd->unc_s = po.unc;
+        cd->saving_unc_s = po.diff_unc;
+        cd->source = po.source;
+        cd->last_s = po.last;
+        if (judge_time(ad, cd, now) < best) {
+            best = judge_time(ad, cd, now);
+            *bi_p = c;
+        }
+    }
+    *best_p = best;
+    return now;
+}
+
+/* "fuse" into cd, which saves sv per step (uncertainty unc). */
+static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc, double now)
+{
+    ad->verdict = "fuse";
+    ad->reason = "fewer calls pay fewer startups than packing costs";
+    ad->bucket_bytes = cd->bucket_bytes;
+    ad->buckets_per_step = cd->buckets;
+    ad->model_s = cd->model_s;
+    ad->predicted_s = predict_run(ad, cd, now);
+    ad->predicted_saving_s = ad->current_s - ad->predicted_s;
+    ad->saving_step_s = sv;
+    ad->saving_unc_step_s = unc;
+    ad->extrapolated = cd->source == CF_PRED_MODEL;
+    if (!ad->nonblocking && isfinite(ad->call_gap_s))
+        ad->framework_saving_s = ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
+    ad->hidden_saving_step_s = ad->nonblocking ? hidden_saving(ad, cd, now, &unc) : NAN;
+}
+
+/* Trusted: a candidate whose saving exceeds its uncertainty and 5 %; the
+ * smallest within 5 % of the fastest such is advised.  0: none. */
+static int advise_trusted(cf_advice_t *ad, double now, double ref)
+{
+    size_t ti = (size_t)-1;
+    for (size_t c = 0; c < ad->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad->cand[c];
+        double unc, sv = judge_saving(ad, cd, now, &unc);
+        if (sv > unc && sv >= CF_ADV_MIN_GAIN * ref &&
+            (ti == (size_t)-1 || judge_time(ad, cd, now) < judge_time(ad, &ad->cand[ti], now)))
+            ti = c;
+    }
+    if (ti == (size_t)-1)
+        return 0;
+    for (size_t c = 0; c < ad->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad->cand[c];
+        double unc, sv = judge_saving(ad, cd, now, &unc);
+        if (sv > unc && judge_time(ad, cd, now) <= judge_time(ad, &ad->cand[ti], now) * (1.0 + CF_ADV_NEAR_BEST)) {
+            advise_fuse(ad, cd, sv, unc, now);
+            break;
+        }
+    }
+    return 1;
+}
+
+/* No trusted saving: "no gain" or "uncertain", with what would settle it;
+ * bi is the candidate judged fastest. */
+static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const cf_predictor_t *pr,
+                             cf_advice_t *ad, double now, double ref, size_t bi)
+{
+    const cf_adv_cand_t *cb = &ad->cand[bi];
+    double gain = ad->saving_step_s + ad->saving_unc_step_s;
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+
+    if (!isfinite(cb->model_s) || cb->model_s >= now) {
+        /* no candidate predicted, or none below the calls as they are:
+         * nothing beyond the measured sizes to tell */
+        size_t c;
+        for (c = 0; c < ad->ncand && isfinite(ad->cand[c].model_s); c++)
+            ;
+        if (c < ad->ncand) {
+            ad->verdict = "uncertain";
+            ad->reason = "the bucket sizes lie beyond the sizes measured and no line extends them: run with "
+                         "COMMFIT_CALIBRATE=2s to measure them";
+            return;
+        }
+    }
+    if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
+        /* even at the end of its uncertainty the best saves under 5 %, or
+         * the startups, all that fusing can save, are under 5 % */
+        ad->verdict = "no gain";
+        ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
+        snprintf(ad->why, CF_ADV_WHY_LEN, "the best buckets, %s, save %s of %s per step (uncertainty %s)",
+                 cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
+                 cf_fmt_time(ref, b3, sizeof(b3)), cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        return;
+    }
+    ad->verdict = "uncertain";
+    if (cb->source == CF_PRED_MODEL && !(cb->bucket_bytes <= measured_hi(pr))) {
+        const cf_calib_t *cal = &a->calib;
+        const cf_calib_coll_t *cc = cf_calib_coll_of(cal, f->op, f->comm);
+        double need = budget_to_reach(cb);
+        char b5[32] = "";
+        ad->reason = cc != NULL || cal->present ? "the calibration's budget did not reach the bucket sizes: give it "
+                                                  "the budget named to measure them"
+                                                : "the bucket sizes lie beyond the sizes measured: give the "
+                                                  "calibration the budget named to measure them";
+        if (isfinite(need))
+            snprintf(b5, sizeof(b5), "COMMFIT_CALIBRATE=%gs", need);
+        snprintf(ad->why, CF_ADV_WHY_LEN,
+                 "buckets of %s, measured up to %s: saving %s per step, uncertainty %s; budget: %s",
+                 cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_size(measured_hi(pr), b2, sizeof(b2)),
+                 cf_fmt_time(ad->saving_step_s, b3, sizeof(b3)), cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)),
+                 b5[0] ? b5 : "COMMFIT_CALIBRATE=2s or more");
+        return;
+    }
+    ad->reason = cb->source != CF_PRED_MODEL ? "the saving is within the prediction's uncertainty: profile more steps"
+                 : ad->nonblocking
+                     ? "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
+                       "the link model (a nonblocking stream's spans are no call times); a run with the same "
+                       "exchange blocking would measure them"
+                     : "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
+                       "the line; profile more steps";
+    snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step, uncertainty %s",
+             cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
+             cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)));
+}
+
+static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
+                  cf_advice_t *ad)
+{
+    cf_an_line_t line;
+    cf_predictor_t *pr = NULL;
+    double *ts = NULL, now, best, ref;
+    size_t nt = 0, bi = 0;
+    int rc;
+
+    if ((rc = stream_steps(cf_analysis_profile(a), x, f, ad)) != CF_OK || !stream_cost(a, x, f, ad))
+        return rc;
     if ((pr = malloc(sizeof(*pr))) == NULL)
         return CF_ERR_NOMEM;
     cf_an_predictor(a, f, &line, pr);
@@ -731,64 +928,13 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     }
     if (ad->model_source[0] == '\0')
         cf_strlcpy(ad->model_source, "measured sizes only", sizeof(ad->model_source));
-    /* Whole calls per step, per bin. */
-    for (size_t k = 0; k < f->nbin; k++) {
-        double c = (double)f->bin[k].calls / ((double)f->comm_size * (double)ad->steps);
-        double m = llround(c) > 0 ? (double)llround(c) : 1.0;
-        if (nt + (size_t)m > MAX_TENSORS) {
-            free(pr);
-            ad->model_source[0] = '\0';
-            ad->reason = "too many calls per step to model one by one";
-            return CF_OK;
-        }
-        nt += (size_t)m;
-    }
-    ad->tensors = nt;
-    ts = malloc((nt ? nt : 1) * sizeof(*ts));
-    tmp = malloc((nt ? nt : 1) * sizeof(*tmp));
-    if (ts == NULL || tmp == NULL || candidates(ad) != CF_OK) {
+    if ((rc = step_tensors(f, ad, &ts, &nt)) != CF_OK || (rc = candidates(ad)) != CF_OK) {
         free(ts);
-        free(tmp);
         free(pr);
-        return CF_ERR_NOMEM;
+        return rc == 1 ? CF_OK : rc;
     }
-    for (size_t k = 0; k < f->nbin; k++) {
-        const cf_an_bin_t *b = &f->bin[k];
-        double c = (double)b->calls / ((double)f->comm_size * (double)ad->steps);
-        long long m = llround(c);
-        for (long long j = 0; j < (m > 0 ? m : 1); j++)
-            ts[rec++] = m > 0 ? b->size : c * b->size;
-    }
-    spread(ts, tmp, nt);
-
-    now = pack(ts, nt, 0, pred_time, pr, NAN, &po);
-    ad->model_current_unc_s = po.unc;
-    ad->current_pred_source = po.source;
-    for (size_t i = 0; i < nt; i++) {
-        cf_pred_t r;
-        cf_pred_at(pr, ts[i], &r);
-        s_now += r.startup_s >= 0 ? r.startup_s : NAN; /* unknown without a line */
-    }
-    ad->model_current_s = now;
-    ad->startup_share = now > 0 ? s_now / now : NAN;
-    best = judge_ref(ad, now);
-    for (size_t c = 0; c < ad->ncand; c++) {
-        cf_adv_cand_t *cd = &ad->cand[c];
-        cd->model_s = pack(ts, nt, cd->bucket_bytes, pred_time, pr, ad->memcpy_Bps, &po);
-        cd->buckets = po.buckets;
-        cd->fused_bytes = po.fused;
-        cd->copy_s = po.copy;
-        cd->unc_s = po.unc;
-        cd->saving_unc_s = po.diff_unc;
-        cd->source = po.source;
-        cd->last_s = po.last;
-        if (judge_time(ad, cd, now) < best) {
-            best = judge_time(ad, cd, now);
-            bi = c;
-        }
-    }
+    now = price_candidates(ad, ts, nt, pr, &bi, &best);
     free(ts);
-    free(tmp);
     if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
         free(pr);
         ad->model_source[0] = '\0';
@@ -802,104 +948,10 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->saving_step_s = judge_saving(ad, &ad->cand[bi], now, &ad->saving_unc_step_s);
     ad->extrapolated = ad->cand[bi].source == CF_PRED_MODEL;
     if (nt <= 1 || ad->calls_per_step < 1.5) {
-        free(pr);
         ad->verdict = "no gain";
         ad->reason = "already one call per step";
-        return CF_OK;
-    }
-    /* Trusted: a candidate whose saving exceeds its uncertainty and 5 %. */
-    for (size_t c = 0; c < ad->ncand; c++) {
-        const cf_adv_cand_t *cd = &ad->cand[c];
-        double unc, sv = judge_saving(ad, cd, now, &unc);
-        if (sv > unc && sv >= CF_ADV_MIN_GAIN * ref &&
-            (ti == (size_t)-1 || judge_time(ad, cd, now) < judge_time(ad, &ad->cand[ti], now)))
-            ti = c;
-    }
-    if (ti != (size_t)-1) {
-        for (size_t c = 0; c < ad->ncand; c++) {
-            const cf_adv_cand_t *cd = &ad->cand[c];
-            double unc, sv = judge_saving(ad, cd, now, &unc);
-            if (sv > unc && judge_time(ad, cd, now) <= judge_time(ad, &ad->cand[ti], now) * (1.0 + CF_ADV_NEAR_BEST)) {
-                ad->verdict = "fuse";
-                ad->reason = "fewer calls pay fewer startups than packing costs";
-                ad->bucket_bytes = cd->bucket_bytes;
-                ad->buckets_per_step = cd->buckets;
-                ad->model_s = cd->model_s;
-                ad->predicted_s = predict_run(ad, cd, now);
-                ad->predicted_saving_s = ad->current_s - ad->predicted_s;
-                ad->saving_step_s = sv;
-                ad->saving_unc_step_s = unc;
-                ad->extrapolated = cd->source == CF_PRED_MODEL;
-                if (!ad->nonblocking && isfinite(ad->call_gap_s))
-                    ad->framework_saving_s =
-                        ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
-                ad->hidden_saving_step_s = ad->nonblocking ? hidden_saving(ad, cd, now, &unc) : NAN;
-                break;
-            }
-        }
-        free(pr);
-        return CF_OK;
-    }
-    if (ad->nonblocking && hidden_verdict(ad, now, ref)) {
-        free(pr);
-        return CF_OK;
-    }
-    gain = ad->saving_step_s + ad->saving_unc_step_s;
-    if (!isfinite(ad->cand[bi].model_s) || ad->cand[bi].model_s >= now) {
-        /* no candidate predicted, or none below the calls as they are:
-         * nothing beyond the measured sizes to tell */
-        size_t c;
-        for (c = 0; c < ad->ncand && isfinite(ad->cand[c].model_s); c++)
-            ;
-        if (c < ad->ncand) {
-            ad->verdict = "uncertain";
-            ad->reason = "the bucket sizes lie beyond the sizes measured and no line extends them: run with "
-                         "COMMFIT_CALIBRATE=2s to measure them";
-            free(pr);
-            return CF_OK;
-        }
-    }
-    if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
-        /* even at the end of its uncertainty the best saves under 5 %, or
-         * the startups, all that fusing can save, are under 5 % */
-        ad->verdict = "no gain";
-        ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
-        snprintf(ad->why, CF_ADV_WHY_LEN, "the best buckets, %s, save %s of %s per step (uncertainty %s)",
-                 cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
-                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(ref, b3, sizeof(b3)),
-                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
-        free(pr);
-        return CF_OK;
-    }
-    ad->verdict = "uncertain";
-    if (ad->cand[bi].source == CF_PRED_MODEL && !(ad->cand[bi].bucket_bytes <= measured_hi(pr))) {
-        const cf_calib_coll_t *cc = cf_calib_coll_of(cal, f->op, f->comm);
-        double need = budget_to_reach(&ad->cand[bi]);
-        char b5[32] = "";
-        ad->reason = cc != NULL || cal->present ? "the calibration's budget did not reach the bucket sizes: give it "
-                                                  "the budget named to measure them"
-                                                : "the bucket sizes lie beyond the sizes measured: give the "
-                                                  "calibration the budget named to measure them";
-        if (isfinite(need))
-            snprintf(b5, sizeof(b5), "COMMFIT_CALIBRATE=%gs", need);
-        snprintf(ad->why, CF_ADV_WHY_LEN,
-                 "buckets of %s, measured up to %s: saving %s per step, uncertainty %s; budget: %s",
-                 cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
-                 cf_fmt_size(measured_hi(pr), b2, sizeof(b2)), cf_fmt_time(ad->saving_step_s, b3, sizeof(b3)),
-                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)), b5[0] ? b5 : "COMMFIT_CALIBRATE=2s or more");
-    } else {
-        ad->reason = ad->cand[bi].source != CF_PRED_MODEL
-                         ? "the saving is within the prediction's uncertainty: profile more steps"
-                     : ad->nonblocking
-                         ? "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
-                           "the link model (a nonblocking stream's spans are no call times); a run with the same "
-                           "exchange blocking would measure them"
-                         : "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
-                           "the line; profile more steps";
-        snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step, uncertainty %s",
-                 cf_fmt_size(ad->cand[bi].bucket_bytes, b1, sizeof(b1)),
-                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
-                 cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)));
+    } else if (!advise_trusted(ad, now, ref) && !(ad->nonblocking && hidden_verdict(ad, now, ref))) {
+        advise_untrusted(a, f, pr, ad, now, ref, bi);
     }
     free(pr);
     return CF_OK;
