@@ -179,7 +179,10 @@ whole() {
         done
         [ "$(echo "$seen" | wc -w)" -ge 2 ] || cf_fail "$what: rank $r did not refresh its part after its last call"
     done
-    pids=$(scontrol listpids "$job" | awk 'NR > 1 { print $1 }' | sort -u | tr '\n' ' ')
+    # on each node of the job (listpids asks the slurmstepd of the node it names)
+    pids=$(for n in $(scontrol show hostnames "$(squeue -h -j "$job" -o %N)"); do
+        scontrol listpids "$job" "$n" | awk 'NR > 1 { print $1 }'
+    done | sort -u | tr '\n' ' ')
     for r in 0 1; do
         rp=$("$CF_PYTHON" -c 'import struct, sys; print(struct.unpack("q", open(sys.argv[1], "rb").read(8))[0])' "$d/tally.$r")
         case " $pids " in *" $rp "*) ;; *) cf_fail "$what: rank $r (pid $rp) is not among the job's processes: $pids" ;; esac
@@ -202,9 +205,22 @@ whole() {
     check refreshed "$d/p.json" "$d" "$killed" || exit 1
     "$CF_PYTHON" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["ended"]["job"] != sys.argv[2])' \
         "$d/p.json" "SLURM_JOB_ID $job" || cf_fail "$what: the profile does not name the job"
+    # the job section, as rank 0 saw it at MPI_Init and kept in the spool
+    check job "$d/p.json" name=slurm job_id="$job" partition=debug || exit 1
     "$commfit" report "$d/p.json" > "$d/report" || cf_fail "$what: commfit report failed"
     grep -q "ranks 0-1 killed with no chance to write (SIGKILL, or the node lost): records up to the last refresh, at " \
         "$d/report" || { cat "$d/report"; cf_fail "$what: the report does not say where the counts end"; }
     grep "last refresh" "$d/report" | head -1
 }
 
+
+# whole_job NAME WHAT LAUNCH SBATCH_ARG...: a batch job (its name NAME, the job id left in $job,
+# its directory in $d) of `commfit run -- LAUNCH abend settle`, SIGKILLed whole (above)
+whole_job() {
+    name=$1 d="$cf_tmp/$1" what=$2 launch=$3
+    shift 3
+    mkdir -p "$d"
+    script "$d/job.sh" "COMMFIT_SPOOL_EVERY=1 $commfit run -o $d/p.json -- $launch $abend settle $d"
+    job=$(sbatch --parsable -J "$name" -o "$d/log" "$@" "$d/job.sh" 2>&1) || cf_fail "$what: sbatch refused the job: $job"
+    whole "$job" "$d" "$what"
+}
