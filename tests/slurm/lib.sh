@@ -159,8 +159,8 @@ timed_out() {
 # whole JOB DIR WHAT: the OOM killer's way (memory.oom.group): once both ranks of `abend
 # settle` made their last call and refreshed their parts twice since (so that a whole refresh
 # began after it), every process of the job - the script, commfit run, the launcher, the
-# ranks - SIGKILLed at once, no signal before; then `commfit merge` makes the profile from the
-# parts, each count exact, the reason saying up to which refresh
+# ranks - SIGKILLed (all stopped, then the ranks first), no other signal; then `commfit merge`
+# makes the profile from the parts, each count exact, the reason saying up to which refresh
 whole() {
     job=$1 d=$2 what=$3
     for _ in $(seq 600); do
@@ -183,17 +183,24 @@ whole() {
     pids=$(for n in $(scontrol show hostnames "$(squeue -h -j "$job" -o %N)"); do
         scontrol listpids "$job" "$n" | awk 'NR > 1 { print $1 }'
     done | sort -u | tr '\n' ' ')
+    ranks=""
     for r in 0 1; do
         rp=$("$CF_PYTHON" -c 'import struct, sys; print(struct.unpack("q", open(sys.argv[1], "rb").read(8))[0])' "$d/tally.$r")
         case " $pids " in *" $rp "*) ;; *) cf_fail "$what: rank $r (pid $rp) is not among the job's processes: $pids" ;; esac
+        ranks="$ranks $rp"
     done
+    # the others leaves first: a process that dies orphans the process groups below it, and the
+    # kernel wakes their stopped members with SIGHUP and SIGCONT (a rank wrote its part at it)
+    order=$(ps -o pid=,ppid= -p "$(echo $pids | tr ' ' ,)" | awk '{ up[$1] = $2 }
+        END { for (p in up) { n = 0; for (q = up[p]; q in up; q = up[q]) n++; print n, p } }' | sort -rn | awk '{ print $2 }')
     # stopped first, so that none of them sees another die before its own SIGKILL (commfit
-    # run would pass a SIGTERM on to the ranks when the batch script goes): all at once
+    # run would pass a SIGTERM on to the ranks when the batch script goes); the ranks first
     kill -STOP $pids 2> /dev/null
-    kill -KILL $pids 2> /dev/null
+    kill -KILL $ranks 2> /dev/null
+    for p in $order; do kill -KILL "$p" 2> /dev/null; done
     killed=$(date +%s.%N)
     gone "$job" 30 || cf_fail "$what: the job did not end"
-    echo "$what: SIGKILL to the job's $(echo $pids | wc -w) processes at once; the job ended $(state "$job")"
+    echo "$what: SIGKILL to the job's $(echo $pids | wc -w) processes, all stopped; the job ended $(state "$job")"
     cat "$d/log"
     [ ! -e "$d/p.json" ] || cf_fail "$what: a profile, though commfit run was SIGKILLed"
     grep -q "^commfit run: if this job is killed before its profile is written, \`commfit merge $d/p.parts\` makes it" \
