@@ -59,8 +59,10 @@ int cf_merge_spool(const char *who, const char *spool, unsigned long long nonce,
     char err[600], note[128], start[64];
     uint64_t job = 0;
     int rc = cf_spool_merge(spool, nonce, &p, &job, note, sizeof(note), err, sizeof(err));
-    if (rc == CF_ERR_NODATA && nonce)
+    if (rc == CF_ERR_NODATA && nonce) {
+        cf_sched_unlink(spool, nonce); /* rank 0's, of a job that left no part */
         return -1;
+    }
     if (rc != CF_OK) {
         fprintf(stderr, "%s: %s: %s\n", who, spool, err);
         return CF_EXIT_USAGE;

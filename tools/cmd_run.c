@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cf_sched.h"
 #include "cf_spool.h"
 #include "commfit.h"
 
@@ -506,10 +505,8 @@ int cf_cmd_run(int argc, char **argv)
      * (only this job's parts: they carry the nonce it was given) */
     struct stat st;
     if (lstat(spool, &st) == 0 && S_ISDIR(st.st_mode) &&
-        cf_merge_spool("commfit run", spool, cf_run_nonce, getenv("COMMFIT_OUTPUT"), 0) == -1) {
+        cf_merge_spool("commfit run", spool, cf_run_nonce, getenv("COMMFIT_OUTPUT"), 0) == -1)
         cf_spool_job_unlink(spool, cf_run_nonce);
-        cf_sched_unlink(spool, cf_run_nonce);
-    }
     if (cf_run_spool_made)
         rmdir(spool); /* made above, left empty */
     free(spool);
