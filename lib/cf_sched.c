@@ -1,8 +1,11 @@
 /* The batch job a profile comes from (cf_sched.h). */
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cf_sched.h"
 
 static void cf_put(json_t *o, const char *key, const char *env)
@@ -163,6 +166,62 @@ static json_t *cf_sched_clean(const json_t *o)
             json_object_set(c, cf_sched_fields[i], v);
     }
     return c;
+}
+
+static int cf_sched_path(char *path, size_t len, const char *dir, uint64_t nonce)
+{
+    return snprintf(path, len, "%s/" CF_SCHED_KEY ".%016llx", dir, (unsigned long long)nonce) < (int)len ? 0 : -1;
+}
+
+int cf_sched_save(const char *dir, uint64_t nonce, const json_t *sched)
+{
+    char path[4200], tmp[4220];
+    if (!sched || cf_sched_path(path, sizeof(path), dir, nonce) != 0 ||
+        snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+        return -1;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int ok = f && json_dumpf(sched, f, JSON_COMPACT) == 0;
+    if (f ? fclose(f) != 0 : fd >= 0 && close(fd) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) == 0)
+        return 0;
+    if (fd >= 0)
+        unlink(tmp);
+    return -1;
+}
+
+json_t *cf_sched_load(const char *dir, uint64_t nonce)
+{
+    char path[4200];
+    if (cf_sched_path(path, sizeof(path), dir, nonce) != 0)
+        return NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_size < 65536
+                  ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
+    json_t *o = json_loadf(f, 0, NULL);
+    fclose(f);
+    json_t *c = cf_sched_clean(o);
+    json_decref(o);
+    if (c && !json_object_get(c, "job_id")) {
+        json_decref(c);
+        c = NULL;
+    }
+    return c;
+}
+
+void cf_sched_unlink(const char *dir, uint64_t nonce)
+{
+    char path[4200];
+    if (cf_sched_path(path, sizeof(path), dir, nonce) == 0)
+        unlink(path);
 }
 
 void cf_sched_to_json(json_t *job, const json_t *extra)

@@ -7,6 +7,7 @@
 #define CF_SCHED_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 #define CF_SCHED_KEY "scheduler"
@@ -17,6 +18,14 @@ json_t *cf_sched_collect(void);
 /* The job's name for file names: Slurm's job id, or array job id _ index;
  * PBS's or LSF's likewise.  0 when written, -1 outside a batch job. */
 int cf_sched_job_tag(char *buf, size_t len);
+
+/* The job as rank 0 saw it, kept in the spool (dir/scheduler.NONCE) for a
+ * profile merged from the parts after the job, outside it: save returns 0
+ * or -1 (written whole or not at all); load gives NULL when there is none
+ * of that job or it is not a file of ours. */
+int cf_sched_save(const char *dir, uint64_t nonce, const json_t *sched);
+json_t *cf_sched_load(const char *dir, uint64_t nonce);
+void cf_sched_unlink(const char *dir, uint64_t nonce);
 
 /* The profile's JSON: extra[CF_SCHED_KEY] into job, and back (only a well
  * formed object of strings and numbers is taken). */

@@ -27,6 +27,7 @@
 #include "cf_refresh.h"
 #include "cf_region.h"
 #include "cf_runtime.h"
+#include "cf_sched.h"
 #include "cf_spill.h"
 #include "cf_spool.h"
 #include "cf_sync.h"
@@ -521,6 +522,11 @@ void cf_spill_init(void)
             cf_spill_make_spool(job.dir, sizeof(job.dir));
         if (c->spill && job.dir[0])
             cf_spill_claim(job.dir, sizeof(job.dir), job.nonce, job.jobid);
+        if (c->spill && job.dir[0]) { /* the batch job, for a profile merged outside it */
+            json_t *sched = cf_sched_collect();
+            cf_sched_save(job.dir, job.nonce, sched);
+            json_decref(sched);
+        }
     }
     PMPI_Bcast(&job, (int)sizeof(job), MPI_BYTE, 0, cf_g.tool_comm);
     if (!c->spill || !job.dir[0])
@@ -613,8 +619,10 @@ void cf_spill_finalized(void)
     if (atomic_exchange(&cf_spill_state, 0) == 3 || cf_refreshed)
         cf_spool_unlink();
     /* the job file, and the spool rank 0 made for nothing */
-    if (cf_g.world_rank == 0 && cf_dir[0])
+    if (cf_g.world_rank == 0 && cf_dir[0]) {
         cf_spool_job_unlink(cf_dir, cf_hdr.nonce);
+        cf_sched_unlink(cf_dir, cf_hdr.nonce);
+    }
     if (cf_dir_made)
         rmdir(cf_dir);
 }

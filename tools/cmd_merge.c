@@ -59,13 +59,17 @@ int cf_merge_spool(const char *who, const char *spool, unsigned long long nonce,
     char err[600], note[128], start[64];
     uint64_t job = 0;
     int rc = cf_spool_merge(spool, nonce, &p, &job, note, sizeof(note), err, sizeof(err));
-    if (rc == CF_ERR_NODATA && nonce)
+    if (rc == CF_ERR_NODATA && nonce) {
+        cf_sched_unlink(spool, nonce); /* rank 0's, of a job that left no part */
         return -1;
+    }
     if (rc != CF_OK) {
         fprintf(stderr, "%s: %s: %s\n", who, spool, err);
         return CF_EXIT_USAGE;
     }
-    json_t *sched = nonce ? cf_sched_collect() : NULL; /* commfit run, in the job */
+    json_t *sched = cf_sched_load(spool, job); /* as rank 0 saw it at MPI_Init */
+    if (!sched && nonce)
+        sched = cf_sched_collect(); /* commfit run, in the job */
     if (sched && p.extra)
         json_object_set_new(p.extra, CF_SCHED_KEY, sched);
     /* where the user says, or beside the spool: never a path a part names */
@@ -87,8 +91,10 @@ int cf_merge_spool(const char *who, const char *spool, unsigned long long nonce,
                 out ? err : "out of memory");
     else {
         fprintf(stderr, "commfit: the job did not reach MPI_Finalize: partial profile (%s) written to %s\n", note, out);
-        if (!keep)
+        if (!keep) {
+            cf_sched_unlink(spool, job);
             cf_spool_remove(spool, job);
+        }
     }
     cf_profile_free(&p);
     free(dflt);

@@ -9,9 +9,14 @@ export CF_SLURM_DIR
 # Test runs of other build trees may use the same Slurm at once: each holds a shared lock on
 # DIR.users while it runs, and the last to leave stops it.  (A run that stopped it under another
 # left that one's srun waiting without end for an allocation from a slurmctld gone.)
-exec 8>> "$CF_SLURM_DIR.users" && flock -s 8 || { echo "SKIP: cannot lock $CF_SLURM_DIR.users"; exit 77; }
-"$slurm" start 8>&- # the daemons do not hold the lock
+# A run alone starts it under the lock held exclusive (so it may restart a Slurm unfit for it),
+# then shares it.
+exec 8>> "$CF_SLURM_DIR.users" || { echo "SKIP: cannot lock $CF_SLURM_DIR.users"; exit 77; }
+if flock -x -n 8; then alone=1; else alone=0; fi
+[ $alone = 1 ] || flock -s 8 || { echo "SKIP: cannot lock $CF_SLURM_DIR.users"; exit 77; }
+CF_SLURM_ALONE=$alone "$slurm" start 8>&- # the daemons do not hold the lock
 rc=$?
+flock -s 8
 [ $rc = 0 ] || { echo "SKIP: Slurm cannot run here (above)"; exit 77; }
 trap 'flock -x -n 8 && "$slurm" stop; rm -rf "$cf_tmp"' EXIT
 eval "$("$slurm" env)"
@@ -37,19 +42,22 @@ srun_stuck() {
     elif [ -z "$st" ]; then
         echo "no job $1 in the queue: srun ended or never reached slurmctld"
     elif [ "${st#* }" != "${st#* PENDING}" ]; then
-        echo "srun waited for an allocation: job $st; the CPUs held by: $(squeue -h -t R -o '%i %j' | tr '\n' ';')"
+        echo "srun waited for an allocation: job $st; the nodes' CPUs (allocated/idle/other/total): $(sinfo -h -o %C);" \
+            "the CPUs held by: $(squeue -h -t R,CG -o '%i %j %T' | tr '\n' ';')"
     else
         echo "job $st: the step started but did not end (Slurm/PMIx or the program): $(scontrol listpids "${st%% *}" 2> /dev/null | wc -l) processes"
     fi
 }
 
 # bounded SECONDS NAME LOG CMD...: CMD (which runs the job NAME) within SECONDS, its output in
-# LOG; else LOG shown, with one line on what it waited on (seen 10 s before the end)
+# LOG; else LOG shown, with one line on what it waited on (seen 10 s before the end, by the
+# clock: a loaded machine stretches a count of sleeps past it)
 bounded() {
     secs=$1 name=$2 log=$3
     shift 3
     rm -f "$log.stuck"
-    (for _ in $(seq $((secs - 10))); do sleep 1; done; srun_stuck "$name" > "$log.stuck") &
+    at=$(($(date +%s) + secs - 10))
+    (while [ "$(date +%s)" -lt $at ]; do sleep 1; done; srun_stuck "$name" > "$log.stuck") &
     watch=$!
     timeout "$secs" "$@" > "$log" 2>&1
     rc=$?
@@ -142,15 +150,17 @@ timed_out() {
     gone "$1" 150 || cf_fail "the time limit: the job is still there after 3.5 min"
     cat "$2/log"
     [ "$(state "$1")" = TIMEOUT ] || cf_fail "the time limit: the job ended $(state "$1")"
-    grep -q "the job's end: [1-5][0-9] s from now" "$2/log" || cf_fail "the time limit: the ranks did not learn the job's end"
+    # the end is the second the job started plus 60 s: up to 60 s from MPI_Init, rounded
+    grep -q "the job's end: \([1-5][0-9]\|60\) s from now" "$2/log" ||
+        cf_fail "the time limit: the ranks did not learn the job's end (10 to 60 s from MPI_Init)"
     killed "$2"
 }
 
 # whole JOB DIR WHAT: the OOM killer's way (memory.oom.group): once both ranks of `abend
 # settle` made their last call and refreshed their parts twice since (so that a whole refresh
 # began after it), every process of the job - the script, commfit run, the launcher, the
-# ranks - SIGKILLed at once, no signal before; then `commfit merge` makes the profile from the
-# parts, each count exact, the reason saying up to which refresh
+# ranks - SIGKILLed (all stopped, then the ranks first), no other signal; then `commfit merge`
+# makes the profile from the parts, each count exact, the reason saying up to which refresh
 whole() {
     job=$1 d=$2 what=$3
     for _ in $(seq 600); do
@@ -169,18 +179,28 @@ whole() {
         done
         [ "$(echo "$seen" | wc -w)" -ge 2 ] || cf_fail "$what: rank $r did not refresh its part after its last call"
     done
-    pids=$(scontrol listpids "$job" | awk 'NR > 1 { print $1 }' | sort -u | tr '\n' ' ')
+    # on each node of the job (listpids asks the slurmstepd of the node it names)
+    pids=$(for n in $(scontrol show hostnames "$(squeue -h -j "$job" -o %N)"); do
+        scontrol listpids "$job" "$n" | awk 'NR > 1 { print $1 }'
+    done | sort -u | tr '\n' ' ')
+    ranks=""
     for r in 0 1; do
         rp=$("$CF_PYTHON" -c 'import struct, sys; print(struct.unpack("q", open(sys.argv[1], "rb").read(8))[0])' "$d/tally.$r")
         case " $pids " in *" $rp "*) ;; *) cf_fail "$what: rank $r (pid $rp) is not among the job's processes: $pids" ;; esac
+        ranks="$ranks $rp"
     done
+    # the others leaves first: a process that dies orphans the process groups below it, and the
+    # kernel wakes their stopped members with SIGHUP and SIGCONT (a rank wrote its part at it)
+    order=$(ps -o pid=,ppid= -p "$(echo $pids | tr ' ' ,)" | awk '{ up[$1] = $2 }
+        END { for (p in up) { n = 0; for (q = up[p]; q in up; q = up[q]) n++; print n, p } }' | sort -rn | awk '{ print $2 }')
     # stopped first, so that none of them sees another die before its own SIGKILL (commfit
-    # run would pass a SIGTERM on to the ranks when the batch script goes): all at once
+    # run would pass a SIGTERM on to the ranks when the batch script goes); the ranks first
     kill -STOP $pids 2> /dev/null
-    kill -KILL $pids 2> /dev/null
+    kill -KILL $ranks 2> /dev/null
+    for p in $order; do kill -KILL "$p" 2> /dev/null; done
     killed=$(date +%s.%N)
     gone "$job" 30 || cf_fail "$what: the job did not end"
-    echo "$what: SIGKILL to the job's $(echo $pids | wc -w) processes at once; the job ended $(state "$job")"
+    echo "$what: SIGKILL to the job's $(echo $pids | wc -w) processes, all stopped; the job ended $(state "$job")"
     cat "$d/log"
     [ ! -e "$d/p.json" ] || cf_fail "$what: a profile, though commfit run was SIGKILLed"
     grep -q "^commfit run: if this job is killed before its profile is written, \`commfit merge $d/p.parts\` makes it" \
@@ -192,9 +212,22 @@ whole() {
     check refreshed "$d/p.json" "$d" "$killed" || exit 1
     "$CF_PYTHON" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["ended"]["job"] != sys.argv[2])' \
         "$d/p.json" "SLURM_JOB_ID $job" || cf_fail "$what: the profile does not name the job"
+    # the job section, as rank 0 saw it at MPI_Init and kept in the spool
+    check job "$d/p.json" name=slurm job_id="$job" partition=debug || exit 1
     "$commfit" report "$d/p.json" > "$d/report" || cf_fail "$what: commfit report failed"
     grep -q "ranks 0-1 killed with no chance to write (SIGKILL, or the node lost): records up to the last refresh, at " \
         "$d/report" || { cat "$d/report"; cf_fail "$what: the report does not say where the counts end"; }
     grep "last refresh" "$d/report" | head -1
 }
 
+
+# whole_job NAME WHAT LAUNCH SBATCH_ARG...: a batch job (its name NAME, the job id left in $job,
+# its directory in $d) of `commfit run -- LAUNCH abend settle`, SIGKILLed whole (above)
+whole_job() {
+    name=$1 d="$cf_tmp/$1" what=$2 launch=$3
+    shift 3
+    mkdir -p "$d"
+    script "$d/job.sh" "COMMFIT_SPOOL_EVERY=1 $commfit run -o $d/p.json -- $launch $abend settle $d"
+    job=$(sbatch --parsable -J "$name" -o "$d/log" "$@" "$d/job.sh" 2>&1) || cf_fail "$what: sbatch refused the job: $job"
+    whole "$job" "$d" "$what"
+}

@@ -8,6 +8,9 @@
 # sockets, logs, pid files.  Its own ports, so a Slurm of the machine is left alone.
 # start prints nothing and exits 0 when Slurm runs; else one line saying why
 # not, exit 77 (the tests skip).  proctrack/cgroup, else proctrack/linuxproc.
+# Each node has the machine's CPUs; a Slurm already up with nodes of other
+# CPUs is restarted when CF_SLURM_ALONE=1 (no other test run uses it), else
+# left to its runs (exit 77).
 #
 # CF_SLURM_NODES=2: two nodes instead, cfsl0 and cfsl1, network namespaces of
 # tests/cluster/cluster.sh (10.78.0.1 and .2 on a bridge), each slurmd in its
@@ -25,6 +28,9 @@ export CFN_PREFIX=cfsl CFN_SUBNET=10.78.0
 in_ns="ip netns exec cfsl0" # where the commands reach a two-node Slurm
 [ "$nodes" = 2 ] && host=cfsl0
 cli() { if [ "$nodes" = 2 ]; then $in_ns "$@"; else "$@"; fi; }
+# the CPUs of a node: the machine's, not what OMP_NUM_THREADS or OMP_THREAD_LIMIT say to nproc
+# (a node of CPUs=1 never starts a job of 2 ranks: srun waits for it without end)
+cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 
 say_env() {
     echo "export SLURM_CONF=$dir/slurm.conf"
@@ -82,12 +88,12 @@ install() {
 }
 
 config() { # proctrack
-    local tmpfs="" ctl=$host nodelines="NodeName=$host CPUs=$(nproc) State=UNKNOWN" list=$host sd=slurmd
+    local tmpfs="" ctl=$host nodelines="NodeName=$host CPUs=$cpus State=UNKNOWN" list=$host sd=slurmd
     if [ "$nodes" = 2 ]; then
         # TmpFS of each node its own: PMIx makes its directories there, by job and step
         ctl="cfslctl(10.78.0.1)" list="cfsl[0-1]" sd="slurmd-%n" tmpfs="TmpFS=$dir/tmp-%n"
-        nodelines="NodeName=cfsl0 NodeAddr=10.78.0.1 CPUs=$(nproc) State=UNKNOWN
-NodeName=cfsl1 NodeAddr=10.78.0.2 CPUs=$(nproc) State=UNKNOWN"
+        nodelines="NodeName=cfsl0 NodeAddr=10.78.0.1 CPUs=$cpus State=UNKNOWN
+NodeName=cfsl1 NodeAddr=10.78.0.2 CPUs=$cpus State=UNKNOWN"
     fi
     cat > "$dir/slurm.conf" << EOF
 ClusterName=commfit
@@ -177,8 +183,17 @@ start() {
     mkdir -p "$dir"
     chmod 700 "$dir"
     install
+    [ "$cpus" -ge 2 ] || skip "the jobs of the tests run 2 ranks on a node, and this machine has $cpus CPU"
     if [ -s "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2> /dev/null && wait_node 1; then
-        return 0 # already ours and up
+        # already ours and up; but a node of fewer CPUs than the machine's (started by an older
+        # slurm.sh under OMP_NUM_THREADS=1) holds the jobs of 2 ranks pending: restarted when no
+        # other test run uses it (CF_SLURM_ALONE=1), else not used
+        had=$(sed -n 's/^NodeName=[^ ]* .*CPUs=\([0-9]*\).*/\1/p' "$dir/slurm.conf" | head -1)
+        [ "$had" = "$cpus" ] && return 0
+        if [ "${CF_SLURM_ALONE:-0}" != 1 ]; then
+            echo "slurm: the Slurm of $dir, in use by another test run, has nodes of CPUs=$had, not this machine's $cpus" >&2
+            exit 77 # left to that run
+        fi
     fi
     stop
     if [ "$nodes" = 2 ]; then

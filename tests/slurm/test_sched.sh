@@ -1,12 +1,15 @@
 #!/bin/sh
-# The job named from PBS's and LSF's variables (as those schedulers set them
-# in a job), the default profile name with the job, the report's header, and
-# a profile from before job.scheduler read as before.
+# The job named from PBS's (PBS Pro's and Torque's) and LSF's variables, as
+# those schedulers set them in a job, around a real mpirun: the default
+# profile name with the job, the report's header, and a profile from before
+# job.scheduler read as before.  No PBS or LSF runs here (Debian packages
+# neither): this checks the reading of their variables, not a real job.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 commfit="$CF_BUILDDIR/tools/commfit"
 known="$CF_BUILDDIR/tests/mpi/known_calls"
 check() { "$CF_PYTHON" "$CF_SRCDIR/tests/slurm/check_slurm.py" "$@"; }
-unset SLURM_JOB_ID SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID SLURM_STEP_ID PBS_JOBID LSB_JOBID
+unset SLURM_JOB_ID SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID SLURM_STEP_ID PBS_JOBID PBS_ARRAY_INDEX PBS_ARRAYID LSB_JOBID \
+    LSB_JOBINDEX
 export COMMFIT_SUMMARY=0
 
 # 1. PBS: job id, name, array index, queue, the distinct hosts of the node file, walltime
@@ -16,6 +19,8 @@ printf 'n01\nn01\nn02\nn01\n' > "$d/nodefile"
 (cd "$d" && PBS_JOBID=4242[3].pbs01 PBS_JOBNAME=train PBS_ARRAY_INDEX=3 PBS_QUEUE=gpu PBS_NODEFILE="$d/nodefile" \
     PBS_WALLTIME=7200 cf_mpirun 2 -- "$known") || cf_fail "the job failed"
 p=$(ls "$d"/commfit-*-4242_3_.pbs01.json) || { ls "$d"; cf_fail "the default name does not carry PBS's job id"; }
+# rank 0 kept the job in the spool (for a profile merged outside the job); it went with the spool
+! ls -d "$d"/*.parts 2> /dev/null || cf_fail "the spool is left after the job"
 cf_check known_calls "$p" 2 > "$d/check" || { cat "$d/check"; cf_fail "the profile"; }
 check job "$p" name=pbs job_id=4242[3].pbs01 job_name=train array_index=3 partition=gpu nodes=n01,n02 \
     time_limit_s=7200 step=None || exit 1
@@ -24,6 +29,26 @@ grep -x 'batch PBS job 4242\[3\].pbs01 (array index 3) "train", partition gpu, n
     "$d/report" || { head -4 "$d/report"; cf_fail "the report's header"; }
 echo "ok   PBS: the job in the profile, the file name and the report"
 
+# 1b. Torque: the array index in PBS_ARRAYID, the job id with it
+d="$cf_tmp/torque"
+mkdir -p "$d"
+(cd "$d" && PBS_JOBID=88[7].torque1 PBS_ARRAYID=7 PBS_QUEUE=batch PBS_WALLTIME=90 cf_mpirun 2 -- "$known") ||
+    cf_fail "the job failed"
+p=$(ls "$d"/commfit-*-88_7_.torque1.json) || { ls "$d"; cf_fail "the default name does not carry Torque's job id"; }
+check job "$p" name=pbs job_id=88[7].torque1 array_index=7 partition=batch time_limit_s=90 nodes=None || exit 1
+echo "ok   Torque: the array index from PBS_ARRAYID"
+
+# 1c. a PBS job that ends in MPI_Abort: `commfit merge` of its spool, outside the job, names it
+#     (rank 0 kept it in the spool at MPI_Init), and the spool goes
+d="$cf_tmp/pbsabort"
+mkdir -p "$d"
+(cd "$d" && PBS_JOBID=51.pbs01 PBS_QUEUE=long PBS_WALLTIME=600 COMMFIT_OUTPUT="$d/p.json" \
+    cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/abend" abort "$d" > "$d/log" 2>&1) && cf_fail "MPI_Abort: the job did not fail"
+"$commfit" merge -o "$d/p.json" "$d/p.parts" 2> "$d/merge" || { cat "$d/log" "$d/merge"; cf_fail "commfit merge failed"; }
+check job "$d/p.json" name=pbs job_id=51.pbs01 partition=long time_limit_s=600 || exit 1
+[ ! -e "$d/p.parts" ] || { ls -la "$d/p.parts"; cf_fail "the spool is left after commfit merge"; }
+echo "ok   PBS, MPI_Abort: the profile commfit merge makes outside the job names it, and the spool goes"
+
 # 2. LSF: job id and array index (LSB_JOBINDEX), queue, hosts; the default name JOB_INDEX
 d="$cf_tmp/lsf"
 mkdir -p "$d"
@@ -31,7 +56,10 @@ mkdir -p "$d"
     cf_mpirun 2 -- "$known") || cf_fail "the job failed"
 p=$(ls "$d"/commfit-*-977_5.json) || { ls "$d"; cf_fail "the default name does not carry LSF's job and index"; }
 check job "$p" name=lsf job_id=977 array_index=5 partition=normal "nodes=h1 h1 h2" time_limit_s=None || exit 1
-echo "ok   LSF: the job in the profile and the file name"
+"$commfit" report "$p" > "$d/report" || cf_fail "commfit report failed"
+grep -x 'batch LSF job 977 (array index 5) "sweep\[5\]", partition normal, nodes h1 h1 h2' "$d/report" ||
+    { head -4 "$d/report"; cf_fail "the report's header"; }
+echo "ok   LSF: the job in the profile, the file name and the report"
 
 # 3. a control character in a variable never reaches the terminal
 d="$cf_tmp/ctl"
@@ -52,4 +80,4 @@ old="$CF_SRCDIR/tests/corpus/hpcc-shm-2/profile.json"
 "$commfit" report "$old" > "$d/report" || cf_fail "commfit report of $old failed"
 ! grep -q "^batch " "$d/report" || cf_fail "a batch line for a profile without job.scheduler"
 echo "ok   outside a batch job, and in an older profile: no job.scheduler, no header line"
-echo "4 passed, 0 failed"
+echo "6 passed, 0 failed"

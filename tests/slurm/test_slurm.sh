@@ -129,20 +129,14 @@ grep -q "^script goes on" "$d/log" || cf_fail "step: the script did not go on"
 check merged "$d/p.json" "$d" 0=any 1=any || exit 1
 echo "ok   scancel of a step: the profile, exact to each rank's signal or last refresh, and the script goes on"
 
-# 10. the whole job SIGKILLed (as the OOM killer does it), `commfit run -- mpirun` in sbatch
-d="$cf_tmp/oom"
-mkdir -p "$d"
-script "$d/job.sh" "COMMFIT_SPOOL_EVERY=1 $commfit run -o $d/p.json -- $mpirun $abend settle $d"
-job=$(sbatch --parsable -n 1 -J oom -o "$d/log" "$d/job.sh")
-whole "$job" "$d" "whole job"
-echo "ok   SIGKILL of the whole job, commfit run -- mpirun: commfit merge makes it, exact to the last refresh, which it names"
-
-# 11. the same of a job running `commfit run -- srun --mpi=pmix`: the step's ranks, srun and
-#     commfit run at once
-d="$cf_tmp/oomstep"
-mkdir -p "$d"
-script "$d/job.sh" "COMMFIT_SPOOL_EVERY=1 $commfit run -o $d/p.json -- srun -n 2 --mpi=pmix $abend settle $d"
-job=$(sbatch --parsable -n 2 -J oomstep -o "$d/log" "$d/job.sh")
-whole "$job" "$d" "whole step"
-echo "ok   SIGKILL of the whole step and its srun: commfit merge makes it, exact to the last refresh, which it names"
+# 10, 11. the whole job SIGKILLed (as the OOM killer does it) in sbatch, `commfit run -- mpirun`
+#     and `commfit run -- srun --mpi=pmix`: the script, commfit run, the launcher (and the
+#     step's ranks) at once
+for form in mpirun srun; do
+    case $form in
+    mpirun) whole_job oom "whole job" "$mpirun" -n 1 ;;
+    srun) whole_job oomstep "whole step" "srun -n 2 --mpi=pmix" -n 2 ;;
+    esac
+    echo "ok   SIGKILL of the whole job, commfit run -- $form: commfit merge makes it, exact to the last refresh, which it names"
+done
 echo "11 passed, 0 failed"

@@ -3,9 +3,11 @@
 # CF_SLURM_NODES=2: slurmd in two network namespaces, cfsl0 and cfsl1, each
 # with its own host name, on a bridge), one rank on each: `sbatch -N 2` with
 # `commfit run -- mpirun` (mpirun starts its daemon on the other node with
-# srun), `commfit run -- srun -N 2 --mpi=pmix`, scancel of the batch job and
-# its time limit.  Counts against the program's own tally, the job id and
-# the two hosts in the profile.  Skips where Slurm or the namespaces cannot run.
+# srun), `commfit run -- srun -N 2 --mpi=pmix`, scancel of the batch job,
+# its time limit, and a SIGKILL of every process of the job on both nodes at
+# once (as the OOM killer does it).  Counts against the program's own tally,
+# the job (id, step, partition, node list, time limit) and the two hosts in
+# the profile.  Skips where Slurm or the namespaces cannot run.
 export CF_SLURM_NODES=2 CF_SLURM_DIR=${CF_SLURM_DIR2:-/tmp/commfit-slurm2}
 . "$CF_SRCDIR/tests/slurm/lib.sh"
 
@@ -49,4 +51,19 @@ echo "ok   scancel of a batch job on two nodes: exact to each rank's signal or l
 # the time limit (1.)
 timed_out "$limit" "$dl"
 echo "ok   the time limit on two nodes: exact to each rank's signal or its refresh before the end"
-echo "4 passed, 0 failed"
+
+# 5, 6. the whole job SIGKILLed on both nodes at once, no signal before (as the OOM killer does
+#    it), `commfit run -- srun -N 2 --mpi=pmix` and `commfit run -- mpirun`: the profile that
+#    commfit merge makes of the parts exact to the last refresh, which it names, a rank on each
+#    node, and the job named (rank 0 runs in the step of srun; in the batch step of mpirun)
+for form in srun mpirun; do
+    case $form in
+    srun) whole_job oomstep "whole step" "srun -N 2 -n 2 --mpi=pmix" -N 2 -n 2 -t 5 && step=0 ;;
+    mpirun) whole_job oom "whole job" "$mpirun" -N 2 -n 2 -t 5 && step=None ;;
+    esac
+    check hosts "$d/p.json" cfsl0 cfsl1 || exit 1
+    check job "$d/p.json" name=slurm job_id=$job job_name=$name step=$step partition=debug "nodes=cfsl[0-1]" \
+        time_limit_s=300 array_index=None || exit 1
+    echo "ok   SIGKILL of the whole job on two nodes, commfit run -- $form: exact to the last refresh, the job named"
+done
+echo "6 passed, 0 failed"

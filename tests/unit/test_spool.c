@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "tmpdir.h"
+#include "cf_sched.h"
 #include "cf_spool.h"
 
 static int setup(void **state)
@@ -253,9 +254,49 @@ static void test_bad(void **state)
     cf_profile_free(&p);
 }
 
+/* The job's scheduler section kept in the spool: taken back for its own
+ * job only, cleaned of what is not a known field, never through a link */
+static void test_sched_kept(void **state)
+{
+    (void)state;
+    char dir[300], path[400], link[400];
+    snprintf(dir, sizeof(dir), "%s/sched", tmpdir);
+    mkdir(dir, 0700);
+    json_t *s = json_pack("{s:s, s:s, s:s, s:i, s:s, s:i}", "name", "slurm", "job_id", "42", "nodes", "n[1-2]",
+                          "time_limit_s", 300, "secret", "x", "step", 0);
+    assert_int_equal(cf_sched_save(dir, 0xabcULL, s), 0);
+    json_decref(s);
+    assert_null(cf_sched_load(dir, 0xabdULL)); /* another job's nonce */
+    json_t *o = cf_sched_load(dir, 0xabcULL);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "job_id")), "42");
+    assert_string_equal(json_string_value(json_object_get(o, "nodes")), "n[1-2]");
+    assert_int_equal((int)json_integer_value(json_object_get(o, "time_limit_s")), 300);
+    assert_null(json_object_get(o, "secret")); /* not a field of the section */
+    assert_null(json_object_get(o, "step"));   /* a number where a string belongs */
+    json_decref(o);
+    snprintf(path, sizeof(path), "%s/scheduler.0000000000000abc", dir);
+    cf_sched_unlink(dir, 0xabcULL);
+    assert_int_equal(access(path, F_OK), -1);
+    /* a link to a file of the right form, and a file that is not JSON: nothing */
+    snprintf(link, sizeof(link), "%s/elsewhere", tmpdir);
+    FILE *f = fopen(link, "w");
+    fputs("{\"name\": \"slurm\", \"job_id\": \"7\"}", f);
+    fclose(f);
+    assert_int_equal(symlink(link, path), 0);
+    assert_null(cf_sched_load(dir, 0xabcULL));
+    unlink(path);
+    f = fopen(path, "w");
+    fputs("{\"job_id\": ", f);
+    fclose(f);
+    assert_null(cf_sched_load(dir, 0xabcULL));
+    /* nothing outside a batch job */
+    assert_int_equal(cf_sched_save(dir, 0xabcULL, NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_paths), cmocka_unit_test(test_merge),
-                                       cmocka_unit_test(test_bad)};
+                                       cmocka_unit_test(test_bad), cmocka_unit_test(test_sched_kept)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }
