@@ -2,9 +2,11 @@
 """Checks the numbers of a profile's "calibration" section (plugin/cf_calibrate.c).
 
 usage: check_calibrate.py CHECK ARGS...
-  sweep PROFILE PATH      the link of PATH (intra-node, inter-node) swept from 8 B to 4 MiB,
-                          times and bandwidth sane, the world allreduce at the bucket sizes,
-                          elapsed within the budget, the messages at least what the sizes took
+  sweep PROFILE PATH      the link of PATH (intra-node, inter-node) swept from 8 B up to 4 MiB
+                          or the budget, its round trips within the time taken, the world
+                          allreduce at the bucket sizes, elapsed within the budget, the
+                          messages at least what the sizes took: what load cannot move
+  speed PROFILE PATH      that link fast, the sweep past 64 KiB: what load moves
   same PROFILE OFF        the program's records and matrix equal those of OFF (no calibration)
   budget PROFILE          elapsed within a short budget, and the budget named in skipped
   absent PROFILE          no section
@@ -62,30 +64,7 @@ def sweep(path, link_path):
           len(links) == 1 and links[0]["method"] == "ping-pong" and len(set(links[0]["ranks"])) == 2,
           str([(l["path"], l["ranks"]) for l in c["links"]]))
     if links:
-        s = links[0]["sizes"]
-        got = [e["bytes"] for e in s]
-        # all of them; on a machine loaded by other jobs the budget may end
-        # the sweep first, and then skipped must say so
-        cut = [k for k in c["skipped"] if k.startswith(link_path + " link: sizes from ")]
-        check("sizes 8 B to 4 MiB, ascending, powers of two and their 1.5x (or up to where the budget ended "
-              "it, at least 64 KiB)", got == LINK_SIZES or (got == LINK_SIZES[:len(got)] and got[-1] >= 1 << 16 and
-                                                  len(cut) == 1 and cut[0].endswith(": budget")),
-              "got %s; skipped %s" % (got, c["skipped"]))
-        if got != LINK_SIZES:
-            print("note: the budget ended the sweep at %d B (a loaded machine)" % got[-1])
-        check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in s))
-        check("repetitions: at least 5 timed round trips per size", all(e["reps"] >= 5 for e in s))
-        if s:
-            check("one-way time at 8 B under 50 us: %.3g s" % s[0]["best_s"], s[0]["best_s"] < 50e-6)
-            # the best time: the median of a loaded machine is its scheduler's
-            top = s[-1]
-            bw = top["bytes"] / top["best_s"]
-            check("bandwidth at %d B above 100 MB/s: %.3g B/s (median %.3g B/s)"
-                  % (top["bytes"], bw, top["bytes"] / top["p50_s"]), bw > 100e6)
-        # each timed round trip is two messages of its size
-        least = sum(2 * e["reps"] * e["bytes"] for e in s)
-        check("messages: bytes at least what the timed round trips moved (%d >= %d)"
-              % (c["messages"]["bytes"], least), c["messages"]["bytes"] >= least)
+        link_numbers(links[0]["sizes"], c, link_path)
     ranks = prof["job"]["ranks"]
     world = {m["id"] for m in prof["communicators"] if m["size"] == ranks}
     ar = [r for r in prof["records"] if r["op"] == "MPI_Allreduce" and r["comm"] in world]
@@ -136,6 +115,70 @@ def nonblocking(path):
         check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],
               c["messages"]["collective_calls"] >= ranks * sum(e["reps"] for e in s))
     within_budget(c, SLACK_S)
+
+
+def fmt_bytes(b):
+    """As the plugin names a size: "2 MiB", "96 KiB", "12 B"."""
+    if b >= 1 << 20 and b % (1 << 20) == 0:
+        return "%d MiB" % (b >> 20)
+    if b >= 1024 and b % 1024 == 0:
+        return "%d KiB" % (b >> 10)
+    return "%d B" % b
+
+
+def link_numbers(s, c, link_path):
+    """What a loaded machine cannot move in a link's sweep: the sizes a
+    prefix of the sweep's, the cut named at the next one; the timed round
+    trips, each at least twice the best one-way time and half of them at
+    least twice the median, fitting in the time the calibration took;
+    no time under what a shared-memory round trip can take, no bandwidth
+    over what memory can copy."""
+    got = [e["bytes"] for e in s]
+    cut = [k for k in c["skipped"] if k.startswith(link_path + " link: sizes from ")]
+    want_cut = [] if got == LINK_SIZES else ["%s link: sizes from %s not measured: budget"
+                                             % (link_path, fmt_bytes(LINK_SIZES[len(got)]))]
+    check("sizes from 8 B, ascending, powers of two and their 1.5x, to 4 MiB or to where skipped says the "
+          "budget ended them", got and got == LINK_SIZES[:len(got)] and cut == want_cut,
+          "got %s; skipped %s" % (got, c["skipped"]))
+    if got != LINK_SIZES:
+        print("note: the budget ended the sweep at %d B (a loaded machine)" % got[-1])
+    check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in s))
+    check("repetitions: at least 5 timed round trips per size", all(e["reps"] >= 5 for e in s))
+    timed = sum(2 * ((e["reps"] + 1) // 2 * e["p50_s"] + e["reps"] // 2 * e["best_s"]) for e in s)
+    check("the timed round trips fit in the calibration's time: at least %.3f s of %.3f s" % (timed, c["elapsed_s"]),
+          timed <= c["elapsed_s"])
+    if s:
+        check("one-way time at 8 B above 20 ns: %.3g s" % s[0]["best_s"], s[0]["best_s"] > 20e-9)
+    top = max((e["bytes"] / e["best_s"] for e in s if e["best_s"] > 0), default=0)
+    check("bandwidth under 1 TB/s at every size: at most %.3g B/s" % top, top < 1e12)
+    # each timed round trip is two messages of its size
+    least = sum(2 * e["reps"] * e["bytes"] for e in s)
+    check("messages: bytes at least what the timed round trips moved (%d >= %d)"
+          % (c["messages"]["bytes"], least), c["messages"]["bytes"] >= least)
+
+
+def speed(path, link_path):
+    """What a loaded machine moves: how fast the link was, and so how far
+    the budget took the sweep.  Two busy loops beside the two ranks on two
+    cores can preempt every round trip (a best of 5.8 ms at 8 B, the sweep
+    ended at 4 KiB), so test_calibrate.sh judges each of up to 3 runs on
+    its own.  The bounds are a hundred times what the machine does unloaded
+    (0.3 us at 8 B, GB/s from 64 KiB): a sweep timing the wrong thing (a
+    sleep, the ranks asleep in their loop, the warm-up's page faults)
+    misses them on every run."""
+    c = section(path)
+    links = [l for l in c["links"] if l["path"] == link_path] if c else []
+    if not check("a %s link" % link_path, len(links) == 1):
+        return
+    s = links[0]["sizes"]
+    got = [e["bytes"] for e in s]
+    check("the sweep reached 64 KiB within the budget: to %s" % fmt_bytes(got[-1]), got[-1] >= 1 << 16)
+    check("one-way time at 8 B under 50 us: %.3g s" % s[0]["best_s"], s[0]["best_s"] < 50e-6)
+    # the best time: the median of a loaded machine is its scheduler's
+    top = s[-1]
+    bw = top["bytes"] / top["best_s"]
+    check("bandwidth at %d B above 100 MB/s: %.3g B/s (median %.3g B/s)"
+          % (top["bytes"], bw, top["bytes"] / top["p50_s"]), bw > 100e6)
 
 
 def stream_key(r):
@@ -250,7 +293,7 @@ def monitoring(on, off, mon_on, mon_off):
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto, "two_nodes": two_nodes,
-     "nonblocking": nonblocking,
+     "nonblocking": nonblocking, "speed": speed,
      "monitoring": monitoring}[what](*args)
     done()
 

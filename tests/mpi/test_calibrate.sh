@@ -2,8 +2,9 @@
 # Calibration at MPI_Finalize (plugin/cf_calibrate.c), on 2 ranks sharing
 # memory with examples/dp_train (MPI_Allreduce on the world):
 #   - the "calibration" section: the intra-node link swept from 8 B to
-#     4 MiB with sane times, the world allreduce at the bucket sizes, the
-#     time within the budget;
+#     4 MiB (or the budget) with times that fit in the time it took, fast
+#     in one of at most 3 runs, the world allreduce at the bucket sizes,
+#     the time within the budget;
 #   - the program's records, matrix and call sites identical with the
 #     calibration off (COMMFIT_CALIBRATE=0, which leaves no section);
 #   - a malformed value named, with the default used; a short budget kept
@@ -25,15 +26,18 @@ job() {
         > /dev/null 2> "$cf_tmp/$name.err" || { cat "$cf_tmp/$name.err"; cf_fail "$name: job failed"; }
 }
 
-COMMFIT_CALIBRATE=3s job full
 COMMFIT_CALIBRATE=0 job off
-# the sweep's times are bounded loosely, but a CPU-bound load beside two ranks
-# on two cores can preempt every round trip: then a second, independent run
-if ! check_cal sweep "$cf_tmp/full.json" intra-node; then
-    echo "the sweep missed: a second, independent run"
+# Every run is held to what load cannot move (check_calibrate.py sweep);
+# how fast the link was is the machine's: two busy loops beside the two
+# ranks on two cores can preempt every round trip, so a slow sweep is
+# followed by a fresh run, at most 3, each judged on its own
+for i in 1 2 3; do
+    echo "== run $i"
     COMMFIT_CALIBRATE=3s job full
     check_cal sweep "$cf_tmp/full.json" intra-node || exit 1
-fi
+    check_cal speed "$cf_tmp/full.json" intra-node && break
+    [ $i = 3 ] && cf_fail "3 runs, the link slow in each"
+done
 check_cal same "$cf_tmp/full.json" "$cf_tmp/off.json" || exit 1
 check_cal absent "$cf_tmp/off.json" || exit 1
 
