@@ -30,13 +30,15 @@ static inline uint64_t cf_size_bin_hi(unsigned bin)
 #define CF_HIST_SUB (1u << CF_HIST_SUB_BITS)
 #define CF_HIST_N 304 /* ticks up to 2^40 (about 18 min at 1 GHz) */
 
+/* Below CF_HIST_SUB a bucket per tick; above, with s = msb - CF_HIST_SUB_BITS,
+ * bucket (msb - CF_HIST_SUB_BITS + 1) * CF_HIST_SUB + the CF_HIST_SUB_BITS bits
+ * under the msb, which is s * CF_HIST_SUB + (ticks >> s): the shifted value
+ * keeps its leading bit, worth CF_HIST_SUB.  ticks | CF_HIST_SUB makes s 0
+ * below CF_HIST_SUB, where the same sum is ticks: no branch, one clz. */
 static inline unsigned cf_hist_bin(uint64_t ticks)
 {
-    if (ticks < CF_HIST_SUB)
-        return (unsigned)ticks;
-    unsigned msb = 63u - (unsigned)__builtin_clzll(ticks);
-    unsigned idx = (msb - CF_HIST_SUB_BITS + 1) * CF_HIST_SUB +
-                   (unsigned)((ticks >> (msb - CF_HIST_SUB_BITS)) & (CF_HIST_SUB - 1));
+    unsigned s = 63u - CF_HIST_SUB_BITS - (unsigned)__builtin_clzll(ticks | CF_HIST_SUB);
+    unsigned idx = s * CF_HIST_SUB + (unsigned)(ticks >> s);
     return idx < CF_HIST_N ? idx : CF_HIST_N - 1;
 }
 uint64_t cf_hist_bin_lo(unsigned idx);
@@ -99,18 +101,20 @@ typedef struct {
     uint32_t hist[CF_HIST_N];
 } cf_stat_t;
 
+/* Branch-free where it can be (the hot path's record update): the first
+ * call's time is the minimum, a full bucket stays full. */
 static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
 {
     unsigned b = cf_hist_bin(ticks);
-    s->calls++;
+    uint64_t n = s->calls;
+    uint64_t lo = n ? s->t_min : UINT64_MAX;
+    s->calls = n + 1;
     s->bytes += bytes;
     s->t_sum += ticks;
-    if (ticks < s->t_min || s->calls == 1)
-        s->t_min = ticks;
+    s->t_min = ticks < lo ? ticks : lo;
     if (ticks > s->t_max)
         s->t_max = ticks;
-    if (s->hist[b] != UINT32_MAX)
-        s->hist[b]++;
+    s->hist[b] += s->hist[b] != UINT32_MAX;
 }
 /* dst += src; both describe the same key. */
 void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src);
