@@ -10,7 +10,13 @@ cf_sync_t cf_sync;
 #define CF_SYNC_TAG 4242
 #define CF_TEST_OFFSET_MAX_S 1e6 /* about 11 days */
 
-static double cf_now_local(void) { return cf_local_ns(cf_ticks()); }
+/* CLOCK_MONOTONIC itself, not the tick counter through a rate: the offsets
+ * are then between the ranks' clocks whatever the rate, and within half the
+ * round trip.  (Read through the 20 ms calibration's rate and kept after
+ * cf_sync_rate replaced it, the init offsets were off by the time since the
+ * start times the rates' difference: 9-11 us on a loaded node, 30 times the
+ * stated bound.) */
+static double cf_now_local(void) { return (double)cf_clock_mono_ns() + cf_sync.test_offset_ns; }
 
 void cf_sync_measure(cf_sync_pt_t *pt)
 {
@@ -57,17 +63,25 @@ void cf_sync_measure(cf_sync_pt_t *pt)
     }
     pt->local_ns = cf_now_local();
     pt->offset_ns = offset;
-    pt->err_ns = err;
+    /* this rank's samples reach its clock through its tick/clock pairs */
+    pt->err_ns = err + cf_sync.pair_err_ns[pt == &cf_sync.fin];
+}
+
+void cf_sync_start(void)
+{
+    cf_sync.pair_err_ns[0] = 0.5 * (double)cf_clock_pair(&cf_g.init_ticks, &cf_g.init_mono_ns);
+    cf_sync.pair_err_ns[1] = cf_sync.pair_err_ns[0];
 }
 
 void cf_sync_rate(void)
 {
     uint64_t t, m;
-    cf_clock_pair(&t, &m);
-    /* the init sync points, taken a few ms after the start with the
-     * calibration's scale, move by nanoseconds in the new one: kept */
-    if (t > cf_g.init_ticks && m > cf_g.init_mono_ns)
+    double half = 0.5 * (double)cf_clock_pair(&t, &m);
+    /* the sync points read CLOCK_MONOTONIC itself: the new rate moves none */
+    if (t > cf_g.init_ticks && m > cf_g.init_mono_ns) {
         cf_sync.ns_per_tick = (double)(m - cf_g.init_mono_ns) / (double)(t - cf_g.init_ticks);
+        cf_sync.pair_err_ns[1] = half;
+    }
 }
 
 void cf_sync_test_offset(int complain)
