@@ -2,8 +2,8 @@
  * measured at init and at finalize with min-RTT ping-pongs down a binomial
  * tree (log2 p rounds, pairs in parallel), and interpolated linearly in
  * between (the Score-P method).  Ranks of one node share the kernel's clock
- * and inherit their parent's offset unmeasured (unless a test offset is
- * injected).  Local time is CLOCK_MONOTONIC, in ns: the ping-pongs read it
+ * and inherit their parent's offset after one round trip (unless a test
+ * offset is injected).  Local time is CLOCK_MONOTONIC, in ns: the ping-pongs read it
  * directly, samples through the tick counter mapped onto it at the run's
  * two ends (cf_clock_pair at init and in cf_sync_rate). */
 #ifndef CF_SYNC_H
