@@ -56,6 +56,19 @@ static void cf_slurm_limit(json_t *o, const char *job)
         json_object_set_new(o, "time_limit_s", json_integer(s));
 }
 
+/* host added to the comma separated list (n of its len bytes used), unless
+ * it is there already: the order of first appearance kept */
+static void cf_add_host(char *list, size_t len, size_t *n, const char *host, size_t k)
+{
+    if (!k)
+        return;
+    for (const char *p = list; (p = strstr(p, host)) != NULL; p++)
+        if ((p == list || p[-1] == ',') && (p[k] == ',' || p[k] == 0))
+            return;
+    if (*n + k + 2 < len)
+        *n += (size_t)snprintf(list + *n, len - *n, "%s%s", *n ? "," : "", host);
+}
+
 /* PBS: the distinct hosts of $PBS_NODEFILE, comma separated */
 static void cf_pbs_nodes(json_t *o)
 {
@@ -67,16 +80,36 @@ static void cf_pbs_nodes(json_t *o)
     size_t n = 0;
     while (fgets(host, sizeof(host), f)) {
         host[strcspn(host, "\r\n")] = 0;
-        size_t k = strlen(host);
-        if (!k)
-            continue;
-        int seen = 0;
-        for (const char *p = list; !seen && (p = strstr(p, host)); p += k)
-            seen = (p == list || p[-1] == ',') && (p[k] == ',' || p[k] == 0);
-        if (!seen && n + k + 2 < sizeof(list))
-            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? "," : "", host);
+        cf_add_host(list, sizeof(list), &n, host, strlen(host));
     }
     fclose(f);
+    if (n)
+        json_object_set_new(o, "nodes", json_string(list));
+}
+
+/* LSF: LSB_HOSTS names a host once per slot ("h1 h1 h2"); LSB_MCPU_HOSTS,
+ * which LSF sets also for jobs too large for LSB_HOSTS, names it once with
+ * its slot count ("h1 2 h2 1").  The distinct hosts, comma separated, in
+ * the order given. */
+static void cf_lsf_nodes(json_t *o)
+{
+    const char *v = getenv("LSB_HOSTS");
+    int mcpu = !v || !*v;
+    if (mcpu)
+        v = getenv("LSB_MCPU_HOSTS");
+    if (!v || !*v)
+        return;
+    char list[4096] = "", host[256];
+    size_t n = 0;
+    for (int i = 0; *(v += strspn(v, " \t\n")); i++) {
+        size_t k = strcspn(v, " \t\n");
+        if ((!mcpu || i % 2 == 0) && k < sizeof(host)) {
+            memcpy(host, v, k);
+            host[k] = 0;
+            cf_add_host(list, sizeof(list), &n, host, k);
+        }
+        v += k;
+    }
     if (n)
         json_object_set_new(o, "nodes", json_string(list));
 }
@@ -117,7 +150,7 @@ json_t *cf_sched_collect(void)
         if (ix && *ix && strcmp(ix, "0") != 0)
             json_object_set_new(o, "array_index", json_string(ix));
         cf_put(o, "partition", "LSB_QUEUE");
-        cf_put(o, "nodes", "LSB_HOSTS");
+        cf_lsf_nodes(o);
     } else {
         json_decref(o);
         return NULL;

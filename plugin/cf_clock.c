@@ -15,6 +15,24 @@ static int cf_kernel_uses_tsc(void)
     return ok;
 }
 
+#ifdef CF_HAVE_TSC
+/* a TSC read and the CLOCK_MONOTONIC time of it, as cf_clock_pair does
+ * (cf_ticks is not the TSC yet): the bracket of the best of 16 tries, ns */
+static uint64_t cf_tsc_pair(uint64_t *c, uint64_t *n)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 16; i++) {
+        uint64_t n0 = cf_clock_mono_ns(), ci = __rdtsc(), n1 = cf_clock_mono_ns();
+        if (n1 >= n0 && n1 - n0 < best) {
+            best = n1 - n0;
+            *c = ci;
+            *n = n0 + (n1 - n0) / 2;
+        }
+    }
+    return best;
+}
+#endif
+
 void cf_clock_init(void)
 {
     cf_clock.use_tsc = 0;
@@ -23,13 +41,15 @@ void cf_clock_init(void)
 #ifdef CF_HAVE_TSC
     if (!cf_kernel_uses_tsc())
         return;
-    uint64_t n0 = cf_clock_mono_ns(), c0 = __rdtsc();
-    uint64_t n1, c1;
-    do {
-        n1 = cf_clock_mono_ns();
-        c1 = __rdtsc();
-    } while (n1 - n0 < 20000000ull);
-    if (c1 <= c0)
+    /* both ends bracketed: a preemption between a plain pair of reads
+     * (milliseconds on a loaded node) would skew the rate by its share of
+     * the 20 ms; bracketed, each end is within half its bracket (tens of ns) */
+    uint64_t c0 = 0, n0 = 0, c1 = 0, n1 = 0;
+    if (cf_tsc_pair(&c0, &n0) == UINT64_MAX)
+        return;
+    while (cf_clock_mono_ns() - n0 < 20000000ull)
+        ;
+    if (cf_tsc_pair(&c1, &n1) == UINT64_MAX || c1 <= c0 || n1 <= n0)
         return;
     cf_clock.hz = (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
     cf_clock.mult = (uint64_t)((double)(n1 - n0) / (double)(c1 - c0) * (double)(1u << 24) + 0.5);
@@ -37,7 +57,7 @@ void cf_clock_init(void)
 #endif
 }
 
-void cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p)
+uint64_t cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p)
 {
     uint64_t best = UINT64_MAX, t = 0, m = 0;
     for (int i = 0; i < 32; i++) {
@@ -49,9 +69,12 @@ void cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p)
         }
     }
     if (best == UINT64_MAX) { /* the clock went backwards each time: take the last reads */
+        uint64_t m0 = cf_clock_mono_ns();
         t = cf_ticks();
         m = cf_clock_mono_ns();
+        best = m > m0 ? m - m0 : m0 - m;
     }
     *ticks_p = t;
     *mono_p = m;
+    return best;
 }

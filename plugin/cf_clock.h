@@ -49,7 +49,8 @@ CF_HIDDEN void cf_clock_init(void);
  * closely, the clock time taken in the middle.  One plain pair of reads
  * can be split by a preemption, and ranks that map their ticks onto the
  * shared clock through such a pair disagree by that much: hundreds of ns
- * to microseconds, more than a one-way message on shared memory takes. */
-CF_HIDDEN void cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p);
+ * to microseconds, more than a one-way message on shared memory takes.
+ * Returns that bracket, ns: the clock time is within half of it. */
+CF_HIDDEN uint64_t cf_clock_pair(uint64_t *ticks_p, uint64_t *mono_p);
 
 #endif

@@ -2,9 +2,10 @@
  * measured at init and at finalize with min-RTT ping-pongs down a binomial
  * tree (log2 p rounds, pairs in parallel), and interpolated linearly in
  * between (the Score-P method).  Ranks of one node share the kernel's clock
- * and inherit their parent's offset unmeasured (unless a test offset is
- * injected).  Local time is CLOCK_MONOTONIC continued by the tick counter,
- * in ns. */
+ * and inherit their parent's offset after one round trip (unless a test
+ * offset is injected).  Local time is CLOCK_MONOTONIC, in ns: the ping-pongs read it
+ * directly, samples through the tick counter mapped onto it at the run's
+ * two ends (cf_clock_pair at init and in cf_sync_rate). */
 #ifndef CF_SYNC_H
 #define CF_SYNC_H
 
@@ -13,12 +14,15 @@
 typedef struct {
     double local_ns; /* local time of the measurement */
     double offset_ns; /* rank 0's clock minus ours */
-    double err_ns;    /* bound: half the best round trip, summed along the tree */
+    /* bound: half the best round trip, summed along the tree, plus half the
+     * bracket of this rank's tick/clock pair at that end (cf_clock_pair) */
+    double err_ns;
 } cf_sync_pt_t;
 
 typedef struct {
     cf_sync_pt_t init, fin;
     double test_offset_ns; /* COMMFIT_TEST_CLOCK_OFFSET for this rank */
+    double pair_err_ns[2]; /* half the bracket of the init and the final tick/clock pair */
     /* ns per tick over the whole run, fixed at finalize: it maps ticks onto
      * CLOCK_MONOTONIC exactly at both ends, so that ranks of one node, which
      * share that clock, agree; the 20 ms calibration alone drifts by up to
@@ -35,6 +39,9 @@ static inline double cf_local_ns(uint64_t ticks)
     return (double)cf_g.init_mono_ns + since + cf_sync.test_offset_ns;
 }
 
+/* The run's first tick/clock pair, cf_g.init_ticks and init_mono_ns (at
+ * init, before cf_sync_measure). */
+CF_HIDDEN void cf_sync_start(void);
 /* Fixes ns_per_tick from the run's two ends (at finalize, before converting
  * any sample). */
 CF_HIDDEN void cf_sync_rate(void);

@@ -9,7 +9,7 @@ commfit="$CF_BUILDDIR/tools/commfit"
 known="$CF_BUILDDIR/tests/mpi/known_calls"
 check() { "$CF_PYTHON" "$CF_SRCDIR/tests/slurm/check_slurm.py" "$@"; }
 unset SLURM_JOB_ID SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID SLURM_STEP_ID PBS_JOBID PBS_ARRAY_INDEX PBS_ARRAYID LSB_JOBID \
-    LSB_JOBINDEX
+    LSB_JOBINDEX LSB_HOSTS LSB_MCPU_HOSTS
 export COMMFIT_SUMMARY=0
 
 # 1. PBS: job id, name, array index, queue, the distinct hosts of the node file, walltime
@@ -49,17 +49,28 @@ check job "$d/p.json" name=pbs job_id=51.pbs01 partition=long time_limit_s=600 |
 [ ! -e "$d/p.parts" ] || { ls -la "$d/p.parts"; cf_fail "the spool is left after commfit merge"; }
 echo "ok   PBS, MPI_Abort: the profile commfit merge makes outside the job names it, and the spool goes"
 
-# 2. LSF: job id and array index (LSB_JOBINDEX), queue, hosts; the default name JOB_INDEX
+# 2. LSF: job id and array index (LSB_JOBINDEX), queue, hosts; the default name JOB_INDEX.
+#    LSB_HOSTS names a host once per slot: 6 slots on 3 hosts give 3 nodes, in the order
+#    of first appearance (h1 is not taken for a part of h10)
 d="$cf_tmp/lsf"
 mkdir -p "$d"
-(cd "$d" && LSB_JOBID=977 LSB_JOBINDEX=5 LSB_JOBNAME="sweep[5]" LSB_QUEUE=normal LSB_HOSTS="h1 h1 h2" \
+(cd "$d" && LSB_JOBID=977 LSB_JOBINDEX=5 LSB_JOBNAME="sweep[5]" LSB_QUEUE=normal LSB_HOSTS="h2 h2 h10 h1 h2 h1" \
     cf_mpirun 2 -- "$known") || cf_fail "the job failed"
 p=$(ls "$d"/commfit-*-977_5.json) || { ls "$d"; cf_fail "the default name does not carry LSF's job and index"; }
-check job "$p" name=lsf job_id=977 array_index=5 partition=normal "nodes=h1 h1 h2" time_limit_s=None || exit 1
+check job "$p" name=lsf job_id=977 array_index=5 partition=normal nodes=h2,h10,h1 time_limit_s=None || exit 1
 "$commfit" report "$p" > "$d/report" || cf_fail "commfit report failed"
-grep -x 'batch LSF job 977 (array index 5) "sweep\[5\]", partition normal, nodes h1 h1 h2' "$d/report" ||
+grep -x 'batch LSF job 977 (array index 5) "sweep\[5\]", partition normal, nodes h2,h10,h1' "$d/report" ||
     { head -4 "$d/report"; cf_fail "the report's header"; }
-echo "ok   LSF: the job in the profile, the file name and the report"
+echo "ok   LSF: the job in the profile (6 slots, 3 distinct hosts), the file name and the report"
+
+# 2b. LSF without LSB_HOSTS (a job too large for it): LSB_MCPU_HOSTS, host and slot count
+#     in turn; the counts are not hosts
+d="$cf_tmp/lsfmcpu"
+mkdir -p "$d"
+(cd "$d" && LSB_JOBID=978 LSB_MCPU_HOSTS="n07 40 n03 40 n12 8 " COMMFIT_OUTPUT="$d/p.json" cf_mpirun 2 -- "$known") ||
+    cf_fail "the job failed"
+check job "$d/p.json" name=lsf job_id=978 nodes=n07,n03,n12 array_index=None || exit 1
+echo "ok   LSF: the 3 hosts of LSB_MCPU_HOSTS when LSB_HOSTS is not set"
 
 # 3. a control character in a variable never reaches the terminal
 d="$cf_tmp/ctl"
@@ -80,4 +91,4 @@ old="$CF_SRCDIR/tests/corpus/hpcc-shm-2/profile.json"
 "$commfit" report "$old" > "$d/report" || cf_fail "commfit report of $old failed"
 ! grep -q "^batch " "$d/report" || cf_fail "a batch line for a profile without job.scheduler"
 echo "ok   outside a batch job, and in an older profile: no job.scheduler, no header line"
-echo "6 passed, 0 failed"
+echo "7 passed, 0 failed"
