@@ -520,12 +520,14 @@ void cf_runtime_finalize(void)
     cf_recording_pause();
     static cf_fin_run_t run; /* large: not on the stack */
     cf_fin_run_t *m = &run;
+    size_t nmod;
+    const cf_module_t *mod = cf_module_list(&nmod);
     m->end_mono = cf_clock_mono_ns();
     /* before the merge, with recording off: none of its traffic is the
      * program's (calibration) */
-    for (size_t i = 0; i < cf_nmodules; i++)
-        if (cf_modules[i].before_merge)
-            cf_modules[i].before_merge();
+    for (size_t i = 0; i < nmod; i++)
+        if (mod[i].before_merge)
+            mod[i].before_merge();
 
     /* 1. this rank's threads */
     if (!cf_fin_threads(m)) {
@@ -547,9 +549,9 @@ void cf_runtime_finalize(void)
     PMPI_Allreduce(fail, m->fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     /* the modules' sections, in the list's order (collective) */
     cf_fin_t fin = {.failed_calls = m->loss_all[CF_LOSS_FAILED]};
-    json_t *sec[cf_nmodules];
-    for (size_t i = 0; i < cf_nmodules; i++)
-        sec[i] = cf_modules[i].section ? cf_modules[i].section(&fin) : NULL;
+    json_t *sec[nmod];
+    for (size_t i = 0; i < nmod; i++)
+        sec[i] = mod[i].section ? mod[i].section(&fin) : NULL;
 
     if (cf_g.world_rank == 0) {
         cf_fin_put_job(m, &p);
@@ -558,20 +560,20 @@ void cf_runtime_finalize(void)
             cf_profile_add_sections(&p, &m->sres);
         for (size_t i = 0; i < p.npartial_reason; i++)
             cf_log("the profile is partial: %s", p.partial_reason[i]);
-        for (size_t i = 0; i < cf_nmodules; i++)
-            cf_extra_put(&p.extra, cf_modules[i].name, sec[i]);
+        for (size_t i = 0; i < nmod; i++)
+            cf_extra_put(&p.extra, mod[i].name, sec[i]);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);
         cf_profile_free(&p);
     } else {
-        for (size_t i = 0; i < cf_nmodules; i++)
+        for (size_t i = 0; i < nmod; i++)
             json_decref(sec[i]);
     }
     cf_quiet_wait();
     cf_fin_free(m);
-    for (size_t i = 0; i < cf_nmodules; i++)
-        if (cf_modules[i].fini)
-            cf_modules[i].fini();
+    for (size_t i = 0; i < nmod; i++)
+        if (mod[i].fini)
+            mod[i].fini();
     atomic_store(&cf_g.state, 2);
 }
