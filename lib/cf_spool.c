@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_assemble.h"
 #include "cf_spool.h"
 
 /* ---- paths, without the formatting library (signal handlers use them) ---- */
@@ -64,35 +65,6 @@ int cf_spool_paths(const char *dir, int rank, uint32_t fanout, char *sub, char *
     return m < len ? (int)m : -1;
 }
 
-/* ---- records ---- */
-
-static double cf_s(uint64_t ns) { return (double)ns * 1e-9; }
-
-void cf_record_from_stat(cf_record_t *r, const cf_stat_t *s, const char *op, const char *kind, const char *parent_op)
-{
-    r->layer = (int)cf_key_layer(s->key);
-    cf_strlcpy(r->op, op, sizeof(r->op));
-    cf_strlcpy(r->kind, kind, sizeof(r->kind));
-    r->comm = cf_key_comm(s->key);
-    if (r->layer == CF_LAYER_UCX) {
-        /* the communicator field of a UCX key holds the MPI operation above it */
-        cf_strlcpy(r->parent_op, parent_op ? parent_op : "", sizeof(r->parent_op));
-        r->comm = CF_COMM_ID_NONE;
-    }
-    r->path = (int)cf_key_path(s->key);
-    r->size_lo = cf_size_bin_lo(cf_key_bin(s->key));
-    r->size_hi = cf_size_bin_hi(cf_key_bin(s->key));
-    r->calls = s->calls;
-    r->bytes = s->bytes;
-    r->t_sum = cf_s(s->t_sum);
-    r->t_min = cf_s(s->t_min);
-    r->t_max = cf_s(s->t_max);
-    r->t_p50 = cf_hist_quantile(s->hist, 0.5, (double)s->t_min, (double)s->t_max) * 1e-9;
-    r->t_p99 = cf_hist_quantile(s->hist, 0.99, (double)s->t_min, (double)s->t_max) * 1e-9;
-    /* the records' own wait field holds the blocked time charged at completion (ns) */
-    r->blocked_s = cf_s(s->t_wait);
-    r->post_s = cf_s(s->t_post);
-}
 
 /* ---- reading the parts ---- */
 
@@ -797,18 +769,6 @@ int cf_spool_private(const char *dir, char *out, size_t outlen)
 
 /* ---- the merge ---- */
 
-void cf_region_loss_reasons(cf_profile_t *p, uint64_t full, uint64_t deep)
-{
-    if (full)
-        cf_profile_add_partial_reason(p, "%llu MPI_Pcontrol region opens found the region table full (%u regions): "
-                                      "their calls are in the region around them", (unsigned long long)full,
-                                      CF_REGION_MASK);
-    if (deep)
-        cf_profile_add_partial_reason(p, "%llu MPI_Pcontrol region opens nested deeper than %d were not opened: "
-                                      "their calls are in the region %d deep", (unsigned long long)deep,
-                                      CF_REGION_DEPTH, CF_REGION_DEPTH);
-}
-
 /* Appends "lo" or "lo-hi" to a list of ranks ("0, 2-5, 9"), "..." once it is full. */
 static void cf_range_add(char *out, size_t len, size_t *at, int lo, int hi)
 {
@@ -1151,17 +1111,8 @@ static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
         g->req_dropped += q->h.req_dropped;
         g->dropped += q->dropped;
         failed += q->failed;
-        if (q->h.node_ranks > 0 && q->h.node_cpus > 0) {
-            if (p->oversubscribed < 0)
-                p->oversubscribed = 0;
-            if (q->h.node_ranks > q->h.node_cpus)
-                p->oversubscribed = 1;
-            if (q->h.node_ranks > p->ranks_per_node_max)
-                p->ranks_per_node_max = q->h.node_ranks;
-            if (!p->cpus_per_node_min || q->h.node_cpus < p->cpus_per_node_min)
-                p->cpus_per_node_min = q->h.node_cpus;
-        }
     }
+    cf_assemble_oversubscription(p);
     p->failed_calls = failed;
     return CF_OK;
 }
@@ -1254,17 +1205,10 @@ static void cf_merge_losses(cf_merge_t *g, cf_profile_t *p)
     }
     cf_profile_add_partial_reason(p, "clocks not synchronized: the job ended before MPI_Finalize, so waits, transfer "
                                   "times and one-way times are not measured; times are each rank's own");
-    if (g->refused)
-        cf_profile_add_partial_reason(p, "%llu threads not recorded (COMMFIT_MAX_THREADS)",
-                                      (unsigned long long)g->refused);
-    if (g->dropped)
-        cf_profile_add_partial_reason(p, "records dropped: %llu calls found the tables full (COMMFIT_TABLE_SIZE); "
-                                      "the records concerned say how many ranks they may lack (ranks_missing)",
-                                      (unsigned long long)g->dropped);
-    if (g->req_dropped)
-        cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS)",
-                                      (unsigned long long)g->req_dropped);
-    cf_region_loss_reasons(p, g->regions_full, g->regions_deep);
+    /* the limits are not in the parts: the sentences name the variables alone */
+    cf_losses_t l = {.threads = g->refused, .records = g->dropped, .requests = g->req_dropped};
+    cf_assemble_losses(p, &l);
+    cf_assemble_region_losses(p, g->regions_full, g->regions_deep);
     if (g->other)
         cf_profile_add_partial_reason(p, "%zu parts of another job (%s) left in the spool", g->other,
                                       g->other_job[0] ? g->other_job : "no job id");
@@ -1369,11 +1313,10 @@ static int cf_merge_records(cf_merge_t *g, cf_profile_t *p, const cf_spill_regio
         const cf_spill_op_t *parent = cf_key_layer(s->key) == CF_LAYER_UCX && cf_key_comm(s->key)
                                           ? cf_part_op(g->ref, CF_LAYER_MPI, cf_key_comm(s->key))
                                           : NULL;
-        cf_record_t *rec = &p->rec[p->nrec++];
-        cf_record_from_stat(rec, s, op ? op->name : "unknown", op ? op->kind : "other", parent ? parent->name : "");
         unsigned rid = cf_key_region(s->key);
-        rec->region = rid && nr ? (unsigned)*cf_u64map_get(&rindex, rid) : 0;
-        rec->ranks_missing = (uint32_t)(missing - *cf_u64map_get(&g->m.full, s->key));
+        cf_assemble_record(p, s, op ? op->name : "unknown", op ? op->kind : "other", parent ? parent->name : "",
+                           rid && nr ? (unsigned)*cf_u64map_get(&rindex, rid) : 0,
+                           (uint32_t)(missing - *cf_u64map_get(&g->m.full, s->key)));
     }
     cf_u64map_fini(&rindex);
     free(sorted);

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <sys/stat.h>
+#include "cf_assemble.h"
 #include "cf_bins.h"
 #include "cf_profile.h"
 
@@ -135,12 +136,5 @@ int cf_spool_merge(const char *dir, uint64_t nonce, cf_profile_t *p, uint64_t *n
  * subdirectories and the spool left empty. */
 void cf_spool_remove(const char *dir, uint64_t nonce);
 
-/* The partial reasons for region opens refused (summed over ranks): the
- * table full, nested too deep (cf_region.c's limits). */
-#define CF_REGION_DEPTH 16
-void cf_region_loss_reasons(cf_profile_t *p, uint64_t full, uint64_t deep);
-
-/* A record of the profile from merged stats (ns), with its names. */
-void cf_record_from_stat(cf_record_t *r, const cf_stat_t *s, const char *op, const char *kind, const char *parent_op);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cf_assemble.h"
 #include "cf_coll.h"
 #include "cf_module.h"
 #include "cf_output.h"
@@ -147,17 +148,10 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
     const cf_config_t *c = &cf_g.cfg;
     if (fail[CF_FAIL_NOMEM])
         cf_profile_add_partial_reason(p, "out of memory at finalize on some rank: records left out");
-    if (loss[CF_LOSS_THREADS])
-        cf_profile_add_partial_reason(p, "%llu threads not recorded (COMMFIT_MAX_THREADS=%u)",
-                                      (unsigned long long)loss[CF_LOSS_THREADS], c->max_threads);
-    if (loss[CF_LOSS_RECORDS])
-        cf_profile_add_partial_reason(p, "records dropped: %llu calls or keys found the tables full "
-                                      "(COMMFIT_TABLE_SIZE=%u, COMMFIT_MERGE_MAX=%u); each record says how many "
-                                      "ranks' calls it may lack (ranks_missing)",
-                                      (unsigned long long)loss[CF_LOSS_RECORDS], c->table_size, c->merge_max);
-    if (loss[CF_LOSS_REQUESTS])
-        cf_profile_add_partial_reason(p, "%llu requests not tracked (COMMFIT_MAX_REQUESTS=%u)",
-                                      (unsigned long long)loss[CF_LOSS_REQUESTS], c->max_requests);
+    cf_losses_t l = {.threads = loss[CF_LOSS_THREADS], .records = loss[CF_LOSS_RECORDS],
+                     .requests = loss[CF_LOSS_REQUESTS], .max_threads = c->max_threads,
+                     .table_size = c->table_size, .merge_max = c->merge_max, .max_requests = c->max_requests};
+    cf_assemble_losses(p, &l);
     if (fail[CF_FAIL_MERGE])
         cf_profile_add_partial_reason(p, "more distinct records over the job than COMMFIT_MERGE_MAX=%u: some left out",
                                       c->merge_max);
@@ -173,25 +167,6 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
     if (loss[CF_LOSS_STREAMS])
         cf_profile_add_partial_reason(p, "%llu messages not sampled: more than %d message streams on a thread",
                                       (unsigned long long)loss[CF_LOSS_STREAMS], CF_CHANNELS);
-}
-
-/* Rank 0: the job's oversubscription, from each rank's node figures. */
-static void cf_oversubscription(cf_profile_t *p)
-{
-    p->oversubscribed = -1;
-    for (size_t i = 0; i < p->nrank; i++) {
-        const cf_rank_info_t *r = &p->rank[i];
-        if (r->node_ranks <= 0 || r->node_cpus <= 0)
-            continue;
-        if (p->oversubscribed < 0)
-            p->oversubscribed = 0;
-        if (r->node_ranks > r->node_cpus)
-            p->oversubscribed = 1;
-        if (r->node_ranks > p->ranks_per_node_max)
-            p->ranks_per_node_max = r->node_ranks;
-        if (!p->cpus_per_node_min || r->node_cpus < p->cpus_per_node_min)
-            p->cpus_per_node_min = r->node_cpus;
-    }
 }
 
 /* Whether this rank may have calls of key that no table of it kept: a key
@@ -443,7 +418,7 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
         if (r->wall_s > p->wall_s)
             p->wall_s = r->wall_s;
     }
-    cf_oversubscription(p);
+    cf_assemble_oversubscription(p);
     cf_partial_reasons(p, m->loss_all, m->fail_all, m->have_samples ? m->sres.lost : 0);
     p->failed_calls = m->loss_all[CF_LOSS_FAILED];
     p->comm = calloc(m->nuc ? m->nuc : 1, sizeof(*p->comm));
@@ -470,16 +445,14 @@ static void cf_fin_put_records(const cf_fin_run_t *m, cf_profile_t *p)
         const cf_stat_t *s = &m->stats[i];
         if (!s->calls)
             continue;
-        cf_record_t *r = &p->rec[p->nrec++];
         unsigned op = cf_key_op(s->key), layer = cf_key_layer(s->key), parent = cf_key_comm(s->key);
-        cf_record_from_stat(r, s, cf_layer_op_name(layer, op), cf_layer_op_kind(layer, op),
-                            layer == CF_LAYER_UCX && parent ? cf_layer_op_name(CF_LAYER_MPI, parent) : "");
-        unsigned rid = cf_key_region(s->key);
+        unsigned rid = cf_key_region(s->key), region = 0;
         for (size_t k = 0; rid && m->rids && k < p->nregion; k++)
             if (m->rids[k] == rid)
-                r->region = (unsigned)k + 1;
-        if (m->missing)
-            r->ranks_missing = m->missing[i];
+                region = (unsigned)k + 1;
+        cf_record_t *r = cf_assemble_record(p, s, cf_layer_op_name(layer, op), cf_layer_op_kind(layer, op),
+                                            layer == CF_LAYER_UCX && parent ? cf_layer_op_name(CF_LAYER_MPI, parent) : "",
+                                            region, m->missing ? m->missing[i] : 0);
         /* transfer stats of the same key, both arrays sorted by key */
         while (xstats && xi < m->nx && xstats[xi].key < s->key)
             xi++;
@@ -520,12 +493,14 @@ void cf_runtime_finalize(void)
     cf_recording_pause();
     static cf_fin_run_t run; /* large: not on the stack */
     cf_fin_run_t *m = &run;
+    size_t nmod;
+    const cf_module_t *mod = cf_module_list(&nmod);
     m->end_mono = cf_clock_mono_ns();
     /* before the merge, with recording off: none of its traffic is the
      * program's (calibration) */
-    for (size_t i = 0; i < cf_nmodules; i++)
-        if (cf_modules[i].before_merge)
-            cf_modules[i].before_merge();
+    for (size_t i = 0; i < nmod; i++)
+        if (mod[i].before_merge)
+            mod[i].before_merge();
 
     /* 1. this rank's threads */
     if (!cf_fin_threads(m)) {
@@ -547,9 +522,9 @@ void cf_runtime_finalize(void)
     PMPI_Allreduce(fail, m->fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     /* the modules' sections, in the list's order (collective) */
     cf_fin_t fin = {.failed_calls = m->loss_all[CF_LOSS_FAILED]};
-    json_t *sec[cf_nmodules];
-    for (size_t i = 0; i < cf_nmodules; i++)
-        sec[i] = cf_modules[i].section ? cf_modules[i].section(&fin) : NULL;
+    json_t *sec[nmod];
+    for (size_t i = 0; i < nmod; i++)
+        sec[i] = mod[i].section ? mod[i].section(&fin) : NULL;
 
     if (cf_g.world_rank == 0) {
         cf_fin_put_job(m, &p);
@@ -558,20 +533,20 @@ void cf_runtime_finalize(void)
             cf_profile_add_sections(&p, &m->sres);
         for (size_t i = 0; i < p.npartial_reason; i++)
             cf_log("the profile is partial: %s", p.partial_reason[i]);
-        for (size_t i = 0; i < cf_nmodules; i++)
-            cf_extra_put(&p.extra, cf_modules[i].name, sec[i]);
+        for (size_t i = 0; i < nmod; i++)
+            cf_extra_put(&p.extra, mod[i].name, sec[i]);
         cf_write_profile(&p);
         if (cf_g.cfg.summary)
             cf_summary_print(&p, stderr);
         cf_profile_free(&p);
     } else {
-        for (size_t i = 0; i < cf_nmodules; i++)
+        for (size_t i = 0; i < nmod; i++)
             json_decref(sec[i]);
     }
     cf_quiet_wait();
     cf_fin_free(m);
-    for (size_t i = 0; i < cf_nmodules; i++)
-        if (cf_modules[i].fini)
-            cf_modules[i].fini();
+    for (size_t i = 0; i < nmod; i++)
+        if (mod[i].fini)
+            mod[i].fini();
     atomic_store(&cf_g.state, 2);
 }

@@ -3,7 +3,7 @@
  * cf_merge.c) owns the state, the hot path and the profile's records; a
  * module keeps its state file-static and hands the core a descriptor.  The
  * descriptors are listed in cf_modules.c, the only file that names every
- * module; their order is the order of the hooks' calls on every rank (which
+ * module, and handed to the core at MPI_Init (cf_init.c); their order is the order of the hooks' calls on every rank (which
  * makes collective hooks safe) and of the sections in the profile.
  *
  * The hot path does not go through this table: what a wrapper records it
@@ -39,7 +39,13 @@ typedef struct {
     void (*fini)(void);
 } cf_module_t;
 
+/* The list (cf_modules.c), which only MPI_Init's start (cf_init.c) names. */
 CF_HIDDEN extern const cf_module_t cf_modules[];
 CF_HIDDEN extern const size_t cf_nmodules;
+
+/* The core keeps the list it is given at MPI_Init and runs the hooks from
+ * it (a thread's registration, the finalize): it names no module. */
+CF_HIDDEN void cf_modules_register(const cf_module_t *list, size_t n);
+CF_HIDDEN const cf_module_t *cf_module_list(size_t *n);
 
 #endif

@@ -8,7 +8,6 @@
 #include "cf_module.h"
 #include "cf_papi.h"
 #include "cf_protocol.h"
-#include "cf_refresh.h"
 #include "cf_sched.h"
 #include "cf_spill.h"
 #include "cf_ucx.h"
@@ -32,9 +31,8 @@ const cf_module_t cf_modules[] = {
     {.name = "protocol", .section = cf_protocol_section},
     {.name = "calibration", .before_merge = cf_calibrate_run, .section = cf_calibrate_section},
     {.name = CF_SCHED_KEY, .section = cf_sched_section},
-    /* the spool of a job that does not finish; its refresh thread stops with it */
+    /* the spool of a job that does not finish, with its refresh thread (cf_refresh.c) */
     {.name = "spill", .init = cf_spill_init, .fini = cf_spill_finalized},
-    {.name = "refresh", .init = cf_refresh_init},
 #ifdef COMMFIT_NULL_MODULE
     {.name = "null", .init = cf_null_init, .thread_init = cf_null_thread_init, .section = cf_null_section,
      .fini = cf_null_fini},

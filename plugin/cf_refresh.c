@@ -28,6 +28,7 @@ static pthread_mutex_t cf_refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cf_refresh_cond = PTHREAD_COND_INITIALIZER;
 static double cf_every, cf_before, cf_deadline;
 static unsigned long cf_refresh_count;
+static int (*cf_refresh_write)(void); /* the spill's writer */
 static double cf_refresh_last_s, cf_refresh_max_s;
 
 static double cf_now(void)
@@ -113,7 +114,7 @@ static void *cf_refresh_main(void *arg)
         pthread_mutex_unlock(&cf_refresh_lock);
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        int rc = cf_spill_refresh();
+        int rc = cf_refresh_write();
         clock_gettime(CLOCK_MONOTONIC, &b);
         pthread_mutex_lock(&cf_refresh_lock);
         if (rc == 0) {
@@ -131,8 +132,9 @@ static void *cf_refresh_main(void *arg)
     return NULL;
 }
 
-void cf_refresh_init(void)
+void cf_refresh_init(int (*write)(void))
 {
+    cf_refresh_write = write;
     if (!cf_g.cfg.spill)
         return;
     cf_every = cf_env_seconds("COMMFIT_SPOOL_EVERY", 300);

@@ -7,13 +7,11 @@
 
 #include "cf_common.h"
 
-/* At MPI_Init, after cf_spill_init (collective over world): reads
+/* At MPI_Init, from the spill's init (collective over world): reads
  * COMMFIT_SPOOL_EVERY and COMMFIT_SPOOL_BEFORE, learns the job's end (rank 0)
- * and starts the thread. */
-CF_HIDDEN void cf_refresh_init(void);
-/* The thread ends (MPI_Finalize). */
+ * and starts the thread, which writes the part with write (0 when written). */
+CF_HIDDEN void cf_refresh_init(int (*write)(void));
+/* The thread ends (MPI_Finalize, from the spill's end). */
 CF_HIDDEN void cf_refresh_stop(void);
-/* The part as it stands, the job going on (cf_spill.c): 0 when written. */
-CF_HIDDEN int cf_spill_refresh(void);
 
 #endif

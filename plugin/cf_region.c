@@ -265,7 +265,7 @@ int cf_regions_merge(cf_profile_t *p, unsigned **ids_p)
         if (!p->extra)
             p->extra = json_object();
         json_object_set_new(p->extra, "region_entries", entries);
-        cf_region_loss_reasons(p, all[1], all[2]);
+        cf_assemble_region_losses(p, all[1], all[2]);
         if (misuse)
             cf_log("%llu MPI_Pcontrol calls did not match an open region; ignored", (unsigned long long)misuse);
     }

@@ -435,8 +435,13 @@ CF_HIDDEN void cf_req_forget(MPI_Request req);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);
 
-/* ---- lifecycle (cf_runtime.c, cf_merge.c; the modules' part: cf_module.h) ---- */
+/* ---- lifecycle (cf_init.c, cf_merge.c; the modules' part: cf_module.h) ---- */
 CF_HIDDEN void cf_runtime_init(int provided);
+/* The COMMFIT_* variables read into c; rank 0 complains of wrong ones. */
+CF_HIDDEN void cf_config_read(cf_config_t *c, int complain);
+/* The thread registry's room, for cf_g.cfg.max_threads: 0 when there is none. */
+CF_HIDDEN int cf_threads_alloc(void);
+CF_HIDDEN void cf_threads_free(void);
 CF_HIDDEN void cf_runtime_finalize(void);
 CF_HIDDEN void cf_comm_register(MPI_Comm comm, const char *how);
 CF_HIDDEN void cf_comm_unregister(MPI_Comm comm);

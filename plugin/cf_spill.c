@@ -432,7 +432,7 @@ void cf_spill_abort(int errorcode) { cf_spill_blocked(CF_END_ABORT, errorcode, "
 /* The part as it stands, the job going on (cf_refresh.c's thread, which
  * takes no signal): an end's part, written meanwhile, is never replaced. */
 static int cf_refreshed;
-int cf_spill_refresh(void)
+static int cf_spill_refresh(void)
 {
     int expect = 1;
     if (atomic_load(&cf_g.state) != 1 || !atomic_compare_exchange_strong(&cf_spill_state, &expect, 4))
@@ -501,7 +501,7 @@ static void cf_spill_claim(char *dir, size_t len, uint64_t nonce, const char *jo
                r == 1 ? "holds the parts of an earlier job, and no other could be made" : why);
 }
 
-void cf_spill_init(void)
+static void cf_spill_arm(void)
 {
     const cf_config_t *c = &cf_g.cfg;
     /* rank 0 names the spool and the job, for every rank: the nonce commfit
@@ -609,6 +609,14 @@ void cf_spill_init(void)
 #else
     atexit(cf_on_exit);
 #endif
+}
+
+/* The module's init: the spool armed, then its refresh thread (cf_refresh.c),
+ * which writes with this file's writer. */
+void cf_spill_init(void)
+{
+    cf_spill_arm();
+    cf_refresh_init(cf_spill_refresh);
 }
 
 void cf_spill_finalized(void)

@@ -47,22 +47,6 @@
 #include "cf_ucx.h"
 #include "cf_sample.h"
 
-/* ---- operation names and kinds (cf_runtime.h) ---- */
-const char *const cf_ucx_op_names[] = {
-    "none",
-#define CF_X(name, kind) #name,
-    CF_UCX_OPS(CF_X)
-#undef CF_X
-};
-const char *const cf_ucx_op_kinds[] = {
-    "other",
-#define CF_X(name, kind) kind,
-    CF_UCX_OPS(CF_X)
-#undef CF_X
-};
-const unsigned cf_ucx_op_count = CF_UCX_OP_COUNT;
-_Static_assert(CF_UCX_OP_COUNT <= 128, "the record key holds 7 bits of operation");
-
 /* ---- the functions we forward to, resolved once ---- */
 static const char *const cf_ucx_fn_names[CF_UCX_FN_COUNT] = {
 #define CF_X(name, kind) #name,
