@@ -892,13 +892,25 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
                  b5[0] ? b5 : "COMMFIT_CALIBRATE=2s or more");
         return;
     }
+    if (cb->source == CF_PRED_MODEL && ad->nonblocking) {
+        /* a nonblocking stream's spans are no call times: only the
+         * calibration, which times the nonblocking operation itself at
+         * its sizes, measures them */
+        double need = budget_to_reach(cb);
+        char b5[32] = "COMMFIT_CALIBRATE=2s or more";
+        ad->reason = "the saving is within the prediction's uncertainty: sizes of its buckets are priced on the "
+                     "link model (a nonblocking stream's spans are no call times): give the calibration, which "
+                     "times the nonblocking operation itself, the budget named to measure them";
+        if (isfinite(need))
+            snprintf(b5, sizeof(b5), "COMMFIT_CALIBRATE=%gs", need);
+        snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step, uncertainty %s; budget: %s",
+                 cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
+                 cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)), b5);
+        return;
+    }
     ad->reason = cb->source != CF_PRED_MODEL ? "the saving is within the prediction's uncertainty: profile more steps"
-                 : ad->nonblocking
-                     ? "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
-                       "the link model (a nonblocking stream's spans are no call times); a run with the same "
-                       "exchange blocking would measure them"
-                     : "the saving is within the prediction's uncertainty: the calls' own sizes are priced on "
-                       "the line; profile more steps";
+                                             : "the saving is within the prediction's uncertainty: the calls' own "
+                                               "sizes are priced on the line; profile more steps";
     snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step, uncertainty %s",
              cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
              cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)));

@@ -51,15 +51,6 @@ void cf_an_breakdown(cf_analysis_t *a)
  * startup and payload together are at least this share of it. */
 #define CF_AN_EXPLAINED_MIN 0.25
 
-static char *cf_fmt_pct(double v, char *buf, size_t len)
-{
-    if (isfinite(v))
-        snprintf(buf, len, "%.1f%%", 100.0 * v);
-    else
-        snprintf(buf, len, "-");
-    return buf;
-}
-
 char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
 {
     const cf_an_breakdown_t *b = &a->split;
@@ -71,8 +62,8 @@ char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
         snprintf(buf, len, "No MPI time was recorded");
         return buf;
     }
-    cf_fmt_pct(b->startup, b1, sizeof(b1));
-    cf_fmt_pct(b->payload, b2, sizeof(b2));
+    cf_fmt_pct(b->startup, 0, b1, sizeof(b1));
+    cf_fmt_pct(b->payload, 0, b2, sizeof(b2));
     if (explained >= CF_AN_EXPLAINED_MIN && explained >= other) {
         if (b->startup > b->payload)
             snprintf(buf, len, "Startup dominates: of the recorded MPI time, %s is startup and %s payload", b1, b2);
@@ -88,20 +79,20 @@ char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
         snprintf(buf, len, "Blocked in waits: %s of the recorded MPI time is blocked in Wait/Test on nonblocking "
                            "operations (below: how much of each exchange the overlap hid); the fitted operations "
                            "explain %s (%s startup, %s payload)",
-                 cf_fmt_pct(b->blocked, b3, sizeof(b3)), cf_fmt_pct(explained, b4, sizeof(b4)), b1, b2);
+                 cf_fmt_pct(b->blocked, 0, b3, sizeof(b3)), cf_fmt_pct(explained, 0, b4, sizeof(b4)), b1, b2);
     }
     else if (b->uncertain >= other)
         snprintf(buf, len, "Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
                            "cannot be told apart (below); %s is startup and %s payload",
-                 cf_fmt_pct(b->uncertain, b3, sizeof(b3)), b1, b2);
+                 cf_fmt_pct(b->uncertain, 0, b3, sizeof(b3)), b1, b2);
     else if (b->no_payload >= other)
         snprintf(buf, len, "Synchronization dominates: %s of the recorded MPI time is in calls without payload "
                            "(waiting for the slowest rank); %s is startup and %s payload",
-                 cf_fmt_pct(b->no_payload, b3, sizeof(b3)), b1, b2);
+                 cf_fmt_pct(b->no_payload, 0, b3, sizeof(b3)), b1, b2);
     else
         snprintf(buf, len, "Not explained: %s of the recorded MPI time is in calls that are not fitted (waits, "
                            "probes, too few sizes); %s is startup and %s payload",
-                 cf_fmt_pct(b->unexplained, b3, sizeof(b3)), b1, b2);
+                 cf_fmt_pct(b->unexplained, 0, b3, sizeof(b3)), b1, b2);
     return buf;
 }
 

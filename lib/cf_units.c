@@ -436,3 +436,12 @@ char *cf_fmt_rate(double Bps, char *buf, size_t len)
         {1.0, "B/s"}, {1e3, "kB/s"}, {1e6, "MB/s"}, {1e9, "GB/s"}, {1e12, "TB/s"}};
     return fmt3(Bps, sc, CF_ARRAY_LEN(sc), 1, buf, len);
 }
+
+char *cf_fmt_pct(double v, int sign, char *buf, size_t len)
+{
+    if (isfinite(v))
+        snprintf(buf, len, sign ? "%+.1f%%" : "%.1f%%", 100.0 * v);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}

@@ -31,6 +31,9 @@ CF_HIDDEN extern const char cf_units_link_forms[];
 CF_HIDDEN char *cf_fmt_time(double seconds, char *buf, size_t len);
 CF_HIDDEN char *cf_fmt_size(double bytes, char *buf, size_t len);
 CF_HIDDEN char *cf_fmt_rate(double Bps, char *buf, size_t len);
+/* A share as a percentage with one decimal, "12.5%" ("+12.5%" with sign,
+ * for a change); "-" where v is not finite. */
+CF_HIDDEN char *cf_fmt_pct(double v, int sign, char *buf, size_t len);
 
 /* Big enough for any cf_fmt_* result. */
 #define CF_FMT_LEN 32

@@ -39,6 +39,7 @@
 #define CAL_LINK_MIN 8u
 #define CAL_LINK_MAX (4u << 20)
 #define CAL_COLL_MIN (64u << 10)
+#define CAL_COLL_MIN_NB 8u /* a nonblocking stream's own sizes: its spans are no call times */
 #define CAL_COLL_TOP (UINT64_C(1) << 40) /* no bucket plan goes beyond */
 #define CAL_MAXSIZES 64
 #define CAL_MAXSTREAMS 256
@@ -181,21 +182,35 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Ascending: the powers of two from 64 KiB to the smallest one >= upper,
- * and the frameworks' bucket sizes. */
-static int coll_sizes(uint64_t upper, uint64_t *out)
+/* The smallest size measured for kind k: a blocking stream's own sizes
+ * are the program's measurements, a nonblocking one's are not. */
+static uint64_t coll_floor(int k) { return k >= K_NB ? CAL_COLL_MIN_NB : CAL_COLL_MIN; }
+
+/* The largest size measured for a stream of upper bytes per rank over the
+ * run: the smallest power of two at or above it, no bucket it could fill
+ * being larger. */
+static uint64_t coll_top(int k, uint64_t upper)
 {
-    int n = 0;
-    uint64_t top = CAL_COLL_MIN;
+    uint64_t top = coll_floor(k);
     while (top < upper && top < CAL_COLL_TOP)
         top *= 2;
-    for (uint64_t s = CAL_COLL_MIN; s <= top; s *= 2)
+    return top;
+}
+
+/* Ascending: the powers of two from kind k's floor to coll_top, and the
+ * frameworks' bucket sizes up to it (a 688-byte stream needs no 25 MiB
+ * measurement: none of its buckets holds more than its bytes). */
+static int coll_sizes(int k, uint64_t upper, uint64_t *out)
+{
+    int n = 0;
+    uint64_t top = coll_top(k, upper);
+    for (uint64_t s = coll_floor(k); s <= top; s *= 2)
         out[n++] = s;
     for (size_t i = 0; i < CF_ARRAY_LEN(FRAMEWORK_BYTES); i++) {
         int have = 0;
-        for (int k = 0; k < n; k++)
-            have |= out[k] == FRAMEWORK_BYTES[i];
-        if (!have)
+        for (int j = 0; j < n; j++)
+            have |= out[j] == FRAMEWORK_BYTES[i];
+        if (!have && FRAMEWORK_BYTES[i] <= top)
             out[n++] = FRAMEWORK_BYTES[i];
     }
     qsort(out, (size_t)n, sizeof(*out), cmp_u64);
@@ -435,7 +450,7 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
                            cal_series_t *res)
 {
     uint64_t sizes[CAL_MAXSIZES];
-    int ns = coll_sizes(upper, sizes);
+    int ns = coll_sizes(k, upper, sizes);
     int *counts = malloc((size_t)x->n * sizeof(int));
     double v[2] = {x->me == 0 ? cal_elapsed(x) : 0, !counts};
     memset(res, 0, sizeof(*res));
@@ -454,6 +469,8 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
         uint64_t bytes = (uint64_t)elems * 4;
         if (sizes[i] > plan->cap)
             stop = STOP_CAP;
+        else if (elems == 0)
+            continue; /* under a float per rank: nothing to measure */
         else {
             /* the last size's median scaled by size, for its warm-up
              * and the minimum of repetitions, twice over: from 64 KiB to
@@ -619,15 +636,13 @@ static void skip(json_t *skipped, int *incomplete_p, int stop, const char *fmt, 
         *incomplete_p = 1;
 }
 
-static json_t *sizes_json(const cal_series_t *s, uint64_t upto_pow2)
+/* The sizes up to top (0: all): a stream lists those it could fill. */
+static json_t *sizes_json(const cal_series_t *s, uint64_t top)
 {
     json_t *arr = json_array();
     for (int i = 0; i < s->n; i++) {
         const cal_point_t *p = &s->pt[i];
-        int framework = 0;
-        for (size_t f = 0; f < CF_ARRAY_LEN(FRAMEWORK_BYTES); f++)
-            framework |= p->nominal == FRAMEWORK_BYTES[f];
-        if (upto_pow2 && p->nominal > upto_pow2 && !framework)
+        if (top && p->nominal > top)
             continue;
         json_array_append_new(arr, json_pack("{s:I, s:i, s:f, s:f}", "bytes", (json_int_t)p->bytes, "reps",
                                              (int)p->reps, "best_s", p->best_s, "p50_s", p->p50_s));
@@ -700,10 +715,8 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
         }
         const cal_series_t *s = &coll[st[i].kind];
         uint64_t want[CAL_MAXSIZES];
-        int nw = coll_sizes(st[i].bytes, want);
-        uint64_t pow2 = CAL_COLL_MIN;
-        while (pow2 < st[i].bytes && pow2 < CAL_COLL_TOP)
-            pow2 *= 2;
+        int nw = coll_sizes(st[i].kind, st[i].bytes, want);
+        uint64_t pow2 = coll_top(st[i].kind, st[i].bytes);
         json_array_append_new(jc, json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:o}", "op", kind, "for_op", op, "comm",
                                             (json_int_t)st[i].comm, "comm_size", st[i].size, "on", "world duplicate",
                                             "datatype", "MPI_FLOAT", "sizes", sizes_json(s, pow2)));

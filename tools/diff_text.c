@@ -14,15 +14,6 @@ static const char *fmt_t(double v, char *buf)
     return cf_fmt_time(v, buf, CF_FMT_LEN);
 }
 
-static const char *fmt_pct(double v, char *buf)
-{
-    if (isfinite(v))
-        snprintf(buf, CF_FMT_LEN, "%+.1f%%", 100.0 * v);
-    else
-        snprintf(buf, CF_FMT_LEN, "-");
-    return buf;
-}
-
 static const char *fmt_u(const cf_an_op_t *o, char *buf)
 {
     if (o == NULL)
@@ -78,7 +69,7 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         printf("  %-*s %-9s %-10s %-23s %-17s %-23s %s%s (%s)\n", w, o->op,
                cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path), cell[0],
                cell[1], cell[2], d > 0 ? "-" : "+", fmt_t(fabs(d), b[6]),
-               fmt_pct(isfinite(ta) && ta > 0 && isfinite(tb) ? (tb - ta) / ta : NAN, b[7]));
+               cf_fmt_pct(isfinite(ta) && ta > 0 && isfinite(tb) ? (tb - ta) / ta : NAN, 1, b[7], CF_FMT_LEN));
     }
 
     printf("\nFITS  T = alpha + M/B, A | B ('-': no fit)\n");

@@ -322,9 +322,19 @@
         ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, nb ? ad.predicted_s / ad.steps : ad.model_step_s, { buckets: ad.buckets_per_step })],
           pointRadius: 8, pointStyle: 'star', borderColor: palette[2], backgroundColor: palette[2], borderWidth: 2 });
       }
-      var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' on the slowest rank' :
+      var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' on the slowest rank, ' +
+        fmtTime(ad.saving_step_s) + '/step (uncertainty ' + fmtTime(ad.saving_uncertainty_step_s) + ')' :
         (ad.verdict || 'no advice') + ': ' + ad.reason];
-      if (ad.extrapolated) lines.push({ text: 'the buckets lie beyond the sizes fitted: the line is extrapolated', cls: 'caption uncertain' });
+      if (ad.verdict !== 'fuse' && ad.why) lines.push(ad.why);
+      if (ad.extrapolated) lines.push({ text: 'the buckets lie beyond the sizes measured: their times come from the line', cls: 'caption uncertain' });
+      /* an overlapped stream's buckets are priced exposed (no progress
+       * thread), plus the ranks' wait for the last one; what they would
+       * save if the overlap hid them as it hides the calls now */
+      var skew = nb && isFinite(ad.arrival_skew_step_s) && ad.arrival_skew_step_s !== null ? ad.arrival_skew_step_s : null;
+      var hid = nb && isFinite(ad.hidden_saving_step_s) && ad.hidden_saving_step_s !== null ? ad.hidden_saving_step_s : null;
+      if (skew !== null) lines.push('priced with the buckets\' time exposed (no progress thread), plus the ranks\' wait for the last one: ' + fmtTime(skew) + '/step');
+      if (hid !== null) lines.push('if the overlap hid the ' + (ad.verdict === 'fuse' ? 'advised buckets' : 'buckets named above') +
+        ' as it hides the calls now: saving ' + fmtTime(hid) + '/step');
       var cv = card(parent, id, title, lines);
       draw(cv, {
         type: 'scatter', data: { datasets: ds },
@@ -341,7 +351,8 @@
         }
       });
       record(id, 'fusion', title, ds, { op: ad.op, verdict: ad.verdict, bucket_bytes: ad.bucket_bytes, now_step_s: nowStep,
-        advised_step_s: ad.verdict === 'fuse' ? (nb ? ad.predicted_s / ad.steps : ad.model_step_s) : null });
+        advised_step_s: ad.verdict === 'fuse' ? (nb ? ad.predicted_s / ad.steps : ad.model_step_s) : null,
+        arrival_skew_step_s: skew, hidden_saving_step_s: hid });
     });
   }
 

@@ -34,15 +34,6 @@ static const char *fmt_r(double v, char *buf)
     return cf_fmt_rate(v, buf, CF_FMT_LEN);
 }
 
-static const char *fmt_pct(double v, char *buf)
-{
-    if (isfinite(v))
-        snprintf(buf, CF_FMT_LEN, "%.1f%%", 100.0 * v);
-    else
-        snprintf(buf, CF_FMT_LEN, "-");
-    return buf;
-}
-
 /* A communicator in a sentence: "world (4 ranks)", "'halo' (2 ranks)",
  * "split of world, colour 3, 8 ranks" (cf_comm_name), with its label
  * when that is what the tables show. */
@@ -116,7 +107,7 @@ static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
     if (rk->n > 0)
         fprintf(out, "MPI   %s of rank time in MPI calls: %s per rank on average, %s (rank %d) to %s "
                "(rank %d)\n",
-               fmt_pct(rk->mpi_fraction, b1), fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_min_s, b3),
+               cf_fmt_pct(rk->mpi_fraction, 0, b1, CF_FMT_LEN), fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_min_s, b3),
                rk->min_rank, fmt_t(rk->mpi_max_s, b4), rk->max_rank);
     for (size_t i = 0; i < cf_analysis_ncaveats(a); i++) {
         const char *c = cf_analysis_caveat(a, i);
@@ -140,13 +131,13 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
         fprintf(out, "  %s;\n", cf_analysis_headline(a, advice, sizeof(advice)));
         fprintf(out, "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
                "too few sizes)%s%s%s%s%s.\n",
-               fmt_pct(bd->no_payload, b3), fmt_pct(bd->unexplained, b4),
-               bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? fmt_pct(bd->uncertain, b1) : "",
+               cf_fmt_pct(bd->no_payload, 0, b3, CF_FMT_LEN), cf_fmt_pct(bd->unexplained, 0, b4, CF_FMT_LEN),
+               bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? cf_fmt_pct(bd->uncertain, 0, b1, CF_FMT_LEN) : "",
                bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "",
                bd->blocked > 0 ? ", blocked in Wait/Test on nonblocking operations: " : "",
-               bd->blocked > 0 ? fmt_pct(bd->blocked, pct) : "");
+               bd->blocked > 0 ? cf_fmt_pct(bd->blocked, 0, pct, CF_FMT_LEN) : "");
         if (bd->io > 0)
-            printf("  %s is file I/O (MPI-IO), not network traffic.\n", fmt_pct(bd->io, b1));
+            printf("  %s is file I/O (MPI-IO), not network traffic.\n", cf_fmt_pct(bd->io, 0, b1, CF_FMT_LEN));
     }
     /* Costs only: a nonblocking span overlaps other work, and what it cost
      * is the blocked time in Wait/Test, ranked as such. */
@@ -159,11 +150,11 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
         if (shown >= 3 && !(o->share >= 0.01))
             break;
         if (cf_analysis_overlap_line(a, o, line, sizeof(line)) != NULL) {
-            fprintf(out, "  %zu. %s of MPI time: %s.\n", ++shown, fmt_pct(o->share, pct), line);
+            fprintf(out, "  %zu. %s of MPI time: %s.\n", ++shown, cf_fmt_pct(o->share, 0, pct, CF_FMT_LEN), line);
             continue;
         }
         fprintf(out, "  %zu. %s on %s: %s of MPI time", ++shown, o->op,
-               cf_comm_name(cf_analysis_profile(a), o->comm, label, sizeof(label)), fmt_pct(o->share, pct));
+               cf_comm_name(cf_analysis_profile(a), o->comm, label, sizeof(label)), cf_fmt_pct(o->share, 0, pct, CF_FMT_LEN));
         print_verdict_clause(out, o->nonblocking ? NULL : o->fit);
         fprintf(out, ".\n     %s.\n", cf_analysis_advice(o, advice, sizeof(advice)));
     }
@@ -201,11 +192,11 @@ static void text_ops(const cf_analysis_t *a)
         printf("  %-*s %-9s %-10s %10s %9s %9s %9s %6s  %-22s %7s %6s\n", w, name,
                cf_comm_label(o->comm, label, sizeof(label)), cf_path_name((unsigned)o->path),
                calls, fmt_s((double)o->bytes, b1), fmt_t(o->time_s, b2),
-               fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), fmt_pct(o->share, b4),
+               fmt_t(p->ranks > 0 ? o->time_s / p->ranks : NAN, b3), cf_fmt_pct(o->share, 0, b4, CF_FMT_LEN),
                o->nonblocking ? (isfinite(o->share) ? "blocked in waits" : "span, not a cost")
                               : verdict_text(o->fit, v, sizeof(v)),
-               o->fit && o->fit->basis && !o->nonblocking ? fmt_pct(o->fit->startup_share, b5) : "-",
-               fmt_pct(o->fit ? o->fit->wait_share : NAN, b6));
+               o->fit && o->fit->basis && !o->nonblocking ? cf_fmt_pct(o->fit->startup_share, 0, b5, CF_FMT_LEN) : "-",
+               cf_fmt_pct(o->fit ? o->fit->wait_share : NAN, 0, b6, CF_FMT_LEN));
     }
     if (nb && cf_analysis_charged(a))
         printf("  * nonblocking: time is what the program was blocked on it in Wait/Test (each completion "
@@ -323,7 +314,7 @@ static void text_fits(const cf_analysis_t *a)
             if (isfinite(f->zero_p50_s))
                 printf(": %s per call (median)", fmt_t(f->zero_p50_s, b[0]));
             if (f->basis != NULL && strcmp(f->basis, "model") == 0)
-                printf("; under the link model: startup %s, %s", fmt_pct(f->startup_share, b[1]),
+                printf("; under the link model: startup %s, %s", cf_fmt_pct(f->startup_share, 0, b[1], CF_FMT_LEN),
                        f->verdict);
             putchar('\n');
         } else {
@@ -335,8 +326,8 @@ static void text_fits(const cf_analysis_t *a)
                      fmt_r(ft->bandwidth_ci[0], b[3]), fmt_r(ft->bandwidth_ci[1], b[4]));
             printf("  %-*s %-6s %-10s %7s  %-19s %-28s %-32s %8s %6s %7s  %s\n", w, name, label,
                    cf_path_name((unsigned)f->path), kept, range, ci_a, ci_b,
-                   fmt_s(ft->n_half_bytes, b[5]), fmt_pct(f->err_rms, b[7]),
-                   fmt_pct(f->nonblocking ? NAN : f->startup_share, b[6]), f->nonblocking ? "span, not a cost" : f->verdict);
+                   fmt_s(ft->n_half_bytes, b[5]), cf_fmt_pct(f->err_rms, 0, b[7], CF_FMT_LEN),
+                   cf_fmt_pct(f->nonblocking ? NAN : f->startup_share, 0, b[6], CF_FMT_LEN), f->nonblocking ? "span, not a cost" : f->verdict);
             if (f->leaning != NULL && !f->nonblocking)
                 printf("  %-*s %-17s uncertain: %s; the estimate leans %s\n", w, "", "", f->why, f->leaning);
         }
@@ -386,11 +377,11 @@ static void text_fits(const cf_analysis_t *a)
                 printf(" (%d bin%s with too few timed transfers: fewer than %d, or most receives late)", f->few_sample_bins,
                        f->few_sample_bins == 1 ? "" : "s", CF_AN_MIN_SAMPLES);
             if (isfinite(f->wait_share))
-                printf("; wait for late partners: %s of the sampled time", fmt_pct(f->wait_share, b[0]));
+                printf("; wait for late partners: %s of the sampled time", cf_fmt_pct(f->wait_share, 0, b[0], CF_FMT_LEN));
             putchar('\n');
         } else if (isfinite(f->wait_share)) {
             printf("  %-*s %-17s wait for late partners: %s of the sampled time\n", w, "", "",
-                   fmt_pct(f->wait_share, b[0]));
+                   cf_fmt_pct(f->wait_share, 0, b[0], CF_FMT_LEN));
         }
     }
 }
@@ -416,16 +407,16 @@ static void text_bins(const cf_analysis_t *a)
             const cf_an_bin_t *bn = &f->bin[k];
             char err[CF_FMT_LEN + 2];
             snprintf(err, sizeof(err), "%s%s", isfinite(bn->model_error) && bn->model_error >= 0 ? "+" : "",
-                     fmt_pct(bn->model_error, b[5]));
+                     cf_fmt_pct(bn->model_error, 0, b[5], CF_FMT_LEN));
             if (bn->outlier)
                 cf_strlcpy(err + strlen(err), "!", sizeof(err) - strlen(err));
             printf("  %-*s %-6s %-10s %9s %10llu %9s %4s %6s %9s %9s %7s %7s  %s\n", w, k == 0 ? name : "",
                    k == 0 ? cf_an_comm_label(f->comm, label, sizeof(label)) : "",
                    k == 0 ? cf_path_name((unsigned)f->path) : "", fmt_s(bn->size, b[0]),
                    (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]),
-                   bn->time_source == CF_AN_TIME_TRANSFER ? "xfer" : "dur", fmt_pct(bn->coverage, b[6]),
+                   bn->time_source == CF_AN_TIME_TRANSFER ? "xfer" : "dur", cf_fmt_pct(bn->coverage, 0, b[6], CF_FMT_LEN),
                    fmt_t(bn->p99_s, b[2]), fmt_t(bn->predicted_s, b[3]), err,
-                   fmt_pct(f->nonblocking ? NAN : bn->startup_share, b[4]), f->nonblocking ? "span" : bn->verdict);
+                   cf_fmt_pct(f->nonblocking ? NAN : bn->startup_share, 0, b[4], CF_FMT_LEN), f->nonblocking ? "span" : bn->verdict);
         }
     }
     text_left_out(a, 0);
@@ -463,7 +454,7 @@ static void text_collectives(const cf_analysis_t *a)
             if (ref->joint != NULL && ref->fit != &ref->joint->fit && isfinite(ref->program_Bps))
                 printf("; the program's p2p fit: alpha %s, B %s, misses its bins by %s rms",
                        fmt_t(ref->program_alpha_s, b[2]), fmt_r(ref->program_Bps, b[3]),
-                       fmt_pct(ref->program_err_rms, b[4]));
+                       cf_fmt_pct(ref->program_err_rms, 0, b[4], CF_FMT_LEN));
             printf("\n");
         } else
             printf("  ideal on %s: none, no point-to-point fit on this path (give --link RATE,TIME)\n",
@@ -482,14 +473,14 @@ static void text_collectives(const cf_analysis_t *a)
                    fmt_s(bn->size, b[0]), (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]),
                    bn->size > 0 ? fmt_r(bn->algbw_Bps, b[2]) : "-",
                    bn->size > 0 ? fmt_r(bn->busbw_Bps, b[3]) : "-", fmt_t(bn->ideal_s, b[4]),
-                   fmt_pct(bn->efficiency, b[5]));
+                   cf_fmt_pct(bn->efficiency, 0, b[5], CF_FMT_LEN));
         }
         if (f->fit.ok && f->hop_algo != NULL)
             printf("  %-*s per hop under %s: alpha %s, B %s (fit of the collective: alpha %s, B %s); "
                    "efficiency over all calls %s\n",
                    w, "", f->hop_algo, fmt_t(f->hop_alpha_s, b[0]), fmt_r(f->hop_Bps, b[1]),
                    fmt_t(f->fit.alpha_s, b[2]), fmt_r(f->fit.bandwidth_Bps, b[3]),
-                   fmt_pct(f->efficiency, b[4]));
+                   cf_fmt_pct(f->efficiency, 0, b[4], CF_FMT_LEN));
     }
     text_left_out(a, 1);
 }
@@ -626,8 +617,8 @@ static void text_rank_row(const cf_rank_info_t *r)
     double sampled = r->wait_s + r->xfer_s;
     printf("  %6d %5d %-16.16s %9s %9s %7s %9s %9s %7s\n", r->rank, r->node, r->host,
            fmt_t(r->wall_s, b1), fmt_t(r->mpi_s, b2),
-           fmt_pct(r->wall_s > 0 ? r->mpi_s / r->wall_s : NAN, b3), fmt_t(r->wait_s, b4),
-           fmt_t(r->xfer_s, b5), fmt_pct(sampled > 0 ? r->wait_s / sampled : NAN, b6));
+           cf_fmt_pct(r->wall_s > 0 ? r->mpi_s / r->wall_s : NAN, 0, b3, CF_FMT_LEN), fmt_t(r->wait_s, b4),
+           fmt_t(r->xfer_s, b5), cf_fmt_pct(sampled > 0 ? r->wait_s / sampled : NAN, 0, b6, CF_FMT_LEN));
 }
 
 static int cmp_rank_mpi(const void *pa, const void *pb)
@@ -667,7 +658,7 @@ static int text_ranks(const cf_analysis_t *a)
     }
     printf("  MPI time: min %s (rank %d), mean %s, max %s (rank %d); imbalance max/mean - 1 = %s\n",
            fmt_t(rk->mpi_min_s, b1), rk->min_rank, fmt_t(rk->mpi_mean_s, b2), fmt_t(rk->mpi_max_s, b3),
-           rk->max_rank, fmt_pct(rk->imbalance, b4));
+           rk->max_rank, cf_fmt_pct(rk->imbalance, 0, b4, CF_FMT_LEN));
     return 0;
 }
 
@@ -703,7 +694,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "",
-               isnan(ad->share) ? "unknown share" : fmt_pct(ad->share, b[1]),
+               isnan(ad->share) ? "unknown share" : cf_fmt_pct(ad->share, 0, b[1], CF_FMT_LEN),
                ad->nonblocking ? " (blocked in Wait/Test)" : "");
         if (ad->verdict == NULL || ad->model_source[0] == '\0') {
             fprintf(out, "    no advice: %s\n", ad->reason);
@@ -713,7 +704,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             fprintf(out, "    line beyond the measured sizes: %s, alpha %s, B %s; startup %s of the time; packing "
                    "copies at %s\n",
                    ad->model_source, fmt_t(ad->alpha_s, b[0]), fmt_r(ad->bandwidth_Bps, b[1]),
-                   fmt_pct(ad->startup_share, b[2]),
+                   cf_fmt_pct(ad->startup_share, 0, b[2], CF_FMT_LEN),
                    isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
         else
             fprintf(out, "    no line beyond the measured sizes; packing copies at %s\n",
@@ -746,7 +737,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    fmt_t(ad->nonblocking ? ad->predicted_s / (double)ad->steps : ad->model_s, b[1]),
                    fmt_t(cd != NULL ? cd->copy_s : NAN, b[5]), pred_src(cd != NULL ? cd->source : 0),
                    fmt_t(ad->predicted_saving_s, b[2]), fmt_t(ad->current_s, b[3]),
-                   fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, b[4]),
+                   cf_fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, 0, b[4], CF_FMT_LEN),
                    fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
             fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
                    ad->bucket_bytes / 1048576.0, ad->bucket_bytes);
@@ -763,7 +754,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             fprintf(out, "    uncertain: %s%s%s\n", ad->why, ad->why[0] ? "; " : "", ad->reason);
         } else {
             fprintf(out, "    no gain: %s%s%s (best bucket size saves %s)\n", ad->reason, ad->why[0] ? ": " : "",
-                   ad->why, fmt_pct(ad->best_saving_share, b[0]));
+                   ad->why, cf_fmt_pct(ad->best_saving_share, 0, b[0], CF_FMT_LEN));
         }
         for (size_t c = 0; c < ad->ncand; c++) {
             const cf_adv_cand_t *cd = &ad->cand[c];
@@ -773,9 +764,9 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             double gain = ad->nonblocking ? 1.0 - cf_advice_cand_predicted_s(ad, cd) / ad->current_s
                                           : (ad->model_current_s - cd->model_s) / ad->model_current_s;
             fprintf(out, "    %s: %.0f call%s/step, %s %s (+-%s, %s)\n", cd->name, cd->buckets,
-                   cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", fmt_pct(fabs(gain), b[1]),
-                   fmt_pct(ad->nonblocking ? cd->unc_s * (double)ad->steps / ad->current_s
-                                           : cd->unc_s / ad->model_current_s, b[2]),
+                   cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", cf_fmt_pct(fabs(gain), 0, b[1], CF_FMT_LEN),
+                   cf_fmt_pct(ad->nonblocking ? cd->unc_s * (double)ad->steps / ad->current_s
+                                           : cd->unc_s / ad->model_current_s, 0, b[2], CF_FMT_LEN),
                    pred_src(cd->source));
         }
     }
@@ -811,12 +802,12 @@ static void text_regions(const cf_analysis_t *a)
             snprintf(entries, sizeof(entries), "-");
         printf("  %-32s %8s %10s %10s %6s\n", g->name ? g->name : "(outside regions)", entries,
                fmt_t(g->time_s / ranks, b[0]), fmt_t(g->inclusive_s / ranks, b[1]),
-               fmt_pct(g->share, b[2]));
+               cf_fmt_pct(g->share, 0, b[2], CF_FMT_LEN));
         for (size_t k = 0; k < g->nop; k++) {
             const cf_an_region_op_t *o = &g->op[k];
             printf("    %-*s %-9s %10llu calls %10s %6s of the region\n", w, o->op,
                    cf_comm_label(o->comm, label, sizeof(label)), (unsigned long long)o->calls,
-                   fmt_t(o->time_s / ranks, b[0]), fmt_pct(o->share, b[1]));
+                   fmt_t(o->time_s / ranks, b[0]), cf_fmt_pct(o->share, 0, b[1], CF_FMT_LEN));
         }
     }
 }
@@ -834,11 +825,11 @@ static void text_late(const cf_analysis_t *a)
         const cf_an_late_t *l = cf_analysis_late(a, i);
         printf("  %s", comm_text(cf_analysis_profile(a), l->comm, l->comm_size, label, sizeof(label)));
         if (l->comm_size > 0)
-            printf(" (evenly spread, each would be last in %s)", fmt_pct(1.0 / l->comm_size, b1));
+            printf(" (evenly spread, each would be last in %s)", cf_fmt_pct(1.0 / l->comm_size, 0, b1, CF_FMT_LEN));
         printf(": %llu instances\n", l->instances);
         for (size_t k = 0; k < l->nlast && k < TEXT_LATE_TOP; k++)
             printf("    rank %6d  last %8llu times  %6s\n", l->last[k].rank, l->last[k].count,
-                   fmt_pct(l->instances > 0 ? (double)l->last[k].count / (double)l->instances : NAN, b1));
+                   cf_fmt_pct(l->instances > 0 ? (double)l->last[k].count / (double)l->instances : NAN, 0, b1, CF_FMT_LEN));
         if (l->nlast > TEXT_LATE_TOP)
             printf("    ... %zu more ranks\n", l->nlast - TEXT_LATE_TOP);
     }

@@ -85,9 +85,53 @@ def sweep(path, link_path):
         check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],
               c["messages"]["collective_calls"] >= ranks * sum(e["reps"] for e in s))
         check("nothing beyond COMMFIT_CALIBRATE_MAX_BYTES (64 MiB)", all(b <= 64 << 20 for b in got))
-        check("the memory bound named for 128 MiB", any("128 MiB" in k and "MAX_BYTES" in k for k in c["skipped"]),
-              str(c["skipped"]))
+    for e in c["collectives"]:
+        planned(prof, c, e)
     within_budget(c, SLACK_S)
+
+
+def plan_of(op, per_rank):
+    """The sizes the plugin plans for a stream of per_rank bytes over the
+    run: powers of two from 64 KiB (8 B for a nonblocking operation, whose
+    spans are no call times) to the smallest at or above per_rank, and the
+    frameworks' bucket sizes not above that one."""
+    floor = 8 if op.startswith("MPI_I") else 65536
+    top = floor
+    while top < per_rank:
+        top *= 2
+    pow2 = []
+    b = floor
+    while b <= top:
+        pow2.append(b)
+        b *= 2
+    return sorted(set(pow2) | {f for f in FRAMEWORK if f <= top}), top
+
+
+def planned(prof, c, e, cap=64 << 20):
+    """A stream's sizes: a prefix of its plan within the memory bound,
+    cut where skipped says the budget ended them, and nothing the stream
+    could not fill (no 25 MiB for a few kilobytes)."""
+    ranks = prof["job"]["ranks"]
+    per_rank = sum(r["bytes"] for r in prof["records"] if r["op"] == e["for_op"] and r["comm"] == e["comm"]) / ranks
+    plan, top = plan_of(e["op"], per_rank)
+    split = e["op"] in ("MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Allgather", "MPI_Ireduce_scatter",
+                    "MPI_Ireduce_scatter_block", "MPI_Iallgather")
+    n = e["comm_size"] if split else 1
+    within = [b for b in plan if b <= cap and (b // 4 // n) * n > 0]
+    got = [x["bytes"] for x in e["sizes"]]
+    want = [(b // 4 // n) * n * 4 for b in within]
+    name = "%s for %s on comm %s" % (e["op"], e["for_op"], e["comm"])
+    check("%s: %.0f B per rank, sizes a prefix of %s (to %s), got %s" % (name, per_rank, within, fmt_bytes(top), got),
+          got == want[:len(got)] and all(b <= top for b in got))
+    cut = [k for k in c["skipped"] if k.startswith(name + ": sizes from ") and k.endswith("budget")]
+    check("%s: the budget's cut named where the sizes end" % name,
+          cut == ([] if len(got) == len(within) else
+                  ["%s: sizes from %s not measured: budget" % (name, fmt_bytes(within[len(got)]))]), str(cut))
+    over = [b for b in plan if b > cap]
+    mem = [k for k in c["skipped"] if k.startswith(name + ": sizes from ") and "MAX_BYTES" in k]
+    check("%s: the memory bound named only for sizes it plans beyond it (%s)" % (name, over),
+          mem == (["%s: sizes from %s not measured: memory (over COMMFIT_CALIBRATE_MAX_BYTES)"
+                   % (name, fmt_bytes(over[0]))] if over else []), str(mem))
 
 
 def nonblocking(path):
@@ -107,9 +151,8 @@ def nonblocking(path):
     if cols:
         s = cols[0]["sizes"]
         got = [e["bytes"] for e in s]
-        pow2 = [b for b in got if b not in FRAMEWORK]
-        check("sizes from 64 KiB, ascending, powers of two (%s)" % got,
-              got and got[0] == 65536 and pow2 == [65536 << i for i in range(len(pow2))])
+        check("sizes from 8 B, the stream's own included (%s)" % got[:4], got and got[0] == 8)
+        planned(prof, c, cols[0])
         check("at least 3 repetitions per size, 0 < best <= median",
               all(e["reps"] >= 3 and 0 < e["best_s"] <= e["p50_s"] for e in s))
         check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],

@@ -29,6 +29,10 @@ the physics of the path says (meta.json `expect`):
              around its completion calls; no span carries a share, startup
              share or verdict; what the overlap hid is stated; the headline
              claims no startup or bandwidth dominance the fits do not explain
+  calibrated (a run with a calibration budget) the profile's calibration timed
+             the nonblocking operation itself for the stream, from 8 B; its
+             size bins within the sizes calibrated are priced on it, and no
+             candidate whose buckets lie within them on the line
 
 One line per check, "ok" or "FAIL" with the numbers; exit 1 on any FAIL.
 -v prints the size-by-size comparison of every truth check.
@@ -401,6 +405,42 @@ def check_overlap(case, rep, text, meta, exp):
           line[0].strip()[:300] if line else "not in the VERDICT")
 
 
+def check_calibrated(case, rep, prof, exp):
+    want = exp["calibrated"]
+    op, comm = want["op"], want.get("comm", "world")
+    p = json.load(open(prof))
+    cal = p.get("calibration") or {}
+    ids = {m["id"] for m in p.get("communicators", []) if comm in (m.get("label"), m.get("user_name"))}
+    cols = [e for e in cal.get("collectives", []) if e["op"] == op and e["for_op"] == op and e["comm"] in ids]
+    got = [x["bytes"] for x in cols[0]["sizes"]] if cols else []
+    check(case, "the calibration timed %s itself for the program's %s on %s, from 8 B" % (op, op, comm),
+          len(cols) == 1 and got and got[0] == 8 and got == sorted(got) and
+          all(x["reps"] >= 3 and 0 < x["best_s"] <= x["p50_s"] for x in cols[0]["sizes"]),
+          "sizes %s; collectives %s" % (got, [(e["op"], e["for_op"], e["comm"]) for e in cal.get("collectives", [])]))
+    adv = [a for a in rep.get("advice", []) if a["op"] == op and a["comm"] == comm]
+    check(case, "advice for %s on %s" % (op, comm), len(adv) == 1 and adv[0].get("model"))
+    if len(adv) != 1 or not adv[0].get("model"):
+        return
+    a = adv[0]
+    hi = got[-1] if got else 0
+    fits = [f for f in rep.get("fits", []) if f["op"] == op and f["comm"] == comm]
+    bins = [x for f in fits for x in f["bins"] if x.get("size")]
+    within = [x for x in bins if x["size"] <= hi]
+    off = ["%.0f B: %s" % (x["size"], x.get("prediction_source")) for x in within
+           if x.get("prediction_source") != "calibration"]
+    check(case, "its own sizes within the %d B calibrated priced on the calibration (%d of %d bins)"
+          % (hi, len(within), len(bins)), len(within) >= 2 and not off, "; ".join(off))
+    # a candidate's buckets hold its size, or a larger tensor alone, and at
+    # most the step's bytes: on the line only where they may pass hi
+    big = max((x["size"] for x in bins), default=0)
+    line = [c["name"] or c["bucket_bytes"] for c in a.get("candidates", []) if c["time_source"] == "model" and
+            min(max(c["bucket_bytes"], big), a["bytes_per_step"]) <= hi]
+    check(case, "no candidate whose buckets lie within the calibrated sizes priced on the line", not line,
+          "on the line: %s" % line)
+    check(case, "no reason points to a blocking run", "blocking would" not in (a.get("reason") or ""),
+          a.get("reason") or "")
+
+
 def check_gap(case, rep, d, exp):
     """The framework's time between back-to-back calls of a blocking
     stream, read by report from the profile's sampled calls: present, at
@@ -466,6 +506,8 @@ def main():
             check_app(case, rep, txt.stdout, exp)
             if exp.get("overlap"):
                 check_overlap(case, rep, txt.stdout, meta, exp)
+        if exp.get("calibrated"):
+            check_calibrated(case, rep, prof, exp)
     print("%d known limits (tests/corpus/known.json)" % known)
     print("%d passed, %d failed" % (passed, fails))
     return 1 if fails else 0

@@ -121,6 +121,13 @@ def expect_charts(rep, summary):
             if not close(charts[cid].get("advised_step_s"), want):
                 fail("%s: the advised bucket drawn at %s, the report says %s" % (cid, charts[cid].get("advised_step_s"),
                                                                                  want))
+        # an overlapped stream's exposed pricing: the ranks' wait for the
+        # last one, and the saving if the buckets stayed hidden
+        for k in ("arrival_skew_step_s", "hidden_saving_step_s"):
+            want = ad[k] if nb else None
+            got = charts[cid].get(k)
+            if (want is None) != (got is None) or (want is not None and not close(got, want)):
+                fail("%s: %s shown as %s, the report says %s" % (cid, k, got, want))
         n = sum(1 for c in ad["candidates"] if c[key] and c[key] > 0)
         if ds(charts[cid], "T(S)") != n:
             fail("%s: %s candidates drawn, %d in the advice" % (cid, ds(charts[cid], "T(S)"), n))

@@ -900,6 +900,17 @@ static void test_nonblocking_only_hidden(void **state)
  * a step longer (3 ms over 10 steps), waiting for it.  Their mean wait,
  * 0.225 ms a step, is what the final bucket's wait pays too; it is no
  * more than the time blocked per step. */
+/* The hooks' stream blocked for blocked (whole run, per rank), the ranks
+ * but 0 spending 3 ms more in MPI, priced on its own calibration. */
+static cf_analysis_t *skewed_hooks(cf_profile_t *p, double blocked)
+{
+    hook_stream(p, blocked, 0);
+    for (int r = 1; r < P; r++)
+        p->rank[r].mpi_s = p->rank[0].mpi_s + 3e-3;
+    set_calibration(p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    return analyse(p, NULL);
+}
+
 static void test_nonblocking_skew(void **state)
 {
     cf_profile_t p;
@@ -907,11 +918,7 @@ static void test_nonblocking_skew(void **state)
     const cf_advice_t *ad;
     (void)state;
 
-    hook_stream(&p, 20e-3, 0);
-    for (int r = 1; r < P; r++)
-        p.rank[r].mpi_s = p.rank[0].mpi_s + 3e-3;
-    set_calibration(&p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
-    a = analyse(&p, NULL);
+    a = skewed_hooks(&p, 20e-3);
     ad = advice_of(a, "MPI_Iallreduce");
     assert_rel(ad->skew_s, 3e-3 * (P - 1) / P / STEPS, 1e-9);
     assert_string_equal(ad->verdict, "fuse");
@@ -919,15 +926,60 @@ static void test_nonblocking_skew(void **state)
     cf_analysis_free(a);
     cf_profile_free(&p);
     /* a spread larger than the blocked time is not all this stream's */
-    hook_stream(&p, 2e-4, 0);
-    for (int r = 1; r < P; r++)
-        p.rank[r].mpi_s = p.rank[0].mpi_s + 3e-3;
-    set_calibration(&p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
-    a = analyse(&p, NULL);
+    a = skewed_hooks(&p, 2e-4);
     ad = advice_of(a, "MPI_Iallreduce");
     assert_rel(ad->skew_s, 2e-4 / STEPS, 1e-9);
     cf_analysis_free(a);
     cf_profile_free(&p);
+}
+
+/* The hooks' stream whose calibration starts above its tensors (2^19 B
+ * up, as a short budget or an older plan leaves it), blocked for little
+ * more than its calls' time: the buckets under the calibration are priced
+ * on the link model, the saving within its uncertainty.  Only the
+ * calibration times a nonblocking stream's sizes, so the remedy named is
+ * its budget, 32 T(S) of the best candidate rounded up to one digit. */
+static void test_nonblocking_uncertain_budget(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    for (int lo = 19; lo >= 9; lo -= 10) {
+        hook_stream(&p, 6.5e-3, 0);
+        set_calibration(&p, "MPI_Iallreduce", "MPI_Iallreduce", lo, 20, ALPHA, BW);
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Iallreduce");
+        assert_true(ad->nonblocking);
+        if (lo == 19) {
+            const cf_adv_cand_t *cd = NULL;
+            assert_string_equal(ad->verdict, "uncertain");
+            assert_non_null(strstr(ad->reason, "times the nonblocking operation itself, the budget named"));
+            assert_null(strstr(ad->reason, "blocking would"));
+            assert_true(ad->saving_step_s > 0 && ad->saving_step_s <= ad->saving_unc_step_s);
+            for (size_t c = 0; c < ad->ncand; c++) {
+                char size[CF_FMT_LEN], name[64];
+                snprintf(name, sizeof(name), "buckets of %s:", cf_fmt_size(ad->cand[c].bucket_bytes, size, sizeof(size)));
+                if (strncmp(ad->why, name, strlen(name)) == 0)
+                    cd = &ad->cand[c];
+            }
+            assert_non_null(cd);
+            assert_int_equal(cd->source, CF_PRED_MODEL);
+            const char *bud = strstr(ad->why, "; budget: COMMFIT_CALIBRATE=");
+            assert_non_null(bud);
+            double need = strtod(bud + strlen("; budget: COMMFIT_CALIBRATE="), NULL);
+            double t = 32 * cd->model_s / cd->buckets, q = pow(10, floor(log10(t)));
+            assert_rel(need, ceil(t / q) * q, 1e-9);
+        } else {
+            /* the calibration down to 512 B prices every bucket: settled */
+            assert_null(strstr(ad->reason, "budget named"));
+            for (size_t c = 0; c < ad->ncand; c++)
+                assert_int_not_equal(ad->cand[c].source, CF_PRED_MODEL);
+        }
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
 }
 
 /* The hooks' stream beside a blocking MPI_Allreduce twin at the same sizes
@@ -1182,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_calibrated),
         cmocka_unit_test(test_nonblocking_only_hidden),
         cmocka_unit_test(test_nonblocking_skew),
+        cmocka_unit_test(test_nonblocking_uncertain_budget),
         cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
         cmocka_unit_test(test_no_advice),
