@@ -13,7 +13,7 @@ batch=250
 rngseed=${CF_FUZZ_SEED:-19}
 cc=${CC:-cc}
 commfit="$CF_BUILDDIR/tools/commfit"
-src=("$CF_SRCDIR/tests/tools/fuzz_merge.c" "$CF_SRCDIR"/lib/cf_spool.c "$CF_SRCDIR"/lib/cf_profile.c
+src=("$CF_SRCDIR/tests/tools/fuzz_merge.c" "$CF_SRCDIR"/lib/cf_spool.c "$CF_SRCDIR"/lib/cf_assemble.c "$CF_SRCDIR"/lib/cf_profile.c
     "$CF_SRCDIR"/lib/cf_bins.c "$CF_SRCDIR"/lib/cf_common.c "$CF_SRCDIR"/lib/cf_jstream.c
     "$CF_SRCDIR"/lib/cf_text.c "$CF_SRCDIR"/lib/cf_sched.c)
 flags=(-std=gnu11 -O1 -g -fno-omit-frame-pointer -I"$CF_BUILDDIR" -I"$CF_SRCDIR/lib"
