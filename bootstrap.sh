@@ -13,7 +13,7 @@ case "$what" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
 packages=(gcc gfortran make autoconf automake libtool pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libjansson-dev libcmocka-dev libucx-dev libpapi-dev iproute2 procps libjs-chart.js chromium
-          binutils python3-torch python3-mpi4py valgrind slurm-wlm munge)
+          binutils python3-torch python3-mpi4py valgrind slurm-wlm munge lammps lammps-examples)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
