@@ -156,6 +156,14 @@ static int from_calibration(cf_analysis_t *a, int path, cf_an_ref_t *ref)
     if (!own_fit(ref, pts, l->nsize, &a->limits[path]))
         return 0;
     ref->source = "calibration";
+    if (l->ntamed > 0) {
+        char text[200];
+        snprintf(text, sizeof(text),
+                 "calibration, %s link: %zu of its %zu sizes were disturbed (their median far above their best): "
+                 "taken from their best, and no slower than the next larger size",
+                 cf_path_name(path), l->ntamed, l->nsize);
+        links_caveat(a, text);
+    }
     cf_pred_init(&ref->pred, ref_line, ref, ref->own_fit.err_rms);
     for (size_t k = 0; k < l->nsize; k++)
         cf_pred_add(&ref->pred, l->size[k].bytes, l->size[k].p50_s,
@@ -284,6 +292,17 @@ void cf_an_links_build(cf_analysis_t *a)
         char text[200];
         snprintf(text, sizeof(text), "the profile's calibration section is malformed (%s): not used",
                  a->calib.why);
+        links_caveat(a, text);
+    }
+    for (size_t i = 0; i < a->calib.ncoll; i++) {
+        const cf_calib_coll_t *k = &a->calib.coll[i];
+        char text[200];
+        if (k->ntamed == 0)
+            continue;
+        snprintf(text, sizeof(text),
+                 "calibration, %s on communicator %u: %zu of its %zu sizes were disturbed (their median far above "
+                 "their best): taken from their best, and no slower than the next larger size",
+                 k->op, (unsigned)k->comm, k->ntamed, k->nsize);
         links_caveat(a, text);
     }
     for (int path = 0; path < CF_AN_NPATH; path++) {

@@ -109,6 +109,7 @@ typedef struct {
     char method[24];
     cf_calib_size_t size[CF_CALIB_MAX_SIZES]; /* ascending bytes */
     size_t nsize;
+    size_t ntamed; /* sizes whose times were disturbed, and moved (cf_predict.c) */
 } cf_calib_link_t;
 
 typedef struct {
@@ -117,6 +118,7 @@ typedef struct {
     int comm_size;
     cf_calib_size_t size[CF_CALIB_MAX_SIZES];
     size_t nsize;
+    size_t ntamed;
 } cf_calib_coll_t;
 
 typedef struct {

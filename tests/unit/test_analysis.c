@@ -294,7 +294,33 @@ static void test_reference_calibration(void **state)
         assert_rel(cf_pred_at(&ref->pred, 4096, &pr), 3e-6 + 4096 / 8e9, 1e-9);
         assert_int_equal(pr.source, CF_PRED_CALIBRATION);
     }
+    for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+        assert_null(strstr(cf_analysis_caveat(a, i), "disturbed")); /* an undisturbed sweep stays as measured */
     cf_analysis_free(a);
+
+    /* Disturbed at finalize by another process: 1 MiB with every trial
+     * delayed (best 6x, median 18x the line), 2 MiB, where the budget
+     * stopped the sweep, with most of them (median 10x).  Untamed, the fit
+     * of the medians takes B several times too low; tamed, the line is
+     * found again and a caveat says so. */
+    {
+        json_array_remove(sizes, 19);
+        json_t *s20 = json_array_get(sizes, 17), *s21 = json_array_get(sizes, 18);
+        double t20 = 3e-6 + ldexp(1.0, 20) / 8e9, t21 = 3e-6 + ldexp(1.0, 21) / 8e9;
+        json_object_set_new(s20, "best_s", json_real(6 * t20));
+        json_object_set_new(s20, "p50_s", json_real(18 * t20));
+        json_object_set_new(s21, "p50_s", json_real(10 * t21));
+        a = analyse(&p, NULL);
+        ref = cf_analysis_ref(a, INTER);
+        assert_string_equal(ref->source, "calibration");
+        assert_rel(ref->bandwidth_Bps, 8e9, 0.05);
+        assert_rel(ref->alpha_s, 3e-6, 0.05);
+        for (size_t i = 0; i < cf_analysis_ncaveats(a); i++)
+            found |= strstr(cf_analysis_caveat(a, i), "2 of its 19 sizes were disturbed") != NULL;
+        assert_true(found);
+        found = 0;
+        cf_analysis_free(a);
+    }
 
     /* malformed: a caveat, and the best case */
     json_object_set_new(p.extra, "calibration", json_pack("{s:i, s:s}", "version", 1, "links", "oops"));
