@@ -14,7 +14,8 @@
 # the calibration on, which is the default, its own ping-pong sweep) and the
 # asymptotic B of the joint p2p fit of NetPIPE's calls (its largest-size
 # segment).  Not a test: it asserts nothing, the numbers depend on the
-# machine.
+# machine.  The "same" columns pair each run's calibration with NetPIPE's output of
+# the same job (one placement of the ranks), since shared memory here changes between runs.
 # Needs netpipe-openmpi:  apt-get install netpipe-openmpi
 #   BENCH_NP_MAX (4194304)  largest NetPIPE message in bytes
 #   BENCH_REPS (3)          runs each way
@@ -101,26 +102,36 @@ def commfit(f):
     return ref.get("path", "-"), ref.get("source", "-"), ref.get("alpha_s"), ref.get("bandwidth_Bps"), fb
 
 
-print("%-7s %9s %11s %11s | %-10s %-11s %9s %11s | %11s | %7s %7s %7s %7s" % (
+print("%-7s %9s %11s %11s | %-10s %-11s %9s %11s | %11s | %7s %7s %7s %7s | %7s %7s" % (
     "path", "NP lat", "NP peak", "NP asym", "ref path", "ref source", "ref alpha", "ref B", "p2p fit B",
-    "alpha/L", "B/asym", "B/peak", "fitB/as"))
+    "alpha/L", "B/asym", "B/peak", "fitB/as", "same:aL", "same:BA"))
 for name in sys.argv[3:]:
-    nps = [netpipe(os.path.join(tmp, "%s-%d.np" % (name, k))) for k in range(1, reps + 1)
-           if os.path.exists(os.path.join(tmp, "%s-%d.np" % (name, k)))]
-    cfs = [commfit(os.path.join(tmp, "%s-%d.rep" % (name, k))) for k in range(1, reps + 1)
-           if os.path.exists(os.path.join(tmp, "%s-%d.rep" % (name, k)))]
+    def f(k, ext):
+        x = os.path.join(tmp, "%s-%d.%s" % (name, k, ext))
+        return x if os.path.exists(x) else None
+    nps = [netpipe(f(k, "np")) for k in range(1, reps + 1) if f(k, "np")]
+    cfs = [commfit(f(k, "rep")) for k in range(1, reps + 1) if f(k, "rep")]
+    # the same job's NetPIPE and calibration: one placement of the ranks,
+    # one state of the machine; shared memory here changes between runs
+    # (8 B in 0.22-0.34 us in some, 0.53-0.62 us in others, with or
+    # without the profiler), which medians over separate runs cannot pair
+    same = [(netpipe(f(k, "pnp")), commfit(f(k, "rep"))) for k in range(1, reps + 1) if f(k, "pnp") and f(k, "rep")]
     if not nps or not cfs:
         print("%-7s (not measured)" % name)
         continue
     lat, peak, asym = (med(c) for c in zip(*nps))
     path, src = cfs[0][0], cfs[0][1]
     alpha, b, fb = (med(c) for c in list(zip(*cfs))[2:])
-    print("%-7s %9s %11s %11s | %-10s %-11s %9s %11s | %11s | %7s %7s %7s %7s" % (
+    s_al = med([c[2] / n[0] if c[2] and n[0] else None for n, c in same])
+    s_ba = med([c[3] / n[2] if c[3] and n[2] else None for n, c in same])
+    print("%-7s %9s %11s %11s | %-10s %-11s %9s %11s | %11s | %7s %7s %7s %7s | %7s %7s" % (
         name, t(lat), bw(peak), bw(asym), path, src, t(alpha), bw(b), bw(fb),
-        ratio(alpha, lat), ratio(b, asym), ratio(b, peak), ratio(fb, asym)))
+        ratio(alpha, lat), ratio(b, asym), ratio(b, peak), ratio(fb, asym),
+        "-" if s_al is None else "%.2f" % s_al, "-" if s_ba is None else "%.2f" % s_ba))
 print("medians over %d runs each way.  NP: NetPIPE without the profiler; lat: one-way time of its smallest" % reps)
 print("(8 B) message; peak: its best throughput; asym: 1/slope of a line through its sizes >= 1/16 of the")
 print("largest.  ref: the report's reference link of the path (references[]); p2p fit B: the joint p2p fit of")
 print("NetPIPE's calls under the profiler (its largest-size segment).  Ratios: commfit over NetPIPE; held")
-print("within 15%: alpha/L and B/asym")
+print("within 15%: alpha/L and B/asym.  same: the median over runs of the ratio to NetPIPE's output of the")
+print("same job, under the profiler (its latency includes the wrappers' cost, a few tens of ns a call)")
 PY
