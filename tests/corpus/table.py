@@ -71,7 +71,7 @@ def row(d, case):
             "NetPIPE same path" if not n.get("source") else "its own ping-pong",
             human_time(n["latency_s"]), n["peak_Bps"] / 1e9)
     elif trainer and not os.path.isfile(os.path.join(d, case, "truth.csv")):
-        want = "none claimed (no fusion advice for a nonblocking stream)"
+        want = "none claimed (a nonblocking stream: no B; its fusion advice is checked by make bench-fusion)"
     else:
         want = "none claimed (truth per size only)"
     return "| %s | %s | %s | %s |" % (case, what, truth, want)
