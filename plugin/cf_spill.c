@@ -22,7 +22,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "cf_failed.h"
 #include "cf_output.h"
 #include "cf_refresh.h"
 #include "cf_region.h"
