@@ -59,3 +59,12 @@ void cf_null_fini(void)
         cf_log("rank %d: the null module ends after %llu threads", cf_g.world_rank,
                (unsigned long long)atomic_load(&cf_null.threads));
 }
+
+/* MPI_Abort on this rank, before the library kills the job: no collective
+ * (the other ranks are elsewhere), nothing that may block. */
+void cf_null_abort(int errorcode)
+{
+    if (cf_g.cfg.verbose)
+        cf_log("rank %d: the null module sees MPI_Abort (errorcode %d) after %llu threads", cf_g.world_rank,
+               errorcode, (unsigned long long)atomic_load(&cf_null.threads));
+}
