@@ -37,25 +37,31 @@ static const char *cf_limit(char *buf, size_t len, const char *name, uint32_t li
     return buf;
 }
 
+/* The one sentence of the records dropped: the calls the threads' tables
+ * had no room for (COMMFIT_TABLE_SIZE) and, at finalize, the keys a rank's
+ * merged table had none for (COMMFIT_MERGE_MAX), each with its limit. */
+static void cf_records_lost(cf_profile_t *p, const cf_losses_t *l)
+{
+    char a[64], b[64], limits[160];
+    if (!l->records && !l->merge_keys)
+        return;
+    cf_limit(a, sizeof(a), "COMMFIT_TABLE_SIZE", l->table_size);
+    cf_limit(b, sizeof(b), "COMMFIT_MERGE_MAX", l->merge_max);
+    snprintf(limits, sizeof(limits), "%s%s%s", l->records ? a : "", l->records && l->merge_keys ? ", " : "",
+             l->merge_keys ? b : "");
+    cf_profile_add_partial_reason(p, "records dropped: %llu %s found the tables full (%s); each record says how many "
+                                  "ranks' calls it may lack (ranks_missing)",
+                                  (unsigned long long)(l->records + l->merge_keys),
+                                  !l->merge_keys ? "calls" : l->records ? "calls or keys" : "keys", limits);
+}
+
 void cf_assemble_losses(cf_profile_t *p, const cf_losses_t *l)
 {
-    char a[64], b[64];
+    char a[64];
     if (l->threads)
         cf_profile_add_partial_reason(p, "%llu threads not recorded (%s)", (unsigned long long)l->threads,
                                       cf_limit(a, sizeof(a), "COMMFIT_MAX_THREADS", l->max_threads));
-    /* at finalize the merge's own table (COMMFIT_MERGE_MAX) may drop keys too */
-    if (l->records && l->merge_max)
-        cf_profile_add_partial_reason(p, "records dropped: %llu calls or keys found the tables full "
-                                      "(%s, %s); each record says how many "
-                                      "ranks' calls it may lack (ranks_missing)",
-                                      (unsigned long long)l->records,
-                                      cf_limit(a, sizeof(a), "COMMFIT_TABLE_SIZE", l->table_size),
-                                      cf_limit(b, sizeof(b), "COMMFIT_MERGE_MAX", l->merge_max));
-    else if (l->records)
-        cf_profile_add_partial_reason(p, "records dropped: %llu calls found the tables full (%s); "
-                                      "the records concerned say how many ranks they may lack (ranks_missing)",
-                                      (unsigned long long)l->records,
-                                      cf_limit(a, sizeof(a), "COMMFIT_TABLE_SIZE", l->table_size));
+    cf_records_lost(p, l);
     if (l->requests)
         cf_profile_add_partial_reason(p, "%llu requests not tracked (%s)", (unsigned long long)l->requests,
                                       cf_limit(a, sizeof(a), "COMMFIT_MAX_REQUESTS", l->max_requests));

@@ -18,12 +18,14 @@
 void cf_assemble_oversubscription(cf_profile_t *p);
 
 /* What the tables lost, summed over the ranks, and the limits that made the
- * loss: a limit of 0 is not known (a spool does not carry them), and its
- * sentence names the variable alone. */
+ * loss: a limit of 0 is not known (a part of an older plugin does not carry
+ * it), and its sentence names the variable alone.  The same loss makes the
+ * same sentence from the finalize and from a spool. */
 typedef struct {
-    uint64_t threads;  /* threads not recorded */
-    uint64_t records;  /* calls (and, at finalize, keys) that found the tables full */
-    uint64_t requests; /* requests not tracked */
+    uint64_t threads;    /* threads not recorded */
+    uint64_t records;    /* calls that found a thread's table full */
+    uint64_t merge_keys; /* at finalize: keys a rank's merged table had no room for */
+    uint64_t requests;   /* requests not tracked */
     uint32_t max_threads, table_size, merge_max, max_requests;
 } cf_losses_t;
 

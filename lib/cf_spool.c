@@ -923,6 +923,7 @@ typedef struct {
     cf_merged_t m;
     uint64_t overflow, ranks_dropping;
     uint64_t refused, req_dropped, dropped, regions_full, regions_deep;
+    uint32_t table_size, max_threads; /* the parts' limits when they agree, else 0 */
     char *list; /* CF_MERGE_LIST bytes: a list of ranks for a sentence */
 } cf_merge_t;
 
@@ -1072,6 +1073,16 @@ static int cf_merge_stats(cf_merge_t *g)
     return CF_OK;
 }
 
+/* A limit the parts name, from the value so far and part r's: known only
+ * when every part gives the same one, within the plugin's bounds
+ * (cf_config_read). */
+static uint32_t cf_part_limit(size_t r, uint32_t so_far, uint32_t v, uint32_t bound)
+{
+    if (v > bound || (r > 0 && v != so_far))
+        return 0;
+    return v;
+}
+
 /* The job and its ranks, and the losses their parts count. */
 static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
 {
@@ -1107,6 +1118,8 @@ static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
         ri->node_cpus = q->h.node_cpus;
         if (ri->wall_s > p->wall_s)
             p->wall_s = ri->wall_s;
+        g->table_size = cf_part_limit(r, g->table_size, q->h.table_size, 1u << 20);
+        g->max_threads = cf_part_limit(r, g->max_threads, q->h.max_threads, 4096);
         g->refused += q->h.threads_refused;
         g->req_dropped += q->h.req_dropped;
         g->dropped += q->dropped;
@@ -1205,8 +1218,9 @@ static void cf_merge_losses(cf_merge_t *g, cf_profile_t *p)
     }
     cf_profile_add_partial_reason(p, "clocks not synchronized: the job ended before MPI_Finalize, so waits, transfer "
                                   "times and one-way times are not measured; times are each rank's own");
-    /* the limits are not in the parts: the sentences name the variables alone */
-    cf_losses_t l = {.threads = g->refused, .records = g->dropped, .requests = g->req_dropped};
+    /* the parts carry the tables' limits, not COMMFIT_MAX_REQUESTS: its sentence names the variable alone */
+    cf_losses_t l = {.threads = g->refused, .records = g->dropped, .requests = g->req_dropped,
+                     .table_size = g->table_size, .max_threads = g->max_threads};
     cf_assemble_losses(p, &l);
     cf_assemble_region_losses(p, g->regions_full, g->regions_deep);
     if (g->other)

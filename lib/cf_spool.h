@@ -29,7 +29,10 @@ typedef struct {
     int32_t rank, size, node, nnodes, node_ranks, node_cpus;
     int32_t end, code;         /* CF_END_*; the signal, MPI_Abort's errorcode or the exit status (-1 unknown) */
     uint32_t nthreads, ncomm, nregion, nops, nops_ucx, spawned;
-    uint64_t job_token;        /* unused (0) */
+    /* COMMFIT_TABLE_SIZE and COMMFIT_MAX_THREADS the rank ran with, which the
+     * merge's sentences of the tables' losses name (0: not known, a part of
+     * a plugin before them, whose field here was unused) */
+    uint32_t table_size, max_threads;
     uint64_t threads_refused, req_dropped;
     double init_wall;          /* seconds since the epoch at MPI_Init */
     double wall_s;             /* from MPI_Init to the end, on this rank's clock */

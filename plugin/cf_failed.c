@@ -5,42 +5,12 @@
 #include <stdlib.h>
 #include "cf_coll.h"
 #include "cf_failed.h"
-
-/* MPI's error classes by name, for the failed calls */
-static const struct {
-    int cls;
-    const char *name;
-} cf_error_classes[] = {
-#define CF_E(c) {c, #c}
-    CF_E(MPI_ERR_BUFFER), CF_E(MPI_ERR_COUNT), CF_E(MPI_ERR_TYPE), CF_E(MPI_ERR_TAG), CF_E(MPI_ERR_COMM),
-    CF_E(MPI_ERR_RANK), CF_E(MPI_ERR_REQUEST), CF_E(MPI_ERR_ROOT), CF_E(MPI_ERR_GROUP), CF_E(MPI_ERR_OP),
-    CF_E(MPI_ERR_TOPOLOGY), CF_E(MPI_ERR_DIMS), CF_E(MPI_ERR_ARG), CF_E(MPI_ERR_UNKNOWN), CF_E(MPI_ERR_TRUNCATE),
-    CF_E(MPI_ERR_OTHER), CF_E(MPI_ERR_INTERN), CF_E(MPI_ERR_IN_STATUS), CF_E(MPI_ERR_PENDING),
-    CF_E(MPI_ERR_KEYVAL), CF_E(MPI_ERR_NO_MEM), CF_E(MPI_ERR_BASE), CF_E(MPI_ERR_INFO_KEY),
-    CF_E(MPI_ERR_INFO_VALUE), CF_E(MPI_ERR_INFO_NOKEY), CF_E(MPI_ERR_SPAWN), CF_E(MPI_ERR_PORT),
-    CF_E(MPI_ERR_SERVICE), CF_E(MPI_ERR_NAME), CF_E(MPI_ERR_WIN), CF_E(MPI_ERR_SIZE), CF_E(MPI_ERR_DISP),
-    CF_E(MPI_ERR_INFO), CF_E(MPI_ERR_LOCKTYPE), CF_E(MPI_ERR_ASSERT), CF_E(MPI_ERR_RMA_CONFLICT),
-    CF_E(MPI_ERR_RMA_SYNC), CF_E(MPI_ERR_RMA_RANGE), CF_E(MPI_ERR_RMA_ATTACH), CF_E(MPI_ERR_RMA_SHARED),
-    CF_E(MPI_ERR_RMA_FLAVOR), CF_E(MPI_ERR_FILE), CF_E(MPI_ERR_NOT_SAME), CF_E(MPI_ERR_AMODE),
-    CF_E(MPI_ERR_UNSUPPORTED_DATAREP), CF_E(MPI_ERR_UNSUPPORTED_OPERATION), CF_E(MPI_ERR_NO_SUCH_FILE),
-    CF_E(MPI_ERR_FILE_EXISTS), CF_E(MPI_ERR_BAD_FILE), CF_E(MPI_ERR_ACCESS), CF_E(MPI_ERR_NO_SPACE),
-    CF_E(MPI_ERR_QUOTA), CF_E(MPI_ERR_READ_ONLY), CF_E(MPI_ERR_FILE_IN_USE), CF_E(MPI_ERR_DUP_DATAREP),
-    CF_E(MPI_ERR_CONVERSION), CF_E(MPI_ERR_IO),
-#undef CF_E
-};
+#include "cf_output.h"
 
 /* The profile's "failed_calls" section: the calls that returned an error,
  * summed over ranks by operation and error class, [{op, class, calls}]
  * (op "other": beyond the kinds a thread keeps, CF_FAILS).  Collective:
  * the union of (op, class) keys, then their counts reduced to rank 0. */
-const char *cf_error_class_name(int cls)
-{
-    for (size_t e = 0; e < CF_ARRAY_LEN(cf_error_classes); e++)
-        if (cf_error_classes[e].cls == cls)
-            return cf_error_classes[e].name;
-    return NULL;
-}
-
 json_t *cf_failed_section(const cf_fin_t *fin)
 {
     if (!fin->failed_calls)

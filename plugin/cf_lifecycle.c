@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "cf_module.h"
 #include "cf_runtime.h"
-#include "cf_spill.h"
 #include "cf_text.h"
 
 /* MPI_Comm_set_name may be called by several threads */
@@ -32,11 +32,16 @@ int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-/* The job ends here: this rank's records go to the spool first (the
- * runtime then kills the other ranks, which spill on its signal). */
+/* The job ends here: the modules' abort hooks first (the spill writes this
+ * rank's part; the runtime then kills the other ranks, which spill on its
+ * signal). */
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    cf_spill_abort(errorcode);
+    size_t nmod = 0;
+    const cf_module_t *mod = cf_module_list(&nmod);
+    for (size_t m = 0; m < nmod; m++)
+        if (mod[m].abort)
+            mod[m].abort(errorcode);
     return PMPI_Abort(comm, errorcode);
 }
 

@@ -61,7 +61,8 @@ typedef struct {
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
  * partial profile. */
-enum { CF_LOSS_THREADS, CF_LOSS_RECORDS, CF_LOSS_REQUESTS, CF_LOSS_STREAMS, CF_LOSS_FAILED, CF_LOSS_N };
+enum { CF_LOSS_THREADS, CF_LOSS_RECORDS, CF_LOSS_MERGE_KEYS, CF_LOSS_REQUESTS, CF_LOSS_STREAMS, CF_LOSS_FAILED,
+       CF_LOSS_N };
 /* Conditions some rank met at finalize. */
 enum { CF_FAIL_NOMEM, CF_FAIL_MERGE, CF_FAIL_COMMS, CF_FAIL_REGIONS, CF_FAIL_N };
 
@@ -149,7 +150,8 @@ static void cf_partial_reasons(cf_profile_t *p, const uint64_t *loss, const int 
     if (fail[CF_FAIL_NOMEM])
         cf_profile_add_partial_reason(p, "out of memory at finalize on some rank: records left out");
     cf_losses_t l = {.threads = loss[CF_LOSS_THREADS], .records = loss[CF_LOSS_RECORDS],
-                     .requests = loss[CF_LOSS_REQUESTS], .max_threads = c->max_threads,
+                     .merge_keys = loss[CF_LOSS_MERGE_KEYS], .requests = loss[CF_LOSS_REQUESTS],
+                     .max_threads = c->max_threads,
                      .table_size = c->table_size, .merge_max = c->merge_max, .max_requests = c->max_requests};
     cf_assemble_losses(p, &l);
     if (fail[CF_FAIL_MERGE])
@@ -293,7 +295,10 @@ static int cf_fin_threads(cf_fin_run_t *m)
     }
     m->dropped += m->mine.dropped;
     uint64_t records = m->dropped - m->refused - m->req_dropped;
-    uint64_t loss[CF_LOSS_N] = {m->refused, records, m->req_dropped, m->streams_full, m->failed};
+    /* the calls the threads' tables dropped, as a spool's parts count them, and apart the keys
+     * this rank's merged table had no room for */
+    uint64_t loss[CF_LOSS_N] = {m->refused, records - m->mine.dropped, m->mine.dropped, m->req_dropped,
+                                m->streams_full, m->failed};
     /* on every rank: the failed calls' section is made only when some call failed */
     PMPI_Allreduce(loss, m->loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
     if (cf_g.cfg.verbose)

@@ -37,6 +37,9 @@ typedef struct {
     json_t *(*section)(const cf_fin_t *f);
     /* End of MPI_Finalize, the profile written, every rank. */
     void (*fini)(void);
+    /* MPI_Abort on this rank, before the library kills the job: what must
+     * be saved now (the other ranks learn of the end by a signal). */
+    void (*abort)(int errorcode);
 } cf_module_t;
 
 /* The list (cf_modules.c), which only MPI_Init's start (cf_init.c) names. */

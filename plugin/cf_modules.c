@@ -32,10 +32,10 @@ const cf_module_t cf_modules[] = {
     {.name = "calibration", .before_merge = cf_calibrate_run, .section = cf_calibrate_section},
     {.name = CF_SCHED_KEY, .section = cf_sched_section},
     /* the spool of a job that does not finish, with its refresh thread (cf_refresh.c) */
-    {.name = "spill", .init = cf_spill_init, .fini = cf_spill_finalized},
+    {.name = "spill", .init = cf_spill_init, .fini = cf_spill_finalized, .abort = cf_spill_abort},
 #ifdef COMMFIT_NULL_MODULE
     {.name = "null", .init = cf_null_init, .thread_init = cf_null_thread_init, .section = cf_null_section,
-     .fini = cf_null_fini},
+     .fini = cf_null_fini, .abort = cf_null_abort},
 #endif
 };
 const size_t cf_nmodules = CF_ARRAY_LEN(cf_modules);

@@ -5,10 +5,12 @@
  * hold, summed over the ranks.
  *
  * It is built only into the test library (libcommfit_null.so, compiled
- * with COMMFIT_NULL_MODULE; tests/mpi/test_null_module.sh), so the
- * plugin's own profiles and hot path do not change.  A new module: copy
- * this file and cf_null.h, include no other module's header (the core's
- * are cf_runtime.h, cf_module.h, cf_coll.h, cf_sample.h), and add its
+ * with COMMFIT_NULL_MODULE; tests/mpi/test_null_module.sh and
+ * test_null_abort.sh), so the plugin's own profiles and hot path do not
+ * change.  A new module: copy this file and cf_null.h, include no other
+ * module's header (the core's and its services' are cf_runtime.h,
+ * cf_module.h, cf_coll.h, cf_output.h, cf_sample.h, cf_sync.h,
+ * cf_region.h; tests/check_shape.py fails on a module's), and add its
  * descriptor to the list in cf_modules.c at the place where its section
  * goes in the profile.  A module that records on the hot path does it
  * through inline helpers the wrappers call (gen_wrappers.py), never
@@ -58,4 +60,13 @@ void cf_null_fini(void)
     if (cf_g.cfg.verbose)
         cf_log("rank %d: the null module ends after %llu threads", cf_g.world_rank,
                (unsigned long long)atomic_load(&cf_null.threads));
+}
+
+/* MPI_Abort on this rank, before the library kills the job: no collective
+ * (the other ranks are elsewhere), nothing that may block. */
+void cf_null_abort(int errorcode)
+{
+    if (cf_g.cfg.verbose)
+        cf_log("rank %d: the null module sees MPI_Abort (errorcode %d) after %llu threads", cf_g.world_rank,
+               errorcode, (unsigned long long)atomic_load(&cf_null.threads));
 }

@@ -8,5 +8,6 @@ CF_HIDDEN void cf_null_init(void);
 CF_HIDDEN void cf_null_thread_init(cf_thread_t *t);
 CF_HIDDEN json_t *cf_null_section(const cf_fin_t *f);
 CF_HIDDEN void cf_null_fini(void);
+CF_HIDDEN void cf_null_abort(int errorcode);
 
 #endif

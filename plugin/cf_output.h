@@ -1,4 +1,6 @@
-/* The profile's and the spool's names, and the profile's writing (cf_output.c). */
+/* The profile's and the spool's names, the profile's writing, and the names
+ * the profile gives what the MPI library reports (cf_output.c): beside the
+ * core, for the end of the run and the spill alike. */
 #ifndef CF_OUTPUT_H
 #define CF_OUTPUT_H
 
@@ -15,5 +17,10 @@ CF_HIDDEN void cf_spool_default(char *buf, size_t len);
 CF_HIDDEN void cf_write_profile(const cf_profile_t *p);
 /* The MPI library's version line, as the profile names it. */
 CF_HIDDEN void cf_library_version(char *out, size_t len);
+
+/* "MPI_ERR_RANK" for MPI_ERR_RANK, NULL for a class it does not know.
+ * Async-signal-safe (a static table): the failed calls' section and the
+ * spill's parts name error classes with it. */
+CF_HIDDEN const char *cf_error_class_name(int cls);
 
 #endif

@@ -22,7 +22,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "cf_failed.h"
 #include "cf_output.h"
 #include "cf_refresh.h"
 #include "cf_region.h"
@@ -581,6 +580,8 @@ static void cf_spill_arm(void)
     h->nops = CF_OP_COUNT;
     h->nops_ucx = nucx;
     h->spawned = (uint32_t)cf_g.spawned;
+    h->table_size = cf_g.cfg.table_size;
+    h->max_threads = cf_g.cfg.max_threads;
     h->nonce = job.nonce;
     memcpy(h->jobid, job.jobid, sizeof(h->jobid));
     h->init_wall = cf_g.init_wall;

@@ -14,6 +14,10 @@ Fails (exit status 1, one line per finding) on
   - an include that points the wrong way: lib/ includes nothing of
     plugin/ or tools/ (nor mpi.h), plugin/ nothing of tools/, tools/
     nothing of plugin/;
+  - a plugin module that includes another module's header, or uses what
+    another module defines: the modules are those the list in
+    plugin/cf_modules.c registers (the plugin headers it includes), each
+    with the files only it includes (cf_refresh, the spill's thread);
   - a C function of plugin/, lib/ or tools/ longer than 120 lines.
 The circles and long functions that exist today are listed in the baseline
 (tests/shape_baseline.txt): one of them fails only when it grows; an entry
@@ -38,6 +42,11 @@ CITING_TOP = ("README.md", "Makefile.am", "configure.ac", "bootstrap.sh")
 CITING_EXT = (".c", ".h", ".py", ".sh", ".spec", ".txt", ".F90", ".am", ".ac",
               ".js", ".css", ".md", ".in", "")
 SKIP_DIRS = {".git", "autom4te.cache", "m4", "build", "b"}
+# the list of the plugin's modules, the only file that names them all
+# (docs/architecture.md, "How to add a module"), and the descriptor type's
+# header it includes besides theirs
+MODULE_LIST = "cf_modules"
+MODULE_TYPE = "cf_module.h"
 
 DOC_RE = re.compile(r"(?<![\w./$}-])((?:\.\./|\./)*[\w./-]*[\w-]\.md)(#[\w-]*)?"
                     r"(?:[,:]? +\\?\"([A-Za-z`][^\"\\\n]*)\\?\")?")
@@ -319,6 +328,75 @@ def include_graph(root, rep):
     return units, cross, via
 
 
+def plugin_includes(root):
+    """{unit of plugin/: set of units of plugin/ whose header it includes},
+    and [(file, header unit)] for each of those includes."""
+    inc, lines = {}, []
+    for fn in part_files(root, "plugin"):
+        with open(os.path.join(root, "plugin", fn), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for name in INCLUDE_RE.findall(text):
+            found = find_header(root, "plugin", name)
+            if found is None or found[0] != "plugin":
+                continue
+            target = found[1][:-2]
+            if target != fn[:-2]:
+                inc.setdefault(fn[:-2], set()).add(target)
+                lines.append((fn, found[1]))
+    return inc, lines
+
+
+def plugin_modules(root, inc):
+    """{unit: its module} for the units of plugin/ that belong to a module:
+    each module the list registers (a plugin header the list includes, the
+    descriptor type's aside), and a unit whose header is included by the
+    files of one module alone (a module's own helper)."""
+    owner = {u: u for u in inc.get(MODULE_LIST, ()) if u + ".h" != MODULE_TYPE}
+    changed = True
+    while changed:
+        changed = False
+        for u in sorted({t for ts in inc.values() for t in ts} - set(owner)):
+            users = {owner.get(f) for f, ts in inc.items() if u in ts}
+            if len(users) == 1 and None not in users:
+                owner[u] = users.pop()
+                changed = True
+    return owner
+
+
+def shared_by_modules(inc, owner):
+    """{unit: modules} for the units not of a module whose header only
+    files of two modules or more include: a helper they share, which goes
+    beside the core (or to lib), not a door from one module into another."""
+    out = {}
+    for u in sorted({t for ts in inc.values() for t in ts} - set(owner)):
+        users = {owner.get(f) for f, ts in inc.items() if u in ts}
+        if None not in users and len(users) > 1:
+            out[u] = sorted(users)
+    return out
+
+
+def check_modules(root, units, via, rep):
+    """A module never includes another module's header nor uses what another
+    module defines (docs/architecture.md, "What each room may touch")."""
+    inc, lines = plugin_includes(root)
+    owner = plugin_modules(root, inc)
+    for u, mods in shared_by_modules(inc, owner).items():
+        rep.error("plugin/%s.h is included by the modules %s alone: put what they share beside the core "
+                  "(docs/architecture.md)" % (u, ", ".join(mods)))
+    for fn, header in lines:
+        mine, theirs = owner.get(fn[:-2]), owner.get(header[:-2])
+        if mine and theirs and mine != theirs:
+            rep.error("plugin/%s includes plugin/%s: the module %s includes the module %s's header; reach it "
+                      "through the core or a hook of the list (docs/architecture.md)" % (fn, header, mine, theirs))
+    for u, vs in sorted(units.get("plugin", {}).items()):
+        for v in sorted(vs):
+            mine, theirs = owner.get(u), owner.get(v)
+            if mine and theirs and mine != theirs:
+                rep.error("plugin/%s uses %s of plugin/%s: the module %s uses the module %s (docs/architecture.md)"
+                          % (u, ", ".join(sorted(via["plugin"][(u, v)])[:4]), v, mine, theirs))
+    return owner
+
+
 def sccs(g):
     """Strongly connected components (Tarjan), those of more than one unit."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -544,6 +622,7 @@ def main():
 
     units, cross, via = include_graph(root, rep)
     circles = {part: sccs(g) for part, g in units.items()}
+    owner = check_modules(root, units, via, rep)
     if a.graph:
         for part in PARTS:
             g = units[part]
@@ -552,6 +631,11 @@ def main():
             for u in sorted(g):
                 if g[u]:
                     print("  %-22s -> %s" % (u, " ".join(sorted(g[u]))))
+        mods = {}
+        for u, m in owner.items():
+            mods.setdefault(m, []).append(u)
+        print("plugin/ modules (%s.c): %s" % (MODULE_LIST, ", ".join(
+            "+".join([m] + sorted(set(us) - {m})) for m, us in sorted(mods.items()))))
         print("between parts (includes): " + ", ".join(
             "%s -> %s %d" % (f, t, n) for (f, t), n in sorted(cross.items()) if f != t))
         for part in PARTS:
@@ -609,9 +693,10 @@ def main():
         print("check_shape: warning: " + msg)
     for msg in rep.errors:
         print("check_shape: FAIL: " + msg)
-    print("check_shape: %d citations, %d circles (%d known), %d functions over %d lines (%d known): %s"
+    print("check_shape: %d citations, %d circles (%d known), %d functions over %d lines (%d known), "
+          "%d modules none using another: %s"
           % (ncite, sum(len(c) for c in circles.values()), len(known_circles),
-             len(longs), MAX_LINES, len(known_funcs), "FAIL" if rep.errors else "ok"))
+             len(longs), MAX_LINES, len(known_funcs), len(set(owner.values())), "FAIL" if rep.errors else "ok"))
     return 1 if rep.errors else 0
 
 
