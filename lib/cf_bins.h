@@ -114,7 +114,12 @@ static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
     s->t_min = ticks < lo ? ticks : lo;
     if (ticks > s->t_max)
         s->t_max = ticks;
-    s->hist[b] += s->hist[b] != UINT32_MAX;
+    /* a bucket holds no more than the calls before this one: below
+     * UINT32_MAX of them it cannot be full */
+    if (__builtin_expect(n < UINT32_MAX, 1))
+        s->hist[b]++;
+    else
+        s->hist[b] += s->hist[b] != UINT32_MAX;
 }
 /* dst += src; both describe the same key. */
 void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src);
