@@ -221,31 +221,4 @@ CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t
     }
 }
 
-/* A send that returned MPI_SUCCESS: 1 when the memo recorded it all (the
- * record, the matrix, the message's stream and sampling), 0 when the full
- * path must. */
-CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
-                        int64_t count, int dest, int tag, uint64_t t0, uint64_t t1)
-{
-    const cf_memo_t *m = cf_memo_of(s, op, ra, comm, type, count, dest);
-    if (!m)
-        return 0;
-    cf_memo_record(t, s, m, t0, t1);
-    cf_memo_sent(t, m, tag, t0);
-    return 1;
-}
-
-/* A blocking collective (booked whatever it returned): 1 when the memo
- * recorded it, its instance counted and sampled. */
-CF_HOT int cf_memo_coll(cf_thread_t *t, cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
-                        int64_t count, int root, uint64_t t0, uint64_t t1)
-{
-    const cf_memo_t *m = cf_memo_of(s, op, ra, comm, type, count, 0);
-    if (!m)
-        return 0;
-    cf_memo_record(t, s, m, t0, t1);
-    cf_coll_sample(t, m->comm, m->key, root, t0, t1);
-    return 1;
-}
-
 #endif

@@ -241,22 +241,34 @@ CF_HIDDEN void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thr
 #define CF_IN_HOOKED 2
 CF_HIDDEN cf_thread_t *cf_enter_slow(cf_thread_t *t, unsigned op);
 CF_HIDDEN void cf_leave_slow(cf_thread_t *t);
-CF_HOT cf_thread_t *cf_enter(unsigned op)
+/* cf_enter's common case, which makes no call: the thread state, entered,
+ * for a registered thread, not nested, recording with no hooks; NULL when
+ * cf_enter must decide (and nothing done).  The rest, out of line or rare,
+ * follows it in cf_enter. */
+CF_HOT cf_thread_t *cf_enter_fast(unsigned op)
 {
     cf_thread_t *t = cf_self;
-    if (__builtin_expect(t == NULL, 0)) {
+    if (__builtin_expect(t == NULL, 0) || __builtin_expect(t->in_wrapper != 0, 0) ||
+        __builtin_expect(atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) != CF_REC_ON, 0))
+        return NULL;
+    t->in_wrapper = 1;
+    t->cur_op = op;
+    return t;
+}
+CF_HOT cf_thread_t *cf_enter(unsigned op)
+{
+    cf_thread_t *t = cf_enter_fast(op);
+    if (__builtin_expect(t != NULL, 1))
+        return t;
+    t = cf_self;
+    if (t == NULL) {
         if (cf_refused || atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
             return NULL;
         t = cf_thread_register();
         if (!t)
             return NULL;
     }
-    if (__builtin_expect(t->in_wrapper != 0, 0) ||
-        __builtin_expect(atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) != CF_REC_ON, 0))
-        return cf_enter_slow(t, op);
-    t->in_wrapper = 1;
-    t->cur_op = op;
-    return t;
+    return cf_enter_slow(t, op);
 }
 CF_HOT void cf_leave(cf_thread_t *t)
 {
