@@ -195,7 +195,7 @@ CF_HOT void cf_memo_record(cf_thread_t *t, cf_site_t *s, const cf_memo_t *m, uin
 {
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
     t->mpi_ns += ns;
-    cf_stat_add(m->rec, m->nb, ns);
+    cf_stat_add_more(m->rec, m->nb, ns); /* the full path recorded its call before it filled the memo */
     cf_site_add(s, m->nb, t0, t1);
 }
 
