@@ -207,8 +207,10 @@ CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t
     if (m->world < 0)
         return;
     if (m->peer != CF_MEMO_NONE) {
-        t->peer[m->peer].msgs++;
-        t->peer[m->peer].bytes += m->nb;
+        cf_peer_t *p = &t->peer[m->peer];
+        p->msgs++;
+        CF_OPAQUE(p);
+        p->bytes += m->nb;
     }
     if (m->chan != CF_MEMO_NONE) {
         uint64_t seq = tag == m->tag ? t->chan_seq[m->chan]++

@@ -209,6 +209,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if (stat) {
         cf_stat_add(stat, bytes, ns);
         stat->t_wait += blocked_ns;
+        CF_OPAQUE(stat);
         stat->t_post += r->post_ns;
         t->charged_ns += blocked_ns;
     }
