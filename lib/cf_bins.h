@@ -101,20 +101,35 @@ typedef struct {
     uint32_t hist[CF_HIST_N];
 } cf_stat_t;
 
-/* Branch-free where it can be (the hot path's record update): the first
- * call's time is the minimum, a full bucket stays full. */
-static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
+/* Branch-free where it can be (the hot path's record update): the record
+ * had n calls, lo is the minimum to keep (UINT64_MAX before the first). */
+static inline void cf_stat_add_to(cf_stat_t *s, uint64_t n, uint64_t lo, uint64_t bytes, uint64_t ticks)
 {
     unsigned b = cf_hist_bin(ticks);
-    uint64_t n = s->calls;
-    uint64_t lo = n ? s->t_min : UINT64_MAX;
     s->calls = n + 1;
     s->bytes += bytes;
     s->t_sum += ticks;
     s->t_min = ticks < lo ? ticks : lo;
     if (ticks > s->t_max)
         s->t_max = ticks;
-    s->hist[b] += s->hist[b] != UINT32_MAX;
+    /* a bucket holds no more than the calls before this one: below
+     * UINT32_MAX of them it cannot be full */
+    if (__builtin_expect(n < UINT32_MAX, 1))
+        s->hist[b]++;
+    else
+        s->hist[b] += s->hist[b] != UINT32_MAX;
+}
+/* The first call's time is the minimum, a full bucket stays full. */
+static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
+{
+    uint64_t n = s->calls;
+    cf_stat_add_to(s, n, n ? s->t_min : UINT64_MAX, bytes, ticks);
+}
+/* The same for a record that has calls already (those a call site's memo
+ * holds): no first call to tell apart. */
+static inline void cf_stat_add_more(cf_stat_t *s, uint64_t bytes, uint64_t ticks)
+{
+    cf_stat_add_to(s, s->calls, s->t_min, bytes, ticks);
 }
 /* dst += src; both describe the same key. */
 void cf_stat_merge(cf_stat_t *dst, const cf_stat_t *src);

@@ -195,7 +195,7 @@ CF_HOT void cf_memo_record(cf_thread_t *t, cf_site_t *s, const cf_memo_t *m, uin
 {
     uint64_t ns = cf_ticks_to_ns(t1 - t0);
     t->mpi_ns += ns;
-    cf_stat_add(m->rec, m->nb, ns);
+    cf_stat_add_more(m->rec, m->nb, ns); /* the full path recorded its call before it filled the memo */
     cf_site_add(s, m->nb, t0, t1);
 }
 
@@ -207,8 +207,10 @@ CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t
     if (m->world < 0)
         return;
     if (m->peer != CF_MEMO_NONE) {
-        t->peer[m->peer].msgs++;
-        t->peer[m->peer].bytes += m->nb;
+        cf_peer_t *p = &t->peer[m->peer];
+        p->msgs++;
+        CF_OPAQUE(p);
+        p->bytes += m->nb;
     }
     if (m->chan != CF_MEMO_NONE) {
         uint64_t seq = tag == m->tag ? t->chan_seq[m->chan]++
@@ -219,33 +221,6 @@ CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t
             cf_p2p_sample(0, m->key, cf_key_comm(m->key), cf_g.world_rank, m->world, tag, cf_key_bin(m->key), seq,
                           t_post, 0);
     }
-}
-
-/* A send that returned MPI_SUCCESS: 1 when the memo recorded it all (the
- * record, the matrix, the message's stream and sampling), 0 when the full
- * path must. */
-CF_HOT int cf_memo_send(cf_thread_t *t, cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
-                        int64_t count, int dest, int tag, uint64_t t0, uint64_t t1)
-{
-    const cf_memo_t *m = cf_memo_of(s, op, ra, comm, type, count, dest);
-    if (!m)
-        return 0;
-    cf_memo_record(t, s, m, t0, t1);
-    cf_memo_sent(t, m, tag, t0);
-    return 1;
-}
-
-/* A blocking collective (booked whatever it returned): 1 when the memo
- * recorded it, its instance counted and sampled. */
-CF_HOT int cf_memo_coll(cf_thread_t *t, cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
-                        int64_t count, int root, uint64_t t0, uint64_t t1)
-{
-    const cf_memo_t *m = cf_memo_of(s, op, ra, comm, type, count, 0);
-    if (!m)
-        return 0;
-    cf_memo_record(t, s, m, t0, t1);
-    cf_coll_sample(t, m->comm, m->key, root, t0, t1);
-    return 1;
 }
 
 #endif

@@ -46,19 +46,17 @@ static cf_req_t *cf_req_claim(MPI_Request req)
      * clears it.  A handle MPI recycles at once finds its own slot free on
      * the first probe, instead of a whole window searched for it. */
     uintptr_t k = cf_req_handle_bits(req);
-    uint32_t s = UINT32_MAX, i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < CF_REQ_PROBE && s == UINT32_MAX; n++) {
-        uint32_t j = (i + n) & cf_g.req_mask;
-        uintptr_t e = atomic_load_explicit(&cf_g.req_key[j], memory_order_acquire);
+    uint32_t i = cf_hash_ptr(k), mask = cf_g.req_mask;
+    _Atomic uintptr_t *keys = cf_g.req_key;
+    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
+        uint32_t j = (i + n) & mask;
+        uintptr_t e = atomic_load_explicit(&keys[j], memory_order_acquire);
         uintptr_t h = e & CF_REQ_HANDLE_MASK;
-        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&cf_g.req_key[j], &e, k | CF_REQ_NEXT_GEN(e)))
-            s = j;
+        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&keys[j], &e, k | CF_REQ_NEXT_GEN(e)))
+            return &cf_g.req_val[j];
     }
-    if (s == UINT32_MAX) {
-        atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
-        return NULL;
-    }
-    return &cf_g.req_val[s];
+    atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
+    return NULL;
 }
 
 void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
@@ -211,6 +209,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if (stat) {
         cf_stat_add(stat, bytes, ns);
         stat->t_wait += blocked_ns;
+        CF_OPAQUE(stat);
         stat->t_post += r->post_ns;
         t->charged_ns += blocked_ns;
     }

@@ -251,25 +251,54 @@ uint64_t cf_thread_refused(void)
 
 /* ---- the recording switch ---- */
 
+/* enabled keeps the hooks' bit beside the switch (cf_enter) */
+static int cf_rec_hooks(void)
+{
+    return cf_g.enter_hook || cf_g.leave_hook ? CF_REC_HOOKS : 0;
+}
+
 void cf_recording_resume(void)
 {
-    atomic_store(&cf_g.enabled, 1);
+    atomic_store(&cf_g.enabled, CF_REC_ON | cf_rec_hooks());
 }
 
 int cf_recording_pause(void)
 {
-    return atomic_exchange(&cf_g.enabled, 0);
+    return atomic_exchange(&cf_g.enabled, 0) != 0;
 }
 
 void cf_recording_restore(int on)
 {
-    atomic_store(&cf_g.enabled, on);
+    atomic_store(&cf_g.enabled, on ? CF_REC_ON | cf_rec_hooks() : 0);
 }
 
 void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thread_t *t, unsigned op))
 {
     cf_g.enter_hook = enter;
     cf_g.leave_hook = leave;
+    int on = atomic_load(&cf_g.enabled) != 0;
+    atomic_store(&cf_g.enabled, on ? CF_REC_ON | cf_rec_hooks() : 0);
+}
+
+/* A call that cf_enter's inline test did not let through: nested, recording
+ * off, or hooks to run. */
+cf_thread_t *cf_enter_slow(cf_thread_t *t, unsigned op)
+{
+    if (t->in_wrapper || !cf_recording())
+        return NULL;
+    t->in_wrapper = CF_IN_HOOKED;
+    t->cur_op = op;
+    if (cf_g.enter_hook)
+        cf_g.enter_hook(t);
+    return t;
+}
+
+void cf_leave_slow(cf_thread_t *t)
+{
+    if (cf_g.leave_hook)
+        cf_g.leave_hook(t, t->cur_op);
+    t->cur_op = 0;
+    t->in_wrapper = 0;
 }
 
 cf_thread_t *cf_thread_register(void)

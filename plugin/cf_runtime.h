@@ -212,9 +212,12 @@ CF_HIDDEN uint64_t cf_thread_refused(void);
 
 /* ---- the recording switch (cf_runtime.c owns it): MPI_Pcontrol, the
  * finalize and the spill pause and resume it ---- */
+/* cf_g.enabled: 0 off, else CF_REC_ON, with CF_REC_HOOKS when hooks are set */
+#define CF_REC_ON 1
+#define CF_REC_HOOKS 2
 static inline int cf_recording(void)
 {
-    return atomic_load_explicit(&cf_g.enabled, memory_order_relaxed);
+    return atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) != 0;
 }
 CF_HIDDEN void cf_recording_resume(void);
 /* Pauses; returns whether recording was on, for cf_recording_restore. */
@@ -229,30 +232,54 @@ CF_HIDDEN void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thr
  * compiler's size limits say (a call costs its register saves and restores
  * on every intercepted call); what they rarely need is out of line. */
 #define CF_HOT static inline __attribute__((always_inline))
+/* Hides where p points from the optimiser, at no cost: two counters side
+ * by side, updated through p before and after it, stay two adds instead of
+ * a vector add built around them (three times as many instructions). */
+#define CF_OPAQUE(p) __asm__("" : "+r"(p))
 
-/* Thread state if this call of op is to be recorded, NULL to pass it through. */
-CF_HOT cf_thread_t *cf_enter(unsigned op)
+/* Thread state if this call of op is to be recorded, NULL to pass it through.
+ * cf_g.enabled is CF_REC_ON when recording with no hooks, the one case the
+ * inline path takes: one compare for the switch and the hooks together.
+ * in_wrapper is 1 there, CF_IN_HOOKED when the call runs the hooks (its
+ * leave does too). */
+#define CF_IN_HOOKED 2
+CF_HIDDEN cf_thread_t *cf_enter_slow(cf_thread_t *t, unsigned op);
+CF_HIDDEN void cf_leave_slow(cf_thread_t *t);
+/* cf_enter's common case, which makes no call: the thread state, entered,
+ * for a registered thread, not nested, recording with no hooks; NULL when
+ * cf_enter must decide (and nothing done).  The rest, out of line or rare,
+ * follows it in cf_enter. */
+CF_HOT cf_thread_t *cf_enter_fast(unsigned op)
 {
     cf_thread_t *t = cf_self;
-    if (__builtin_expect(t == NULL, 0)) {
+    if (__builtin_expect(t == NULL, 0) || __builtin_expect(t->in_wrapper != 0, 0) ||
+        __builtin_expect(atomic_load_explicit(&cf_g.enabled, memory_order_relaxed) != CF_REC_ON, 0))
+        return NULL;
+    t->in_wrapper = 1;
+    t->cur_op = op;
+    return t;
+}
+CF_HOT cf_thread_t *cf_enter(unsigned op)
+{
+    cf_thread_t *t = cf_enter_fast(op);
+    if (__builtin_expect(t != NULL, 1))
+        return t;
+    t = cf_self;
+    if (t == NULL) {
         if (cf_refused || atomic_load_explicit(&cf_g.state, memory_order_acquire) != 1)
             return NULL;
         t = cf_thread_register();
         if (!t)
             return NULL;
     }
-    if (t->in_wrapper || !cf_recording())
-        return NULL;
-    t->in_wrapper = 1;
-    t->cur_op = op;
-    if (__builtin_expect(cf_g.enter_hook != NULL, 0))
-        cf_g.enter_hook(t);
-    return t;
+    return cf_enter_slow(t, op);
 }
 CF_HOT void cf_leave(cf_thread_t *t)
 {
-    if (__builtin_expect(cf_g.leave_hook != NULL, 0))
-        cf_g.leave_hook(t, t->cur_op);
+    if (__builtin_expect(t->in_wrapper != 1, 0)) {
+        cf_leave_slow(t);
+        return;
+    }
     t->cur_op = 0;
     t->in_wrapper = 0;
 }

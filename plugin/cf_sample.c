@@ -97,14 +97,19 @@ uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag,
         return t->chan_seq[t->chan_last_slot[dir]]++;
     uint32_t mask = CF_CHANNELS - 1;
     uint32_t i = (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & mask;
+    uint64_t *keys = t->chan_key;
     for (unsigned n = 0; n < 32; n++, i = (i + 1) & mask) {
-        if (t->chan_key[i] == 0)
-            t->chan_key[i] = k;
-        if (t->chan_key[i] == k) {
-            t->chan_last_key[dir] = k;
-            t->chan_last_slot[dir] = i;
-            return t->chan_seq[i]++;
+        /* the slot's key read once: a stream seen before is found at its
+         * first probe, most often */
+        uint64_t v = keys[i];
+        if (__builtin_expect(v != k, 0)) {
+            if (v != 0)
+                continue;
+            keys[i] = k;
         }
+        t->chan_last_key[dir] = k;
+        t->chan_last_slot[dir] = i;
+        return t->chan_seq[i]++;
     }
     t->chan_full++;
     return UINT64_MAX; /* no room: this stream is not sampled on this side */

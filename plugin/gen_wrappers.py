@@ -170,46 +170,53 @@ def wrapper(e, head=None):
         out.append("    MPI_Status cf_st;")
         out.append("    MPI_Status *cf_sp = %s == MPI_STATUS_IGNORE ? &cf_st : %s;" % (st, st))
         repl[st] = "cf_sp"
-    if not head:
-        out.append("    uint64_t cf_t0 = cf_ticks();")
-        out.append("    int cf_rc = %s;" % call(e, repl))
-        out.append("    uint64_t cf_t1 = cf_ticks();")
     # a call that returned an error moved nothing: counted by operation and
     # error class (cf_fail), booked as no traffic; past here cf_rc is MPI_SUCCESS
     fail = "cf_fail(cf_t, %s, cf_rc, cf_t0, cf_t1)" % op
-    if head:
-        out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0)) {", "        %s;" % fail, "        return;", "    }"]
-    else:
-        out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0))", "        return %s;" % fail]
+    timed = ["    uint64_t cf_t0 = cf_ticks();",
+             "    int cf_rc = %s;" % call(e, repl),
+             "    uint64_t cf_t1 = cf_ticks();",
+             "    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0))",
+             "        return %s;" % fail]
     if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
         # nothing moves to or from MPI_PROC_NULL
         a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
     memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
     post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
                  and memo_args(a["bytes"], a.get("peer")))
-    if k in ("isend", "irecv", "psend", "precv", "icoll", "pcoll", "isendrecv", "iio", "irma"):
-        out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
+    posted = k in ("isend", "irecv", "psend", "precv", "icoll", "pcoll", "isendrecv", "iio", "irma")
     if memo or post_memo:
         # a call that repeats its site's last call is recorded from what that
-        # call resolved to (cf_callsite.h), found before its communicator is
-        # looked up; the full path below fills the memo
+        # call resolved to (cf_callsite.h), found before the MPI call, so that
+        # the hit needs after it the memo, not the arguments; both paths are
+        # inline (a miss out of line costs the lightest settings a second
+        # frame, docs/benchmarks.md).  The full path below fills the memo.
         count, dtype = memo or post_memo
+        dest = "0" if k == "coll" else "-1" if k == "icoll" else a["peer"]
         out.append("    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op)
-    if memo and k == "send":
-        out.append("    if (cf_s && cf_memo_send(cf_t, cf_s, %s, cf_ra, %s, %s, %s, %s, %s, cf_t0, cf_t1)) {"
-                   % (op, a["comm"], dtype, count, a["peer"], a["tag"]))
-    elif memo:
-        out.append("    if (cf_s && cf_memo_coll(cf_t, cf_s, %s, cf_ra, %s, %s, %s, %s, cf_t0, cf_t1)) {"
-                   % (op, a["comm"], dtype, count, a.get("root", "-1")))
-    elif post_memo:
-        dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
         out.append("    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
                    % (op, a["comm"], dtype, count, dest))
         out.append("    if (cf_m) {")
-        out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);" % (a["request"], op, "%(flags)s", tag))
-        out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
-    if memo or post_memo:
+        out += ["    " + l for l in timed]
+        if posted:
+            out.append("        cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
+        if k == "send":
+            out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
+            out.append("        cf_memo_sent(cf_t, cf_m, %s, cf_t0);" % a["tag"])
+        elif k == "coll":
+            out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
+            out.append("        cf_coll_sample(cf_t, cf_m->comm, cf_m->key, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
+        else:
+            out.append("        cf_req_post_memo(cf_t, *%s, %s, cf_m, %s, cf_t0, cf_t1, %s);"
+                       % (a["request"], op, "%(flags)s", a["tag"] if k != "icoll" else "0"))
+            out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
         out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
+    if head:
+        out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0)) {", "        %s;" % fail, "        return;", "    }"]
+    else:
+        out += timed
+    if posted:
+        out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
     # what the call's object belongs to: a communicator, a file's or a window's
     if "comm" in a:
         out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])

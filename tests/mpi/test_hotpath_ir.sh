@@ -8,7 +8,7 @@
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "ceilings are for Open MPI's singleton: skipped"; exit 77; }
-ceilings="send_null 146 self_p2p 343 allreduce 197 iallreduce 240 waitall3 436 waitall64 518 testall64 510 thread 158"
+ceilings="send_null 134 self_p2p 328 allreduce 184 iallreduce 233 waitall3 418 waitall64 490 testall64 482 thread 145"
 IR_CONFIGS="plain default" bash "$CF_SRCDIR/tests/bench_ir.sh" "$CF_BUILDDIR" > "$cf_tmp/ir" ||
     cf_fail "bench_ir.sh failed"
 cat "$cf_tmp/ir"
