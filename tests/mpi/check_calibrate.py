@@ -77,8 +77,10 @@ def sweep(path, link_path):
         s = cols[0]["sizes"]
         got = [e["bytes"] for e in s]
         pow2 = [b for b in got if b not in FRAMEWORK]
-        check("sizes from 64 KiB, ascending, powers of two (and the frameworks' sizes)",
-              got and got[0] == 65536 and got == sorted(got) and
+        # none at all where the budget ended the sweep first (a loaded
+        # machine: planned() holds that skipped names the cut)
+        check("sizes from 64 KiB, ascending, powers of two (and the frameworks' sizes), or none",
+              (not got or got[0] == 65536) and got == sorted(got) and
               all(b & (b - 1) == 0 for b in pow2) and pow2 == [65536 << i for i in range(len(pow2))], str(got))
         check("at least 3 repetitions per size, best <= median",
               all(e["reps"] >= 3 and 0 < e["best_s"] <= e["p50_s"] for e in s))
@@ -169,6 +171,19 @@ def fmt_bytes(b):
     return "%d B" % b
 
 
+def link_sizes(s, c, link_path, what):
+    """A link's sizes: a prefix of the sweep's, from 8 B, the cut named in
+    skipped at the next one (how far the budget reached is the machine's)."""
+    got = [e["bytes"] for e in s]
+    cut = [k for k in c["skipped"] if k.startswith(link_path + " link: sizes from ")]
+    want_cut = [] if got == LINK_SIZES else ["%s link: sizes from %s not measured: budget"
+                                             % (link_path, fmt_bytes(LINK_SIZES[len(got)]))]
+    check(what + "sizes from 8 B, ascending, powers of two and their 1.5x, to 4 MiB or to where skipped says the "
+          "budget ended them", got and got == LINK_SIZES[:len(got)] and cut == want_cut,
+          "got %s; skipped %s" % (got, c["skipped"]))
+    return got
+
+
 def link_numbers(s, c, link_path):
     """What a loaded machine cannot move in a link's sweep: the sizes a
     prefix of the sweep's, the cut named at the next one; the timed round
@@ -176,13 +191,7 @@ def link_numbers(s, c, link_path):
     least twice the median, fitting in the time the calibration took;
     no time under what a shared-memory round trip can take, no bandwidth
     over what memory can copy."""
-    got = [e["bytes"] for e in s]
-    cut = [k for k in c["skipped"] if k.startswith(link_path + " link: sizes from ")]
-    want_cut = [] if got == LINK_SIZES else ["%s link: sizes from %s not measured: budget"
-                                             % (link_path, fmt_bytes(LINK_SIZES[len(got)]))]
-    check("sizes from 8 B, ascending, powers of two and their 1.5x, to 4 MiB or to where skipped says the "
-          "budget ended them", got and got == LINK_SIZES[:len(got)] and cut == want_cut,
-          "got %s; skipped %s" % (got, c["skipped"]))
+    got = link_sizes(s, c, link_path, "")
     if got != LINK_SIZES:
         print("note: the budget ended the sweep at %d B (a loaded machine)" % got[-1])
     check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in s))
@@ -204,11 +213,11 @@ def speed(path, link_path):
     """What a loaded machine moves: how fast the link was, and so how far
     the budget took the sweep.  Two busy loops beside the two ranks on two
     cores can preempt every round trip (a best of 5.8 ms at 8 B, the sweep
-    ended at 4 KiB), so test_calibrate.sh judges each of up to 3 runs on
-    its own.  The bounds are a hundred times what the machine does unloaded
-    (0.3 us at 8 B, GB/s from 64 KiB): a sweep timing the wrong thing (a
-    sleep, the ranks asleep in their loop, the warm-up's page faults)
-    misses them on every run."""
+    ended at 4 KiB), so test_calibrate.sh prints this for its live run and
+    holds it on a calibration recorded on a quiet machine.  The bounds are
+    a hundred times what the machine does unloaded (0.3 us at 8 B, GB/s
+    from 64 KiB): a sweep timing the wrong thing (a sleep, the ranks asleep
+    in their loop, the warm-up's page faults) misses them on every run."""
     c = section(path)
     links = [l for l in c["links"] if l["path"] == link_path] if c else []
     if not check("a %s link" % link_path, len(links) == 1):
@@ -290,11 +299,9 @@ def two_nodes(path):
         a, b = l["ranks"]
         check("%s: ranks %s %s" % (path, l["ranks"], "on one node" if same_node else "on different nodes"),
               (node[a] == node[b]) == same_node and a != b)
-        got = [e["bytes"] for e in l["sizes"]]
         # a TCP link between namespaces of a loaded 2-core machine is slow:
-        # the sizes the budget allowed, in order, from 8 B
-        check("%s: sizes ascending from 8 B, at least 3" % path, len(got) >= 3 and got == LINK_SIZES[:len(got)],
-              str(got))
+        # the sizes the budget allowed (one, 8 B, beside two busy loops)
+        link_sizes(l["sizes"], c, path, path + ": ")
         check("%s: best <= median at every size" % path, all(0 < e["best_s"] <= e["p50_s"] for e in l["sizes"]))
     check("the intra-node pair is ranks 1 and 2", links.get("intra-node", {}).get("ranks") == [1, 2])
     within_budget(c, SLACK_S)

@@ -5,7 +5,8 @@
 # limit changed at launch (OMPI_MCA_btl_vader_eager_limit), list the TCP
 # limit for intra-node messages when no shared-memory BTL is open, and the
 # report's joint point-to-point fit must break at the eager limit of a
-# ping-pong sweep.  Under the UCX PML (with and without the UCX layer's
+# ping-pong sweep, or say why not (the live sweep; a recorded quiet one must
+# break there).  Under the UCX PML (with and without the UCX layer's
 # records) the BTL limits must not be used, and the report must say why.
 # Under MPICH, which declares none of the listed variables, the section is
 # empty.  On both, the job's thread level must hold through MPI_Finalize.
@@ -82,6 +83,8 @@ COMMFIT_PROTOCOL=0 COMMFIT_OUTPUT="$cf_tmp/off.json" COMMFIT_SUMMARY=0 run "${OB
     || cf_fail "COMMFIT_PROTOCOL=0 left a protocol section"
 echo "ok   COMMFIT_PROTOCOL=0: no protocol section"
 
+"$commfit" report --format json "$CF_SRCDIR/tests/corpus/shm-pingpong10-2/profile.json" > "$cf_tmp/rec.rep.json" ||
+    cf_fail "report of the recorded sweep"
 "$CF_PYTHON" - "$cf_tmp" "$want_def" "$want_big" "$want_tcp" <<'PY' || exit 1
 import json, sys
 from checks import check, done
@@ -118,32 +121,31 @@ for name, eager in (("def", wd["btl_vader_eager_limit"]), ("big", 8192),
     # a header's length below it or above it
     at = any(a["size_hi"] <= eager and b["size_lo"] >= eager - 128 for a, b in zip(segs, segs[1:]))
     why = f.get("protocol_limits_unused_why")
-    if name != "big":
-        # over TCP loopback the eager switch is small next to the socket's
-        # own knees, and on a busy machine the default 4 KiB switch of shared
-        # memory drowns in the noise of a live sweep: the fit that ignores
-        # the limit may then predict better, and it must say so.  That the
-        # fit breaks at the declared limit is held on recorded profiles
-        # (tests/tools/check_corpus.py, "limits"); the 8 KiB limit set at
-        # launch, below, is a larger step, held here.
-        check("%s: the joint fit breaks at the eager limit %d, or says why not" % (name, eager),
-              (eager in used and at) or (not used and why and "predicts better" in why),
-              "limits %s, unused: %s, segments %s" % (used, why, [(s["size_lo"], s["size_hi"]) for s in segs]))
-    else:
-        check("%s: the joint fit breaks at the eager limit %d" % (name, eager),
-              eager in used and at and why is None,
-              "limits %s, unused: %s, segments %s" % (used, why, [(s["size_lo"], s["size_hi"]) for s in segs]))
+    # Whether a break pays is the sweep's scatter: over TCP loopback the
+    # eager switch is small next to the socket's own knees, and beside a
+    # CPU load a live shared-memory sweep's bins scatter so that the fit
+    # without the limit predicted better (8192 B, at a load of 12).  Then
+    # the report must say so; the break itself is held below on a sweep
+    # recorded on a quiet machine.
+    check("%s: the joint fit breaks at the eager limit %d, or says why not" % (name, eager),
+          (eager in used and at and (why is None or name == "tcp")) or
+          (not used and why and "predicts better" in why),
+          "limits %s, unused: %s, segments %s" % (used, why, [(s["size_lo"], s["size_hi"]) for s in segs]))
     top = [p for p in r["protocol_limits"] if p["path"] == "intra-node"]
     check("%s: the report lists the path's limits, used" % name,
           len(top) == 1 and top[0]["unused_why"] is None and eager in [l["bytes"] for l in top[0]["limits"]], str(top))
+# the 10-size sweep recorded on a quiet machine (its limits in its profile),
+# analysed by this build: the break at vader's eager limit is taken
+r = json.load(open("%s/rec.rep.json" % d))
+f = [f for f in r["fits"] if f["op"] == "p2p" and f["path"] == "intra-node"][0]
+segs = f["segments"]
+check("recorded sweep: the joint fit breaks at the eager limit 4096",
+      4096 in [l["bytes"] for l in f["protocol_limits"]] and
+      any(a["size_hi"] <= 4096 and b["size_lo"] >= 4096 - 128 for a, b in zip(segs, segs[1:])),
+      "limits %s, segments %s" % (f["protocol_limits"], [(s["size_lo"], s["size_hi"]) for s in segs]))
 txt = open("%s/def.txt" % d).read()
-ddef = joint("def")[1]
-if ddef["protocol_limits"]:
-    check("text: the limits the fit breaks at, by name",
-          "breaks at the library's protocol limits:" in txt and "(btl_vader_eager_limit)" in txt)
-else:
-    check("text: a fit that ignored the limits does not claim to break at them",
-          "breaks at the library's protocol limits:" not in txt)
+check("text: the limits the fit breaks at, by name",
+      "breaks at the library's protocol limits:" in txt and "(btl_vader_eager_limit)" in txt)
 check("the PML the job used: ob1 in all three",
       all(json.load(open("%s/%s.json" % (d, n)))["protocol"]["pml"] == "ob1" for n in ("def", "big", "tcp")))
 done()

@@ -13,20 +13,29 @@ batch=250
 rngseed=${CF_FUZZ_SEED:-19}
 cc=${CC:-cc}
 commfit="$CF_BUILDDIR/tools/commfit"
-src=("$CF_SRCDIR/tests/tools/fuzz_merge.c" "$CF_SRCDIR"/lib/cf_spool.c "$CF_SRCDIR"/lib/cf_assemble.c "$CF_SRCDIR"/lib/cf_profile.c
-    "$CF_SRCDIR"/lib/cf_bins.c "$CF_SRCDIR"/lib/cf_common.c "$CF_SRCDIR"/lib/cf_jstream.c
-    "$CF_SRCDIR"/lib/cf_text.c "$CF_SRCDIR"/lib/cf_sched.c)
+# the driver and the core library's C sources, as Makefile.am lists them
+core=$(${MAKE:-make} -s --no-print-directory -C "$CF_BUILDDIR" core-sources) || cf_fail "make core-sources failed"
+src=("$CF_SRCDIR/tests/tools/fuzz_merge.c")
+for f in $core; do
+    case $f in *.c) src+=("$CF_SRCDIR/$f") ;; esac
+done
+[ ${#src[@]} -gt 8 ] || cf_fail "the core library's sources: only '$core'"
 flags=(-std=gnu11 -O1 -g -fno-omit-frame-pointer -I"$CF_BUILDDIR" -I"$CF_SRCDIR/lib"
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
 # skip only where the compiler has no sanitizers; a driver that does not
-# build (a source missing from the list above) is a failure
+# build is a failure
 echo 'int main(void) { return 0; }' > "$cf_tmp/probe.c"
 "$cc" -fsanitize=address,undefined "$cf_tmp/probe.c" -o "$cf_tmp/probe" 2> "$cf_tmp/cc.log" \
     || { cat "$cf_tmp/cc.log"; echo "SKIP: $cc cannot build with -fsanitize=address,undefined"; exit 77; }
+# the whole core library, twice: built side by side
 "$cc" "${flags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all "${src[@]}" -ljansson -lm \
-    -o "$cf_tmp/fuzz_asan" || cf_fail "cannot build the ASan driver"
+    -o "$cf_tmp/fuzz_asan" &
+asan=$!
 "$cc" "${flags[@]}" -fsanitize=undefined -fno-sanitize-recover=all "${src[@]}" -ljansson -lm \
-    -o "$cf_tmp/fuzz_ubsan" || cf_fail "cannot build the UBSan driver"
+    -o "$cf_tmp/fuzz_ubsan"
+ubsan=$?
+wait $asan || cf_fail "cannot build the ASan driver"
+[ $ubsan = 0 ] || cf_fail "cannot build the UBSan driver"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:exitcode=98
 
 # the seed: the spool of a real 2-rank job that exits early (regions, communicators, records)
