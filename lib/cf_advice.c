@@ -360,12 +360,6 @@ static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *wi
     return polls * (double)f->calls / posted;
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 typedef struct {
     long long rank, seq;
     double t0, t1;
@@ -415,8 +409,8 @@ static void stream_gap(const cf_profile_t *p, cf_advice_t *ad)
     ad->call_gap_pairs = ng;
     if (ng >= 8) {
         double gm, dm;
-        qsort(gap, ng, sizeof(*gap), cmp_double);
-        qsort(dur, n, sizeof(*dur), cmp_double);
+        qsort(gap, ng, sizeof(*gap), cf_cmp_double);
+        qsort(dur, n, sizeof(*dur), cf_cmp_double);
         gm = ng % 2 ? gap[ng / 2] : 0.5 * (gap[ng / 2 - 1] + gap[ng / 2]);
         dm = n % 2 ? dur[n / 2] : 0.5 * (dur[n / 2 - 1] + dur[n / 2]);
         if (gm < dm)

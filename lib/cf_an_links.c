@@ -5,7 +5,7 @@
  * - the link given with --link (source "link");
  * - the calibration's link sweep of the path (profile section
  *   "calibration", measured at MPI_Finalize): alpha and the asymptotic B
- *   fitted to the best one-way times per size, NetPIPE's convention
+ *   fitted to NetPIPE's figure of each size, the best of its trials
  *   ("calibration");
  * - the program's best-behaved blocking point-to-point transfers ("p2p
  *   best case", from_best_case): per size bin the least time of any of
@@ -139,11 +139,13 @@ static int own_fit(cf_an_ref_t *ref, const cf_point_t *pts, size_t n, const cf_a
     return 1;
 }
 
-/* The calibration's sweep of the path: median one-way times.  NetPIPE's
- * figure of a size is the best of its trials, each a mean over many round
- * trips, which sits near the median round trip, not the fastest single
- * one (on shared memory here: 8 B best 214 ns, median 266 ns, NetPIPE
- * 310 ns); the median is also what the program's own calls see. */
+/* The calibration's sweep of the path, by NetPIPE's figure of a size: the
+ * best of its trials, each a mean over many round trips (trial_s).  That
+ * is neither the fastest single round trip nor the median: on shared
+ * memory here 8 B had a best of 0.32 us, a median of 0.47 us and NetPIPE
+ * 0.52 us in the same job, and 4 MiB a best of 588 us, a median of 649 us
+ * and NetPIPE 544 us.  A profile recorded before the sweep kept trials
+ * gives its medians (cf_calib_link_time). */
 static int from_calibration(cf_analysis_t *a, int path, cf_an_ref_t *ref)
 {
     const cf_calib_link_t *l = cf_calib_link_of(&a->calib, path);
@@ -152,7 +154,7 @@ static int from_calibration(cf_analysis_t *a, int path, cf_an_ref_t *ref)
     if (l == NULL)
         return 0;
     for (size_t k = 0; k < l->nsize; k++)
-        pts[k] = (cf_point_t){l->size[k].bytes, l->size[k].p50_s, l->size[k].reps > 0 ? l->size[k].reps : 1};
+        pts[k] = (cf_point_t){l->size[k].bytes, cf_calib_link_time(&l->size[k]), l->size[k].reps > 0 ? l->size[k].reps : 1};
     if (!own_fit(ref, pts, l->nsize, &a->limits[path]))
         return 0;
     ref->source = "calibration";
@@ -166,7 +168,7 @@ static int from_calibration(cf_analysis_t *a, int path, cf_an_ref_t *ref)
     }
     cf_pred_init(&ref->pred, ref_line, ref, ref->own_fit.err_rms);
     for (size_t k = 0; k < l->nsize; k++)
-        cf_pred_add(&ref->pred, l->size[k].bytes, l->size[k].p50_s,
+        cf_pred_add(&ref->pred, l->size[k].bytes, cf_calib_link_time(&l->size[k]),
                     log(l->size[k].p50_s / l->size[k].best_s), CF_PRED_CALIBRATION);
     return 1;
 }

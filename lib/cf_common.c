@@ -105,6 +105,12 @@ uint64_t cf_hash_str(uint64_t h, const char *s)
     return cf_hash_bytes(h, s, strlen(s));
 }
 
+int cf_cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
 void cf_path_absolute(char *buf, size_t len)
 {
     char cwd[4096];

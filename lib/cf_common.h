@@ -59,4 +59,7 @@ void cf_index_free(cf_index_t *x);
 uint64_t cf_hash_bytes(uint64_t h, const void *p, size_t n);
 uint64_t cf_hash_str(uint64_t h, const char *s);
 
+/* qsort order of doubles, ascending (NaN compares equal to everything). */
+int cf_cmp_double(const void *pa, const void *pb);
+
 #endif

@@ -157,12 +157,6 @@ static int num(json_t *o, const char *k, double *v)
     return isfinite(*v);
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double x = *(const double *)pa, y = *(const double *)pb;
-    return (x > y) - (x < y);
-}
-
 /* A sweep is measured at MPI_Finalize on a machine the job may share:
  * another process that runs for a few milliseconds delays every trial of
  * one or two sizes (seen here: 1 MiB on shared memory at 5.2 ms median
@@ -187,7 +181,7 @@ static size_t tame_disturbed(cf_calib_size_t *s, size_t n)
         return 0;
     for (size_t k = 0; k < n; k++)
         ratio[k] = s[k].p50_s / s[k].best_s;
-    qsort(ratio, n, sizeof(ratio[0]), cmp_double);
+    qsort(ratio, n, sizeof(ratio[0]), cf_cmp_double);
     usual = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
     for (size_t k = 0; k < n; k++)
         if (s[k].p50_s > CF_CALIB_DISTURBED * usual * s[k].best_s) {
@@ -201,6 +195,10 @@ static size_t tame_disturbed(cf_calib_size_t *s, size_t n)
             s[k].best_s = fmin(s[k].best_s, s[k + 1].best_s);
             s[k].p50_s = fmax(s[k].best_s, fmin(s[k].p50_s, s[k + 1].p50_s));
         }
+    /* a moved size's trials were delayed too: no slower than its median */
+    for (size_t k = 0; k < n; k++)
+        if (hit[k] && s[k].trial_s > 0)
+            s[k].trial_s = fmax(s[k].best_s, fmin(s[k].trial_s, s[k].p50_s));
     return moved;
 }
 
@@ -213,7 +211,7 @@ static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
     if (!json_is_array(arr))
         return 0;
     json_array_foreach(arr, i, e) {
-        cf_calib_size_t z = {NAN, NAN, NAN, 0};
+        cf_calib_size_t z = {NAN, NAN, NAN, NAN, 0};
         double reps = 0;
         size_t k;
         if (n >= CF_CALIB_MAX_SIZES || !json_is_object(e) || !num(e, "bytes", &z.bytes) || !(z.bytes > 0) ||
@@ -221,6 +219,8 @@ static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
             continue;
         if (!num(e, "p50_s", &z.p50_s) || !(z.p50_s >= z.best_s))
             z.p50_s = z.best_s;
+        if (!num(e, "trial_s", &z.trial_s) || !(z.trial_s >= z.best_s))
+            z.trial_s = NAN;
         if (num(e, "reps", &reps) && reps >= 1 && reps < 1e9)
             z.reps = (int)reps;
         for (k = n; k > 0 && out[k - 1].bytes > z.bytes; k--)

@@ -100,8 +100,19 @@ CF_HIDDEN double cf_pred_at(const cf_predictor_t *pr, double n, cf_pred_t *out);
 
 typedef struct {
     double bytes, best_s, p50_s; /* one way for links; slowest rank's per repetition for collectives */
+    /* links: NetPIPE's figure, the best of five trials each the mean of a
+     * fifth of the round trips; NaN where the profile has none (before it
+     * was recorded, and for collectives) */
+    double trial_s;
     int reps;
 } cf_calib_size_t;
+
+/* The time a link's sweep states for a size: NetPIPE's figure where the
+ * profile has it, else the median. */
+static inline double cf_calib_link_time(const cf_calib_size_t *z)
+{
+    return z->trial_s > 0 ? z->trial_s : z->p50_s;
+}
 
 typedef struct {
     int path; /* cf_path_t */

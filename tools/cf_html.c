@@ -179,12 +179,6 @@ static json_t *curve_json(const cf_an_fit_t *f)
     return o;
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static int cmp_block(const void *pa, const void *pb)
 {
     const cf_pair_t *a = pa, *b = pb;
@@ -217,7 +211,7 @@ static json_t *rank_row(const cf_rank_info_t *r)
 static json_t *quantiles_json(double *v, size_t n, const double *q, size_t nq)
 {
     json_t *arr = json_array();
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(v, n, sizeof(*v), cf_cmp_double);
     for (size_t i = 0; arr != NULL && i < nq; i++) {
         size_t k = (size_t)floor(q[i] * (double)(n - 1) + 0.5);
         if (jappend(arr, jnum(v[k])) != 0) {
@@ -294,7 +288,7 @@ static json_t *ranks_json(const cf_profile_t *p)
         size_t count[RANK_HIST_BINS] = {0};
         for (size_t i = 0; i < n; i++)
             v[i] = isfinite(p->rank[i].mpi_s) ? p->rank[i].mpi_s : 0;
-        qsort(v, n, sizeof(*v), cmp_double);
+        qsort(v, n, sizeof(*v), cf_cmp_double);
         lo = v[0];
         hi = v[n - 1];
         for (size_t i = 0; i < n; i++) {

@@ -195,6 +195,8 @@ def link_numbers(s, c, link_path):
     if got != LINK_SIZES:
         print("note: the budget ended the sweep at %d B (a loaded machine)" % got[-1])
     check("best <= median at every size", all(0 < e["best_s"] <= e["p50_s"] for e in s))
+    check("best <= trial figure <= the slowest a trial can be at every size",
+          all(e["best_s"] <= e.get("trial_s", 0) <= e["p50_s"] * e["reps"] for e in s))
     check("repetitions: at least 5 timed round trips per size", all(e["reps"] >= 5 for e in s))
     timed = sum(2 * ((e["reps"] + 1) // 2 * e["p50_s"] + e["reps"] // 2 * e["best_s"]) for e in s)
     check("the timed round trips fit in the calibration's time: at least %.3f s of %.3f s" % (timed, c["elapsed_s"]),
@@ -303,6 +305,9 @@ def two_nodes(path):
         # the sizes the budget allowed (one, 8 B, beside two busy loops)
         link_sizes(l["sizes"], c, path, path + ": ")
         check("%s: best <= median at every size" % path, all(0 < e["best_s"] <= e["p50_s"] for e in l["sizes"]))
+        # NetPIPE's figure: the best of five trials' means, never under the best round trip
+        check("%s: best <= trial figure at every size" % path,
+              all(e["best_s"] <= e.get("trial_s", 0) for e in l["sizes"]))
     check("the intra-node pair is ranks 1 and 2", links.get("intra-node", {}).get("ranks") == [1, 2])
     within_budget(c, SLACK_S)
 

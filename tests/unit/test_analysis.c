@@ -298,6 +298,31 @@ static void test_reference_calibration(void **state)
         assert_null(strstr(cf_analysis_caveat(a, i), "disturbed")); /* an undisturbed sweep stays as measured */
     cf_analysis_free(a);
 
+    /* NetPIPE's figure of each size (the best trial's mean), 5 % under the
+     * median: the link is fitted to it, not to the median */
+    {
+        size_t i;
+        json_t *e;
+        json_array_foreach(sizes, i, e)
+            json_object_set_new(e, "trial_s", json_real(json_real_value(json_object_get(e, "p50_s")) / 1.05));
+        a = analyse(&p, NULL);
+        ref = cf_analysis_ref(a, INTER);
+        assert_string_equal(ref->source, "calibration");
+        assert_rel(ref->alpha_s, 3e-6 / 1.05, 0.01);
+        assert_rel(ref->bandwidth_Bps, 8e9 * 1.05, 0.01);
+        cf_pred_t pr;
+        assert_rel(cf_pred_at(&ref->pred, 4096, &pr), (3e-6 + 4096 / 8e9) / 1.05, 1e-6);
+        cf_analysis_free(a);
+        /* a trial figure under the best is no measurement: the median */
+        json_array_foreach(sizes, i, e)
+            json_object_set_new(e, "trial_s", json_real(json_real_value(json_object_get(e, "best_s")) / 2));
+        a = analyse(&p, NULL);
+        assert_rel(cf_analysis_ref(a, INTER)->bandwidth_Bps, 8e9, 0.01);
+        cf_analysis_free(a);
+        json_array_foreach(sizes, i, e)
+            json_object_del(e, "trial_s");
+    }
+
     /* Disturbed at finalize by another process: 1 MiB with every trial
      * delayed (best 6x, median 18x the line), 2 MiB, where the budget
      * stopped the sweep, with most of them (median 10x).  Untamed, the fit
