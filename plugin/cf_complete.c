@@ -4,8 +4,8 @@
  * and the payload it completed.  Our entries for the requests are copied
  * before the call: MPI frees the handles inside it (cf_runtime.h). */
 #include "cf_runtime.h"
-#include "cf_callsite.h"
 #include "cf_sample.h"
+#include "cf_site.h"
 
 /* Room for n snapshots and statuses: the fixed scratch, grown (once, to a
  * power of two) for a call over more requests than it holds; 0 when out

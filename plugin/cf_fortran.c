@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cf_callsite.h"
 #include "cf_fortran.h"
+#include "cf_site.h"
 
 #if CF_FORTRAN
 

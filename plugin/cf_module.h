@@ -8,7 +8,7 @@
  *
  * The hot path does not go through this table: what a wrapper records it
  * records through the inline helpers of cf_runtime.h, cf_sample.h and
- * cf_callsite.h, and the hooks around every call are cf_call_hooks'. */
+ * cf_site.h (the core's), and the hooks around every call are cf_call_hooks'. */
 #ifndef CF_MODULE_H
 #define CF_MODULE_H
 

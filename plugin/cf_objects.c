@@ -1,8 +1,8 @@
 /* Files, windows and matched messages (cf_objects.h): the calls that make
  * and free them, the matched receives, and MPI_Cancel. */
-#include "cf_callsite.h"
 #include "cf_objects.h"
 #include "cf_sample.h"
+#include "cf_site.h"
 
 cf_objtab_t cf_files, cf_wins, cf_msgs;
 

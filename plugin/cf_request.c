@@ -1,9 +1,9 @@
 /* Requests in flight: a lock-free table of the handles posted, so that
  * their completion (cf_complete.c) is booked to the call that posted them
  * and feeds the sampler's message streams (cf_sample.h). */
-#include "cf_callsite.h"
 #include "cf_runtime.h"
 #include "cf_sample.h"
+#include "cf_site.h"
 
 /* ---- requests: a window of 16 slots per hash, keys claimed with CAS ----
  * A key word is the handle in its low 48 bits and the slot's generation in

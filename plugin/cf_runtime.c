@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cf_callsite.h"
 #include "cf_module.h"
 #include "cf_runtime.h"
+#include "cf_site.h"
 #include "cf_units.h"
 
 cf_global_t cf_g;

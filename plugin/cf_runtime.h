@@ -159,7 +159,7 @@ typedef struct {
     cf_peer_t *peer;
     uint32_t peer_last;
     uint64_t peer_full; /* messages to peers beyond the table */
-    /* call sites (cf_callsite.h): site_mask + 1 slots, NULL when off */
+    /* call sites (cf_site.h): site_mask + 1 slots, NULL when off */
     struct cf_site *site;
     uint32_t site_mask, site_used;
     uint64_t site_full; /* calls that found no slot */

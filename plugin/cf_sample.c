@@ -3,7 +3,7 @@
 #include <string.h>
 #include "cf_coll.h"
 #include "cf_sample.h"
-#include "cf_callsite.h"
+#include "cf_site.h"
 #include "cf_sync.h"
 
 cf_samples_t cf_samples;

@@ -18,6 +18,11 @@ Fails (exit status 1, one line per finding) on
     another module defines: the modules are those the list in
     plugin/cf_modules.c registers (the plugin headers it includes), each
     with the files only it includes (cf_refresh, the spill's thread);
+  - a file of the core that includes a module's header (the core names no
+    module; the list is the only file that does), the generated wrappers
+    included (the headers gen_wrappers.py writes into them);
+  - a unit of plugin/ that is neither a module of the list nor one of the
+    core's (CORE, SERVICES below), or one that is both;
   - a C function of plugin/, lib/ or tools/ longer than 120 lines.
 The circles and long functions that exist today are listed in the baseline
 (tests/shape_baseline.txt): one of them fails only when it grows; an entry
@@ -47,6 +52,23 @@ SKIP_DIRS = {".git", "autom4te.cache", "m4", "build", "b"}
 # header it includes besides theirs
 MODULE_LIST = "cf_modules"
 MODULE_TYPE = "cf_module.h"
+# the core of the plugin (docs/architecture.md, "What each room may touch"):
+# its state and the hot path's inline helpers (cf_runtime, cf_site, cf_clock,
+# cf_payload), the module descriptor, the start and the end of the run, the
+# hand-written wrappers, and the UCX layer's operation names with the
+# interface of the generated UCP wrappers, which the core reads
+CORE = ("cf_runtime", "cf_site", "cf_clock", "cf_payload", "cf_module", "cf_init", "cf_lifecycle", "cf_merge",
+        "cf_complete", "cf_objects", "cf_fortran", "cf_ucx_names", "cf_ucx_calls")
+# the services beside the core: not modules, because the hot path calls
+# them inline (the sampler, request tracking), every record's key carries
+# them (the regions), the start and the end of the run call them by name
+# (the clocks across ranks, the sampler's section), or what two modules
+# share lives there (the collective helpers, the output's names)
+SERVICES = ("cf_coll", "cf_request", "cf_output", "cf_sample", "cf_sync", "cf_region")
+# writes the wrappers of the specs, which are the core's: the headers it
+# writes into them are included by the core
+GENERATOR = "gen_wrappers.py"
+GEN_INCLUDE_RE = re.compile(r'#\s*include\s+\\?"([\w.]+\.h)\\?"')
 
 DOC_RE = re.compile(r"(?<![\w./$}-])((?:\.\./|\./)*[\w./-]*[\w-]\.md)(#[\w-]*)?"
                     r"(?:[,:]? +\\?\"([A-Za-z`][^\"\\\n]*)\\?\")?")
@@ -397,6 +419,47 @@ def check_modules(root, units, via, rep):
     return owner
 
 
+def check_core(root, owner, rep):
+    """The core names no module: no file of the core (nor the wrappers it
+    generates) includes a module's header; every unit of plugin/ is a module
+    of the list or the core's, not both (docs/architecture.md, "What each
+    room may touch")."""
+    inc, lines = plugin_includes(root)
+    core = set(CORE) | set(SERVICES)
+    units = sorted({fn[:-2] for fn in part_files(root, "plugin")})
+    for u in units:
+        if u == MODULE_LIST:
+            continue
+        if u in owner and u in core:
+            rep.error("plugin/%s is a module of the list (%s) and listed as the core's in tests/check_shape.py"
+                      % (u, owner[u]))
+        elif u not in owner and u not in core:
+            rep.error("plugin/%s is neither a module of the list nor the core's: register it in plugin/%s.c, or "
+                      "add it to CORE or SERVICES of tests/check_shape.py and to docs/architecture.md"
+                      % (u, MODULE_LIST))
+    gen = os.path.join(root, "plugin", GENERATOR)
+    if os.path.isfile(gen):
+        with open(gen, encoding="utf-8", errors="replace") as f:
+            for name in GEN_INCLUDE_RE.findall(f.read()):
+                found = find_header(root, "plugin", name)
+                if found is not None and found[0] == "plugin":
+                    lines.append((GENERATOR, found[1]))
+    n = 0
+    for fn, header in lines:
+        mine, theirs = fn[:-2], owner.get(header[:-2])
+        if fn == GENERATOR:
+            mine = None
+        elif mine == MODULE_LIST or mine in owner:
+            continue
+        n += 1
+        if theirs:
+            what = "the wrappers it writes include" if fn == GENERATOR else "the core includes"
+            rep.error("plugin/%s includes plugin/%s: %s the module %s's header; the core names no module "
+                      "(what the hot path needs inline goes in a header of the core, as cf_site.h; "
+                      "docs/architecture.md)" % (fn, header, what, theirs))
+    return n
+
+
 def sccs(g):
     """Strongly connected components (Tarjan), those of more than one unit."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -623,6 +686,7 @@ def main():
     units, cross, via = include_graph(root, rep)
     circles = {part: sccs(g) for part, g in units.items()}
     owner = check_modules(root, units, via, rep)
+    ncore = check_core(root, owner, rep)
     if a.graph:
         for part in PARTS:
             g = units[part]
@@ -636,6 +700,7 @@ def main():
             mods.setdefault(m, []).append(u)
         print("plugin/ modules (%s.c): %s" % (MODULE_LIST, ", ".join(
             "+".join([m] + sorted(set(us) - {m})) for m, us in sorted(mods.items()))))
+        print("plugin/ core: %s; its services: %s" % (", ".join(sorted(CORE)), ", ".join(sorted(SERVICES))))
         print("between parts (includes): " + ", ".join(
             "%s -> %s %d" % (f, t, n) for (f, t), n in sorted(cross.items()) if f != t))
         for part in PARTS:
@@ -694,9 +759,10 @@ def main():
     for msg in rep.errors:
         print("check_shape: FAIL: " + msg)
     print("check_shape: %d citations, %d circles (%d known), %d functions over %d lines (%d known), "
-          "%d modules none using another: %s"
+          "%d includes of the core none of a module, %d modules none using another: %s"
           % (ncite, sum(len(c) for c in circles.values()), len(known_circles),
-             len(longs), MAX_LINES, len(known_funcs), len(set(owner.values())), "FAIL" if rep.errors else "ok"))
+             len(longs), MAX_LINES, len(known_funcs), ncore, len(set(owner.values())),
+             "FAIL" if rep.errors else "ok"))
     return 1 if rep.errors else 0
 
 

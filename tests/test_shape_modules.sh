@@ -7,7 +7,13 @@
 # another's header, where one calls another's function without its header,
 # where a second module includes the header of the spill's own thread, and
 # where a module newly added to the list includes the spill's header.
-# A file of the core may include a module's header (the list does).
+# The core names no module: the check fails on a copy where a file of the
+# core includes a module's header (the end of the run, the papi module's;
+# request tracking, the call-site module's, as the hot path did before
+# cf_site.h), where the generated wrappers would, where a new file of
+# plugin/ is neither registered nor listed as the core's, and where a
+# service of the core (the sampler) is registered as a module.  The list,
+# cf_modules.c, is the only file that includes every module's header.
 set -u
 src=${CF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$src/tests/checks.sh"
@@ -73,6 +79,28 @@ expect "a module added to the list, including the spill's header" 1 \
 
 fresh
 echo '#include "cf_papi.h"' >> "$t/plugin/cf_merge.c"
-expect "the core including a module's header" 0 "modules none using another: ok"
+expect "the core including a module's header" 1 \
+    "FAIL: plugin/cf_merge.c includes plugin/cf_papi.h: the core includes the module cf_papi's header"
+
+fresh
+echo '#include "cf_callsite.h"' >> "$t/plugin/cf_request.c"
+expect "the hot path including the call-site module's header" 1 \
+    "FAIL: plugin/cf_request.c includes plugin/cf_callsite.h: the core includes the module cf_callsite's header"
+
+fresh
+sed -i 's/#include "cf_site.h"/#include "cf_callsite.h"/' "$t/plugin/gen_wrappers.py"
+grep -q 'include "cf_callsite.h"' "$t/plugin/gen_wrappers.py" || bad "plant: gen_wrappers.py writes no include of cf_site.h"
+expect "the generated wrappers including a module's header" 1 \
+    "FAIL: plugin/gen_wrappers.py includes plugin/cf_callsite.h: the wrappers it writes include the module cf_callsite's header"
+
+fresh
+printf '#include "cf_runtime.h"\nvoid cf_plant(void);\nvoid cf_plant(void) {}\n' > "$t/plugin/cf_plant.c"
+expect "a file of plugin/ neither a module nor the core's" 1 \
+    "FAIL: plugin/cf_plant is neither a module of the list nor the core's"
+
+fresh
+sed -i 's/^#include "cf_papi.h"$/#include "cf_papi.h"\n#include "cf_sample.h"/' "$t/plugin/cf_modules.c"
+expect "a service of the core registered as a module" 1 \
+    "FAIL: plugin/cf_sample is a module of the list (cf_sample) and listed as the core's"
 
 cf_done
