@@ -335,6 +335,7 @@
       if (skew !== null) lines.push('priced with the buckets\' time exposed (no progress thread), plus the ranks\' wait for the last one: ' + fmtTime(skew) + '/step');
       if (hid !== null) lines.push('if the overlap hid the ' + (ad.verdict === 'fuse' ? 'advised buckets' : 'buckets named above') +
         ' as it hides the calls now: saving ' + fmtTime(hid) + '/step');
+      if (nb && ad.verdict === 'fuse') lines.push('not priced: the program\'s own time around each post outside MPI (bindings, request lists), which fewer posts also save');
       var cv = card(parent, id, title, lines);
       draw(cv, {
         type: 'scatter', data: { datasets: ds },

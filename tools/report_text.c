@@ -746,6 +746,9 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                         "wait for the last, %s/step; if the overlap hid them as it hides the calls now: saving %s "
                         "per step\n",
                         fmt_t(ad->skew_s, b[1]), fmt_t(ad->hidden_saving_step_s, b[0]));
+            if (ad->nonblocking)
+                fprintf(out, "          not priced: the program's own time around each post outside MPI (bindings, "
+                        "request lists), which fewer posts also save\n");
             if (isfinite(ad->framework_saving_s))
                 fprintf(out, "          outside MPI, %s more: the calls go back to back, %s apart (median of %zu "
                        "sampled pairs), the framework's cost per call\n",
