@@ -16,20 +16,6 @@ void cf_matrix_thread_init(cf_thread_t *t)
     t->peer = calloc(CF_PEERS, sizeof(*t->peer));
 }
 
-uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key)
-{
-    uint32_t mask = CF_PEERS - 1, i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54) & mask;
-    for (unsigned n = 0; n < 64; n++, i = (i + 1) & mask) {
-        if (t->peer[i].key == 0)
-            t->peer[i].key = key;
-        if (t->peer[i].key == key) {
-            t->peer_last = i;
-            return i;
-        }
-    }
-    return UINT32_MAX;
-}
-
 typedef struct {
     uint64_t key, msgs, bytes; /* key as in cf_peer_t */
 } cf_pair_wire_t;

@@ -654,3 +654,20 @@ void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type,
     m.gen = atomic_load_explicit(&cf_type_gen, memory_order_relaxed);
     s->one.memo = m;
 }
+
+/* The slot of a new matrix peer, for cf_peer_count (cf_sample.h): the
+ * table is filled on the hot path here and read at finalize by the matrix
+ * module (cf_matrix.c). */
+uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key)
+{
+    uint32_t mask = CF_PEERS - 1, i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54) & mask;
+    for (unsigned n = 0; n < 64; n++, i = (i + 1) & mask) {
+        if (t->peer[i].key == 0)
+            t->peer[i].key = key;
+        if (t->peer[i].key == key) {
+            t->peer_last = i;
+            return i;
+        }
+    }
+    return UINT32_MAX;
+}

@@ -149,7 +149,7 @@ CF_HOT int cf_world_of(const cf_comm_t *c, int rank)
     return c && c->world && rank >= 0 && rank < c->size ? c->world[rank] : -1;
 }
 
-/* The slot of a new matrix peer (cf_matrix.c). */
+/* The slot of a new matrix peer (cf_sample.c). */
 CF_HIDDEN uint32_t cf_peer_slot(cf_thread_t *t, uint64_t key);
 
 /* One message of bytes to world rank peer on communicator comm_id, for the

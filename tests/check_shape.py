@@ -18,9 +18,10 @@ Fails (exit status 1, one line per finding) on
     another module defines: the modules are those the list in
     plugin/cf_modules.c registers (the plugin headers it includes), each
     with the files only it includes (cf_refresh, the spill's thread);
-  - a file of the core that includes a module's header (the core names no
-    module; the list is the only file that does), the generated wrappers
-    included (the headers gen_wrappers.py writes into them);
+  - a file of the core that includes a module's header or calls what a
+    module defines (the core names no module; the list is the only file
+    that does), the generated wrappers included (the headers gen_wrappers.py
+    writes into them);
   - a unit of plugin/ that is neither a module of the list nor one of the
     core's (CORE, SERVICES below), or one that is both;
   - a C function of plugin/, lib/ or tools/ longer than 120 lines.
@@ -419,7 +420,7 @@ def check_modules(root, units, via, rep):
     return owner
 
 
-def check_core(root, owner, rep):
+def check_core(root, owner, graph, via, rep):
     """The core names no module: no file of the core (nor the wrappers it
     generates) includes a module's header; every unit of plugin/ is a module
     of the list or the core's, not both (docs/architecture.md, "What each
@@ -457,6 +458,13 @@ def check_core(root, owner, rep):
             rep.error("plugin/%s includes plugin/%s: %s the module %s's header; the core names no module "
                       "(what the hot path needs inline goes in a header of the core, as cf_site.h; "
                       "docs/architecture.md)" % (fn, header, what, theirs))
+    # nor calls one: what the core's inline code calls lives in the core
+    for u in sorted(core):
+        for v in sorted(graph.get("plugin", {}).get(u, ())):
+            if v in owner:
+                rep.error("plugin/%s uses %s of plugin/%s: the core calls the module %s; the core names no module "
+                          "(move what the core calls beside it; docs/architecture.md)"
+                          % (u, ", ".join(sorted(via["plugin"][(u, v)])[:4]), v, owner[v]))
     return n
 
 
@@ -686,7 +694,7 @@ def main():
     units, cross, via = include_graph(root, rep)
     circles = {part: sccs(g) for part, g in units.items()}
     owner = check_modules(root, units, via, rep)
-    ncore = check_core(root, owner, rep)
+    ncore = check_core(root, owner, units, via, rep)
     if a.graph:
         for part in PARTS:
             g = units[part]

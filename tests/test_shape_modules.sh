@@ -10,7 +10,9 @@
 # The core names no module: the check fails on a copy where a file of the
 # core includes a module's header (the end of the run, the papi module's;
 # request tracking, the call-site module's, as the hot path did before
-# cf_site.h), where the generated wrappers would, where a new file of
+# cf_site.h), where one calls a module's function inline without its
+# header (as the sampler's inline matrix count did before its table's
+# probe moved beside it), where the generated wrappers would, where a new file of
 # plugin/ is neither registered nor listed as the core's, and where a
 # service of the core (the sampler) is registered as a module.  The list,
 # cf_modules.c, is the only file that includes every module's header.
@@ -92,6 +94,12 @@ sed -i 's/#include "cf_site.h"/#include "cf_callsite.h"/' "$t/plugin/gen_wrapper
 grep -q 'include "cf_callsite.h"' "$t/plugin/gen_wrappers.py" || bad "plant: gen_wrappers.py writes no include of cf_site.h"
 expect "the generated wrappers including a module's header" 1 \
     "FAIL: plugin/gen_wrappers.py includes plugin/cf_callsite.h: the wrappers it writes include the module cf_callsite's header"
+
+fresh
+printf 'json_t *cf_failed_section(const cf_fin_t *f);\nstatic inline void cf_plant(void) { (void)cf_failed_section(NULL); }\n' \
+    >> "$t/plugin/cf_sample.h"
+expect "the core calling a module's function inline, without its header" 1 \
+    "FAIL: plugin/cf_sample uses cf_failed_section of plugin/cf_failed: the core calls the module cf_failed"
 
 fresh
 printf '#include "cf_runtime.h"\nvoid cf_plant(void);\nvoid cf_plant(void) {}\n' > "$t/plugin/cf_plant.c"
