@@ -39,7 +39,11 @@ root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 . "$CF_SRCDIR/tests/transports.sh"
 paths=("shm|$TRANSPORT_SHM" "tcp-lo|$TRANSPORT_TCP_LO" "ucx|$TRANSPORT_UCX")
-echo "bench-netpipe: NetPIPE $np_bin, 2 ranks, 8 B .. $max B, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# the calibration's budget: the most `auto` gives (0.5 s), so that the sweep
+# reaches NetPIPE's largest size; `auto` on NetPIPE's 13 s job gives it 0.13 s,
+# which ends the sweep between 1.5 and 4 MiB (calibration.skipped says where)
+cal=${BENCH_CALIBRATE:-0.5s}
+echo "bench-netpipe: NetPIPE $np_bin, 2 ranks, 8 B .. $max B, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), COMMFIT_CALIBRATE=$cal"
 reps=${BENCH_REPS:-3}
 for rep in $(seq "$reps"); do
     for p in "${paths[@]}"; do
@@ -49,7 +53,7 @@ for rep in $(seq "$reps"); do
         "$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none -np 2 "${opts[@]}" "$np_bin" -l 8 -u "$max" -p 0 \
             -o "$tmp/$name-$rep.np" > "$tmp/$name.log" 2>&1 ||
             { echo "bench-netpipe: $name: NetPIPE failed:"; tail -n 5 "$tmp/$name.log"; continue; }
-        COMMFIT_LIB=$COMMFIT_LIB "$commfit" run -q -o "$tmp/$name-$rep.json" -- "$CF_MPIRUN" "${root[@]}" \
+        COMMFIT_CALIBRATE=$cal COMMFIT_LIB=$COMMFIT_LIB "$commfit" run -q -o "$tmp/$name-$rep.json" -- "$CF_MPIRUN" "${root[@]}" \
             --oversubscribe --bind-to none -np 2 "${opts[@]}" "$np_bin" -l 8 -u "$max" -p 0 -o "$tmp/$name-$rep.pnp" \
             > "$tmp/$name.log" 2>&1 ||
             { echo "bench-netpipe: $name: NetPIPE under the profiler failed:"; tail -n 5 "$tmp/$name.log"; continue; }
