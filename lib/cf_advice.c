@@ -465,11 +465,18 @@ static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double 
     return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed;
 }
 
+/* The run's time with the calls in buckets (cf_advice.h): for a blocking
+ * stream the larger of the predictor's relative saving applied to the
+ * measured time and its saving per step taken off it, so that a gap
+ * between the two is never counted as a saving, either way. */
 static double predict_run(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
 {
-    if (!ad->nonblocking)
-        return now > 0 ? ad->current_s * cd->model_s / now : NAN;
-    return predict_nb(ad, cd, now, 0);
+    if (ad->nonblocking)
+        return predict_nb(ad, cd, now, 0);
+    if (!(now > 0))
+        return NAN;
+    double scaled = ad->current_s * cd->model_s / now, less = ad->current_s - (now - cd->model_s) * (double)ad->steps;
+    return fmax(scaled, less);
 }
 
 static void model_line(const cf_analysis_t *a, const cf_an_line_t *l, cf_advice_t *ad)

@@ -278,6 +278,40 @@ static void test_per_tensor_fuse(void **state)
     cf_profile_free(&p);
 }
 
+/* A run that measured more or less than its predictor: the saving is the
+ * smaller of the predictor's relative saving applied to the measured time
+ * and its difference per step over the steps; a gap between prediction
+ * and measurement is never counted as a saving (the call times' sums
+ * scaled, their medians, which the predictor reads, unchanged). */
+static void test_disturbed_run(void **state)
+{
+    static const char *const names[] = {"step", "step/allreduce"};
+    static const int entries[] = {STEPS, STEPS};
+    const double scale[] = {5.0, 0.5};
+    (void)state;
+
+    for (int k = 0; k < 2; k++) {
+        cf_profile_t p;
+        cf_analysis_t *a;
+        const cf_advice_t *ad;
+        profile_new(&p);
+        set_regions(&p, names, entries, 2);
+        add_stream(&p, 2);
+        for (size_t i = 0; i < p.nrec; i++)
+            p.rec[i].t_sum *= scale[k];
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Allreduce");
+        assert_string_equal(ad->verdict, "fuse");
+        double now = ad->model_current_s, t = ad->model_s, cur = ad->current_s;
+        assert_rel(cur, scale[k] * STEPS * now, 1e-9);
+        double want = k == 0 ? STEPS * (now - t) : cur * (now - t) / now;
+        assert_rel(ad->predicted_saving_s, want, 1e-9);
+        assert_rel(ad->predicted_s, cur - want, 1e-9);
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+}
+
 /* Without regions the steps come from the gcd of the per-rank counts
  * (80, 40, 20, 10, 10 calls per rank: 10), with the same advice. */
 static void test_steps_from_pattern(void **state)
@@ -1224,6 +1258,7 @@ int main(void)
         cmocka_unit_test(test_bandwidth_bound),
         cmocka_unit_test(test_already_fused),
         cmocka_unit_test(test_measured_time),
+        cmocka_unit_test(test_disturbed_run),
         cmocka_unit_test(test_nonblocking),
         cmocka_unit_test(test_predictor),
         cmocka_unit_test(test_withheld_within_uncertainty),
