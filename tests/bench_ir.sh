@@ -6,6 +6,9 @@
 #   IR_LOOPS="send_null ..."   the loops (default: all of tests/bench/ir_loops.c)
 #   IR_CONFIGS="plain default light mpip"   the columns ("plain" is needed)
 #   IR_N1=1000 IR_N2=21000     the two iteration counts
+#   IR_PML=ucx                 Open MPI's UCX PML instead of ob1 (the plain
+#                              column too), with the column noucx: the
+#                              plugin without its UCX layer (COMMFIT_UCX=0)
 # Each loop runs on one rank (a singleton, no launcher) under callgrind,
 # which counts its N1 and then its N2 iterations apart (client requests in
 # the program): added per call = (profiled (N2 - N1) - plain (N2 - N1)) /
@@ -20,10 +23,13 @@ lib=$b/.libs/libcommfit.so
 command -v valgrind >/dev/null || { echo "bench-ir needs valgrind" >&2; exit 2; }
 loops=${IR_LOOPS:-send_null self_p2p allreduce iallreduce waitall3 waitall64 testall64 thread}
 n1=${IR_N1:-1000} n2=${IR_N2:-21000}
-configs=${IR_CONFIGS:-plain default light${MPIP_LIB:+ mpip}}
+pml=${IR_PML:-ob1}
+configs=${IR_CONFIGS:-plain default light${MPIP_LIB:+ mpip}$([ "$pml" = ucx ] && echo " noucx")}
 case " $configs " in *" mpip "*) [ -f "${MPIP_LIB:-}" ] || { echo "MPIP_LIB=${MPIP_LIB:-} is not a file" >&2; exit 2; } ;; esac
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self OMPI_MCA_pml=ob1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self OMPI_MCA_pml=$pml
+# UCX's PML needs these where there is no InfiniBand device
+[ "$pml" = ucx ] && export OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any
 # the finalize-time work (protocol limits, calibration) is the same at both counts: keep it out
 export COMMFIT_PROTOCOL=0 COMMFIT_CALIBRATE=0 COMMFIT_SUMMARY=0
 
@@ -36,6 +42,7 @@ one() {
     plain) ;;
     default) pre=$lib ;;
     light) pre=$lib; export COMMFIT_CALLSITE_DEPTH=0 COMMFIT_SAMPLES=0 ;;
+    noucx) pre=$lib; export COMMFIT_UCX=0 ;;
     mpip) pre=$MPIP_LIB; export MPIP="${MPIP:--k 0}" ;;
     esac
     (cd "$d" && COMMFIT_OUTPUT=$d/p.json LD_PRELOAD=$pre valgrind --tool=callgrind --instr-atstart=no \
@@ -61,7 +68,7 @@ groups="$single $(echo $loops | tr ' ' '\n' | grep -x thread)"
 for g in $groups; do for cfg in $configs; do echo "$g $cfg"; done; done |
     xargs -P 2 -n 2 bash -c 'one "$0" "$1"' || exit 1
 
-echo "commfit instructions added per intercepted call (callgrind; 1 rank; $n1 -> $n2 iterations; $(mpirun --version 2>/dev/null | head -1))"
+echo "commfit instructions added per intercepted call (callgrind; 1 rank; pml $pml; $n1 -> $n2 iterations; $(mpirun --version 2>/dev/null | head -1))"
 printf "%-11s %7s %11s" loop calls "plain/call"
 for cfg in $configs; do [ "$cfg" = plain ] || printf " %9s" "$cfg"; done
 echo
