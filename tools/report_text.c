@@ -749,6 +749,10 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             if (ad->nonblocking)
                 fprintf(out, "          not priced: the program's own time around each post outside MPI (bindings, "
                         "request lists), which fewer posts also save\n");
+            if (ad->nonblocking && ad->buckets_per_step >= 2)
+                fprintf(out, "          not priced: the calibration times one bucket at a time; %.0f in flight "
+                        "together at the final wait can take longer, so the saving may be smaller\n",
+                        ad->buckets_per_step);
             if (isfinite(ad->framework_saving_s))
                 fprintf(out, "          outside MPI, %s more: the calls go back to back, %s apart (median of %zu "
                        "sampled pairs), the framework's cost per call\n",

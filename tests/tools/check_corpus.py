@@ -405,6 +405,12 @@ def check_overlap(case, rep, text, meta, exp):
     check(case, "a fused overlapped stream's advice says what it does not price",
           fusion.count("not priced: the program's own time around each post outside MPI") == len(fused),
           "%d fused nonblocking streams, %d lines" % (len(fused), fusion.count("not priced:")))
+    # nor the buckets in flight together at the final wait, where there are two or more
+    several = [a for a in fused if (a.get("buckets_per_step") or 0) >= 2]
+    flight = "not priced: the calibration times one bucket at a time;"
+    check(case, "a fused overlapped stream of several buckets says they were timed one at a time",
+          fusion.count(flight) == len(several),
+          "%d fused nonblocking streams of 2 buckets a step or more, %d lines" % (len(several), fusion.count(flight)))
     verdict = text.split("\nFUSION ADVICE", 1)[0]
     line = [l for l in verdict.splitlines() if "%s on %s: " % (op, comm) in l and "Wait/Test" in l]
     check(case, "the verdict tells the overlap", bool(line) and
