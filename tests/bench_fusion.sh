@@ -22,7 +22,9 @@
 #   BENCH_STEPS      training steps per run (part 1: 50, part 2: 30)
 #   BENCH_RATES ("unshaped 200mbit")   part 2's links (tc rates, or unshaped)
 #   BENCH_MODELS ("mlp resnet20 resnet-stream")   part 2's trainers
-#   BENCH_PARTS ("dp torch")   which parts to run
+#   BENCH_PARTS ("dp torch inflight")   which parts to run; inflight: several
+#                    MPI_Iallreduce in flight against one at a time (tests/bench/inflight.py,
+#                    BENCH_INFLIGHT_K calls of each size, 4)
 #   BENCH_CALIBRATE (2s)  COMMFIT_CALIBRATE of part 2's profiled runs: the
 #                    budget a short run's advice asks for to measure its buckets
 set -u
@@ -32,7 +34,7 @@ build=${1:-$PWD}
 np=${BENCH_NP:-2}
 reps=${BENCH_REPS:-3}
 steps=${BENCH_STEPS:-50}
-parts=${BENCH_PARTS:-dp torch}
+parts=${BENCH_PARTS:-dp torch inflight}
 commfit=$CF_BUILDDIR/tools/commfit
 dp=$CF_BUILDDIR/examples/dp_train
 
@@ -389,10 +391,35 @@ for t in verdict_texts:
 PY
 }
 
+# part 3: several nonblocking all-reduces in flight against one at a time
+# (tests/bench/inflight.py), on the same two nodes and links
+inflight_part() {
+    local why rate
+    why=$("$py" -c "import numpy, mpi4py" 2>&1) ||
+        { echo "inflight: skipped: $py cannot import numpy and mpi4py: $(echo "$why" | tail -n 1)"; return; }
+    why=$(CFN_PREFIX=cft "$cluster" available --shaping) || { echo "inflight: skipped: ${why#SKIP: }"; return; }
+    export CFN_PREFIX=cft
+    trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
+    for rate in $rates; do
+        echo
+        echo "inflight, $rate link:"
+        if [ "$rate" = unshaped ]; then
+            "$cluster" up 2 > /dev/null || { echo "cluster up failed"; return; }
+        else
+            "$cluster" up 2 --rate "$rate" > /dev/null || { echo "cluster up --rate $rate failed"; return; }
+        fi
+        "$cluster" run -- -np 2 -x OMP_NUM_THREADS=1 "$py" "$CF_SRCDIR/tests/bench/inflight.py" \
+            "${BENCH_INFLIGHT_K:-4}" "${BENCH_REPS_INFLIGHT:-40}" || echo "inflight: run failed"
+        "$cluster" down > /dev/null
+    done
+    trap 'rm -rf "$cf_tmp"' EXIT
+}
+
 for part in $parts; do
     case $part in
         dp) dp_part ;;
         torch) torch_part ;;
-        *) echo "BENCH_PARTS: unknown part '$part' (dp, torch)" ;;
+        inflight) inflight_part ;;
+        *) echo "BENCH_PARTS: unknown part '$part' (dp, torch, inflight)" ;;
     esac
 done
