@@ -156,7 +156,7 @@ static inline void cf_ucx_record(cf_thread_t *t, unsigned op, unsigned parent, u
                                  uint64_t bytes, uint64_t ticks)
 {
     uint64_t key = cf_key_make(CF_LAYER_UCX, op, parent, path, region, cf_size_bin(bytes));
-    cf_stat_t *s = cf_table_get(&t->table, key);
+    cf_stat_t *s = cf_stat_of(&t->table, key); /* a key that repeats: found on the first probe, inline */
     if (s)
         cf_stat_add(s, bytes, cf_ticks_to_ns(ticks));
 }
@@ -552,6 +552,18 @@ ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret, uint6
                           (unsigned)atomic_load_explicit(&cf_g.region, memory_order_relaxed), bytes,
                           cf_ticks() - ps->t0);
         }
+        return ret;
+    }
+    uint32_t st = atomic_load_explicit(&c->state, memory_order_relaxed);
+    if (ret == NULL && !(st & 1u)) {
+        /* completed in place, no callback ran: UCX calls none now and gave
+         * no request to free, so both references are ours and no other
+         * thread sees the context; what cf_ucx_complete does, without its
+         * atomics */
+        atomic_store_explicit(&c->state, st | 1u, memory_order_relaxed);
+        if (cf_recording() && atomic_load_explicit(&cf_g.state, memory_order_acquire) == 1)
+            cf_ucx_record(ps->t, c->op, c->parent, c->path, c->region, bytes, cf_ticks() - c->t_post);
+        atomic_store_explicit(&c->refs, 0, memory_order_release);
         return ret;
     }
     if (ret == NULL)
