@@ -26,7 +26,7 @@ enum {
 #define CF_X(name, kind) CF_UCX_OP_##name,
     CF_UCX_OPS(CF_X)
 #undef CF_X
-    CF_UCX_OP_COUNT
+    CF_UCX_OP_COUNT /* cf_ucx_op_count (cf_ucx_names.c) */
 };
 
 /* Every function the layer forwards to or calls, resolved once. */
@@ -39,14 +39,23 @@ enum {
 #undef CF_X
     CF_UCX_FN_COUNT
 };
-CF_HIDDEN void *cf_ucx_resolve(unsigned fn);
-/* The next definition of a UCP function, typed as the header declares it. */
-#define CF_UCX_REAL(name) ((__typeof__(&name))cf_ucx_resolve(CF_UCX_FN_##name))
+/* The next definitions found so far (cf_ucx_names.c); cf_ucx_resolve
+ * looks one up (dlsym) the first time it is wanted and keeps it. */
+CF_HIDDEN extern void *_Atomic cf_ucx_fn[CF_UCX_FN_COUNT];
+CF_HIDDEN void *cf_ucx_resolve(unsigned fn) __attribute__((cold));
+/* The next definition of a UCP function, typed as the header declares it:
+ * one load, and a branch taken the same way after the first call. */
+#define CF_UCX_REAL(name)                                                                                         \
+    ((__typeof__(&name))(atomic_load_explicit(&cf_ucx_fn[CF_UCX_FN_##name], memory_order_acquire)                \
+                             ?: cf_ucx_resolve(CF_UCX_FN_##name)))
 /* No next definition: said once, and the call fails with UCS_ERR_UNSUPPORTED. */
 CF_HIDDEN ucs_status_t cf_ucx_missing(const char *name);
 
 /* Set while this thread is inside a UCP call we forwarded. */
 CF_HIDDEN extern __thread int cf_ucx_busy __attribute__((tls_model("initial-exec")));
+/* The layer records (after MPI_Init, COMMFIT_UCX): off, every wrapper is
+ * this one test and the next definition's call. */
+CF_HIDDEN extern _Atomic int cf_ucx_on;
 
 /* ---- posting ---- */
 typedef struct cf_ucx_ctx cf_ucx_ctx_t;
@@ -73,9 +82,14 @@ typedef struct {
  * a receive on a worker.  The size is extra plus count elements of dt at
  * buffer.  old_cb: the callback of an _nb form, whose parameters in carry
  * none. */
-CF_HIDDEN int cf_ucx_begin(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_datatype_t dt,
-                           const void *buffer, size_t count, uint64_t extra, const ucp_request_param_t *in,
-                           ucp_request_param_t *out, cf_ucx_oldcb_t old_cb, int can_time);
+CF_HIDDEN int cf_ucx_post(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_datatype_t dt,
+                          const void *buffer, size_t count, uint64_t extra, const ucp_request_param_t *in,
+                          ucp_request_param_t *out, cf_ucx_oldcb_t old_cb, int can_time);
+/* The layer's test first, so that a call passed through computes none of
+ * the arguments. */
+#define cf_ucx_begin(...)                                                                                         \
+    (__builtin_expect(!atomic_load_explicit(&cf_ucx_on, memory_order_relaxed), 0) || cf_ucx_busy ? CF_UCX_PASS   \
+                                                                                                  : cf_ucx_post(__VA_ARGS__))
 /* After the call: completed in place (bytes: its size), failed, or in flight. */
 CF_HIDDEN ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret, uint64_t bytes);
 
