@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
 #include <dlfcn.h>
+#include <link.h> /* ElfW, for the PML object's size */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,24 @@ static MPI_Comm cf_machine_comm(MPI_Comm node)
     PMPI_Comm_dup(node, &m);
     return m;
 }
+#ifdef OPEN_MPI
+/* The UCX PML hands every send that completed inside MPI_Isend the same
+ * request, a member of its module object (ompi_pml_ucx.completed_send_req),
+ * so that several sends in flight share one handle: a request inside that
+ * object is shared.  The object's bounds, from its symbol, when the PML's
+ * component is loaded. */
+static void cf_pml_shared_requests(void)
+{
+    void *pml = dlsym(RTLD_DEFAULT, "ompi_pml_ucx");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    cf_g.req_pml_shared_lo = cf_g.req_pml_shared_len = 0;
+    if (pml && dladdr1(pml, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size > 0) {
+        cf_g.req_pml_shared_lo = (uintptr_t)pml;
+        cf_g.req_pml_shared_len = (uintptr_t)sym->st_size;
+    }
+}
+#endif
 
 void cf_runtime_init(int provided)
 {
@@ -126,6 +145,7 @@ void cf_runtime_init(int provided)
     void *shared = dlsym(RTLD_DEFAULT, "ompi_request_empty");
     if (shared)
         cf_g.req_done_shared = (MPI_Request)shared;
+    cf_pml_shared_requests();
 #endif
     PMPI_Comm_dup(MPI_COMM_WORLD, &cf_g.tool_comm);
     {

@@ -193,6 +193,10 @@ typedef struct {
     /* a shared, already complete request some libraries hand out for
      * operations that finished inside the call (Open MPI: ompi_request_empty) */
     MPI_Request req_done_shared;
+    /* the PML's own object, whose requests are shared by the operations that
+     * completed inside their post (Open MPI's UCX PML: completed_send_req);
+     * 0 and 0 where there is none */
+    uintptr_t req_pml_shared_lo, req_pml_shared_len;
 } cf_global_t;
 
 CF_HIDDEN extern cf_global_t cf_g;
@@ -431,13 +435,15 @@ CF_HIDDEN int cf_fail(cf_thread_t *t, unsigned op, int rc, uint64_t t0, uint64_t
  * it only if its key word, which carries a generation count, is unchanged. */
 /* A request handle shared by operations that completed inside their call:
  * Open MPI's empty request, MPICH's builtin requests (handle kind 1 in the
- * top two bits).  Such an operation is recorded when posted. */
+ * top two bits), and any request inside Open MPI's UCX PML object, which
+ * returns its one completed_send_req for every send that completed inside
+ * MPI_Isend.  Such an operation is recorded when posted. */
 static inline int cf_req_shared(MPI_Request req)
 {
 #ifdef MPICH_VERSION
     return ((unsigned)req >> 30 & 3u) == 1u;
 #else
-    return req == cf_g.req_done_shared;
+    return req == cf_g.req_done_shared || (uintptr_t)req - cf_g.req_pml_shared_lo < cf_g.req_pml_shared_len;
 #endif
 }
 /* t_post, t_end: the posting call's entry and exit (ticks) */
