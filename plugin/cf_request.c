@@ -70,8 +70,10 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
         cf_stat_t *st = cf_table_get(&t->table, key);
         if (st) {
-            cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
-            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
+            /* it completed inside its post, whose exit the wrapper read the clock at */
+            uint64_t pns = cf_ticks_to_ns(t_end - t_post);
+            cf_stat_add(st, bytes, pns);
+            st->t_post += pns;
         }
         if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
             cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
@@ -87,22 +89,20 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         uint64_t pns = cf_ticks_to_ns(t_end - t_post);
         r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
     }
+    uint32_t comm_id = cf_comm_id(c);
     r->bytes = bytes;
-    r->comm_id = cf_comm_id(c);
-    r->op = (uint16_t)op;
-    r->path = (uint8_t)path;
-    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    r->key = cf_key_make(CF_LAYER_MPI, op, comm_id, path, atomic_load_explicit(&cf_g.region, memory_order_relaxed),
+                         cf_size_bin(bytes));
     r->flags = (uint8_t)(flags & CF_REQ_PERSISTENT ? flags : flags | CF_REQ_ACTIVE);
     r->comm = c;
     r->peer = cf_world_of(c, peer);
     r->tag = tag;
     if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
-        cf_p2p_sent(t, r->comm_id, r->peer, tag,
-                    cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
+        cf_p2p_sent(t, comm_id, r->peer, tag, r->key, bytes, t_post, 1);
 }
 
-void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
-                      uint64_t t_post, uint64_t t_end, int tag)
+void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m, unsigned flags, uint64_t t_post,
+                      uint64_t post_ns, int tag)
 {
     if (req == MPI_REQUEST_NULL || !cf_g.req_key)
         return;
@@ -111,8 +111,9 @@ void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_mem
         /* complete already: recorded now, as cf_req_post does */
         cf_stat_t *st = cf_stat_of(&t->table, m->key);
         if (st) {
-            cf_stat_add(st, m->nb, cf_ticks_to_ns(cf_ticks() - t_post));
-            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
+            /* it completed inside its post, whose exit the wrapper read the clock at */
+            cf_stat_add(st, m->nb, post_ns);
+            st->t_post += post_ns;
         }
         if (msg)
             cf_memo_sent(t, m, tag, t_post);
@@ -122,15 +123,9 @@ void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_mem
     if (!r)
         return;
     r->t_post = t_post;
-    {
-        uint64_t pns = cf_ticks_to_ns(t_end - t_post); /* never persistent: those are posted at init */
-        r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
-    }
+    r->post_ns = post_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)post_ns; /* never persistent: those are posted at init */
     r->bytes = m->nb;
-    r->comm_id = cf_key_comm(m->key);
-    r->op = (uint16_t)op;
-    r->path = (uint8_t)cf_key_path(m->key);
-    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    r->key = m->key; /* the memo's region is the current one */
     r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
     r->comm = m->comm;
     r->peer = m->world;
@@ -149,12 +144,10 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
     r->t_post = t_post;
     r->flags |= CF_REQ_ACTIVE;
     if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG)))
-        cf_p2p_sent(t, r->comm_id, r->peer, r->tag,
-                    cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), r->bytes,
-                    t_post, 1);
+        cf_p2p_sent(t, cf_key_comm(r->key), r->peer, r->tag, r->key, r->bytes, t_post, 1);
 }
 
-void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
+static inline __attribute__((always_inline)) void cf_req_snap_one(MPI_Request req, cf_req_snap_t *snap)
 {
     snap->slot = CF_SNAP_NULL;
     if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
@@ -165,6 +158,21 @@ void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
         return;
     snap->req = cf_g.req_val[s];
     snap->slot = s;
+}
+
+void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
+{
+    cf_req_snap_one(req, snap);
+}
+
+int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        cf_req_snap_one(reqs[i], &snaps[i]);
+        k += cf_snap_counts(&snaps[i]);
+    }
+    return k;
 }
 
 /* The entry of a completed request: a persistent one stays, inactive (the
@@ -180,8 +188,9 @@ static void cf_req_release(const cf_req_snap_t *snap)
     }
 }
 
-uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                     unsigned *path_p, uint64_t blocked_ns)
+static inline __attribute__((always_inline)) uint64_t cf_req_done_one(cf_thread_t *t, const cf_req_snap_t *snap,
+                                                                       const MPI_Status *st, uint64_t t_done,
+                                                                       unsigned *path_p, uint64_t blocked_ns)
 {
     if (snap->slot == CF_SNAP_NULL)
         return 0;
@@ -193,7 +202,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if (!(r->flags & CF_REQ_ACTIVE))
         return 0; /* an inactive persistent request completes at once */
     uint64_t bytes = r->bytes;
-    unsigned path = r->path;
+    unsigned path = cf_key_path(r->key);
     /* a cancelled request moved nothing (unknown without its status: taken as cancelled) */
     int cancelled = 0;
     if ((r->flags & CF_REQ_CANCEL) && (!st || PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled))
@@ -204,7 +213,8 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
             path = CF_PATH_SELF;
     }
     uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
-    uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
+    /* the post's key, with the path and size bin the status gave */
+    uint64_t key = (r->key & ~(uint64_t)0x1ff) | (uint64_t)path << 7 | cf_size_bin(bytes);
     cf_stat_t *stat = cancelled ? NULL : cf_stat_of(&t->table, key);
     if (stat) {
         cf_stat_add(stat, bytes, ns);
@@ -214,11 +224,26 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
         t->charged_ns += blocked_ns;
     }
     if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
-        cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
-                        t_done);
+        cf_p2p_received(t, cf_key_comm(key), cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes,
+                        r->t_post, t_done);
     cf_req_release(snap);
     if (path_p)
         *path_p = path;
+    return bytes;
+}
+
+uint64_t cf_req_done_counted(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
+                             unsigned *path_p, uint64_t blocked_ns)
+{
+    return cf_req_done_one(t, snap, st, t_done, path_p, blocked_ns);
+}
+
+uint64_t cf_req_done_all(cf_thread_t *t, const cf_req_snap_t *snaps, int n, const MPI_Status *sts, uint64_t t_done,
+                         unsigned *path_p, uint64_t blocked_ns)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += cf_req_done_one(t, &snaps[i], sts ? &sts[i] : NULL, t_done, path_p, blocked_ns);
     return bytes;
 }
 
