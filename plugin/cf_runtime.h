@@ -342,6 +342,9 @@ static inline int cf_comm_local_size(const cf_comm_t *c) { return c ? c->local_s
 /* ---- payload helpers ---- */
 /* Per-thread cache of datatype sizes; MPI_Type_free bumps the generation. */
 CF_HIDDEN extern _Atomic unsigned cf_type_gen;
+/* Moves on whenever the memo of a call site (cf_site.h) may no longer hold:
+ * a datatype freed (cf_type_gen moves too), the region changed. */
+CF_HIDDEN extern _Atomic uint64_t cf_memo_gen;
 typedef struct {
     MPI_Datatype type;
     unsigned gen;
