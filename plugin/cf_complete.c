@@ -3,9 +3,7 @@
  * the Wait/Test call is recorded with the time the rank was blocked in it
  * and the payload it completed.  Our entries for the requests are copied
  * before the call: MPI frees the handles inside it (cf_runtime.h). */
-#include "cf_runtime.h"
-#include "cf_sample.h"
-#include "cf_site.h"
+#include "cf_request.h"
 
 /* Room for n snapshots and statuses: the fixed scratch, grown (once, to a
  * power of two) for a call over more requests than it holds; 0 when out
@@ -72,7 +70,7 @@ static uint64_t cf_share(uint64_t t0, uint64_t t1, int n)
 /* ra: the return address of the MPI function, for its call site.  The
  * completion call's record keeps, beside its time, the part of it charged
  * to requests (t->charged_ns, reset here). */
-static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
+CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
                            void *ra)
 {
     uint64_t key;

@@ -1,63 +1,7 @@
 /* Requests in flight: a lock-free table of the handles posted, so that
  * their completion (cf_complete.c) is booked to the call that posted them
  * and feeds the sampler's message streams (cf_sample.h). */
-#include "cf_runtime.h"
-#include "cf_sample.h"
-#include "cf_site.h"
-
-/* ---- requests: a window of 16 slots per hash, keys claimed with CAS ----
- * A key word is the handle in its low 48 bits and the slot's generation in
- * the high 16.  The generation moves on at every claim and survives the
- * release (an empty slot is a word with no handle bits), so a late release
- * cannot remove an entry that another thread posted into the slot since. */
-
-#define CF_REQ_PROBE 16
-#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
-#define CF_REQ_NEXT_GEN(w) ((((w) >> 48) + 1) & 0xffff) << 48
-
-static inline uintptr_t cf_req_handle_bits(MPI_Request req)
-{
-    return (uintptr_t)req & CF_REQ_HANDLE_MASK;
-}
-
-static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
-{
-    uintptr_t k = cf_req_handle_bits(req);
-    uint32_t i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
-        uint32_t s = (i + n) & cf_g.req_mask;
-        uintptr_t w = atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire);
-        if ((w & CF_REQ_HANDLE_MASK) == k) {
-            *word_p = w;
-            return s;
-        }
-    }
-    return UINT32_MAX;
-}
-
-/* The entry of a request being posted, NULL when its window is full
- * (counted in req_dropped). */
-static cf_req_t *cf_req_claim(MPI_Request req)
-{
-    /* One pass over the window, to the first slot that is free or holds the
-     * handle already (MPI gave it back before its last user released our
-     * entry: that entry is taken over).  An entry of the handle further on
-     * is shadowed, lookups meeting this slot first, until its late release
-     * clears it.  A handle MPI recycles at once finds its own slot free on
-     * the first probe, instead of a whole window searched for it. */
-    uintptr_t k = cf_req_handle_bits(req);
-    uint32_t i = cf_hash_ptr(k), mask = cf_g.req_mask;
-    _Atomic uintptr_t *keys = cf_g.req_key;
-    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
-        uint32_t j = (i + n) & mask;
-        uintptr_t e = atomic_load_explicit(&keys[j], memory_order_acquire);
-        uintptr_t h = e & CF_REQ_HANDLE_MASK;
-        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&keys[j], &e, k | CF_REQ_NEXT_GEN(e)))
-            return &cf_g.req_val[j];
-    }
-    atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
-    return NULL;
-}
+#include "cf_request.h"
 
 void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
                  unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag)
@@ -101,39 +45,6 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         cf_p2p_sent(t, comm_id, r->peer, tag, r->key, bytes, t_post, 1);
 }
 
-void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m, unsigned flags, uint64_t t_post,
-                      uint64_t post_ns, int tag)
-{
-    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
-        return;
-    int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
-    if (cf_req_shared(req)) {
-        /* complete already: recorded now, as cf_req_post does */
-        cf_stat_t *st = cf_stat_of(&t->table, m->key);
-        if (st) {
-            /* it completed inside its post, whose exit the wrapper read the clock at */
-            cf_stat_add(st, m->nb, post_ns);
-            st->t_post += post_ns;
-        }
-        if (msg)
-            cf_memo_sent(t, m, tag, t_post);
-        return;
-    }
-    cf_req_t *r = cf_req_claim(req);
-    if (!r)
-        return;
-    r->t_post = t_post;
-    r->post_ns = post_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)post_ns; /* never persistent: those are posted at init */
-    r->bytes = m->nb;
-    r->key = m->key; /* the memo's region is the current one */
-    r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
-    r->comm = m->comm;
-    r->peer = m->world;
-    r->tag = tag;
-    if (msg)
-        cf_memo_sent(t, m, tag, t_post);
-}
-
 void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
 {
     uintptr_t w;
@@ -147,29 +58,11 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
         cf_p2p_sent(t, cf_key_comm(r->key), r->peer, r->tag, r->key, r->bytes, t_post, 1);
 }
 
-static inline __attribute__((always_inline)) void cf_req_snap_one(MPI_Request req, cf_req_snap_t *snap)
-{
-    snap->slot = CF_SNAP_NULL;
-    if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
-        return;
-    uint32_t s = cf_req_find(req, &snap->word);
-    snap->slot = CF_SNAP_UNTRACKED;
-    if (s == UINT32_MAX)
-        return;
-    snap->req = cf_g.req_val[s];
-    snap->slot = s;
-}
-
-void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
-{
-    cf_req_snap_one(req, snap);
-}
-
 int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
 {
     int k = 0;
     for (int i = 0; i < n; i++) {
-        cf_req_snap_one(reqs[i], &snaps[i]);
+        cf_req_snap(reqs[i], &snaps[i]);
         k += cf_snap_counts(&snaps[i]);
     }
     return k;

@@ -446,7 +446,6 @@ static inline int cf_req_shared(MPI_Request req)
 CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
                            uint64_t bytes, unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag);
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
-CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
 /* cf_req_snap of each of n requests; returns how many of them cf_req_done
  * will record (cf_snap_counts). */
 CF_HIDDEN int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps);

@@ -172,10 +172,6 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
 enum { CF_MEMO_REC = 1, CF_MEMO_MSG = 2 };
 CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int dest,
                             int tag, uint64_t key, uint64_t nb, int world, unsigned need);
-/* A nonblocking post (cf_req_post) with what its memo holds; post_ns, the
- * time inside the posting call, the wrapper has already taken for its MPI time. */
-CF_HIDDEN void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m, unsigned flags,
-                                uint64_t t_post, uint64_t post_ns, int tag);
 
 /* The memo of slot s (cf_site_first) if it holds this call of op from ra
  * on comm, NULL otherwise.  The generation first: an empty memo has none. */
