@@ -3,9 +3,7 @@
  * the Wait/Test call is recorded with the time the rank was blocked in it
  * and the payload it completed.  Our entries for the requests are copied
  * before the call: MPI frees the handles inside it (cf_runtime.h). */
-#include "cf_runtime.h"
-#include "cf_sample.h"
-#include "cf_site.h"
+#include "cf_request.h"
 
 /* Room for n snapshots and statuses: the fixed scratch, grown (once, to a
  * power of two) for a call over more requests than it holds; 0 when out
@@ -38,13 +36,26 @@ static MPI_Status *cf_statuses(cf_thread_t *t, MPI_Status *given, int n)
     return n >= 0 && (size_t)n <= t->scratch_cap ? t->status_buf : MPI_STATUSES_IGNORE;
 }
 
+/* The snapshots of n requests in t->snaps: how many of them count
+ * (cf_snap_counts), -1 when they could not be taken. */
 static int cf_copy_requests(cf_thread_t *t, const MPI_Request *reqs, int n)
 {
     if (n < 0 || !reqs || !cf_scratch_fit(t, n))
+        return -1;
+    return cf_req_snap_all(reqs, n, t->snaps);
+}
+
+/* cf_req_done_counted of a snapshot, or 0 for one that does not count
+ * (MPI_REQUEST_NULL, a shared or untracked request, an inactive persistent
+ * one; an untracked one is counted as missed), inline. */
+CF_HOT uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
+                            unsigned *path_p, uint64_t blocked_ns)
+{
+    if (__builtin_expect(!cf_snap_counts(snap), 0)) {
+        t->missed += snap->slot == CF_SNAP_UNTRACKED;
         return 0;
-    for (int i = 0; i < n; i++)
-        cf_req_snap(reqs[i], &t->snaps[i]);
-    return 1;
+    }
+    return cf_req_done_counted(t, snap, st, t_done, path_p, blocked_ns);
 }
 
 /* The time a completion call blocked is charged to the operations whose
@@ -56,18 +67,10 @@ static uint64_t cf_share(uint64_t t0, uint64_t t1, int n)
     return n > 0 ? cf_ticks_to_ns(t1 - t0) / (uint64_t)n : 0;
 }
 
-static int cf_counting(const cf_thread_t *t, int n)
-{
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        k += cf_snap_counts(&t->snaps[i]);
-    return k;
-}
-
 /* ra: the return address of the MPI function, for its call site.  The
  * completion call's record keeps, beside its time, the part of it charged
  * to requests (t->charged_ns, reset here). */
-static void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
+CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
                            void *ra)
 {
     uint64_t key;
@@ -110,6 +113,19 @@ static int cf_complete_failed(cf_thread_t *t, unsigned op, int rc, int n, const 
     return cf_fail(t, op, rc, t0, t1);
 }
 
+/* The status to hand a single completion: the caller's, or ours (mine)
+ * when it passed MPI_STATUS_IGNORE and the recording needs one, a request
+ * that will be recorded from its status (a receive's size and source, a
+ * file access's bytes, whether a cancel took effect).  A send or a
+ * collective is recorded from its post: MPI need not fill a status. */
+static MPI_Status *cf_status_for(const cf_req_snap_t *snap, MPI_Status *status, MPI_Status *mine)
+{
+    if (status != MPI_STATUS_IGNORE || !cf_snap_counts(snap) ||
+        !(snap->req.flags & (CF_REQ_RECV | CF_REQ_STATUS | CF_REQ_CANCEL)))
+        return status;
+    return mine;
+}
+
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     cf_thread_t *t = cf_enter(CF_OP_MPI_Wait);
@@ -118,7 +134,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     cf_req_snap_t snap;
     cf_req_snap(*request, &snap);
     MPI_Status st;
-    MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
+    MPI_Status *sp = cf_status_for(&snap, status, &st);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Wait(request, sp);
     uint64_t t1 = cf_ticks();
@@ -127,7 +143,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         return cf_fail(t, CF_OP_MPI_Wait, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = cf_req_done(t, &snap, sp, t1, &path, cf_share(t0, t1, 1));
+    uint64_t bytes = cf_req_done(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1));
     cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
@@ -141,7 +157,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     cf_req_snap_t snap;
     cf_req_snap(*request, &snap);
     MPI_Status st;
-    MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
+    MPI_Status *sp = cf_status_for(&snap, status, &st);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Test(request, flag, sp);
     uint64_t t1 = cf_ticks();
@@ -150,18 +166,18 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return cf_fail(t, CF_OP_MPI_Test, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = *flag ? cf_req_done(t, &snap, sp, t1, &path, cf_share(t0, t1, 1)) : 0;
+    uint64_t bytes = *flag ? cf_req_done(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1)) : 0;
     cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
 
-static uint64_t cf_complete_all(cf_thread_t *t, int n, MPI_Status *sts, uint64_t t0, uint64_t t1, unsigned *path_p)
+/* The n requests of an all-completion, of which counted count. */
+static uint64_t cf_complete_all(cf_thread_t *t, int n, int counted, MPI_Status *sts, uint64_t t0, uint64_t t1,
+                                unsigned *path_p)
 {
-    uint64_t bytes = 0, share = cf_share(t0, t1, cf_counting(t, n));
-    for (int i = 0; i < n; i++)
-        bytes += cf_req_done(t, &t->snaps[i], sts == MPI_STATUSES_IGNORE ? NULL : &sts[i], t1, path_p, share);
-    return bytes;
+    return cf_req_done_all(t, t->snaps, n, sts == MPI_STATUSES_IGNORE ? NULL : sts, t1, path_p,
+                           cf_share(t0, t1, counted));
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -169,7 +185,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     cf_thread_t *t = cf_enter(CF_OP_MPI_Waitall);
     if (!t)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    int copied = cf_copy_requests(t, array_of_requests, count);
+    int counted = cf_copy_requests(t, array_of_requests, count), copied = counted >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, count);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitall(count, array_of_requests, sts);
@@ -179,7 +195,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
     if (copied)
-        bytes = cf_complete_all(t, count, sts, t0, t1, &path);
+        bytes = cf_complete_all(t, count, counted, sts, t0, t1, &path);
     else if (!copied)
         t->missed += (uint64_t)(count > 0 ? count : 0);
     cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1, CF_SITE_RA);
@@ -192,7 +208,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     cf_thread_t *t = cf_enter(CF_OP_MPI_Testall);
     if (!t)
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-    int copied = cf_copy_requests(t, array_of_requests, count);
+    int counted = cf_copy_requests(t, array_of_requests, count), copied = counted >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, count);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testall(count, array_of_requests, flag, sts);
@@ -202,7 +218,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     unsigned path = CF_PATH_SELF;
     uint64_t bytes = 0;
     if (copied && *flag)
-        bytes = cf_complete_all(t, count, sts, t0, t1, &path);
+        bytes = cf_complete_all(t, count, counted, sts, t0, t1, &path);
     else if (!copied && *flag)
         t->missed += (uint64_t)(count > 0 ? count : 0);
     cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1, CF_SITE_RA);
@@ -223,7 +239,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     cf_thread_t *t = cf_enter(CF_OP_MPI_Waitany);
     if (!t)
         return PMPI_Waitany(count, array_of_requests, index, status);
-    int copied = cf_copy_requests(t, array_of_requests, count);
+    int copied = cf_copy_requests(t, array_of_requests, count) >= 0;
     MPI_Status st;
     MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
     uint64_t t0 = cf_ticks();
@@ -246,7 +262,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     cf_thread_t *t = cf_enter(CF_OP_MPI_Testany);
     if (!t)
         return PMPI_Testany(count, array_of_requests, index, flag, status);
-    int copied = cf_copy_requests(t, array_of_requests, count);
+    int copied = cf_copy_requests(t, array_of_requests, count) >= 0;
     MPI_Status st;
     MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
     uint64_t t0 = cf_ticks();
@@ -288,7 +304,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     cf_thread_t *t = cf_enter(CF_OP_MPI_Waitsome);
     if (!t)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int copied = cf_copy_requests(t, array_of_requests, incount);
+    int copied = cf_copy_requests(t, array_of_requests, incount) >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, incount);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, sts);
@@ -311,7 +327,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     cf_thread_t *t = cf_enter(CF_OP_MPI_Testsome);
     if (!t)
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int copied = cf_copy_requests(t, array_of_requests, incount);
+    int copied = cf_copy_requests(t, array_of_requests, incount) >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, incount);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, sts);

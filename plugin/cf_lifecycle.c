@@ -292,6 +292,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
     int rc = PMPI_Type_free(datatype);
     /* a freed handle may come back as a type of another size */
     atomic_fetch_add(&cf_type_gen, 1);
+    atomic_fetch_add(&cf_memo_gen, 1);
     return rc;
 }
 

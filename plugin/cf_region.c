@@ -151,6 +151,7 @@ void cf_pcontrol(int level, const char *name)
             cf_stack[cf_depth++] = id;
             cf_region_find(id)->entries++;
             atomic_store(&cf_g.region, id);
+            atomic_fetch_add(&cf_memo_gen, 1); /* the memos hold their region's records */
         } else
             cf_unopened++;
     } else if (level == -1 && named && cf_unopened) {
@@ -169,6 +170,7 @@ void cf_pcontrol(int level, const char *name)
         if (d > 0) {
             cf_depth = d - 1;
             atomic_store(&cf_g.region, cf_depth ? cf_stack[cf_depth - 1] : 0);
+            atomic_fetch_add(&cf_memo_gen, 1);
         } else
             cf_region_misuse++;
     } else if (level == -1) {

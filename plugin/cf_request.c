@@ -1,63 +1,7 @@
 /* Requests in flight: a lock-free table of the handles posted, so that
  * their completion (cf_complete.c) is booked to the call that posted them
  * and feeds the sampler's message streams (cf_sample.h). */
-#include "cf_runtime.h"
-#include "cf_sample.h"
-#include "cf_site.h"
-
-/* ---- requests: a window of 16 slots per hash, keys claimed with CAS ----
- * A key word is the handle in its low 48 bits and the slot's generation in
- * the high 16.  The generation moves on at every claim and survives the
- * release (an empty slot is a word with no handle bits), so a late release
- * cannot remove an entry that another thread posted into the slot since. */
-
-#define CF_REQ_PROBE 16
-#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
-#define CF_REQ_NEXT_GEN(w) ((((w) >> 48) + 1) & 0xffff) << 48
-
-static inline uintptr_t cf_req_handle_bits(MPI_Request req)
-{
-    return (uintptr_t)req & CF_REQ_HANDLE_MASK;
-}
-
-static uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
-{
-    uintptr_t k = cf_req_handle_bits(req);
-    uint32_t i = cf_hash_ptr(k);
-    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
-        uint32_t s = (i + n) & cf_g.req_mask;
-        uintptr_t w = atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire);
-        if ((w & CF_REQ_HANDLE_MASK) == k) {
-            *word_p = w;
-            return s;
-        }
-    }
-    return UINT32_MAX;
-}
-
-/* The entry of a request being posted, NULL when its window is full
- * (counted in req_dropped). */
-static cf_req_t *cf_req_claim(MPI_Request req)
-{
-    /* One pass over the window, to the first slot that is free or holds the
-     * handle already (MPI gave it back before its last user released our
-     * entry: that entry is taken over).  An entry of the handle further on
-     * is shadowed, lookups meeting this slot first, until its late release
-     * clears it.  A handle MPI recycles at once finds its own slot free on
-     * the first probe, instead of a whole window searched for it. */
-    uintptr_t k = cf_req_handle_bits(req);
-    uint32_t i = cf_hash_ptr(k), mask = cf_g.req_mask;
-    _Atomic uintptr_t *keys = cf_g.req_key;
-    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
-        uint32_t j = (i + n) & mask;
-        uintptr_t e = atomic_load_explicit(&keys[j], memory_order_acquire);
-        uintptr_t h = e & CF_REQ_HANDLE_MASK;
-        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&keys[j], &e, k | CF_REQ_NEXT_GEN(e)))
-            return &cf_g.req_val[j];
-    }
-    atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
-    return NULL;
-}
+#include "cf_request.h"
 
 void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path, uint64_t bytes,
                  unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag)
@@ -70,8 +14,10 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         uint64_t key = cf_key_make(CF_LAYER_MPI, op, cf_comm_id(c), path, region, cf_size_bin(bytes));
         cf_stat_t *st = cf_table_get(&t->table, key);
         if (st) {
-            cf_stat_add(st, bytes, cf_ticks_to_ns(cf_ticks() - t_post));
-            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
+            /* it completed inside its post, whose exit the wrapper read the clock at */
+            uint64_t pns = cf_ticks_to_ns(t_end - t_post);
+            cf_stat_add(st, bytes, pns);
+            st->t_post += pns;
         }
         if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
             cf_p2p_sent(t, cf_comm_id(c), cf_world_of(c, peer), tag, key, bytes, t_post, 1);
@@ -87,56 +33,16 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
         uint64_t pns = cf_ticks_to_ns(t_end - t_post);
         r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
     }
+    uint32_t comm_id = cf_comm_id(c);
     r->bytes = bytes;
-    r->comm_id = cf_comm_id(c);
-    r->op = (uint16_t)op;
-    r->path = (uint8_t)path;
-    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
+    r->key = cf_key_make(CF_LAYER_MPI, op, comm_id, path, atomic_load_explicit(&cf_g.region, memory_order_relaxed),
+                         cf_size_bin(bytes));
     r->flags = (uint8_t)(flags & CF_REQ_PERSISTENT ? flags : flags | CF_REQ_ACTIVE);
     r->comm = c;
     r->peer = cf_world_of(c, peer);
     r->tag = tag;
     if (!(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_PERSISTENT | CF_REQ_NOMSG)))
-        cf_p2p_sent(t, r->comm_id, r->peer, tag,
-                    cf_key_make(CF_LAYER_MPI, op, r->comm_id, path, r->region, cf_size_bin(bytes)), bytes, t_post, 1);
-}
-
-void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
-                      uint64_t t_post, uint64_t t_end, int tag)
-{
-    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
-        return;
-    int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
-    if (cf_req_shared(req)) {
-        /* complete already: recorded now, as cf_req_post does */
-        cf_stat_t *st = cf_stat_of(&t->table, m->key);
-        if (st) {
-            cf_stat_add(st, m->nb, cf_ticks_to_ns(cf_ticks() - t_post));
-            st->t_post += cf_ticks_to_ns(t_end - t_post); /* it completed inside its post */
-        }
-        if (msg)
-            cf_memo_sent(t, m, tag, t_post);
-        return;
-    }
-    cf_req_t *r = cf_req_claim(req);
-    if (!r)
-        return;
-    r->t_post = t_post;
-    {
-        uint64_t pns = cf_ticks_to_ns(t_end - t_post); /* never persistent: those are posted at init */
-        r->post_ns = pns > UINT32_MAX ? UINT32_MAX : (uint32_t)pns;
-    }
-    r->bytes = m->nb;
-    r->comm_id = cf_key_comm(m->key);
-    r->op = (uint16_t)op;
-    r->path = (uint8_t)cf_key_path(m->key);
-    r->region = (uint16_t)atomic_load_explicit(&cf_g.region, memory_order_relaxed);
-    r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
-    r->comm = m->comm;
-    r->peer = m->world;
-    r->tag = tag;
-    if (msg)
-        cf_memo_sent(t, m, tag, t_post);
+        cf_p2p_sent(t, comm_id, r->peer, tag, r->key, bytes, t_post, 1);
 }
 
 void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
@@ -149,22 +55,17 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
     r->t_post = t_post;
     r->flags |= CF_REQ_ACTIVE;
     if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG)))
-        cf_p2p_sent(t, r->comm_id, r->peer, r->tag,
-                    cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, r->path, r->region, cf_size_bin(r->bytes)), r->bytes,
-                    t_post, 1);
+        cf_p2p_sent(t, cf_key_comm(r->key), r->peer, r->tag, r->key, r->bytes, t_post, 1);
 }
 
-void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
+int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
 {
-    snap->slot = CF_SNAP_NULL;
-    if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
-        return;
-    uint32_t s = cf_req_find(req, &snap->word);
-    snap->slot = CF_SNAP_UNTRACKED;
-    if (s == UINT32_MAX)
-        return;
-    snap->req = cf_g.req_val[s];
-    snap->slot = s;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        cf_req_snap(reqs[i], &snaps[i]);
+        k += cf_snap_counts(&snaps[i]);
+    }
+    return k;
 }
 
 /* The entry of a completed request: a persistent one stays, inactive (the
@@ -180,8 +81,9 @@ static void cf_req_release(const cf_req_snap_t *snap)
     }
 }
 
-uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                     unsigned *path_p, uint64_t blocked_ns)
+static inline __attribute__((always_inline)) uint64_t cf_req_done_one(cf_thread_t *t, const cf_req_snap_t *snap,
+                                                                       const MPI_Status *st, uint64_t t_done,
+                                                                       unsigned *path_p, uint64_t blocked_ns)
 {
     if (snap->slot == CF_SNAP_NULL)
         return 0;
@@ -193,7 +95,7 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
     if (!(r->flags & CF_REQ_ACTIVE))
         return 0; /* an inactive persistent request completes at once */
     uint64_t bytes = r->bytes;
-    unsigned path = r->path;
+    unsigned path = cf_key_path(r->key);
     /* a cancelled request moved nothing (unknown without its status: taken as cancelled) */
     int cancelled = 0;
     if ((r->flags & CF_REQ_CANCEL) && (!st || PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled))
@@ -204,7 +106,8 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
             path = CF_PATH_SELF;
     }
     uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
-    uint64_t key = cf_key_make(CF_LAYER_MPI, r->op, r->comm_id, path, r->region, cf_size_bin(bytes));
+    /* the post's key, with the path and size bin the status gave */
+    uint64_t key = (r->key & ~(uint64_t)0x1ff) | (uint64_t)path << 7 | cf_size_bin(bytes);
     cf_stat_t *stat = cancelled ? NULL : cf_stat_of(&t->table, key);
     if (stat) {
         cf_stat_add(stat, bytes, ns);
@@ -214,11 +117,26 @@ uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status
         t->charged_ns += blocked_ns;
     }
     if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
-        cf_p2p_received(t, r->comm_id, cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes, r->t_post,
-                        t_done);
+        cf_p2p_received(t, cf_key_comm(key), cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes,
+                        r->t_post, t_done);
     cf_req_release(snap);
     if (path_p)
         *path_p = path;
+    return bytes;
+}
+
+uint64_t cf_req_done_counted(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
+                             unsigned *path_p, uint64_t blocked_ns)
+{
+    return cf_req_done_one(t, snap, st, t_done, path_p, blocked_ns);
+}
+
+uint64_t cf_req_done_all(cf_thread_t *t, const cf_req_snap_t *snaps, int n, const MPI_Status *sts, uint64_t t_done,
+                         unsigned *path_p, uint64_t blocked_ns)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += cf_req_done_one(t, &snaps[i], sts ? &sts[i] : NULL, t_done, path_p, blocked_ns);
     return bytes;
 }
 

@@ -95,14 +95,13 @@ enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 
 typedef struct {
     uint64_t t_post; /* ticks */
     uint64_t bytes;  /* posted payload; receives: upper bound until the status says */
+    /* the record key of the post (operation, communicator id, path, region, size bin of
+     * bytes): the completion's, which a receive's status may give another path and bin */
+    uint64_t key;
     const cf_comm_t *comm; /* descriptions live until the end of the run */
     int32_t peer, tag;     /* world rank and tag of a send, for message matching */
-    uint32_t comm_id;
-    uint16_t op;
-    uint8_t path;
-    uint8_t flags;
-    uint16_t region;
     uint32_t post_ns; /* time inside the call that posted it (0 for persistent requests) */
+    uint8_t flags;
 } cf_req_t;
 
 typedef struct {
@@ -347,6 +346,9 @@ static inline int cf_comm_local_size(const cf_comm_t *c) { return c ? c->local_s
 /* ---- payload helpers ---- */
 /* Per-thread cache of datatype sizes; MPI_Type_free bumps the generation. */
 CF_HIDDEN extern _Atomic unsigned cf_type_gen;
+/* Moves on whenever the memo of a call site (cf_site.h) may no longer hold:
+ * a datatype freed (cf_type_gen moves too), the region changed. */
+CF_HIDDEN extern _Atomic uint64_t cf_memo_gen;
 typedef struct {
     MPI_Datatype type;
     unsigned gen;
@@ -450,18 +452,24 @@ static inline int cf_req_shared(MPI_Request req)
 CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *c, unsigned path,
                            uint64_t bytes, unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag);
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
-CF_HIDDEN void cf_req_snap(MPI_Request req, cf_req_snap_t *snap);
-/* Records the completion of a snapshotted request; returns its payload, or 0
- * if it was not tracked. *path_p gets its path class.  blocked_ns, the
- * completion call's share of time for this request, is charged to the
- * request's record and added to t->charged_ns. */
-CF_HIDDEN uint64_t cf_req_done(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
-                               unsigned *path_p, uint64_t blocked_ns);
+/* cf_req_snap of each of n requests; returns how many of them cf_req_done
+ * will record (cf_snap_counts). */
+CF_HIDDEN int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps);
 /* A snapshot that cf_req_done will record (tracked and active). */
 static inline int cf_snap_counts(const cf_req_snap_t *s)
 {
     return s->slot < CF_SNAP_UNTRACKED && (s->req.flags & CF_REQ_ACTIVE);
 }
+/* Records the completion of a snapshotted request that counts
+ * (cf_snap_counts); returns its payload. *path_p gets its path class.
+ * blocked_ns, the completion call's share of time for this request, is
+ * charged to the request's record and added to t->charged_ns. */
+CF_HIDDEN uint64_t cf_req_done_counted(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st,
+                                       uint64_t t_done, unsigned *path_p, uint64_t blocked_ns);
+/* cf_req_done of n snapshots with their statuses (sts NULL: none), each
+ * charged blocked_ns; returns their payload. */
+CF_HIDDEN uint64_t cf_req_done_all(cf_thread_t *t, const cf_req_snap_t *snaps, int n, const MPI_Status *sts,
+                                   uint64_t t_done, unsigned *path_p, uint64_t blocked_ns);
 /* A snapshotted request that completed with an error: let go, not booked. */
 CF_HIDDEN void cf_req_failed(const cf_req_snap_t *snap);
 CF_HIDDEN void cf_req_forget(MPI_Request req);

@@ -650,8 +650,11 @@ void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type,
             return;
         m.chan = (uint16_t)i;
     }
-    m.region = cf_key_region(key);
-    m.gen = atomic_load_explicit(&cf_type_gen, memory_order_relaxed);
+    /* the generation before the region: a region changed since is either
+     * seen here or moves the generation past the one kept */
+    m.gen = atomic_load_explicit(&cf_memo_gen, memory_order_acquire);
+    if (cf_key_region(key) != (atomic_load_explicit(&cf_g.region, memory_order_acquire) & CF_REGION_MASK))
+        return;
     s->one.memo = m;
 }
 

@@ -31,8 +31,7 @@ typedef struct {
     uintptr_t type;  /* the call's datatype and count */
     int64_t count;
     int32_t dest, tag; /* as the program passed them (tag: of the stream held) */
-    uint32_t gen;      /* cf_type_gen when it was filled */
-    uint32_t region;   /* the record's */
+    uint64_t gen;      /* cf_memo_gen when it was filled */
     cf_stat_t *rec;
     uint64_t key, nb;
     int32_t world;       /* sends: world rank sent to, -1 for none */
@@ -102,8 +101,11 @@ static inline uint32_t cf_site_hash(uint64_t tag, const uintptr_t *ra, unsigned 
 CF_HOT void cf_site_add(cf_site_t *s, uint64_t bytes, uint64_t t0, uint64_t t1)
 {
     uint64_t d = t1 - t0;
+    /* three adds, not vector adds built around them */
     s->calls++;
+    CF_OPAQUE(s);
     s->bytes += bytes;
+    CF_OPAQUE(s);
     s->t_sum += d;
     if (d < s->t_min)
         s->t_min = d;
@@ -153,7 +155,8 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
 /* ---- the memo: a call that repeats its site's last call ----
  * A call from a site of one frame with the same communicator, datatype and
  * count (a send or receive: also peer) as the site's last call, no
- * datatype freed and the region unchanged since, is recorded from what that
+ * datatype freed and the region unchanged since (cf_memo_gen, which either
+ * moves on: one compare), is recorded from what that
  * call resolved to: record, key, payload, matrix and stream slots.  All of
  * it is in the thread's own tables, whose slots never move, and a
  * communicator's description lives to the end of the run; what is
@@ -169,9 +172,6 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
 enum { CF_MEMO_REC = 1, CF_MEMO_MSG = 2 };
 CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int dest,
                             int tag, uint64_t key, uint64_t nb, int world, unsigned need);
-/* A nonblocking post (cf_req_post) with what its memo holds. */
-CF_HIDDEN void cf_req_post_memo(cf_thread_t *t, MPI_Request req, unsigned op, const cf_memo_t *m, unsigned flags,
-                                uint64_t t_post, uint64_t t_end, int tag);
 
 /* The memo of slot s (cf_site_first) if it holds this call of op from ra
  * on comm, NULL otherwise.  The generation first: an empty memo has none. */
@@ -179,10 +179,9 @@ CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, unsigned op, void *ra, MP
                                    int64_t count, int dest)
 {
     const cf_memo_t *m = &s->one.memo;
-    if (m->gen != atomic_load_explicit(&cf_type_gen, memory_order_relaxed) || s->one.ra0 != (uintptr_t)ra ||
+    if (m->gen != atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) || s->one.ra0 != (uintptr_t)ra ||
         (uint32_t)(s->tag >> 32) != op || m->comm->handle != comm || m->type != (uintptr_t)type ||
-        m->count != count || m->dest != dest ||
-        m->region != (atomic_load_explicit(&cf_g.region, memory_order_relaxed) & CF_REGION_MASK))
+        m->count != count || m->dest != dest)
         return NULL;
     return m;
 }

@@ -8,7 +8,7 @@
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "ceilings are for Open MPI's singleton: skipped"; exit 77; }
-ceilings="send_null 134 self_p2p 328 allreduce 184 iallreduce 233 waitall3 418 waitall64 490 testall64 482 thread 145"
+ceilings="send_null 131 self_p2p 268 allreduce 180 iallreduce 172 waitall3 342 waitall64 393 testall64 385 thread 142"
 IR_CONFIGS="plain default" bash "$CF_SRCDIR/tests/bench_ir.sh" "$CF_BUILDDIR" > "$cf_tmp/ir" ||
     cf_fail "bench_ir.sh failed"
 cat "$cf_tmp/ir"

@@ -1,0 +1,116 @@
+/* Requests in flight, the part of the hot path every post and completion
+ * makes inline: the table's probe and claim, the snapshot taken before a
+ * completion call, the post a call site's memo knows.  The rest, and the
+ * completion's record, are in cf_request.c. */
+#ifndef CF_REQUEST_H
+#define CF_REQUEST_H
+
+#include "cf_runtime.h"
+#include "cf_sample.h"
+#include "cf_site.h"
+
+/* ---- requests: a window of 16 slots per hash, keys claimed with CAS ----
+ * A key word is the handle in its low 48 bits and the slot's generation in
+ * the high 16.  The generation moves on at every claim and survives the
+ * release (an empty slot is a word with no handle bits), so a late release
+ * cannot remove an entry that another thread posted into the slot since. */
+
+#define CF_REQ_PROBE 16
+#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
+#define CF_REQ_NEXT_GEN(w) ((((w) >> 48) + 1) & 0xffff) << 48
+
+CF_HOT uintptr_t cf_req_handle_bits(MPI_Request req)
+{
+    return (uintptr_t)req & CF_REQ_HANDLE_MASK;
+}
+
+CF_HOT uint32_t cf_req_find(MPI_Request req, uintptr_t *word_p)
+{
+    uintptr_t k = cf_req_handle_bits(req);
+    uint32_t i = cf_hash_ptr(k);
+    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
+        uint32_t s = (i + n) & cf_g.req_mask;
+        uintptr_t w = atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire);
+        if ((w & CF_REQ_HANDLE_MASK) == k) {
+            *word_p = w;
+            return s;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* The entry of a request being posted, NULL when its window is full
+ * (counted in req_dropped). */
+CF_HOT cf_req_t *cf_req_claim(MPI_Request req)
+{
+    /* One pass over the window, to the first slot that is free or holds the
+     * handle already (MPI gave it back before its last user released our
+     * entry: that entry is taken over).  An entry of the handle further on
+     * is shadowed, lookups meeting this slot first, until its late release
+     * clears it.  A handle MPI recycles at once finds its own slot free on
+     * the first probe, instead of a whole window searched for it. */
+    uintptr_t k = cf_req_handle_bits(req);
+    uint32_t i = cf_hash_ptr(k), mask = cf_g.req_mask;
+    _Atomic uintptr_t *keys = cf_g.req_key;
+    for (unsigned n = 0; n < CF_REQ_PROBE; n++) {
+        uint32_t j = (i + n) & mask;
+        uintptr_t e = atomic_load_explicit(&keys[j], memory_order_acquire);
+        uintptr_t h = e & CF_REQ_HANDLE_MASK;
+        if ((h == 0 || h == k) && atomic_compare_exchange_strong(&keys[j], &e, k | CF_REQ_NEXT_GEN(e)))
+            return &cf_g.req_val[j];
+    }
+    atomic_fetch_add_explicit(&cf_g.req_dropped, 1, memory_order_relaxed);
+    return NULL;
+}
+
+/* The entry of req copied into snap before the call that completes it (MPI
+ * frees the handle inside): its slot, CF_SNAP_NULL or CF_SNAP_UNTRACKED. */
+CF_HOT void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
+{
+    snap->slot = CF_SNAP_NULL;
+    if (req == MPI_REQUEST_NULL || cf_req_shared(req) || !cf_g.req_key)
+        return;
+    uint32_t s = cf_req_find(req, &snap->word);
+    snap->slot = CF_SNAP_UNTRACKED;
+    if (s == UINT32_MAX)
+        return;
+    snap->req = cf_g.req_val[s];
+    snap->slot = s;
+}
+
+/* A nonblocking post (cf_req_post) with what its memo holds; post_ns, the
+ * time inside the posting call, the wrapper has already taken for its MPI time. */
+CF_HOT void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m, unsigned flags, uint64_t t_post,
+                             uint64_t post_ns, int tag)
+{
+    if (req == MPI_REQUEST_NULL || !cf_g.req_key)
+        return;
+    int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
+    if (cf_req_shared(req)) {
+        /* complete already: recorded now, as cf_req_post does */
+        cf_stat_t *st = cf_stat_of(&t->table, m->key);
+        if (st) {
+            /* it completed inside its post, whose exit the wrapper read the clock at */
+            cf_stat_add(st, m->nb, post_ns);
+            st->t_post += post_ns;
+        }
+        if (msg)
+            cf_memo_sent(t, m, tag, t_post);
+        return;
+    }
+    cf_req_t *r = cf_req_claim(req);
+    if (!r)
+        return;
+    r->t_post = t_post;
+    r->post_ns = post_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)post_ns; /* never persistent: those are posted at init */
+    r->bytes = m->nb;
+    r->key = m->key; /* the memo's region is the current one */
+    r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
+    r->comm = m->comm;
+    r->peer = m->world;
+    r->tag = tag;
+    if (msg)
+        cf_memo_sent(t, m, tag, t_post);
+}
+
+#endif
