@@ -127,6 +127,13 @@ calibrate=${BENCH_CALIBRATE:-2s}
 DDP=26214400  # PyTorch DDP's bucket_cap_mb=25
 HVD=67108864  # Horovod's HOROVOD_FUSION_THRESHOLD (64 MiB)
 
+# cluster_up RATE: the two nodes, their link unshaped or through a tbf rate
+cluster_up() {
+    local how=()
+    [ "$1" = unshaped ] || how=(--rate "$1")
+    "$cluster" up 2 "${how[@]}" > /dev/null || { echo "cluster up ${how[*]} failed"; return 1; }
+}
+
 # train OUT PROFILE|- TRAINER-ARGS: one run on the two nodes, one rank each;
 # under the plugin when PROFILE is not -
 train() {
@@ -203,11 +210,7 @@ torch_part() {
     echo "torch trainers: 2 emulated nodes, 1 rank each (ob1 + tcp), $tsteps steps (+2 warmup), $reps pairs a comparison;"
     echo "links: $rates; times are the trainer's own (step: slowest rank, median over steps)"
     for rate in $rates; do
-        if [ "$rate" = unshaped ]; then
-            "$cluster" up 2 > /dev/null || { echo "cluster up failed"; return; }
-        else
-            "$cluster" up 2 --rate "$rate" > /dev/null || { echo "cluster up --rate $rate failed"; return; }
-        fi
+        cluster_up "$rate" || return
         for model in $tmodels; do
             for group in per-tensor overlap; do
                 local base=$group fused=bucket
@@ -403,11 +406,7 @@ inflight_part() {
     for rate in $rates; do
         echo
         echo "inflight, $rate link:"
-        if [ "$rate" = unshaped ]; then
-            "$cluster" up 2 > /dev/null || { echo "cluster up failed"; return; }
-        else
-            "$cluster" up 2 --rate "$rate" > /dev/null || { echo "cluster up --rate $rate failed"; return; }
-        fi
+        cluster_up "$rate" || return
         "$cluster" run -- -np 2 -x OMP_NUM_THREADS=1 "$py" "$CF_SRCDIR/tests/bench/inflight.py" \
             "${BENCH_INFLIGHT_K:-4}" "${BENCH_REPS_INFLIGHT:-40}" || echo "inflight: run failed"
         "$cluster" down > /dev/null
