@@ -460,7 +460,7 @@ static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double 
         if (isfinite(cd->last_s) && (cd->last_s + ad->skew_s) * (double)ad->steps > blocked)
             blocked = (cd->last_s + ad->skew_s) * (double)ad->steps;
     } else {
-        blocked = (cd->model_s + ad->skew_s) * (double)ad->steps;
+        blocked = (cd->exposed_s + ad->skew_s) * (double)ad->steps;
     }
     return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed;
 }
@@ -521,6 +521,7 @@ static void advice_init(cf_advice_t *ad)
     ad->share = NAN;
     ad->call_gap_s = ad->framework_saving_s = NAN;
     ad->hidden_saving_step_s = NAN;
+    ad->inflight_ratio = NAN;
 }
 
 static int candidates(cf_advice_t *ad)
@@ -763,8 +764,21 @@ static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, si
 
 /* T(calls as they are), returned, and every candidate's T(S) under the
  * predictor; *bi_p the candidate judged fastest, *best_p its time. */
+/* A nonblocking candidate's exposed T(S): its buckets in flight together,
+ * as the calibration measured them where it did (cf_adv_cand_t). */
+static void price_in_flight(cf_adv_cand_t *cd, const cf_calib_coll_t *cc)
+{
+    double unc;
+    cd->inflight_ratio = cf_calib_inflight_ratio(cc, cd->bucket_bytes, cd->buckets, &cd->inflight_calls, &unc);
+    cd->exposed_s = cd->model_s;
+    if (!isfinite(cd->inflight_ratio))
+        return;
+    cd->exposed_s = (cd->model_s - cd->copy_s) * cd->inflight_ratio + cd->copy_s;
+    cd->unc_s = cd->unc_s * cd->inflight_ratio + (cd->model_s - cd->copy_s) * cd->inflight_ratio * unc;
+}
+
 static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, const cf_predictor_t *pr,
-                               size_t *bi_p, double *best_p)
+                               const cf_calib_coll_t *cc, size_t *bi_p, double *best_p)
 {
     pack_out_t po;
     double now = pack(ts, nt, 0, pred_time, pr, NAN, &po), s_now = 0, best;
@@ -790,6 +804,10 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
         cd->saving_unc_s = po.diff_unc;
         cd->source = po.source;
         cd->last_s = po.last;
+        cd->inflight_ratio = NAN;
+        cd->exposed_s = cd->model_s;
+        if (ad->nonblocking)
+            price_in_flight(cd, cc);
         if (judge_time(ad, cd, now) < best) {
             best = judge_time(ad, cd, now);
             *bi_p = c;
@@ -807,6 +825,8 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     ad->bucket_bytes = cd->bucket_bytes;
     ad->buckets_per_step = cd->buckets;
     ad->model_s = cd->model_s;
+    ad->inflight_ratio = cd->inflight_ratio;
+    ad->inflight_calls = cd->inflight_calls;
     ad->predicted_s = predict_run(ad, cd, now);
     ad->predicted_saving_s = ad->current_s - ad->predicted_s;
     ad->saving_step_s = sv;
@@ -946,7 +966,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         free(pr);
         return rc == 1 ? CF_OK : rc;
     }
-    now = price_candidates(ad, ts, nt, pr, &bi, &best);
+    now = price_candidates(ad, ts, nt, pr, cf_calib_coll_of(&a->calib, f->op, f->comm), &bi, &best);
     free(ts);
     if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
         free(pr);

@@ -99,7 +99,12 @@
  * last); skew_s is the ranks' mean wait per step for the last one to
  * arrive (the spread of their MPI times over the steps, at most the time
  * blocked per step), which the stream's waits hold now and the final
- * bucket's wait will hold.  Measured on two TCP nodes, ResNet-shaped, 4 buckets of 1 MiB:
+ * bucket's wait will hold.  T(S) here is the exposed time: where the
+ * calibration timed the bucket size with calls of it posted at once
+ * (in_flight), the buckets other than copies are priced at the ratio
+ * measured there (cf_calib_inflight_ratio): several nonblocking
+ * collectives in flight together are not what one after another is (4 of
+ * 1 MiB over TCP took 1.8 times as long).  Measured on two TCP nodes, ResNet-shaped, 4 buckets of 1 MiB:
  * blocked 3.3 ms and posts 2.6 ms a step, against 65 tensors' 1.3 and 5.5
  * ms: the overlap the tensors had was lost.  The other end of the range,
  * the overlap hiding the buckets as it hides the calls now (a progress

@@ -466,6 +466,10 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
      * uncertainty it was held against (cf_predict.h) */
     jset(c, o, "saving_step_s", jnum(ad->saving_step_s));
     jset(c, o, "hidden_saving_step_s", jnum(ad->hidden_saving_step_s));
+    /* the advised buckets in flight together against one at a time, as
+     * the calibration measured them (null: not measured) */
+    jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
+    jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
     jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
     jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());
@@ -496,6 +500,10 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
         /* the least measured of its buckets' times: "measured", "calibration", "model" */
         jset(c, j, "time_source", jstr(cf_pred_source_name((cf_pred_source_t)cd->source)));
         jset(c, j, "predicted_s", jnum(cf_advice_cand_predicted_s(ad, cd)));
+        if (ad->nonblocking) {
+            jset(c, j, "in_flight_ratio", jnum(cd->inflight_ratio));
+            jset(c, j, "exposed_step_s", jnum(cd->exposed_s));
+        }
         jpush(c, cands, j);
     }
     jset(c, o, "candidates", cands);

@@ -310,6 +310,12 @@ typedef struct {
                               * tensors' alone (a tensor alone in both cancels) */
     int source;              /* cf_pred_source_t: the least measured of its buckets' */
     double last_s;           /* T of the packing's last bucket: a nonblocking stream waits for all of it */
+    /* nonblocking: its buckets in flight together against one at a time
+     * (cf_calib_inflight_ratio); NaN: not measured, the buckets priced one
+     * at a time */
+    double inflight_ratio;
+    int inflight_calls; /* the calls the calibration posted at once */
+    double exposed_s;   /* T(S) with its buckets in flight: (model_s - copy_s) x ratio + copy_s */
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
@@ -375,6 +381,8 @@ typedef struct cf_advice {
      * now, the other end of the range whose exposed end the verdict rests
      * on; NaN for a blocking stream */
     double hidden_saving_step_s;
+    double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
+    int inflight_calls;
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
      * bytes held with the candidates; "" for a stream without a model */
     char *why;

@@ -211,8 +211,8 @@ static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
     if (!json_is_array(arr))
         return 0;
     json_array_foreach(arr, i, e) {
-        cf_calib_size_t z = {NAN, NAN, NAN, NAN, 0};
-        double reps = 0;
+        cf_calib_size_t z = {NAN, NAN, NAN, NAN, 0, 0};
+        double reps = 0, calls = 0;
         size_t k;
         if (n >= CF_CALIB_MAX_SIZES || !json_is_object(e) || !num(e, "bytes", &z.bytes) || !(z.bytes > 0) ||
             !num(e, "best_s", &z.best_s) || !(z.best_s > 0))
@@ -223,6 +223,8 @@ static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
             z.trial_s = NAN;
         if (num(e, "reps", &reps) && reps >= 1 && reps < 1e9)
             z.reps = (int)reps;
+        if (num(e, "calls", &calls) && calls >= 2 && calls < 1e6)
+            z.calls = (int)calls;
         for (k = n; k > 0 && out[k - 1].bytes > z.bytes; k--)
             out[k] = out[k - 1];
         out[k] = z;
@@ -305,6 +307,9 @@ void cf_calib_read(const cf_profile_t *p, cf_calib_t *c)
         k->comm_size = json_is_integer(js) ? (int)json_integer_value(js) : 0;
         k->nsize = read_sizes(json_object_get(e, "sizes"), k->size);
         k->ntamed = tame_disturbed(k->size, k->nsize);
+        k->ninflight = read_sizes(json_object_get(e, "in_flight"), k->inflight);
+        k->inflight_step_bytes = NAN;
+        num(e, "in_flight_step_bytes", &k->inflight_step_bytes);
         if (k->nsize > 0)
             c->ncoll++;
     }
@@ -331,4 +336,25 @@ const cf_calib_coll_t *cf_calib_coll_of(const cf_calib_t *c, const char *op, uin
             alt = &c->coll[i];
     }
     return alt;
+}
+
+double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m, int *calls_p, double *unc_p)
+{
+    const cf_calib_size_t *one = NULL, *set = NULL;
+    *calls_p = 0;
+    *unc_p = NAN;
+    if (c == NULL || !(m >= 2))
+        return NAN;
+    for (size_t i = 0; i < c->nsize; i++)
+        if (c->size[i].bytes == bytes)
+            one = &c->size[i];
+    for (size_t i = 0; i < c->ninflight; i++)
+        if (c->inflight[i].bytes == bytes && c->inflight[i].calls >= 2)
+            set = &c->inflight[i];
+    if (one == NULL || set == NULL || !(one->p50_s > 0))
+        return NAN;
+    double r = set->p50_s / ((double)set->calls * one->p50_s);
+    *calls_p = set->calls;
+    *unc_p = fmax(CF_PRED_MIN_SPREAD, (set->p50_s - set->best_s) / set->p50_s);
+    return m >= set->calls ? r : 1.0 + (r - 1.0) * (m - 1.0) / ((double)set->calls - 1.0);
 }

@@ -105,6 +105,7 @@ typedef struct {
      * was recorded, and for collectives) */
     double trial_s;
     int reps;
+    int calls; /* in flight: calls posted at once, timed together (best_s, p50_s of the set); 0: one */
 } cf_calib_size_t;
 
 /* The time a link's sweep states for a size: NetPIPE's figure where the
@@ -130,6 +131,11 @@ typedef struct {
     cf_calib_size_t size[CF_CALIB_MAX_SIZES];
     size_t nsize;
     size_t ntamed;
+    /* a nonblocking stream's sizes with calls of each posted at once, then
+     * one wait ("in_flight"), sized for in_flight_step_bytes per step */
+    cf_calib_size_t inflight[CF_CALIB_MAX_SIZES];
+    size_t ninflight;
+    double inflight_step_bytes;
 } cf_calib_coll_t;
 
 typedef struct {
@@ -155,5 +161,14 @@ CF_HIDDEN const cf_calib_link_t *cf_calib_link_of(const cf_calib_t *c, int path)
 /* The calibration of a program's stream (for_op or op equal to op, on its
  * communicator); NULL: none. */
 CF_HIDDEN const cf_calib_coll_t *cf_calib_coll_of(const cf_calib_t *c, const char *op, uint32_t comm);
+/* In flight against one at a time, for m buckets of bytes posted
+ * together: the time of the in-flight set at that size over its calls
+ * times the one-at-a-time median there (both measured at bytes), for m
+ * calls: 1 + (ratio - 1) (m - 1) / (calls - 1) up to the calls measured,
+ * the ratio measured beyond.  *calls_p the calls measured, *unc_p the
+ * ratio's relative uncertainty (the set's p50..best spread, at least
+ * 3 %).  NaN where either was not measured at bytes, or m < 2. */
+CF_HIDDEN double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m, int *calls_p,
+                                         double *unc_p);
 
 #endif

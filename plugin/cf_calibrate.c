@@ -11,7 +11,13 @@
  *     program ran on a communicator of the whole world, the same
  *     operation at the fused bucket sizes advice weighs: the blocking one
  *     for blocking calls, the nonblocking one (posted, then waited for)
- *     for nonblocking and persistent calls.
+ *     for nonblocking and persistent calls;
+ *   - in flight: for a nonblocking stream that repeats per step, each
+ *     bucket size below its bytes per step with as many calls posted at
+ *     once as such buckets fill a step, then one MPI_Waitall: an
+ *     overlapped trainer's fused buckets are all still running at its
+ *     final wait, and several nonblocking collectives in flight together
+ *     do not take what one after another does.
  *
  * All within a time budget (COMMFIT_CALIBRATE) on a duplicate of the
  * plugin's own communicator whose errors return instead of aborting.
@@ -30,6 +36,7 @@
 #include <jansson.h>
 
 #include "cf_calibrate.h"
+#include "cf_region.h"
 #include "cf_runtime.h"
 
 
@@ -51,6 +58,7 @@
 #define CAL_COLL_MAX_SMALL 20 /* repetitions up to 1 MiB, */
 #define CAL_COLL_MAX_LARGE 5  /* and beyond */
 #define CAL_TAG 0x4346        /* the communicator is ours alone: any tag does */
+#define CAL_INFLIGHT_MAX 16   /* calls posted at once, at most */
 
 /* the operations measured, in the order they are measured: the blocking
  * ones, then their nonblocking forms (posted, then waited for at once),
@@ -87,7 +95,8 @@ typedef struct {
 typedef struct {
     uint64_t bytes;   /* as measured */
     uint64_t nominal; /* the size of the list, which bytes rounds down to whole floats per rank */
-    uint32_t reps, pad;
+    uint32_t reps;
+    uint32_t calls; /* in flight: calls posted at once, timed together; 0: one call */
     double best_s, p50_s;
     double trial_s; /* links: NetPIPE's figure (trial_best); 0 for collectives */
 } cal_point_t;
@@ -105,6 +114,7 @@ typedef struct {
     int32_t npairs;
     int32_t pair[2][2], pair_path[2];
     uint64_t upper[K_N]; /* the largest plausible bucket per operation, 0 = not measured */
+    uint64_t step[K_N];  /* nonblocking kinds: the most bytes per step of a stream, 0 = no in-flight sweep */
 } cal_plan_t;
 
 /* a collective stream of the program (rank 0's records) */
@@ -113,6 +123,9 @@ typedef struct {
     uint32_t comm;
     int size, world, kind;
     uint64_t bytes;
+    uint64_t steps; /* the calls' repeating pattern: the gcd of its records' counts */
+    uint64_t outer; /* entries of the outermost region around every call; UINT64_MAX: none */
+    uint64_t calls;
 } cal_stream_t;
 
 static double cal_elapsed(const cal_t *x) { return (double)(cf_clock_mono_ns() - x->t0_ns) * 1e-9; }
@@ -366,13 +379,37 @@ static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_
 
 /* ---- collectives ---- */
 
-/* The operation of kind k at elems floats (a multiple of the size for
- * the operations that split the buffer among the ranks); a nonblocking
- * kind is waited for at once. */
-static int coll_run(cal_t *x, int k, void *sb, void *rb, int elems, const int *counts)
+/* Kind k (nonblocking) at elems floats posted into *rq; the operations
+ * that split the buffer among the ranks take elems / n each. */
+static int coll_post(cal_t *x, int k, void *sb, void *rb, int elems, const int *counts, MPI_Request *rq)
 {
-    int per = elems / x->n, rc;
-    MPI_Request rq = MPI_REQUEST_NULL;
+    int per = elems / x->n;
+    switch (k) {
+    case K_NB + K_ALLREDUCE:
+        return PMPI_Iallreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm, rq);
+    case K_NB + K_RS_BLOCK:
+        return PMPI_Ireduce_scatter_block(sb, rb, per, MPI_FLOAT, MPI_SUM, x->comm, rq);
+    case K_NB + K_RS:
+        return PMPI_Ireduce_scatter(sb, rb, counts, MPI_FLOAT, MPI_SUM, x->comm, rq);
+    case K_NB + K_ALLGATHER:
+        return PMPI_Iallgather(sb, per, MPI_FLOAT, rb, per, MPI_FLOAT, x->comm, rq);
+    case K_NB + K_BCAST:
+        return PMPI_Ibcast(rb, elems, MPI_FLOAT, 0, x->comm, rq);
+    default:
+        return PMPI_Ireduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, 0, x->comm, rq);
+    }
+}
+
+/* The operation of kind k at elems floats (a multiple of the size for
+ * the operations that split the buffer among the ranks).  A nonblocking
+ * kind is waited for at once, or, calls > 1, posted calls times, the
+ * i-th on the i-th sl and rl bytes of sb and rb, then waited for
+ * together. */
+static int coll_run(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, int elems, const int *counts,
+                    int calls)
+{
+    int per = elems / x->n, rc = MPI_SUCCESS, posted = 0;
+    MPI_Request rq[CAL_INFLIGHT_MAX];
     switch (k) {
     case K_ALLREDUCE:
         return PMPI_Allreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm);
@@ -386,59 +423,53 @@ static int coll_run(cal_t *x, int k, void *sb, void *rb, int elems, const int *c
         return PMPI_Bcast(rb, elems, MPI_FLOAT, 0, x->comm);
     case K_REDUCE:
         return PMPI_Reduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, 0, x->comm);
-    case K_NB + K_ALLREDUCE:
-        rc = PMPI_Iallreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm, &rq);
-        break;
-    case K_NB + K_RS_BLOCK:
-        rc = PMPI_Ireduce_scatter_block(sb, rb, per, MPI_FLOAT, MPI_SUM, x->comm, &rq);
-        break;
-    case K_NB + K_RS:
-        rc = PMPI_Ireduce_scatter(sb, rb, counts, MPI_FLOAT, MPI_SUM, x->comm, &rq);
-        break;
-    case K_NB + K_ALLGATHER:
-        rc = PMPI_Iallgather(sb, per, MPI_FLOAT, rb, per, MPI_FLOAT, x->comm, &rq);
-        break;
-    case K_NB + K_BCAST:
-        rc = PMPI_Ibcast(rb, elems, MPI_FLOAT, 0, x->comm, &rq);
-        break;
     default:
-        rc = PMPI_Ireduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, 0, x->comm, &rq);
-        break;
+        while (rc == MPI_SUCCESS && posted < calls) {
+            rc = coll_post(x, k, sb + (size_t)posted * sl, rb + (size_t)posted * rl, elems, counts, &rq[posted]);
+            posted += rc == MPI_SUCCESS;
+        }
+        /* what was posted completes, even after a failed post */
+        int wrc = posted ? PMPI_Waitall(posted, rq, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+        return rc != MPI_SUCCESS ? rc : wrc;
     }
-    return rc == MPI_SUCCESS ? PMPI_Wait(&rq, MPI_STATUS_IGNORE) : rc;
 }
 
-/* One timed repetition: a barrier, the operation; every rank gets the
- * slowest rank's duration in v[0] and rank 0's clock in v[1]. */
-static void coll_rep(cal_t *x, int k, void *sb, void *rb, int elems, const int *counts, uint64_t bytes, double v[3])
+/* One timed repetition: a barrier, the operation (calls of it in flight);
+ * every rank gets the slowest rank's duration in v[0] and rank 0's clock
+ * in v[1]. */
+static void coll_rep(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, int elems, const int *counts,
+                     int calls, uint64_t bytes, double v[3])
 {
     x->count[N_CONTROL]++;
     int rc = cal_rc(x, PMPI_Barrier(x->comm));
     uint64_t t0 = cf_ticks();
     if (rc == MPI_SUCCESS)
-        rc = cal_rc(x, coll_run(x, k, sb, rb, elems, counts));
+        rc = cal_rc(x, coll_run(x, k, sb, sl, rb, rl, elems, counts, calls));
     v[0] = (double)cf_ticks_to_ns(cf_ticks() - t0) * 1e-9;
-    x->count[N_COLL]++;
-    x->count[N_COLL_BYTES] += bytes;
+    x->count[N_COLL] += (uint64_t)calls;
+    x->count[N_COLL_BYTES] += bytes * (uint64_t)calls;
     v[1] = x->me == 0 ? cal_elapsed(x) : 0;
     v[2] = rc != MPI_SUCCESS;
     cal_agree(x, v, 3);
 }
 
-/* Repetitions of size bytes until the size's share of the time is used:
- * at least CAL_COLL_MIN_REPS, or none when they cannot all end by the
- * operation's deadline at the last one's pace (its first repetitions pay
- * for the pages of its buffers).  Returns a reason to stop, STOP_NONE
- * when the size was measured. */
-static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *counts, double share, double deadline,
-                     cal_point_t *pt)
+/* Repetitions of size bytes (calls of it in flight at once) until the
+ * size's share of the time is used: at least CAL_COLL_MIN_REPS, or none
+ * when they cannot all end by the operation's deadline at the last one's
+ * pace (its first repetitions pay for the pages of its buffers).  Returns
+ * a reason to stop, STOP_NONE when the size was measured. */
+static int coll_size(cal_t *x, int k, uint64_t bytes, int calls, int elems, const int *counts, double share,
+                     double deadline, cal_point_t *pt)
 {
     int b = k % K_NB;
     size_t sl = b == K_BCAST ? 0 : b == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
     size_t rl = b == K_RS || b == K_RS_BLOCK ? bytes / (uint64_t)x->n : bytes;
-    char *sb = calloc(sl ? sl : 1, 1), *rb = calloc(rl ? rl : 1, 1); /* the warm-up touches them */
+    /* each call its own buffers, as each bucket of a trainer; the
+     * warm-up touches them */
+    char *sb = calloc(sl ? sl * (size_t)calls : 1, 1), *rb = calloc(rl ? rl * (size_t)calls : 1, 1);
     double t[CAL_COLL_MAX_SMALL], v[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, !sb || !rb};
-    int maxr = bytes <= (1u << 20) ? CAL_COLL_MAX_SMALL : CAL_COLL_MAX_LARGE, n = 0, stop = STOP_NONE;
+    int maxr = bytes * (uint64_t)calls <= (1u << 20) ? CAL_COLL_MAX_SMALL : CAL_COLL_MAX_LARGE, n = 0,
+        stop = STOP_NONE;
     cal_agree(x, v, 3); /* v[2]: some rank has no memory */
     if (v[2]) {
         free(sb);
@@ -446,11 +477,11 @@ static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *coun
         return STOP_NOMEM;
     }
     double start = v[0];
-    coll_rep(x, k, sb, rb, elems, counts, bytes, v); /* warm-up */
+    coll_rep(x, k, sb, sl, rb, rl, elems, counts, calls, bytes, v); /* warm-up */
     if (!v[2] && v[1] + CAL_COLL_MIN_REPS * v[0] > deadline)
         stop = STOP_BUDGET; /* at the warm-up's pace, which paid for the pages */
     while (stop == STOP_NONE && !v[2]) {
-        coll_rep(x, k, sb, rb, elems, counts, bytes, v);
+        coll_rep(x, k, sb, sl, rb, rl, elems, counts, calls, bytes, v);
         if (v[2])
             break;
         t[n++] = v[0];
@@ -463,14 +494,54 @@ static int coll_size(cal_t *x, int k, uint64_t bytes, int elems, const int *coun
     free(rb);
     if (v[2])
         return STOP_ERROR;
-    if (stop == STOP_NONE)
+    if (stop == STOP_NONE) {
         point_set(pt, bytes, t, n, 1);
+        pt->calls = calls > 1 ? (uint32_t)calls : 0;
+    }
     return stop;
 }
 
+/* Calls in flight for buckets of s bytes in a step of step bytes: as
+ * many as such buckets fill it, at most CAL_INFLIGHT_MAX; 0 where one
+ * holds it all.  step 0: one call (the one-by-one sweep). */
+static int inflight_calls(uint64_t s, uint64_t step)
+{
+    if (step == 0)
+        return 1;
+    if (s < CAL_COLL_MIN || s >= step)
+        return 0;
+    uint64_t c = (step + s - 1) / s;
+    return c > CAL_INFLIGHT_MAX ? CAL_INFLIGHT_MAX : (int)c;
+}
+
+/* One size of the sweep: the budget's estimate from the last size
+ * measured, then the size.  Returns a reason to stop. */
+static int coll_next(cal_t *x, int k, uint64_t bytes, int calls, int elems, int *counts, double share_of,
+                     double deadline, cal_series_t *res)
+{
+    /* the last size's median scaled by its bytes in flight, for its
+     * warm-up and the minimum of repetitions, twice over: from 64 KiB to
+     * 25 MiB a loaded machine's memory, not the link, sets the pace (a
+     * size that still overruns is abandoned) */
+    double est[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, 0};
+    cal_agree(x, est, 3);
+    const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
+    double prev_bytes = prev ? (double)prev->bytes * (prev->calls ? prev->calls : 1) : 1;
+    double need = prev ? 2 * (CAL_COLL_MIN_REPS + 1) * prev->p50_s * (double)bytes * calls / prev_bytes : 0;
+    if (est[2])
+        return STOP_ERROR;
+    if (est[0] + need > deadline)
+        return STOP_BUDGET;
+    for (int r = 0; r < x->n; r++)
+        counts[r] = elems / x->n;
+    return coll_size(x, k, bytes, calls, elems, counts, (deadline - est[0]) / share_of, deadline, &res->pt[res->n]);
+}
+
 /* Kind k at its sizes up to upper, ascending, until rank 0's clock reaches
- * its share of what is left of the budget: 1 / kinds_left of it. */
-static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *plan, int kinds_left,
+ * its share of what is left of the budget: 1 / kinds_left of it.  step:
+ * 0 for one call at a time; else the in-flight sweep of a stream of step
+ * bytes per step (inflight_calls). */
+static void cal_collective(cal_t *x, int k, uint64_t upper, uint64_t step, const cal_plan_t *plan, int kinds_left,
                            cal_series_t *res)
 {
     uint64_t sizes[CAL_MAXSIZES];
@@ -490,31 +561,14 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, const cal_plan_t *pl
         /* a whole number of floats, per rank where the buffer is split */
         int b = k % K_NB, split = b == K_RS || b == K_RS_BLOCK || b == K_ALLGATHER, stop = STOP_NONE;
         int elems = (int)(sizes[i] / 4 / (split ? (uint64_t)x->n : 1)) * (split ? x->n : 1);
+        int calls = inflight_calls(sizes[i], step);
         uint64_t bytes = (uint64_t)elems * 4;
-        if (sizes[i] > plan->cap)
+        if (calls == 0 || elems == 0)
+            continue; /* one bucket a step, or under a float per rank: nothing to measure */
+        if (sizes[i] * (uint64_t)calls > plan->cap)
             stop = STOP_CAP;
-        else if (elems == 0)
-            continue; /* under a float per rank: nothing to measure */
-        else {
-            /* the last size's median scaled by size, for its warm-up
-             * and the minimum of repetitions, twice over: from 64 KiB to
-             * 25 MiB a loaded machine's memory, not the link, sets the
-             * pace (a size that still overruns is abandoned) */
-            double est[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, 0};
-            cal_agree(x, est, 3);
-            const cal_point_t *prev = res->n ? &res->pt[res->n - 1] : NULL;
-            double need = prev ? 2 * (CAL_COLL_MIN_REPS + 1) * prev->p50_s * (double)bytes / (double)prev->bytes : 0;
-            if (est[2])
-                stop = STOP_ERROR;
-            else if (est[0] + need > deadline)
-                stop = STOP_BUDGET;
-            else {
-                for (int r = 0; r < x->n; r++)
-                    counts[r] = elems / x->n;
-                stop = coll_size(x, k, bytes, elems, counts, (deadline - est[0]) / (ns - i), deadline,
-                                 &res->pt[res->n]);
-            }
-        }
+        else
+            stop = coll_next(x, k, bytes, calls, elems, counts, ns - i, deadline, res);
         if (stop != STOP_NONE) {
             res->stop = stop;
             res->stop_bytes = sizes[i];
@@ -542,6 +596,16 @@ static int kind_of(const char *name)
         if (strcmp(b, KIND_NAME[k]) == 0)
             return nb ? K_NB + k : k;
     return -1;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
 static const cf_comm_t *comm_by_id(uint32_t id)
@@ -587,9 +651,25 @@ static size_t find_streams(cal_stream_t *st, size_t max, size_t *more_p)
                 n++;
             }
             st[j].bytes += e->bytes;
+            st[j].steps = gcd_u64(st[j].steps, e->calls);
+            /* the outermost region around its calls, if one holds them all */
+            uint64_t outer = cf_region_outer_entries(cf_key_region(e->key));
+            if (outer == 0 || (st[j].calls && outer != st[j].outer))
+                st[j].outer = UINT64_MAX; /* a call outside regions, or in another */
+            else if (!st[j].calls)
+                st[j].outer = outer;
+            st[j].calls += e->calls;
         }
     }
     return n;
+}
+
+/* A stream's steps: the entries of the outermost region around all its
+ * calls, else the repeating pattern of its records' counts (their gcd,
+ * which a step holding k calls of every size multiplies by k). */
+static uint64_t cal_steps(const cal_stream_t *s)
+{
+    return s->outer != UINT64_MAX && s->outer >= 2 ? s->outer : s->steps;
 }
 
 /* One pair per path class: intra-node (rank 0 and another rank of its
@@ -672,6 +752,8 @@ static json_t *sizes_json(const cal_series_t *s, uint64_t top)
                               p->best_s, "p50_s", p->p50_s);
         if (e != NULL && p->trial_s > 0)
             json_object_set_new(e, "trial_s", json_real(p->trial_s));
+        if (e != NULL && p->calls > 0)
+            json_object_set_new(e, "calls", json_integer(p->calls));
         json_array_append_new(arr, e);
     }
     return arr;
@@ -697,13 +779,70 @@ static void make_plan(cal_plan_t *p, cal_stream_t *st, size_t *nst_p, size_t *mo
         return;
     find_pairs(p);
     *nst_p = st ? find_streams(st, CAL_MAXSTREAMS, more_p) : 0;
-    for (size_t i = 0; i < *nst_p; i++)
-        if (st[i].world && st[i].bytes > p->upper[st[i].kind])
+    for (size_t i = 0; i < *nst_p; i++) {
+        if (!st[i].world)
+            continue;
+        if (st[i].bytes > p->upper[st[i].kind])
             p->upper[st[i].kind] = st[i].bytes;
+        /* a nonblocking stream that repeats: its fused buckets in flight */
+        uint64_t steps = cal_steps(&st[i]), step = steps >= 2 ? st[i].bytes / steps : 0;
+        if (st[i].kind >= K_NB && step > CAL_COLL_MIN && step > p->step[st[i].kind])
+            p->step[st[i].kind] = step;
+    }
+}
+
+/* A stream's entry in collectives, and what its sweeps left out. */
+static void stream_json(const cal_plan_t *plan, const cal_series_t *coll, const cal_series_t *inflight,
+                        const cal_stream_t *st, json_t *jc, json_t *skipped, int *incomplete)
+{
+    const char *op = cf_op_names[st->op], *kind = KIND_NAME[st->kind];
+    char b[32];
+    if (!st->world) {
+        skip(skipped, incomplete, STOP_CAP, "%s on comm %u: not the whole world (%d of %d ranks)", op, st->comm,
+             st->size, cf_g.world_size);
+        return;
+    }
+    const cal_series_t *s = &coll[st->kind];
+    uint64_t want[CAL_MAXSIZES];
+    int nw = coll_sizes(st->kind, st->bytes, want);
+    uint64_t pow2 = coll_top(st->kind, st->bytes);
+    json_t *e = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:o}", "op", kind, "for_op", op, "comm",
+                          (json_int_t)st->comm, "comm_size", st->size, "on", "world duplicate", "datatype",
+                          "MPI_FLOAT", "sizes", sizes_json(s, pow2));
+    if (s->stop != STOP_NONE && s->stop != STOP_CAP && s->stop_bytes <= want[nw - 1]) {
+        fmt_bytes(s->stop_bytes, b, sizeof(b));
+        skip(skipped, incomplete, s->stop, "%s for %s on comm %u: sizes from %s not measured: %s", kind, op,
+             st->comm, b, stop_why(s->stop));
+    }
+    /* what the bound leaves out, whether or not the budget reached it */
+    for (int w = 0; w < nw; w++)
+        if (want[w] > plan->cap) {
+            fmt_bytes(want[w], b, sizeof(b));
+            skip(skipped, incomplete, STOP_CAP, "%s for %s on comm %u: sizes from %s not measured: %s", kind, op,
+                 st->comm, b, stop_why(STOP_CAP));
+            break;
+        }
+    uint64_t step = plan->step[st->kind];
+    if (st->kind >= K_NB && step > 0 && e != NULL) {
+        const cal_series_t *f = &inflight[st->kind];
+        json_object_set_new(e, "in_flight_step_bytes", json_integer((json_int_t)step));
+        json_object_set_new(e, "in_flight", sizes_json(f, 0));
+        if (f->stop != STOP_NONE) {
+            fmt_bytes(f->stop_bytes, b, sizeof(b));
+            skip(skipped, incomplete, f->stop, "%s for %s on comm %u in flight: sizes from %s not measured: %s",
+                 kind, op, st->comm, b, stop_why(f->stop));
+        }
+    } else if (st->kind >= K_NB && e != NULL && !(cal_steps(st) >= 2 && st->bytes / cal_steps(st) > CAL_COLL_MIN)) {
+        skip(skipped, incomplete, STOP_CAP,
+             "%s for %s on comm %u in flight: not measured: %s", kind, op, st->comm,
+             cal_steps(st) >= 2 ? "a step holds one bucket of 64 KiB or less" : "its calls repeat in no pattern of steps");
+    }
+    json_array_append_new(jc, e);
 }
 
 static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const cal_series_t *coll,
-                       const cal_stream_t *st, size_t nst, size_t more, const uint64_t *sum, double elapsed)
+                       const cal_series_t *inflight, const cal_stream_t *st, size_t nst, size_t more,
+                       const uint64_t *sum, double elapsed)
 {
     json_t *sec = json_object(), *skipped = json_array(), *jl = json_array(), *jc = json_array();
     int incomplete = 0;
@@ -733,34 +872,8 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
                  stop_why(STOP_CAP));
         }
     }
-    for (size_t i = 0; i < nst; i++) {
-        const char *op = cf_op_names[st[i].op], *kind = KIND_NAME[st[i].kind];
-        if (!st[i].world) {
-            skip(skipped, &incomplete, STOP_CAP, "%s on comm %u: not the whole world (%d of %d ranks)", op,
-                 st[i].comm, st[i].size, cf_g.world_size);
-            continue;
-        }
-        const cal_series_t *s = &coll[st[i].kind];
-        uint64_t want[CAL_MAXSIZES];
-        int nw = coll_sizes(st[i].kind, st[i].bytes, want);
-        uint64_t pow2 = coll_top(st[i].kind, st[i].bytes);
-        json_array_append_new(jc, json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:o}", "op", kind, "for_op", op, "comm",
-                                            (json_int_t)st[i].comm, "comm_size", st[i].size, "on", "world duplicate",
-                                            "datatype", "MPI_FLOAT", "sizes", sizes_json(s, pow2)));
-        if (s->stop != STOP_NONE && s->stop != STOP_CAP && s->stop_bytes <= want[nw - 1]) {
-            fmt_bytes(s->stop_bytes, b, sizeof(b));
-            skip(skipped, &incomplete, s->stop, "%s for %s on comm %u: sizes from %s not measured: %s", kind, op,
-                 st[i].comm, b, stop_why(s->stop));
-        }
-        /* what the bound leaves out, whether or not the budget reached it */
-        for (int w = 0; w < nw; w++)
-            if (want[w] > plan->cap) {
-                fmt_bytes(want[w], b, sizeof(b));
-                skip(skipped, &incomplete, STOP_CAP, "%s for %s on comm %u: sizes from %s not measured: %s", kind,
-                     op, st[i].comm, b, stop_why(STOP_CAP));
-                break;
-            }
-    }
+    for (size_t i = 0; i < nst; i++)
+        stream_json(plan, coll, inflight, &st[i], jc, skipped, &incomplete);
     if (more)
         skip(skipped, &incomplete, STOP_NONE, "%zu collective streams beyond the first %d not considered", more,
              CAL_MAXSTREAMS);
@@ -803,7 +916,7 @@ static json_t *cf_calibrate(void)
         if (x.me == 0) {
             uint64_t none[N_COUNT] = {[N_CONTROL] = (uint64_t)x.n}; /* the plan's broadcast */
             plan.npairs = 0;
-            sec = section(&plan, NULL, NULL, NULL, 0, 0, none, 0);
+            sec = section(&plan, NULL, NULL, NULL, NULL, 0, 0, none, 0);
         }
         free(st);
         return sec;
@@ -812,7 +925,8 @@ static json_t *cf_calibrate(void)
     /* fatal errors on the duplicate would abort by themselves */
     PMPI_Comm_dup(cf_g.tool_comm, &x.comm);
     PMPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
-    cal_series_t *links = calloc(2, sizeof(*links)), *coll = calloc(K_N, sizeof(*coll));
+    cal_series_t *links = calloc(2, sizeof(*links)), *coll = calloc(2 * K_N, sizeof(*coll));
+    cal_series_t *inflight = coll ? coll + K_N : NULL;
     double v[2] = {0, !links || !coll};
     cal_agree(&x, v, 2);
     /* every rank is here (the last ones to reach MPI_Finalize included):
@@ -820,13 +934,16 @@ static json_t *cf_calibrate(void)
     x.t0_ns = cf_clock_mono_ns();
     int go = !v[1] && x.n > 1, kinds = 0;
     for (int k = 0; k < K_N; k++)
-        kinds += plan.upper[k] > 0;
+        kinds += (plan.upper[k] > 0) + (plan.upper[k] > 0 && plan.step[k] > 0);
     double link_share = kinds ? plan.budget_s / 2 : plan.budget_s;
     for (int i = 0; go && i < plan.npairs; i++)
         cal_link(&x, plan.pair[i][0], plan.pair[i][1], link_share * (i + 1) / plan.npairs, plan.cap, &links[i]);
-    for (int k = 0, done = 0; go && k < K_N; k++)
+    for (int k = 0, done = 0; go && k < K_N; k++) {
         if (plan.upper[k] > 0)
-            cal_collective(&x, k, plan.upper[k], &plan, kinds - done++, &coll[k]);
+            cal_collective(&x, k, plan.upper[k], 0, &plan, kinds - done++, &coll[k]);
+        if (plan.upper[k] > 0 && plan.step[k] > 0)
+            cal_collective(&x, k, plan.upper[k], plan.step[k], &plan, kinds - done++, &inflight[k]);
+    }
     x.count[N_CONTROL]++; /* this reduction */
     PMPI_Reduce(x.count, sum, N_COUNT, MPI_UINT64_T, MPI_SUM, 0, x.comm);
     PMPI_Comm_free(&x.comm);
@@ -836,7 +953,7 @@ static json_t *cf_calibrate(void)
             plan.npairs = 0;
             nst = 0;
         }
-        sec = section(&plan, links, coll, st, nst, more, sum, cal_elapsed(&x));
+        sec = section(&plan, links, coll, inflight, st, nst, more, sum, cal_elapsed(&x));
     }
     free(links);
     free(coll);

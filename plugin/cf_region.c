@@ -179,6 +179,24 @@ void cf_pcontrol(int level, const char *name)
     pthread_mutex_unlock(&cf_region_lock);
 }
 
+uint64_t cf_region_outer_entries(unsigned id)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&cf_region_lock);
+    const cf_region_t *r = id ? cf_region_find(id) : NULL;
+    if (r) {
+        const char *slash = strchr(r->path, '/');
+        size_t len = slash ? (size_t)(slash - r->path) : strlen(r->path);
+        for (unsigned i = 0; i < atomic_load(&cf_nregions) && !n; i++) {
+            const cf_region_t *o = cf_region_at(i);
+            if (strncmp(o->path, r->path, len) == 0 && o->path[len] == '\0')
+                n = o->entries;
+        }
+    }
+    pthread_mutex_unlock(&cf_region_lock);
+    return n;
+}
+
 /* For a part written without MPI (cf_spill.c): plain reads, no lock (a
  * signal handler may call it). */
 size_t cf_regions_copy(cf_spill_region_t *out, size_t max, uint64_t *full_p, uint64_t *deep_p)

@@ -19,4 +19,8 @@ CF_HIDDEN int cf_regions_merge(cf_profile_t *p, unsigned **ids_p);
  * refused because the table was full or they were nested too deep. */
 CF_HIDDEN size_t cf_regions_copy(cf_spill_region_t *out, size_t max, uint64_t *full_p, uint64_t *deep_p);
 
+/* This rank's entries of the outermost region around region id ("step"
+ * for "step/allreduce"); 0 for none. */
+CF_HIDDEN uint64_t cf_region_outer_entries(unsigned id);
+
 #endif

@@ -20,6 +20,7 @@ usage: check_calibrate.py CHECK ARGS...
                           program's sends are the same in both
 """
 import json
+import math
 import re
 import sys
 
@@ -157,9 +158,41 @@ def nonblocking(path):
         planned(prof, c, cols[0])
         check("at least 3 repetitions per size, 0 < best <= median",
               all(e["reps"] >= 3 and 0 < e["best_s"] <= e["p50_s"] for e in s))
-        check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],
-              c["messages"]["collective_calls"] >= ranks * sum(e["reps"] for e in s))
+        in_flight(prof, c, cols[0], nb)
+        f = cols[0].get("in_flight", [])
+        calls = sum(e["reps"] for e in s) + sum(e["reps"] * e["calls"] for e in f)
+        check("collective calls at least the repetitions' calls on every rank (%d >= %d)"
+              % (c["messages"]["collective_calls"], ranks * calls), c["messages"]["collective_calls"] >= ranks * calls)
     within_budget(c, SLACK_S)
+
+
+def in_flight(prof, c, e, nb):
+    """The in-flight sweep of a nonblocking stream without regions: its
+    step is its bytes per rank over the gcd of its records' calls per rank
+    (the steps of its pattern); each bucket size of a power of two from
+    64 KiB below the step, with as many calls posted at once as such
+    buckets fill a step (at most 16), a prefix cut where skipped says."""
+    ranks = prof["job"]["ranks"]
+    g = 0
+    for r in nb:
+        g = math.gcd(g, r["calls"] // ranks)
+    step = sum(r["bytes"] for r in nb) // ranks // g
+    check("in flight: sized for the stream's %d B a step (%d steps)" % (step, g),
+          e.get("in_flight_step_bytes") == step, str(e.get("in_flight_step_bytes")))
+    want = []
+    b = 65536
+    while b < step:
+        want.append((b, min(16, -(-step // b))))
+        b *= 2
+    got = [(x["bytes"], x.get("calls")) for x in e.get("in_flight", [])]
+    name = "%s for %s on comm %s in flight" % (e["op"], e["for_op"], e["comm"])
+    check("in flight: sizes and calls a prefix of %s, got %s" % (want, got), len(got) > 0 and got == want[:len(got)])
+    check("in flight: at least 3 repetitions per size, 0 < best <= median",
+          all(x["reps"] >= 3 and 0 < x["best_s"] <= x["p50_s"] for x in e.get("in_flight", [])))
+    cut = [k for k in c["skipped"] if k.startswith(name + ": sizes from ")]
+    check("in flight: the budget's cut named where the sizes end",
+          cut == ([] if len(got) == len(want) else
+                  ["%s: sizes from %s not measured: budget" % (name, fmt_bytes(want[len(got)][0]))]), str(cut))
 
 
 def fmt_bytes(b):

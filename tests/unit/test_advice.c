@@ -967,6 +967,72 @@ static void test_nonblocking_skew(void **state)
     cf_profile_free(&p);
 }
 
+/* The calibration's in-flight sweep of the hooks' stream: at 2^16, 2^17
+ * and 2^18 B, calls posted at once (those of its 376 kB step: 6, 3, 2)
+ * taking ratio times what the same calls take one at a time. */
+static void set_in_flight(cf_profile_t *p, double ratio)
+{
+    json_t *e = json_array_get(json_object_get(json_object_get(p->extra, "calibration"), "collectives"), 0);
+    json_t *arr = json_array();
+    for (int x = 16; x <= 18; x++) {
+        double n = ldexp(1.0, x), t = (ALPHA + n / BW) * 1.01, calls = ceil(376000.0 / n);
+        json_array_append_new(arr, json_pack("{s:f, s:f, s:i, s:f, s:f}", "bytes", n, "calls", calls, "reps", 5,
+                                             "best_s", ratio * calls * t / 1.02, "p50_s", ratio * calls * t));
+    }
+    json_object_set_new(e, "in_flight_step_bytes", json_integer(376000));
+    json_object_set_new(e, "in_flight", arr);
+}
+
+/* The hooks' stream priced with its fused buckets in flight together: at
+ * a ratio of 1 as one at a time; at 3 each candidate of two buckets or
+ * more exposes (T(S) - copies) x 3 + copies (interpolated where it has
+ * fewer buckets than the calibration's calls), and none of them is
+ * advised: its saving was the one-at-a-time price's. */
+static void test_nonblocking_in_flight(void **state)
+{
+    cf_profile_t p[3];
+    cf_analysis_t *a[3];
+    const cf_advice_t *ad[3];
+    (void)state;
+
+    for (int i = 0; i < 3; i++) {
+        hook_stream(&p[i], 20e-3, 0);
+        set_calibration(&p[i], "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+        if (i > 0)
+            set_in_flight(&p[i], i == 1 ? 1.0 : 3.0);
+        a[i] = analyse(&p[i], NULL);
+        ad[i] = advice_of(a[i], "MPI_Iallreduce");
+    }
+    assert_string_equal(ad[0]->verdict, "fuse");
+    assert_true(ad[0]->buckets_per_step >= 2); /* one at a time, the advice has several buckets */
+    assert_true(isnan(ad[0]->inflight_ratio));
+    assert_string_equal(ad[1]->verdict, "fuse");
+    assert_rel(ad[1]->bucket_bytes, ad[0]->bucket_bytes, 0);
+    assert_rel(ad[1]->predicted_s, ad[0]->predicted_s, 1e-9);
+    assert_rel(ad[1]->inflight_ratio, 1.0, 1e-9);
+    for (size_t c = 0; c < ad[2]->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad[2]->cand[c], *one = &ad[0]->cand[c];
+        int x = (int)log2(cd->bucket_bytes);
+        if (cd->buckets < 2 || x > 18) {
+            assert_true(isnan(cd->inflight_ratio));
+            assert_rel(cd->exposed_s, cd->model_s, 0);
+            continue;
+        }
+        double calls = ceil(376000.0 / cd->bucket_bytes);
+        double r = cd->buckets >= calls ? 3.0 : 1.0 + 2.0 * (cd->buckets - 1) / (calls - 1);
+        assert_int_equal(cd->inflight_calls, (int)calls);
+        assert_rel(cd->inflight_ratio, r, 1e-9);
+        assert_rel(cd->exposed_s, (cd->model_s - cd->copy_s) * r + cd->copy_s, 1e-9);
+        assert_rel(cf_advice_cand_predicted_s(ad[2], cd), STEPS * (cd->exposed_s + ad[2]->skew_s), 1e-9);
+        assert_true(cf_advice_cand_predicted_s(ad[2], cd) > cf_advice_cand_predicted_s(ad[0], one));
+    }
+    assert_true(strcmp(ad[2]->verdict, "fuse") != 0 || ad[2]->buckets_per_step < 2);
+    for (int i = 0; i < 3; i++) {
+        cf_analysis_free(a[i]);
+        cf_profile_free(&p[i]);
+    }
+}
+
 /* The hooks' stream whose calibration starts above its tensors (2^19 B
  * up, as a short budget or an older plan leaves it), blocked for little
  * more than its calls' time: the buckets under the calibration are priced
@@ -1269,6 +1335,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_calibrated),
         cmocka_unit_test(test_nonblocking_only_hidden),
         cmocka_unit_test(test_nonblocking_skew),
+        cmocka_unit_test(test_nonblocking_in_flight),
         cmocka_unit_test(test_nonblocking_uncertain_budget),
         cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
