@@ -522,6 +522,7 @@ static void advice_init(cf_advice_t *ad)
     ad->call_gap_s = ad->framework_saving_s = NAN;
     ad->hidden_saving_step_s = NAN;
     ad->inflight_ratio = NAN;
+    ad->measured_over_model = NAN;
 }
 
 static int candidates(cf_advice_t *ad)
@@ -975,6 +976,11 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         return CF_OK;
     }
     ref = judge_ref(ad, now);
+    if (!ad->nonblocking) {
+        double step = ad->current_s / (double)ad->steps;
+        ad->measured_over_model = step / now;
+        ad->disturbed = ad->measured_over_model > CF_ADV_DISTURBED && step - now > 2.0 * ad->model_current_unc_s;
+    }
     ad->best_saving_share = (ref - best) / ref;
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;

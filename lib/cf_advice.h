@@ -163,6 +163,7 @@
 #define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
 #define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
+#define CF_ADV_DISTURBED 2.0              /* a blocking stream measured this many times its predictor */
 
 /* Advice for every collective stream with payload whose communicator size
  * is known, largest measured time first.  *adv_p is NULL when n is 0.

@@ -381,6 +381,13 @@ typedef struct cf_advice {
      * now, the other end of the range whose exposed end the verdict rests
      * on; NaN for a blocking stream */
     double hidden_saving_step_s;
+    /* blocking: the measured time per step over the predictor's for the
+     * calls as they are (current_s / steps / model_current_s); over
+     * CF_ADV_DISTURBED beyond its uncertainty, the run was disturbed (load,
+     * a partner late) and only the predictor's saving is counted; NaN
+     * for nonblocking streams */
+    double measured_over_model;
+    int disturbed;
     double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
     int inflight_calls;
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN

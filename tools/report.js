@@ -326,6 +326,7 @@
         fmtTime(ad.saving_step_s) + '/step (uncertainty ' + fmtTime(ad.saving_uncertainty_step_s) + ')' :
         (ad.verdict || 'no advice') + ': ' + ad.reason];
       if (ad.verdict !== 'fuse' && ad.why) lines.push(ad.why);
+      if (ad.disturbed === true) lines.push({ text: 'disturbed: the run measured ' + ad.measured_over_model.toFixed(1) + 'x what the medians predict per step (tails the medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor\'s, not scaled to this run', cls: 'caption uncertain' });
       if (ad.extrapolated) lines.push({ text: 'the buckets lie beyond the sizes measured: their times come from the line', cls: 'caption uncertain' });
       /* an overlapped stream's buckets are priced exposed (no progress
        * thread), plus the ranks' wait for the last one; what they would

@@ -725,6 +725,11 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                                                              : "transfer time where sampled",
                fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]),
                fmt_t(ad->model_current_unc_s, b[3]), pred_src(ad->current_pred_source));
+        if (ad->disturbed)
+            fprintf(out, "    disturbed: the run measured %.1fx what the medians predict per step (tails the "
+                    "medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor's, not scaled to "
+                    "this run; a run on a quiet machine settles it\n",
+                    ad->measured_over_model);
         if (strcmp(ad->verdict, "fuse") == 0) {
             const cf_adv_cand_t *cd = NULL;
             for (size_t c = 0; c < ad->ncand; c++)

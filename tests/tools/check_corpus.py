@@ -406,11 +406,16 @@ def check_overlap(case, rep, text, meta, exp):
           fusion.count("not priced: the program's own time around each post outside MPI") == len(fused),
           "%d fused nonblocking streams, %d lines" % (len(fused), fusion.count("not priced:")))
     # nor the buckets in flight together at the final wait, where there are two or more
+    # priced at the calibration's in-flight ratio where it measured one
     several = [a for a in fused if (a.get("buckets_per_step") or 0) >= 2]
+    priced = [a for a in several if a.get("in_flight_ratio") is not None]
     flight = "not priced: the calibration times one bucket at a time;"
     check(case, "a fused overlapped stream of several buckets says they were timed one at a time",
-          fusion.count(flight) == len(several),
+          fusion.count(flight) == len(several) - len(priced),
           "%d fused nonblocking streams of 2 buckets a step or more, %d lines" % (len(several), fusion.count(flight)))
+    check(case, "a fused overlapped stream priced in flight says at what ratio",
+          all("in flight: %.0f buckets posted together priced at %.2fx" % (a["buckets_per_step"], a["in_flight_ratio"])
+              in fusion for a in priced), "%d priced in flight" % len(priced))
     verdict = text.split("\nFUSION ADVICE", 1)[0]
     line = [l for l in verdict.splitlines() if "%s on %s: " % (op, comm) in l and "Wait/Test" in l]
     check(case, "the verdict tells the overlap", bool(line) and
@@ -474,6 +479,22 @@ def check_gap(case, rep, d, exp):
                                                                             human_time(hi)))
 
 
+def check_disturbed(case, rep, exp):
+    """A blocking stream whose run measured more than twice its
+    predictor per step, beyond twice the predictor's uncertainty, is said
+    to be disturbed, and no other; meta's expect.disturbed names the
+    streams a case must say it of, and those it must not."""
+    adv = [a for a in rep.get("advice", []) if not a.get("nonblocking") and a.get("measured_over_model") is not None]
+    for a in adv:
+        step, now = a["current_s"] / a["steps"], a["model_current_step_s"]
+        want = a["measured_over_model"] > 2 and step - now > 2 * a["model"]["current_step_uncertainty_s"]
+        check(case, "%s: disturbed %s (measured %.3g s a step, predictor %.3g s)" % (a["op"], want, step, now),
+              a.get("disturbed") is want and abs(a["measured_over_model"] - step / now) < 1e-6 * step / now)
+    for op, want in exp.get("disturbed", {}).items():
+        got = [a.get("disturbed") for a in adv if a["op"] == op]
+        check(case, "%s: the run %s disturbed" % (op, "is" if want else "is not"), got == [want], str(got))
+
+
 def main():
     kpath = os.path.join(corpus, "known.json")
     if os.path.isfile(kpath):
@@ -513,6 +534,7 @@ def main():
             check_reference(case, rep, meta, exp)
         if "call_gap" in exp:
             check_gap(case, rep, d, exp)
+        check_disturbed(case, rep, exp)
         if exp.get("no_fuse") or exp.get("nonblocking_not_cost") or exp.get("overlap"):
             txt = subprocess.run([commfit, "report", prof], capture_output=True, text=True)
             check(case, "commfit report (text)", txt.returncode == 0, "exit %d" % txt.returncode)

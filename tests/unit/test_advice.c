@@ -307,6 +307,9 @@ static void test_disturbed_run(void **state)
         double want = k == 0 ? STEPS * (now - t) : cur * (now - t) / now;
         assert_rel(ad->predicted_saving_s, want, 1e-9);
         assert_rel(ad->predicted_s, cur - want, 1e-9);
+        /* five times the medians is said to be a disturbed run; half is not */
+        assert_rel(ad->measured_over_model, scale[k], 1e-9);
+        assert_int_equal(ad->disturbed, k == 0);
         cf_analysis_free(a);
         cf_profile_free(&p);
     }
