@@ -449,20 +449,40 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
  * against T(calls as they are) = now (cf_advice.h).  A nonblocking
  * stream's blocked time is priced as the fused buckets expose it (hidden
  * 0: nothing hidden, steps x T(S)) or as the overlap hides it now (hidden
- * 1: the blocked time scaled by T(S) / now, at least the last bucket). */
+ * 1: the blocked time scaled by T(S) / now, at least the last bucket);
+ * either way what it blocked beyond its calls' own time stays
+ * (nonblocking_excess). */
 static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, int hidden)
 {
     double per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
     double fixed = ad->polls_with_posts ? 0.0 : ad->poll_s, blocked;
 
     if (hidden) {
-        blocked = now > 0 ? ad->blocked_s * cd->model_s / now : NAN;
+        blocked = now > 0 ? (ad->blocked_s - ad->blocked_excess_s) * cd->model_s / now : NAN;
         if (isfinite(cd->last_s) && (cd->last_s + ad->skew_s) * (double)ad->steps > blocked)
             blocked = (cd->last_s + ad->skew_s) * (double)ad->steps;
     } else {
         blocked = (cd->exposed_s + ad->skew_s) * (double)ad->steps;
     }
-    return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed;
+    return per_call * (ad->calls_per_step > 0 ? cd->buckets / ad->calls_per_step : NAN) + blocked + fixed +
+           ad->blocked_excess_s;
+}
+
+/* A nonblocking stream's time blocked beyond what its calls as they are
+ * take one at a time, exposed, with the ranks' wait for the last (steps x
+ * (now + skew_s)): a disturbed run or a partner late, which fused buckets
+ * would wait out as well, so it stays in every prediction and is never
+ * counted as a saving (the blocking rule's, predict_run).  Its measured
+ * over that time, and over twice it, disturbed. */
+static void nonblocking_excess(cf_advice_t *ad, double now)
+{
+    double exposed = (now + ad->skew_s) * (double)ad->steps;
+    if (!(exposed > 0))
+        return;
+    ad->blocked_excess_s = fmax(0.0, ad->blocked_s - exposed);
+    ad->measured_over_model = ad->blocked_s / exposed;
+    /* over a model's price, the algorithm may be slower than the line */
+    ad->disturbed = ad->measured_over_model > CF_ADV_DISTURBED && ad->current_pred_source != CF_PRED_MODEL;
 }
 
 /* The run's time with the calls in buckets (cf_advice.h): for a blocking
@@ -523,6 +543,7 @@ static void advice_init(cf_advice_t *ad)
     ad->hidden_saving_step_s = NAN;
     ad->inflight_ratio = NAN;
     ad->measured_over_model = NAN;
+    ad->blocked_excess_s = 0;
 }
 
 static int candidates(cf_advice_t *ad)
@@ -793,6 +814,8 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
     }
     ad->model_current_s = now;
     ad->startup_share = now > 0 ? s_now / now : NAN;
+    if (ad->nonblocking)
+        nonblocking_excess(ad, now);
     best = judge_ref(ad, now);
     *bi_p = 0;
     for (size_t c = 0; c < ad->ncand; c++) {

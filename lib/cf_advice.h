@@ -110,6 +110,12 @@
  * the overlap hiding the buckets as it hides the calls now (a progress
  * thread, offload), is max(blocked_s x T(S) / T(calls as they are), steps
  * x (T(last bucket) + skew_s)) in place of steps x (T(S) + skew_s): hidden_saving_step_s.
+ * Time blocked beyond steps x (T(calls as they are) + skew_s), what the
+ * calls take one at a time exposed (a disturbed run, a partner late, or a
+ * nonblocking algorithm slower than the line it is priced on), is
+ * blocked_excess_s: fused buckets would wait it out too, so it is added
+ * to every predicted_s and never counted as a saving (the blocking rule's
+ * max, in the same terms).
  * "fuse" rests on the exposed end; where only the hidden end saves, the
  * verdict is "uncertain", saying both.  A nonblocking stream's
  * saving_step_s is per step in measured time, current_s - predicted_s

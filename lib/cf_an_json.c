@@ -469,7 +469,8 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     /* the advised buckets in flight together against one at a time, as
      * the calibration measured them (null: not measured) */
     jset(c, o, "measured_over_model", jnum(ad->measured_over_model));
-    jset(c, o, "disturbed", ad->nonblocking ? json_null() : json_boolean(ad->disturbed));
+    jset(c, o, "disturbed", isfinite(ad->measured_over_model) ? json_boolean(ad->disturbed) : json_null());
+    jset(c, o, "blocked_excess_s", ad->nonblocking ? jnum(ad->blocked_excess_s) : json_null());
     jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());

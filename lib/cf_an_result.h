@@ -384,10 +384,13 @@ typedef struct cf_advice {
     /* blocking: the measured time per step over the predictor's for the
      * calls as they are (current_s / steps / model_current_s); over
      * CF_ADV_DISTURBED beyond its uncertainty, the run was disturbed (load,
-     * a partner late) and only the predictor's saving is counted; NaN
-     * for nonblocking streams */
+     * a partner late) and only the predictor's saving is counted */
     double measured_over_model;
     int disturbed;
+    /* nonblocking: blocked_s beyond steps x (the calls as they are, one at a
+     * time, exposed + skew_s), kept in predicted_s, never a saving; its
+     * measured_over_model is blocked_s over that time */
+    double blocked_excess_s;
     double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
     int inflight_calls;
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN

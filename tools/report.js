@@ -326,7 +326,8 @@
         fmtTime(ad.saving_step_s) + '/step (uncertainty ' + fmtTime(ad.saving_uncertainty_step_s) + ')' :
         (ad.verdict || 'no advice') + ': ' + ad.reason];
       if (ad.verdict !== 'fuse' && ad.why) lines.push(ad.why);
-      if (ad.disturbed === true) lines.push({ text: 'disturbed: the run measured ' + ad.measured_over_model.toFixed(1) + 'x what the medians predict per step (tails the medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor\'s, not scaled to this run', cls: 'caption uncertain' });
+      if (nb && ad.blocked_excess_s > 0) lines.push({ text: (ad.disturbed ? 'disturbed' : 'blocked beyond the calls\' time') + ': blocked ' + ad.measured_over_model.toFixed(1) + 'x what the calls as they are take one at a time, exposed, with the ranks\' wait for the last (' + fmtTime(ad.blocked_excess_s / ad.steps) + '/step more; load on the machine, a partner late' + (ad.model && ad.model.current_time_source === 'model' ? ', or a nonblocking algorithm slower than the line' : '') + '): kept in every prediction, not counted as a saving', cls: 'caption uncertain' });
+      else if (ad.disturbed === true) lines.push({ text: 'disturbed: the run measured ' + ad.measured_over_model.toFixed(1) + 'x what the medians predict per step (tails the medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor\'s, not scaled to this run', cls: 'caption uncertain' });
       if (ad.extrapolated) lines.push({ text: 'the buckets lie beyond the sizes measured: their times come from the line', cls: 'caption uncertain' });
       /* an overlapped stream's buckets are priced exposed (no progress
        * thread), plus the ranks' wait for the last one; what they would
