@@ -673,6 +673,25 @@ static const char *pred_src(int s)
     return n != NULL ? n : "-";
 }
 
+/* A run that measured more than its calls' own time: said, with what
+ * the advice does with it (cf_advice.h). */
+static void text_disturbed(FILE *out, const cf_advice_t *ad)
+{
+    char b[1][CF_FMT_LEN];
+    if (ad->nonblocking && ad->blocked_excess_s > 0)
+        fprintf(out, "    %s: blocked %.1fx what the calls as they are take one at a time, exposed, with the "
+                "ranks' wait for the last (%s/step more; load on the machine, a partner late%s): kept in every "
+                "prediction below, not counted as a saving\n",
+                ad->disturbed ? "disturbed" : "blocked beyond the calls' time", ad->measured_over_model,
+                fmt_t(ad->blocked_excess_s / (double)ad->steps, b[0]),
+                ad->current_pred_source == CF_PRED_MODEL ? ", or a nonblocking algorithm slower than the line" : "");
+    else if (ad->disturbed)
+        fprintf(out, "    disturbed: the run measured %.1fx what the medians predict per step (tails the "
+                "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
+                "the predictor's, not scaled to this run; a run on a quiet machine settles it\n",
+                ad->measured_over_model);
+}
+
 static void text_fusion(FILE *out, const cf_analysis_t *a)
 {
     size_t shown = 0;
@@ -725,18 +744,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                                                              : "transfer time where sampled",
                fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]),
                fmt_t(ad->model_current_unc_s, b[3]), pred_src(ad->current_pred_source));
-        if (ad->nonblocking && ad->blocked_excess_s > 0)
-            fprintf(out, "    %s: blocked %.1fx what the calls as they are take one at a time, exposed, with the "
-                    "ranks' wait for the last (%s/step more; load on the machine, a partner late%s): kept in every "
-                    "prediction below, not counted as a saving\n",
-                    ad->disturbed ? "disturbed" : "blocked beyond the calls' time", ad->measured_over_model,
-                    fmt_t(ad->blocked_excess_s / (double)ad->steps, b[0]),
-                    ad->current_pred_source == CF_PRED_MODEL ? ", or a nonblocking algorithm slower than the line" : "");
-        else if (ad->disturbed)
-            fprintf(out, "    disturbed: the run measured %.1fx what the medians predict per step (tails the "
-                    "medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor's, not scaled to "
-                    "this run; a run on a quiet machine settles it\n",
-                    ad->measured_over_model);
+        text_disturbed(out, ad);
         if (strcmp(ad->verdict, "fuse") == 0) {
             const cf_adv_cand_t *cd = NULL;
             for (size_t c = 0; c < ad->ncand; c++)
