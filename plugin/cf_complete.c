@@ -143,7 +143,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         return cf_fail(t, CF_OP_MPI_Wait, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = cf_req_done(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1));
+    uint64_t bytes = cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1));
     cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
@@ -166,7 +166,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return cf_fail(t, CF_OP_MPI_Test, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = *flag ? cf_req_done(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1)) : 0;
+    uint64_t bytes =
+        *flag ? cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1)) : 0;
     cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, CF_SITE_RA);
     cf_leave(t);
     return rc;
