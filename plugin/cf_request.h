@@ -88,8 +88,10 @@ CF_HOT void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m
         return;
     int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
     if (cf_req_shared(req)) {
-        /* complete already: recorded now, as cf_req_post does */
-        cf_stat_t *st = cf_stat_of(&t->table, m->key);
+        /* complete already: recorded now, as cf_req_post does, in the
+         * memo's record when the full path had made it (a send's, at its
+         * post; a receive's record comes at its completion) */
+        cf_stat_t *st = m->rec ? m->rec : cf_stat_of(&t->table, m->key);
         if (st) {
             /* it completed inside its post, whose exit the wrapper read the clock at */
             cf_stat_add(st, m->nb, post_ns);
