@@ -96,17 +96,14 @@ CF_HIDDEN cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key);
 
 /* One more call of record key was considered for sampling (and chosen or
  * not).  Calls repeat their record, or alternate between two (the sends
- * and the receives of an exchange): the last two records are kept. */
+ * and the receives of an exchange): the last two records looked up are
+ * kept, and checked in turn, with no stores while the two alternate. */
 CF_HOT void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
 {
     cf_elig_t *e = &t->elig[t->elig_last];
     if (__builtin_expect(e->key != key, 0)) {
-        uint32_t p = t->elig_prev;
-        if (t->elig[p].key == key) {
-            t->elig_prev = t->elig_last;
-            t->elig_last = p;
-            e = &t->elig[p];
-        } else if (!(e = cf_elig_slot(t, key)))
+        e = &t->elig[t->elig_prev];
+        if (e->key != key && !(e = cf_elig_slot(t, key)))
             return;
     }
     e->eligible++;
