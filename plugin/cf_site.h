@@ -131,11 +131,12 @@ CF_HOT cf_site_t *cf_site_of(cf_thread_t *t, unsigned op, uint32_t comm, void *r
 }
 
 /* The slot where the site of a call of op from ra starts its probe, which
- * holds the memo such a call looks at first; NULL when call sites are off
- * or deeper than one frame (no memo). */
+ * holds the memo such a call looks at first; NULL when call sites are off.
+ * Deeper than one frame, the slots hold no memo, and the frame in place of
+ * its generation is no generation (cf_memo_gen): the memo never holds. */
 CF_HOT cf_site_t *cf_site_first(cf_thread_t *t, unsigned op, void *ra)
 {
-    if (t->site == NULL || cf_g.cfg.site_depth != 1)
+    if (t->site == NULL)
         return NULL;
     uintptr_t a = (uintptr_t)ra;
     return &t->site[cf_site_hash((uint64_t)op << 32, &a, 1) & t->site_mask];
