@@ -175,4 +175,9 @@ CF_HOT uint64_t cf_req_done_one(cf_thread_t *t, const cf_req_snap_t *snap, const
     return bytes;
 }
 
+/* MPI_Wait and MPI_Test on behalf of a binding (Fortran's) called from ra,
+ * which they book the call site to (cf_complete.c). */
+CF_HIDDEN int cf_wait_from(MPI_Request *request, MPI_Status *status, void *ra);
+CF_HIDDEN int cf_test_from(MPI_Request *request, int *flag, MPI_Status *status, void *ra);
+
 #endif
