@@ -60,9 +60,10 @@ CF_HIDDEN cf_site_t *cf_site_slot(cf_thread_t *t, uint64_t tag, const uintptr_t 
 /* Depth > 1: the frames above ra from backtrace(), then cf_site_slot. */
 CF_HIDDEN cf_site_t *cf_site_slot_deep(cf_thread_t *t, uint64_t tag, void *ra);
 
-/* The Fortran wrappers that go through the C ones (the completion calls,
- * start, request free: cf_fortran.c) name their own caller here, for the
- * C function to take instead of its return address (in the plugin). */
+/* The Fortran wrappers that go through the C ones (the completion calls
+ * other than MPI_Wait and MPI_Test, which take it as an argument, start,
+ * request free: cf_fortran.c) name their own caller here, for the C
+ * function to take instead of its return address (in the plugin). */
 CF_HIDDEN extern __thread void *cf_site_caller __attribute__((tls_model("initial-exec")));
 static inline void *cf_site_ra(void *ra)
 {
