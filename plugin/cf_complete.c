@@ -126,7 +126,10 @@ static MPI_Status *cf_status_for(const cf_req_snap_t *snap, MPI_Status *status, 
     return mine;
 }
 
-int MPI_Wait(MPI_Request *request, MPI_Status *status)
+/* MPI_Wait called from ra: the program's call site, the return address of
+ * MPI_Wait or of the Fortran binding (cf_wait_from), with no thread-local
+ * to read for it. */
+CF_HOT int cf_wait(MPI_Request *request, MPI_Status *status, void *ra)
 {
     cf_thread_t *t = cf_enter(CF_OP_MPI_Wait);
     if (!t)
@@ -143,13 +146,24 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         return cf_fail(t, CF_OP_MPI_Wait, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = cf_req_done(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1));
-    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, CF_SITE_RA);
+    uint64_t bytes = cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1));
+    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, ra);
     cf_leave(t);
     return rc;
 }
 
-int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    return cf_wait(request, status, __builtin_return_address(0));
+}
+
+int cf_wait_from(MPI_Request *request, MPI_Status *status, void *ra)
+{
+    return cf_wait(request, status, ra);
+}
+
+/* MPI_Test called from ra, as cf_wait. */
+CF_HOT int cf_test(MPI_Request *request, int *flag, MPI_Status *status, void *ra)
 {
     cf_thread_t *t = cf_enter(CF_OP_MPI_Test);
     if (!t)
@@ -166,10 +180,21 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return cf_fail(t, CF_OP_MPI_Test, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = *flag ? cf_req_done(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1)) : 0;
-    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, CF_SITE_RA);
+    uint64_t bytes =
+        *flag ? cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1)) : 0;
+    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, ra);
     cf_leave(t);
     return rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return cf_test(request, flag, status, __builtin_return_address(0));
+}
+
+int cf_test_from(MPI_Request *request, int *flag, MPI_Status *status, void *ra)
+{
+    return cf_test(request, flag, status, ra);
 }
 
 /* The n requests of an all-completion, of which counted count. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cf_fortran.h"
+#include "cf_request.h"
 #include "cf_site.h"
 
 #if CF_FORTRAN
@@ -179,11 +180,10 @@ typedef void cf_ft_array(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses
 
 CF_FORTRAN_API void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
-    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
     int ignore = cf_f_status_ignored(status);
-    int rc = MPI_Wait(&r, ignore ? MPI_STATUS_IGNORE : &s);
+    int rc = cf_wait_from(&r, ignore ? MPI_STATUS_IGNORE : &s, __builtin_return_address(0));
     if (rc == MPI_SUCCESS) {
         *request = PMPI_Request_c2f(r);
         if (!ignore)
@@ -195,11 +195,10 @@ CF_FORTRAN_EXPORT(mpi_wait, MPI_WAIT)
 
 CF_FORTRAN_API void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
-    CF_SITE_CALLER();
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
     int ignore = cf_f_status_ignored(status), f = 0;
-    int rc = MPI_Test(&r, &f, ignore ? MPI_STATUS_IGNORE : &s);
+    int rc = cf_test_from(&r, &f, ignore ? MPI_STATUS_IGNORE : &s, __builtin_return_address(0));
     if (rc == MPI_SUCCESS) {
         *request = PMPI_Request_c2f(r);
         *flag = f ? 1 : 0;

@@ -1,7 +1,8 @@
 /* Requests in flight, the part of the hot path every post and completion
  * makes inline: the table's probe and claim, the snapshot taken before a
- * completion call, the post a call site's memo knows.  The rest, and the
- * completion's record, are in cf_request.c. */
+ * completion call, the post a call site's memo knows, and the record of a
+ * completed request (inline in MPI_Wait and MPI_Test, one call of
+ * cf_req_done_counted for the others).  The rest is in cf_request.c. */
 #ifndef CF_REQUEST_H
 #define CF_REQUEST_H
 
@@ -87,8 +88,10 @@ CF_HOT void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m
         return;
     int msg = !(flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG));
     if (cf_req_shared(req)) {
-        /* complete already: recorded now, as cf_req_post does */
-        cf_stat_t *st = cf_stat_of(&t->table, m->key);
+        /* complete already: recorded now, as cf_req_post does, in the
+         * memo's record when the full path had made it (a send's, at its
+         * post; a receive's record comes at its completion) */
+        cf_stat_t *st = m->rec ? m->rec : cf_stat_of(&t->table, m->key);
         if (st) {
             /* it completed inside its post, whose exit the wrapper read the clock at */
             cf_stat_add(st, m->nb, post_ns);
@@ -112,5 +115,69 @@ CF_HOT void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m
     if (msg)
         cf_memo_sent(t, m, tag, t_post);
 }
+
+/* The entry of a completed request: a persistent one stays, inactive (the
+ * handle is valid and ours until MPI_Request_free); another is let go if its
+ * key word is the one copied before the call. */
+CF_HOT void cf_req_release(const cf_req_snap_t *snap)
+{
+    if (snap->req.flags & CF_REQ_PERSISTENT) {
+        cf_g.req_val[snap->slot].flags &= (uint8_t)~(CF_REQ_ACTIVE | CF_REQ_CANCEL);
+    } else {
+        uintptr_t w = snap->word;
+        atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK);
+    }
+}
+
+/* The record of a snapshotted request that completed (with status st, or
+ * NULL): nothing for MPI_REQUEST_NULL, a shared or inactive one; an
+ * untracked one is counted as missed.  What cf_req_done_counted returns. */
+CF_HOT uint64_t cf_req_done_one(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
+                                unsigned *path_p, uint64_t blocked_ns)
+{
+    if (snap->slot == CF_SNAP_NULL)
+        return 0;
+    if (snap->slot == CF_SNAP_UNTRACKED) {
+        t->missed++;
+        return 0;
+    }
+    const cf_req_t *r = &snap->req;
+    if (!(r->flags & CF_REQ_ACTIVE))
+        return 0; /* an inactive persistent request completes at once */
+    uint64_t bytes = r->bytes;
+    unsigned path = cf_key_path(r->key);
+    /* a cancelled request moved nothing (unknown without its status: taken as cancelled) */
+    int cancelled = 0;
+    if ((r->flags & CF_REQ_CANCEL) && (!st || PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS || cancelled))
+        bytes = 0, cancelled = 1;
+    else if ((r->flags & (CF_REQ_RECV | CF_REQ_STATUS)) && st) {
+        bytes = cf_status_bytes(st);
+        if (st->MPI_SOURCE == MPI_PROC_NULL && !(r->flags & CF_REQ_STATUS))
+            path = CF_PATH_SELF;
+    }
+    uint64_t ns = cf_ticks_to_ns(t_done - r->t_post);
+    /* the post's key, with the path and size bin the status gave */
+    uint64_t key = (r->key & ~(uint64_t)0x1ff) | (uint64_t)path << 7 | cf_size_bin(bytes);
+    cf_stat_t *stat = cancelled ? NULL : cf_stat_of(&t->table, key);
+    if (stat) {
+        cf_stat_add(stat, bytes, ns);
+        stat->t_wait += blocked_ns;
+        CF_OPAQUE(stat);
+        stat->t_post += r->post_ns;
+        t->charged_ns += blocked_ns;
+    }
+    if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
+        cf_p2p_received(t, cf_key_comm(key), cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes,
+                        r->t_post, t_done);
+    cf_req_release(snap);
+    if (path_p)
+        *path_p = path;
+    return bytes;
+}
+
+/* MPI_Wait and MPI_Test on behalf of a binding (Fortran's) called from ra,
+ * which they book the call site to (cf_complete.c). */
+CF_HIDDEN int cf_wait_from(MPI_Request *request, MPI_Status *status, void *ra);
+CF_HIDDEN int cf_test_from(MPI_Request *request, int *flag, MPI_Status *status, void *ra);
 
 #endif

@@ -24,7 +24,7 @@ __thread cf_thread_t *cf_self;
 __thread int cf_refused;
 __thread cf_type_cache_t cf_type_cache[8];
 _Atomic unsigned cf_type_gen = 1;
-_Atomic uint64_t cf_memo_gen = 1;
+_Atomic uint64_t cf_memo_gen = CF_MEMO_GEN_FIRST;
 cf_comm_t *cf_comm_world;
 /* the first handle table, static so that lookups before any growth need no allocation */
 #define CF_COMM_SLOTS0 1024

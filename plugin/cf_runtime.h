@@ -347,8 +347,11 @@ static inline int cf_comm_local_size(const cf_comm_t *c) { return c ? c->local_s
 /* Per-thread cache of datatype sizes; MPI_Type_free bumps the generation. */
 CF_HIDDEN extern _Atomic unsigned cf_type_gen;
 /* Moves on whenever the memo of a call site (cf_site.h) may no longer hold:
- * a datatype freed (cf_type_gen moves too), the region changed. */
+ * a datatype freed (cf_type_gen moves too), the region changed.  Its
+ * values have the top bit set, which no return address has: the word a
+ * memo's generation takes in a site of several frames never equals it. */
 CF_HIDDEN extern _Atomic uint64_t cf_memo_gen;
+#define CF_MEMO_GEN_FIRST (UINT64_C(1) << 63 | 1)
 typedef struct {
     MPI_Datatype type;
     unsigned gen;

@@ -69,38 +69,25 @@ cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key)
     return NULL;
 }
 
-static uint64_t cf_chan_key(uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
-{
-    uint64_t k = ((uint64_t)comm_id << 32) ^ ((uint64_t)(uint32_t)peer_world << 1) ^
-                 ((uint64_t)(uint32_t)tag * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(bin + 1) * 0xC2B2AE3D27D4EB4Full) ^
-                 (uint64_t)dir;
-    return k | UINT64_C(1) << 63; /* never 0, the empty marker */
-}
-
 /* The slot of a stream that has one, UINT32_MAX otherwise (nothing taken). */
 static uint32_t cf_chan_find(const cf_thread_t *t, uint64_t k)
 {
     uint32_t mask = CF_CHANNELS - 1;
-    uint32_t i = (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & mask;
+    uint32_t i = cf_chan_hash(k);
     for (unsigned n = 0; n < 32 && t->chan_key[i]; n++, i = (i + 1) & mask)
         if (t->chan_key[i] == k)
             return i;
     return UINT32_MAX;
 }
 
-uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
+uint64_t cf_chan_walk(cf_thread_t *t, uint64_t k, int dir)
 {
-    uint64_t k = cf_chan_key(comm_id, peer_world, tag, dir, bin);
-    /* most codes talk to the same partner again and again: remember the last
-     * channel of each direction */
-    if (t->chan_last_key[dir] == k)
-        return t->chan_seq[t->chan_last_slot[dir]]++;
     uint32_t mask = CF_CHANNELS - 1;
-    uint32_t i = (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & mask;
+    uint32_t i = cf_chan_hash(k);
     uint64_t *keys = t->chan_key;
     for (unsigned n = 0; n < 32; n++, i = (i + 1) & mask) {
-        /* the slot's key read once: a stream seen before is found at its
-         * first probe, most often */
+        /* the slot's key read once (the first one again: an empty first
+         * slot is taken here) */
         uint64_t v = keys[i];
         if (__builtin_expect(v != k, 0)) {
             if (v != 0)

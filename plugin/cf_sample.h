@@ -89,24 +89,53 @@ CF_HOT int cf_sampled(uint64_t seq)
 }
 
 CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);
-CF_HIDDEN uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin);
+/* The key of a message stream (communicator, peer's world rank, tag,
+ * direction, size bin) in the thread's stream table, and its first slot. */
+static inline uint64_t cf_chan_key(uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
+{
+    uint64_t k = ((uint64_t)comm_id << 32) ^ ((uint64_t)(uint32_t)peer_world << 1) ^
+                 ((uint64_t)(uint32_t)tag * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(bin + 1) * 0xC2B2AE3D27D4EB4Full) ^
+                 (uint64_t)dir;
+    return k | UINT64_C(1) << 63; /* never 0, the empty marker */
+}
+static inline uint32_t cf_chan_hash(uint64_t k)
+{
+    return (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & (CF_CHANNELS - 1);
+}
+/* cf_chan_next of a stream not in the last slot of its direction nor in
+ * its first one: the probe, which takes the slot if new (cf_sample.c). */
+CF_HIDDEN uint64_t cf_chan_walk(cf_thread_t *t, uint64_t k, int dir);
+/* The sequence number of the next message of a stream, UINT64_MAX when the
+ * table has no room for it (not sampled on this side).  Most codes talk to
+ * the same partner again and again: the last stream of each direction is
+ * remembered; a stream seen before is most often at its first slot.  Both
+ * inline, the rest out of line. */
+CF_HOT uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
+{
+    uint64_t k = cf_chan_key(comm_id, peer_world, tag, dir, bin);
+    if (t->chan_last_key[dir] == k)
+        return t->chan_seq[t->chan_last_slot[dir]]++;
+    uint32_t i = cf_chan_hash(k);
+    if (__builtin_expect(t->chan_key[i] != k, 0))
+        return cf_chan_walk(t, k, dir);
+    t->chan_last_key[dir] = k;
+    t->chan_last_slot[dir] = i;
+    return t->chan_seq[i]++;
+}
 CF_HIDDEN void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, unsigned bin,
                              uint64_t seq, uint64_t post, uint64_t done);
 CF_HIDDEN cf_elig_t *cf_elig_slot(cf_thread_t *t, uint64_t key);
 
 /* One more call of record key was considered for sampling (and chosen or
  * not).  Calls repeat their record, or alternate between two (the sends
- * and the receives of an exchange): the last two records are kept. */
+ * and the receives of an exchange): the last two records looked up are
+ * kept, and checked in turn, with no stores while the two alternate. */
 CF_HOT void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
 {
     cf_elig_t *e = &t->elig[t->elig_last];
     if (__builtin_expect(e->key != key, 0)) {
-        uint32_t p = t->elig_prev;
-        if (t->elig[p].key == key) {
-            t->elig_prev = t->elig_last;
-            t->elig_last = p;
-            e = &t->elig[p];
-        } else if (!(e = cf_elig_slot(t, key)))
+        e = &t->elig[t->elig_prev];
+        if (e->key != key && !(e = cf_elig_slot(t, key)))
             return;
     }
     e->eligible++;

@@ -60,9 +60,10 @@ CF_HIDDEN cf_site_t *cf_site_slot(cf_thread_t *t, uint64_t tag, const uintptr_t 
 /* Depth > 1: the frames above ra from backtrace(), then cf_site_slot. */
 CF_HIDDEN cf_site_t *cf_site_slot_deep(cf_thread_t *t, uint64_t tag, void *ra);
 
-/* The Fortran wrappers that go through the C ones (the completion calls,
- * start, request free: cf_fortran.c) name their own caller here, for the
- * C function to take instead of its return address (in the plugin). */
+/* The Fortran wrappers that go through the C ones (the completion calls
+ * other than MPI_Wait and MPI_Test, which take it as an argument, start,
+ * request free: cf_fortran.c) name their own caller here, for the C
+ * function to take instead of its return address (in the plugin). */
 CF_HIDDEN extern __thread void *cf_site_caller __attribute__((tls_model("initial-exec")));
 static inline void *cf_site_ra(void *ra)
 {
@@ -131,11 +132,12 @@ CF_HOT cf_site_t *cf_site_of(cf_thread_t *t, unsigned op, uint32_t comm, void *r
 }
 
 /* The slot where the site of a call of op from ra starts its probe, which
- * holds the memo such a call looks at first; NULL when call sites are off
- * or deeper than one frame (no memo). */
+ * holds the memo such a call looks at first; NULL when call sites are off.
+ * Deeper than one frame, the slots hold no memo, and the frame in place of
+ * its generation is no generation (cf_memo_gen): the memo never holds. */
 CF_HOT cf_site_t *cf_site_first(cf_thread_t *t, unsigned op, void *ra)
 {
-    if (t->site == NULL || cf_g.cfg.site_depth != 1)
+    if (t->site == NULL)
         return NULL;
     uintptr_t a = (uintptr_t)ra;
     return &t->site[cf_site_hash((uint64_t)op << 32, &a, 1) & t->site_mask];

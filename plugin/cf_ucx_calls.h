@@ -85,11 +85,11 @@ typedef struct {
 CF_HIDDEN int cf_ucx_post(cf_ucx_post_t *ps, unsigned op, int flavor, ucp_ep_h ep, ucp_datatype_t dt,
                           const void *buffer, size_t count, uint64_t extra, const ucp_request_param_t *in,
                           ucp_request_param_t *out, cf_ucx_oldcb_t old_cb, int can_time);
+/* The layer passes a call through: off, or a call of UCP's own. */
+#define cf_ucx_passing() (!atomic_load_explicit(&cf_ucx_on, memory_order_relaxed) || cf_ucx_busy)
 /* The layer's test first, so that a call passed through computes none of
  * the arguments. */
-#define cf_ucx_begin(...)                                                                                         \
-    (__builtin_expect(!atomic_load_explicit(&cf_ucx_on, memory_order_relaxed), 0) || cf_ucx_busy ? CF_UCX_PASS   \
-                                                                                                  : cf_ucx_post(__VA_ARGS__))
+#define cf_ucx_begin(...) (cf_ucx_passing() ? CF_UCX_PASS : cf_ucx_post(__VA_ARGS__))
 /* After the call: completed in place (bytes: its size), failed, or in flight. */
 CF_HIDDEN ucs_status_ptr_t cf_ucx_end(const cf_ucx_post_t *ps, ucs_status_ptr_t ret, uint64_t bytes);
 

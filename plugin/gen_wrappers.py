@@ -543,6 +543,28 @@ def ucx_missing(ret):
 
 
 def ucx_wrapper(e):
+    """One UCP operation: passed through when the layer is off (a test, and a
+    tail call of the next definition), else recorded by ucx_recorded(e)."""
+    name, args = e["name"], ", ".join(e["names"])
+    # the recorded part apart: its locals, whose addresses it passes on,
+    # would keep a frame around the call passed through
+    rec = ucx_recorded(e).replace("%s %s(" % (UCX_FORMS[e["attr"]["form"]], name),
+                                  "static __attribute__((noinline)) %s cf_ucx_rec_%s(" % (UCX_FORMS[e["attr"]["form"]], name), 1)
+    out = [rec, "",
+           "%s %s(%s)" % (UCX_FORMS[e["attr"]["form"]], name, e["params"]), "{",
+           "    if (cf_ucx_passing()) {",
+           # the definition found already (the recorded part looks it up the first time)
+           "        __typeof__(&%s) cf_real = atomic_load_explicit(&cf_ucx_fn[CF_UCX_FN_%s], memory_order_acquire);"
+           % (name, name),
+           "        if (cf_real)",
+           "            return cf_real(%s);" % args,
+           "    }",
+           "    return cf_ucx_rec_%s(%s);" % (name, args),
+           "}"]
+    return "\n".join(out)
+
+
+def ucx_recorded(e):
     """One UCP operation: posted with our callback and timed to its completion,
     or timed over the call (see cf_ucx_begin)."""
     a, name, form = e["attr"], e["name"], e["attr"]["form"]
