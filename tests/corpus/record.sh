@@ -50,6 +50,10 @@
 #                              -horovod with COMMFIT_CALIBRATE=2s: the calibration times
 #                              MPI_Iallreduce itself from 8 B up, so the stream's own
 #                              sizes and its buckets are priced on measurements
+#   veth-torch-resnet-stream-overlap-cal-2
+#                              resnet-stream (ResNet-20 with many more, smaller tensors)
+#                              overlapped, COMMFIT_CALIBRATE=2s: its fused buckets are
+#                              also timed in flight together (calibration in_flight)
 #
 # Needs root for the shaped and veth cases, netpipe-openmpi (NPopenmpi), lammps +
 # lammps-examples (lmp, in.melt), hpcc, python3-torch and python3-mpi4py:
@@ -82,7 +86,7 @@ all_cases="shm-pingpong-2 shm-pingpong10-2 shm-pingpong-4 shm-allreduce-2 shm-al
 tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
 shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4
 lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resnet20-overlap-2
-veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2"
+veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -416,6 +420,7 @@ run_torch() { # CASE
         veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
         veth-torch-resnet20-horovod-2) targs=(--model resnet20 --mode overlap --no-progress) ;;
         veth-torch-resnet20-horovod-cal-2) targs=(--model resnet20 --mode overlap --no-progress) cal=2s ;;
+        veth-torch-resnet-stream-overlap-cal-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
     esac
     /usr/bin/python3 -c "import torch, mpi4py" 2> /dev/null || die "$case: no torch or mpi4py (apt-get install python3-torch python3-mpi4py)"
     local prog=(/usr/bin/python3 "$src/examples/torch_train.py" "${targs[@]}" --steps 30 --warmup 2 --region --timings "$dir")
@@ -461,7 +466,7 @@ for r in csv.DictReader(open(sys.argv[1])):
         blocked=$("$PY" -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["exchange_ms_mean"] * r["steps"] / 1e3)' "$res")
         exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}}'
         [ "$cal" = auto ] ||
-            exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}}'
+            exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}, "in_flight": {"op": "MPI_Iallreduce", "comm": "world"}}'
         truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
     fi
     meta case="$case" program="$(jsonarr "${rel[@]}")" \

@@ -459,6 +459,39 @@ def check_calibrated(case, rep, prof, exp):
           a.get("reason") or "")
 
 
+def check_in_flight(case, rep, prof, exp):
+    """The calibration timed the stream's bucket sizes in flight together
+    (calls = the buckets of a step, at most 16), and an advised size of
+    two buckets or more that it reached is priced at the measured ratio:
+    the set's median over calls x the one-at-a-time median there,
+    interpolated to the advice's buckets (cf_calib_inflight_ratio)."""
+    want = exp["in_flight"]
+    cal = json.load(open(prof)).get("calibration", {})
+    ents = [e for e in cal.get("collectives", []) if e.get("for_op") == want["op"]]
+    f = ents[0].get("in_flight", []) if ents else []
+    step = ents[0].get("in_flight_step_bytes") if ents else None
+    check(case, "the calibration timed %s's buckets in flight" % want["op"],
+          bool(f) and all(x["calls"] == min(16, -(-step // x["bytes"])) for x in f),
+          str([(x["bytes"], x.get("calls")) for x in f]))
+    adv = [a for a in rep.get("advice", []) if a["op"] == want["op"] and a.get("comm") == want["comm"]]
+    if not adv or adv[0].get("verdict") != "fuse" or adv[0].get("buckets_per_step", 0) < 2:
+        return
+    a = adv[0]
+    one = {x["bytes"]: x["p50_s"] for x in ents[0]["sizes"]}
+    at = [x for x in f if x["bytes"] == a["bucket_bytes"]]
+    if not at or a["bucket_bytes"] not in one:
+        check(case, "the advised buckets, beyond the in-flight sweep, are said not priced",
+              a.get("in_flight_ratio") is None, str(a.get("in_flight_ratio")))
+        return
+    x = at[0]
+    r = x["p50_s"] / (x["calls"] * one[a["bucket_bytes"]])
+    m = a["buckets_per_step"]
+    r = r if m >= x["calls"] else 1 + (r - 1) * (m - 1) / (x["calls"] - 1)
+    check(case, "the advised %d B buckets priced in flight at %.3f" % (a["bucket_bytes"], r),
+          a.get("in_flight_ratio") is not None and abs(a["in_flight_ratio"] - r) < 1e-6 * r,
+          str(a.get("in_flight_ratio")))
+
+
 def check_gap(case, rep, d, exp):
     """The framework's time between back-to-back calls of a blocking
     stream, read by report from the profile's sampled calls: present, at
@@ -543,6 +576,8 @@ def main():
                 check_overlap(case, rep, txt.stdout, meta, exp)
         if exp.get("calibrated"):
             check_calibrated(case, rep, prof, exp)
+        if exp.get("in_flight"):
+            check_in_flight(case, rep, prof, exp)
     print("%d known limits (tests/corpus/known.json)" % known)
     print("%d passed, %d failed" % (passed, fails))
     return 1 if fails else 0
