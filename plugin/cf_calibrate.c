@@ -410,6 +410,7 @@ static int coll_run(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, i
 {
     int per = elems / x->n, rc = MPI_SUCCESS, posted = 0;
     MPI_Request rq[CAL_INFLIGHT_MAX];
+    MPI_Status st[CAL_INFLIGHT_MAX]; /* MPICH's MPI_STATUSES_IGNORE is no array GCC can bound */
     switch (k) {
     case K_ALLREDUCE:
         return PMPI_Allreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm);
@@ -429,7 +430,7 @@ static int coll_run(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, i
             posted += rc == MPI_SUCCESS;
         }
         /* what was posted completes, even after a failed post */
-        int wrc = posted ? PMPI_Waitall(posted, rq, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+        int wrc = posted ? PMPI_Waitall(posted, rq, st) : MPI_SUCCESS;
         return rc != MPI_SUCCESS ? rc : wrc;
     }
 }
