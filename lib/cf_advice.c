@@ -784,8 +784,6 @@ static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, si
     return CF_OK;
 }
 
-/* T(calls as they are), returned, and every candidate's T(S) under the
- * predictor; *bi_p the candidate judged fastest, *best_p its time. */
 /* A nonblocking candidate's exposed T(S): its buckets in flight together,
  * as the calibration measured them where it did (cf_adv_cand_t). */
 static void price_in_flight(cf_adv_cand_t *cd, const cf_calib_coll_t *cc)
@@ -799,6 +797,9 @@ static void price_in_flight(cf_adv_cand_t *cd, const cf_calib_coll_t *cc)
     cd->unc_s = cd->unc_s * cd->inflight_ratio + (cd->model_s - cd->copy_s) * cd->inflight_ratio * unc;
 }
 
+/* T(calls as they are), returned, and every candidate's T(S) under the
+ * predictor (exposed in flight for a nonblocking stream, from cc); *bi_p
+ * the candidate judged fastest, *best_p its time. */
 static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, const cf_predictor_t *pr,
                                const cf_calib_coll_t *cc, size_t *bi_p, double *best_p)
 {
