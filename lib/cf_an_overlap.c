@@ -21,7 +21,11 @@
  * hides almost nothing.  The sentence says so when little is hidden and the
  * program does not poll (few Test calls that completed nothing).  Blocked
  * far longer than the same calls take blocking, the operation waits for its
- * partners (a late sender, imbalance), and the sentence says that instead.
+ * partners (a late sender, imbalance), and the sentence says that instead:
+ * fusing does not shorten that wait, but fewer calls still save their own
+ * time (startup per call, posts, the polls between them), which the fusion
+ * advice prices with the blocked excess kept in every prediction
+ * (cf_advice.h), so the two agree.
  * See cf_an_stage.h for the pipeline. */
 #include <math.h>
 #include <stdio.h>
@@ -130,9 +134,10 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
     if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s && o->blocking_measured)
         snprintf(buf + n, len - (size_t)n,
                  "; it blocked %.0f times what the calls take blocking, so it waits for its partners (a late "
-                 "sender, work out of balance), not for the transfer: balance the work before it; fusing "
-                 "or overlapping more would not help",
-                 o->time_s / o->blocking_s);
+                 "sender, work out of balance), not for the transfer: balance the work before it. Fusing or "
+                 "overlapping more does not shorten that wait; fewer calls save only their own time (startup per "
+                 "call, posting%s), which FUSION ADVICE prices with the wait kept",
+                 o->time_s / o->blocking_s, f_polls_few(o->polls_per_call) ? "" : " and the polls between them");
     else if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
         snprintf(buf + n, len - (size_t)n,
                  "; the program does not call MPI_Test between post and wait, and %s: fuse them into fewer, "

@@ -421,6 +421,12 @@ def check_overlap(case, rep, text, meta, exp):
     check(case, "the verdict tells the overlap", bool(line) and
           ("the overlap hid" in line[0] or "how much the overlap hid is uncertain" in line[0]),
           line[0].strip()[:300] if line else "not in the VERDICT")
+    # the verdict and the advice agree: a stream the advice fuses is not
+    # one the verdict says fusing would not help
+    mine = [a for a in fused if a["op"] == op and a.get("comm") == comm]
+    check(case, "the verdict does not say fusing would not help a stream the advice fuses",
+          not (mine and line and "would not help" in line[0]),
+          "advice: %s; verdict: %s" % ([a.get("bucket_bytes") for a in mine], line[0].strip()[-160:] if line else "-"))
 
 
 def check_calibrated(case, rep, prof, exp):
