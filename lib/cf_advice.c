@@ -159,16 +159,6 @@ static void spread(double *sizes, double *tmp, size_t n)
 
 /* ---- steps ---- */
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b != 0) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static int named_like_step(const char *name, size_t len)
 {
     static const char *const words[] = {"step", "iter"};
@@ -275,7 +265,7 @@ static uint64_t steps_from_pattern(const cf_an_fit_t *f)
     for (size_t k = 0; k < f->nbin; k++) {
         uint64_t c = (uint64_t)llround((double)f->bin[k].calls / (double)f->comm_size);
         if (c > 0)
-            g = gcd_u64(c, g);
+            g = cf_gcd_u64(c, g);
     }
     return g > 0 ? g : 1;
 }
@@ -468,6 +458,15 @@ static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double 
            ad->blocked_excess_s;
 }
 
+/* A run measured over CF_ADV_DISTURBED times its predictor, where that
+ * predictor is one to trust (trusted), is disturbed: the one rule of
+ * blocking and nonblocking streams. */
+static void judge_disturbed(cf_advice_t *ad, double measured, double predicted, int trusted)
+{
+    ad->measured_over_model = measured / predicted;
+    ad->disturbed = ad->measured_over_model > CF_ADV_DISTURBED && trusted;
+}
+
 /* A nonblocking stream's time blocked beyond what its calls as they are
  * take one at a time, exposed, with the ranks' wait for the last (steps x
  * (now + skew_s)): a disturbed run or a partner late, which fused buckets
@@ -480,9 +479,8 @@ static void nonblocking_excess(cf_advice_t *ad, double now)
     if (!(exposed > 0))
         return;
     ad->blocked_excess_s = fmax(0.0, ad->blocked_s - exposed);
-    ad->measured_over_model = ad->blocked_s / exposed;
     /* over a model's price, the algorithm may be slower than the line */
-    ad->disturbed = ad->measured_over_model > CF_ADV_DISTURBED && ad->current_pred_source != CF_PRED_MODEL;
+    judge_disturbed(ad, ad->blocked_s, exposed, ad->current_pred_source != CF_PRED_MODEL);
 }
 
 /* The run's time with the calls in buckets (cf_advice.h): for a blocking
@@ -1002,8 +1000,8 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ref = judge_ref(ad, now);
     if (!ad->nonblocking) {
         double step = ad->current_s / (double)ad->steps;
-        ad->measured_over_model = step / now;
-        ad->disturbed = ad->measured_over_model > CF_ADV_DISTURBED && step - now > 2.0 * ad->model_current_unc_s;
+        /* beyond twice the predictor's own uncertainty */
+        judge_disturbed(ad, step, now, step - now > 2.0 * ad->model_current_unc_s);
     }
     ad->best_saving_share = (ref - best) / ref;
     ad->predicted_s = ad->current_s;

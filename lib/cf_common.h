@@ -59,6 +59,19 @@ void cf_index_free(cf_index_t *x);
 uint64_t cf_hash_bytes(uint64_t h, const void *p, size_t n);
 uint64_t cf_hash_str(uint64_t h, const char *s);
 
+/* Greatest common divisor (gcd(a, 0) = a): the steps of a stream whose
+ * every size bin repeats once a step, read by the advice from a profile and
+ * by the calibration from the plugin's records. */
+static inline uint64_t cf_gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* qsort order of doubles, ascending (NaN compares equal to everything). */
 int cf_cmp_double(const void *pa, const void *pb);
 

@@ -599,16 +599,6 @@ static int kind_of(const char *name)
     return -1;
 }
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static const cf_comm_t *comm_by_id(uint32_t id)
 {
     size_t n = atomic_load(&cf_comm_nall);
@@ -652,7 +642,7 @@ static size_t find_streams(cal_stream_t *st, size_t max, size_t *more_p)
                 n++;
             }
             st[j].bytes += e->bytes;
-            st[j].steps = gcd_u64(st[j].steps, e->calls);
+            st[j].steps = cf_gcd_u64(st[j].steps, e->calls);
             /* the outermost region around its calls, if one holds them all */
             uint64_t outer = cf_region_outer_entries(cf_key_region(e->key));
             if (outer == 0 || (st[j].calls && outer != st[j].outer))
