@@ -25,18 +25,29 @@
 #   BENCH_PARTS ("dp torch inflight")   which parts to run; inflight: several
 #                    MPI_Iallreduce in flight against one at a time (tests/bench/inflight.py,
 #                    BENCH_INFLIGHT_K calls of each size, 4)
-#   BENCH_CALIBRATE (2s)  COMMFIT_CALIBRATE of part 2's profiled runs: the
-#                    budget a short run's advice asks for to measure its buckets
+#   BENCH_KEEP       a directory to keep the runs' files in (profiles, reports)
+#   BENCH_CALIBRATE (2s)  COMMFIT_CALIBRATE of the profiled runs (parts 1
+#                    and 2): the budget a short run's advice asks for to
+#                    measure its buckets (at the default 1 % of a 0.3 s run,
+#                    it says "uncertain" and names this budget)
 set -u
 build=${1:-$PWD}
 . "$build/tests/env.sh"
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
+# BENCH_KEEP=DIR: the runs' files (profiles, reports, advice) stay in DIR
+if [ -n "${BENCH_KEEP:-}" ]; then
+    rm -rf "$cf_tmp"
+    mkdir -p "$BENCH_KEEP" && cf_tmp=$(cd "$BENCH_KEEP" && pwd) || exit 2
+fi
+drop_tmp() { [ -n "${BENCH_KEEP:-}" ] || rm -rf "$cf_tmp"; }
+trap 'drop_tmp' EXIT
 np=${BENCH_NP:-2}
 reps=${BENCH_REPS:-3}
 steps=${BENCH_STEPS:-50}
 parts=${BENCH_PARTS:-dp torch inflight}
 commfit=$CF_BUILDDIR/tools/commfit
 dp=$CF_BUILDDIR/examples/dp_train
+calibrate=${BENCH_CALIBRATE:-2s}
 
 # part 1, dp_train (the body is not indented: it holds here-documents)
 dp_part() {
@@ -52,7 +63,7 @@ run_plain() { # BUCKET LAYERS -> comm ms/step
         sed -n 's/^comm time: .*, \([0-9.]*\) ms\/step.*/\1/p'
 }
 
-echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores"
+echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores; profiled runs COMMFIT_CALIBRATE=$calibrate"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
 echo "model (the model's own times), realised (commfit diff: per rank on the slowest rank),"
 echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain, or"
@@ -65,8 +76,8 @@ for entry in "${models[@]}"; do
     m=(--layers "$layers"); [ "$layers" = small ] && m=(--model small)
     rows=()
     for rep in $(seq "$reps"); do
-        COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=0 cf_mpirun "$np" -- "$dp" "${m[@]}" --steps "$steps" \
-            --compute-us 1000 --region --bucket 0 > /dev/null || { echo "$name: run failed"; continue; }
+        COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=0 COMMFIT_CALIBRATE=$calibrate cf_mpirun "$np" -- "$dp" \
+            "${m[@]}" --steps "$steps" --compute-us 1000 --region --bucket 0 > /dev/null || { echo "$name: run failed"; continue; }
         # the advised bucket; where fusion is not advised, 64 KiB to see what it would have done
         read -r verdict bucket predicted model <<< "$("$commfit" report --format json "$cf_tmp/a.json" | "$CF_PYTHON" -c '
 import json, sys
@@ -123,7 +134,6 @@ cluster=$CF_SRCDIR/tests/cluster/cluster.sh
 tsteps=${BENCH_STEPS:-30}
 rates=${BENCH_RATES:-unshaped 200mbit}
 tmodels=${BENCH_MODELS:-mlp resnet20 resnet-stream}
-calibrate=${BENCH_CALIBRATE:-2s}
 DDP=26214400  # PyTorch DDP's bucket_cap_mb=25
 HVD=67108864  # Horovod's HOROVOD_FUSION_THRESHOLD (64 MiB)
 
@@ -202,7 +212,7 @@ torch_part() {
     why=$(CFN_PREFIX=cft "$cluster" available --shaping) ||
         { echo "torch trainers: skipped: ${why#SKIP: }"; return; }
     export CFN_PREFIX=cft
-    trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
+    trap '"$cluster" down > /dev/null 2>&1; drop_tmp' EXIT
     local res=$cf_tmp/torch-runs.tsv adv=$cf_tmp/torch-advice.tsv
     : > "$res"
     : > "$adv"
@@ -268,7 +278,7 @@ torch_part() {
         done
         "$cluster" down > /dev/null
     done
-    trap 'rm -rf "$cf_tmp"' EXIT
+    trap 'drop_tmp' EXIT
     "$CF_PYTHON" - "$adv" "$res" "$tsteps" "$cf_tmp" <<'PY'
 import statistics as st, sys
 adv_f, res_f, steps, tmp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -402,7 +412,7 @@ inflight_part() {
         { echo "inflight: skipped: $py cannot import numpy and mpi4py: $(echo "$why" | tail -n 1)"; return; }
     why=$(CFN_PREFIX=cft "$cluster" available --shaping) || { echo "inflight: skipped: ${why#SKIP: }"; return; }
     export CFN_PREFIX=cft
-    trap '"$cluster" down > /dev/null 2>&1; rm -rf "$cf_tmp"' EXIT
+    trap '"$cluster" down > /dev/null 2>&1; drop_tmp' EXIT
     for rate in $rates; do
         echo
         echo "inflight, $rate link:"
@@ -411,7 +421,7 @@ inflight_part() {
             "${BENCH_INFLIGHT_K:-4}" "${BENCH_REPS_INFLIGHT:-40}" || echo "inflight: run failed"
         "$cluster" down > /dev/null
     done
-    trap 'rm -rf "$cf_tmp"' EXIT
+    trap 'drop_tmp' EXIT
 }
 
 for part in $parts; do
