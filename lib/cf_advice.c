@@ -326,15 +326,34 @@ static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const 
     return sum;
 }
 
+/* The time of the Test calls that completed nothing beyond their calls
+ * times their median duration, summed over ranks: the tails a busy machine
+ * adds to them (a poll descheduled), which polling less does not save any
+ * more than it saves the time the program spends descheduled elsewhere. */
+static double polls_over_median(const cf_profile_t *p)
+{
+    double excess = 0;
+    for (size_t i = 0; i < p->nrec; i++) {
+        const cf_record_t *r = &p->rec[i];
+        if (r->layer != CF_LAYER_MPI || strcmp(r->kind, "completion") != 0 || strncmp(r->op, "MPI_Test", 8) != 0 ||
+            r->size_hi != 0 || r->blocked_s > 0 || !(r->t_p50 > 0) || !(r->t_sum > 0))
+            continue;
+        excess += fmax(0.0, r->t_sum - (double)r->calls * r->t_p50);
+    }
+    return excess;
+}
+
 /* The stream's share of the polls: the time of the Test calls that
  * completed nothing (the completion operations' uncharged time, summed
- * over ranks), divided among the nonblocking operations by their posts.
+ * over ranks), divided among the nonblocking operations by their posts;
+ * *excess_p its share of their time beyond their median (polls_over_median).
  * *with_posts_p: about one poll per post (0.5 to 2). */
-static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *with_posts_p)
+static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *with_posts_p, double *excess_p)
 {
     double polls = 0, tests = 0, posted = 0;
 
     *with_posts_p = 0;
+    *excess_p = 0;
     for (size_t k = 0; k < a->nop; k++) {
         const cf_an_op_t *o = &a->op[k];
         if (strcmp(o->kind, "completion") == 0 && strncmp(o->op, "MPI_Test", 8) == 0) {
@@ -347,6 +366,7 @@ static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *wi
     if (!(posted > 0) || !(polls > 0))
         return 0.0;
     *with_posts_p = tests >= 0.5 * posted && tests <= 2.0 * posted;
+    *excess_p = fmin(polls, polls_over_median(cf_analysis_profile(a))) * (double)f->calls / posted;
     return polls * (double)f->calls / posted;
 }
 
@@ -444,8 +464,10 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
  * (nonblocking_excess). */
 static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, int hidden)
 {
-    double per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
-    double fixed = ad->polls_with_posts ? 0.0 : ad->poll_s, blocked;
+    /* the polls at their median are paid per call where they go with the
+     * posts; their tails beyond it stay, as the blocked excess does */
+    double per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s - ad->poll_excess_s : 0.0);
+    double fixed = ad->polls_with_posts ? ad->poll_excess_s : ad->poll_s, blocked;
 
     if (hidden) {
         blocked = now > 0 ? (ad->blocked_s - ad->blocked_excess_s) * cd->model_s / now : NAN;
@@ -542,6 +564,7 @@ static void advice_init(cf_advice_t *ad)
     ad->inflight_ratio = NAN;
     ad->measured_over_model = NAN;
     ad->blocked_excess_s = 0;
+    ad->poll_excess_s = 0;
 }
 
 static int candidates(cf_advice_t *ad)
@@ -637,7 +660,8 @@ static int nonblocking_cost(const cf_analysis_t *a, const cf_index_t *x, const c
         return 0;
     ad->post_s = post / (double)f->comm_size;
     ad->blocked_s = (blocked - post) / (double)f->comm_size;
-    ad->poll_s = stream_polls(a, f, &ad->polls_with_posts) / (double)f->comm_size;
+    ad->poll_s = stream_polls(a, f, &ad->polls_with_posts, &ad->poll_excess_s) / (double)f->comm_size;
+    ad->poll_excess_s /= (double)f->comm_size;
     ad->skew_s = arrival_skew(cf_analysis_profile(a), ad);
     ad->current_s = ad->post_s + ad->blocked_s + ad->poll_s;
     ad->current_source = "blocked";

@@ -115,7 +115,9 @@
  * nonblocking algorithm slower than the line it is priced on), is
  * blocked_excess_s: fused buckets would wait it out too, so it is added
  * to every predicted_s and never counted as a saving (the blocking rule's
- * max, in the same terms).
+ * max, in the same terms).  The polls likewise: poll_s beyond the polls'
+ * calls times their median duration (poll_excess_s, a busy machine's
+ * tails) stays in every predicted_s; only the rest is paid per bucket.
  * "fuse" rests on the exposed end; where only the hidden end saves, the
  * verdict is "uncertain", saying both.  A nonblocking stream's
  * saving_step_s is per step in measured time, current_s - predicted_s

@@ -471,6 +471,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "measured_over_model", jnum(ad->measured_over_model));
     jset(c, o, "disturbed", isfinite(ad->measured_over_model) ? json_boolean(ad->disturbed) : json_null());
     jset(c, o, "blocked_excess_s", ad->nonblocking ? jnum(ad->blocked_excess_s) : json_null());
+    jset(c, o, "poll_excess_s", ad->nonblocking ? jnum(ad->poll_excess_s) : json_null());
     jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());

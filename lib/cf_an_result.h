@@ -391,6 +391,10 @@ typedef struct cf_advice {
      * time, exposed + skew_s), kept in predicted_s, never a saving; its
      * measured_over_model is blocked_s over that time */
     double blocked_excess_s;
+    /* nonblocking: the part of poll_s beyond the polls' calls times their
+     * median duration (a busy machine's tails), kept in predicted_s, never
+     * a saving */
+    double poll_excess_s;
     double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
     int inflight_calls;
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN

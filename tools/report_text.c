@@ -677,7 +677,7 @@ static const char *pred_src(int s)
  * the advice does with it (cf_advice.h). */
 static void text_disturbed(FILE *out, const cf_advice_t *ad)
 {
-    char b[1][CF_FMT_LEN];
+    char b[2][CF_FMT_LEN];
     if (ad->nonblocking && ad->blocked_excess_s > 0)
         fprintf(out, "    %s: blocked %.1fx what the calls as they are take one at a time, exposed, with the "
                 "ranks' wait for the last (%s/step more; load on the machine, a partner late%s): kept in every "
@@ -690,6 +690,12 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
                 "the predictor's, not scaled to this run; a run on a quiet machine settles it\n",
                 ad->measured_over_model);
+    /* the polls' tails, where they are a tenth of the polls or more */
+    if (ad->nonblocking && ad->poll_excess_s > 0 && ad->poll_excess_s >= 0.1 * ad->poll_s)
+        fprintf(out, "    polls beyond their median: %s/step of the polls' %s/step (their mean %.1fx their median: "
+                "load on the machine): kept in every prediction below, not counted as a saving\n",
+                fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
+                ad->poll_s / (ad->poll_s - ad->poll_excess_s));
 }
 
 static void text_fusion(FILE *out, const cf_analysis_t *a)

@@ -429,6 +429,29 @@ def check_overlap(case, rep, text, meta, exp):
           "advice: %s; verdict: %s" % ([a.get("bucket_bytes") for a in mine], line[0].strip()[-160:] if line else "-"))
 
 
+def check_poll_excess(case, rep, text, prof):
+    """A nonblocking stream's polls beyond their median (the Tests that
+    completed nothing: their time over calls x p50, from the profile's own
+    records) are its share by posts, kept in its prediction: the report
+    says so where they are a tenth of its polls or more."""
+    recs = json.load(open(prof)).get("records", [])
+    over = sum(max(0.0, r["time_s"]["sum"] - r["calls"] * r["time_s"]["p50"]) for r in recs
+               if r.get("layer") == "mpi" and r.get("kind") == "completion" and r["op"].startswith("MPI_Test") and
+               r.get("size_hi") == 0 and not (r.get("blocked_s") or 0) > 0 and (r["time_s"].get("p50") or 0) > 0)
+    ops = rep.get("operations", [])
+    polls = sum(o["time_s"] for o in ops if o.get("kind") == "completion" and o["op"].startswith("MPI_Test"))
+    posted = sum(o["calls"] for o in ops if o.get("nonblocking") and o.get("kind") != "io")
+    fusion = text.split("\nFUSION ADVICE", 1)[1] if "\nFUSION ADVICE" in text else ""
+    for a in [a for a in rep.get("advice", []) if a.get("nonblocking") and a.get("poll_s") is not None]:
+        want = min(polls, over) * a["calls"] / posted / a["comm_size"] if posted else 0.0
+        got = a.get("poll_excess_s")
+        check(case, "%s: polls beyond their median %s a rank, from the records" % (a["op"], human_time(want)),
+              got is not None and abs(got - want) <= 1e-6 * max(want, 1e-9), "poll_excess_s %s" % got)
+        said = got and got >= 0.1 * a["poll_s"]
+        check(case, "%s: the report %s the polls' tails" % (a["op"], "states" if said else "does not state"),
+              ("polls beyond their median: " in fusion) == bool(said), "%s of %s" % (got, a["poll_s"]))
+
+
 def check_calibrated(case, rep, prof, exp):
     want = exp["calibrated"]
     op, comm = want["op"], want.get("comm", "world")
@@ -580,6 +603,7 @@ def main():
             check_app(case, rep, txt.stdout, exp)
             if exp.get("overlap"):
                 check_overlap(case, rep, txt.stdout, meta, exp)
+                check_poll_excess(case, rep, txt.stdout, prof)
         if exp.get("calibrated"):
             check_calibrated(case, rep, prof, exp)
         if exp.get("in_flight"):

@@ -53,6 +53,9 @@ page "$CF_SRCDIR/tests/corpus/veth-torch-resnet20-horovod-2/profile.json" resnet
     --expect-text "plus the ranks' wait for the last one: 310 us/step" \
     --expect-text "if the overlap hid the advised buckets as it hides the calls now: saving 1.28 ms/step" \
     --expect-text "kept in every prediction, not counted as a saving"
+# a hook trainer that polls once a post, its polls' mean 2.9x their median: the tails said, kept
+page "$CF_SRCDIR/tests/corpus/veth-torch-resnet20-overlap-2/profile.json" resnet20-overlap \
+    --expect-text "polls beyond their median: 1.23 ms/step of the polls' 1.86 ms/step (their mean 2.9x their median"
 
 # strings from the profile are text, never markup: host, library, region names, the file name
 evil="$cf_tmp/evil<&>'\".json"
