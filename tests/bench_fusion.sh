@@ -25,6 +25,7 @@
 #   BENCH_PARTS ("dp torch inflight")   which parts to run; inflight: several
 #                    MPI_Iallreduce in flight against one at a time (tests/bench/inflight.py,
 #                    BENCH_INFLIGHT_K calls of each size, 4)
+#   BENCH_PLAIN_PAIRS (3)  part 1: alternating pairs of unprofiled runs per repetition
 #   BENCH_KEEP       a directory to keep the runs' files in (profiles, reports)
 #   BENCH_CALIBRATE (2s)  COMMFIT_CALIBRATE of the profiled runs (parts 1
 #                    and 2): the budget a short run's advice asks for to
@@ -63,10 +64,28 @@ run_plain() { # BUCKET LAYERS -> comm ms/step
         sed -n 's/^comm time: .*, \([0-9.]*\) ms\/step.*/\1/p'
 }
 
+# plain_saving BUCKET LAYERS: dp_train's comm time per tensor less bucketed,
+# over the run (ms), without the profiler: the median of BENCH_PLAIN_PAIRS
+# alternating pairs (one pair of single runs swung by hundreds of ms)
+plain_saving() {
+    local k d=()
+    for k in $(seq "${BENCH_PLAIN_PAIRS:-3}"); do
+        local a b
+        if [ $((k % 2)) = 1 ]; then a=$(run_plain 0 "$2"); b=$(run_plain "$1" "$2")
+        else b=$(run_plain "$1" "$2"); a=$(run_plain 0 "$2"); fi
+        d+=("$a $b")
+    done
+    printf '%s\n' "${d[@]}" | "$CF_PYTHON" -c '
+import statistics, sys
+d = [(float(a) - float(b)) * int(sys.argv[1]) for a, b in (l.split() for l in sys.stdin if len(l.split()) == 2)]
+print(statistics.median(d) if d else float("nan"))' "$steps"
+}
+
 echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores; profiled runs COMMFIT_CALIBRATE=$calibrate"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
 echo "model (the model's own times), realised (commfit diff: per rank on the slowest rank),"
-echo "plain (dp_train's comm time without the profiler, mean over ranks); bucket* = not advised (no gain, or"
+echo "plain (dp_train's comm time without the profiler, mean over ranks, median of ${BENCH_PLAIN_PAIRS:-3} alternating pairs);"
+echo "bucket* = not advised (no gain, or"
 echo "withheld: nan), run with 64 KiB to compare"
 printf '%-14s %4s %9s %8s %10s %10s %10s %10s\n' model rep bucket buckets predicted model realised plain
 summary=()
@@ -103,8 +122,8 @@ a, b = ([x for x in json.load(open(f))["advice"] if x["op"] == "MPI_Allreduce" a
 print((a["current_s"] / a["steps"] - b["current_s"] / b["steps"]) * a["steps"] * 1e3)
 PY
 )
-        plain=$("$CF_PYTHON" -c 'import sys; print((float(sys.argv[1]) - float(sys.argv[2])) * int(sys.argv[3]))' \
-            "$(run_plain 0 "$layers")" "$(run_plain "$bucket" "$layers")" "$steps")
+        plain=$(plain_saving "$bucket" "$layers")
+        [ -z "${BENCH_KEEP:-}" ] || cp "$cf_tmp/a.json" "$cf_tmp/dp-${name// /-}-$rep.json"
         [ "$verdict" = fuse ] || bucket="$bucket*"
         printf '%-14s %4s %9s %8s %10.3f %10.3f %10.3f %10.3f\n' "$name" "$rep" "$bucket" "$nb" "$predicted" "$model" \
             "$realised" "$plain"
