@@ -327,9 +327,10 @@ static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const 
 }
 
 /* The time of the Test calls that completed nothing beyond their calls
- * times their median duration, summed over ranks: the tails a busy machine
- * adds to them (a poll descheduled), which polling less does not save any
- * more than it saves the time the program spends descheduled elsewhere. */
+ * times their median duration, summed over ranks: their tails (a poll
+ * descheduled on a busy machine, or one that did progress work the fused
+ * buckets' final wait will do instead), which polling less is not counted
+ * on to save: the conservative side, as for the blocked excess. */
 static double polls_over_median(const cf_profile_t *p)
 {
     double excess = 0;

@@ -93,9 +93,10 @@
  * only inside MPI calls, and after fusing there are few of them before
  * the final wait; the last bucket, posted when the backward pass ends,
  * has nothing to hide behind in any library.  So
- *     predicted_s = (post_s [+ poll_s]) x buckets / calls
- *                   + steps x (T(S) + skew_s) [+ poll_s]
- * (poll_s in the first term when the polls go with the posts, else in the
+ *     predicted_s = (post_s [+ poll_s - poll_excess_s]) x buckets / calls
+ *                   + steps x (T(S) + skew_s) + [poll_excess_s | poll_s]
+ * (the polls at their median in the first term when the polls go with the
+ * posts, their tails poll_excess_s in the last; else all of poll_s in the
  * last); skew_s is the ranks' mean wait per step for the last one to
  * arrive (the spread of their MPI times over the steps, at most the time
  * blocked per step), which the stream's waits hold now and the final

@@ -22,10 +22,10 @@
  * program does not poll (few Test calls that completed nothing).  Blocked
  * far longer than the same calls take blocking, the operation waits for its
  * partners (a late sender, imbalance), and the sentence says that instead:
- * fusing does not shorten that wait, but fewer calls still save their own
- * time (startup per call, posts, the polls between them), which the fusion
- * advice prices with the blocked excess kept in every prediction
- * (cf_advice.h), so the two agree.
+ * fusing does not shorten that wait.  Where the stream has fusion advice,
+ * the sentence adds what fewer calls still save (startup per call, posts,
+ * and the polls where the advice pays them per call), which the advice
+ * prices with the blocked excess kept in every prediction (cf_advice.h).
  * See cf_an_stage.h for the pipeline. */
 #include <math.h>
 #include <stdio.h>
@@ -131,14 +131,20 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
                      100.0 * o->hidden);
     if (n < 0 || (size_t)n >= len)
         return buf;
-    if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s && o->blocking_measured)
+    if (o->time_s > CF_AN_WAITING_FACTOR * o->blocking_s && o->blocking_measured) {
+        /* what fewer calls save, only where the fusion advice prices it,
+         * and the polls only where it pays them per call */
+        const cf_advice_t *ad = o->fusion;
+        int priced = ad != NULL && ad->verdict != NULL && ad->model_source[0] != '\0';
         snprintf(buf + n, len - (size_t)n,
                  "; it blocked %.0f times what the calls take blocking, so it waits for its partners (a late "
                  "sender, work out of balance), not for the transfer: balance the work before it. Fusing or "
-                 "overlapping more does not shorten that wait; fewer calls save only their own time (startup per "
-                 "call, posting%s), which FUSION ADVICE prices with the wait kept",
-                 o->time_s / o->blocking_s, f_polls_few(o->polls_per_call) ? "" : " and the polls between them");
-    else if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
+                 "overlapping more does not shorten that wait%s%s%s",
+                 o->time_s / o->blocking_s,
+                 priced ? "; fewer calls save only their own time (startup per call, posting" : "",
+                 priced && ad->polls_with_posts ? " and the polls that go with the posts" : "",
+                 priced ? "), which FUSION ADVICE prices with the wait kept" : "");
+    } else if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
         snprintf(buf + n, len - (size_t)n,
                  "; the program does not call MPI_Test between post and wait, and %s: fuse them into fewer, "
                  "larger calls, call MPI_Test between layers, or %s",

@@ -690,10 +690,13 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
                 "the predictor's, not scaled to this run; a run on a quiet machine settles it\n",
                 ad->measured_over_model);
-    /* the polls' tails, where they are a tenth of the polls or more */
-    if (ad->nonblocking && ad->poll_excess_s > 0 && ad->poll_excess_s >= 0.1 * ad->poll_s)
+    /* the polls' tails, where the advice pays the polls per call and the
+     * tails are a tenth of them or more (polls apart from the posts are
+     * kept whole) */
+    if (ad->nonblocking && ad->polls_with_posts && ad->poll_excess_s > 0 && ad->poll_excess_s >= 0.1 * ad->poll_s)
         fprintf(out, "    polls beyond their median: %s/step of the polls' %s/step (their mean %.1fx their median: "
-                "load on the machine): kept in every prediction below, not counted as a saving\n",
+                "load, or progress work inside a poll): kept in every prediction below, not counted as a "
+                "saving\n",
                 fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
                 ad->poll_s / (ad->poll_s - ad->poll_excess_s));
 }
@@ -738,7 +741,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             fprintf(out, "    now: %s over the run on the slowest rank (posting %s, blocked in Wait/Test %s, polls %s%s), "
                    "%s/step; the same calls blocking: %s/step (+-%s, %s)\n",
                    fmt_t(ad->current_s, b[0]), fmt_t(ad->post_s, b[4]), fmt_t(ad->blocked_s, b[5]),
-                   fmt_t(ad->poll_s, b[6]), ad->polls_with_posts ? ", about one a post: paid per call" : "",
+                   fmt_t(ad->poll_s, b[6]), ad->polls_with_posts ? ", about one a post: paid per call at their median" : "",
                    fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]),
                    fmt_t(ad->model_current_unc_s, b[3]), pred_src(ad->current_pred_source));
         else
