@@ -101,6 +101,19 @@ typedef struct {
     uint32_t hist[CF_HIST_N];
 } cf_stat_t;
 
+/* One more call in a bucket; a full one stays full.  On x86 a compare
+ * with UINT32_MAX and an add of its carry, both on the bucket in memory:
+ * two instructions, where GCC makes the C below a load, a compare, a set,
+ * an add and a store. */
+static inline void cf_hist_inc(uint32_t *bucket)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__("cmpl $-1, %0\n\tadcl $0, %0" : "+m"(*bucket) : : "cc");
+#else
+    *bucket += *bucket != UINT32_MAX;
+#endif
+}
+
 /* Branch-free where it can be (the hot path's record update): the record
  * had n calls, lo is the minimum to keep (UINT64_MAX before the first). */
 static inline void cf_stat_add_to(cf_stat_t *s, uint64_t n, uint64_t lo, uint64_t bytes, uint64_t ticks)
@@ -112,12 +125,7 @@ static inline void cf_stat_add_to(cf_stat_t *s, uint64_t n, uint64_t lo, uint64_
     s->t_min = ticks < lo ? ticks : lo;
     if (ticks > s->t_max)
         s->t_max = ticks;
-    /* a bucket holds no more than the calls before this one: below
-     * UINT32_MAX of them it cannot be full */
-    if (__builtin_expect(n < UINT32_MAX, 1))
-        s->hist[b]++;
-    else
-        s->hist[b] += s->hist[b] != UINT32_MAX;
+    cf_hist_inc(&s->hist[b]);
 }
 /* The first call's time is the minimum, a full bucket stays full. */
 static inline void cf_stat_add(cf_stat_t *s, uint64_t bytes, uint64_t ticks)

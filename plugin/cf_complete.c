@@ -67,18 +67,38 @@ static uint64_t cf_share(uint64_t t0, uint64_t t1, int n)
     return n > 0 ? cf_ticks_to_ns(t1 - t0) / (uint64_t)n : 0;
 }
 
-/* ra: the return address of the MPI function, for its call site.  The
- * completion call's record keeps, beside its time, the part of it charged
- * to requests (t->charged_ns, reset here). */
+/* ra: the return address of the MPI function, for its call site; ns: the
+ * call's time (t0 to t1) in ns.  The completion call's record keeps, beside
+ * its time, the part of it charged to requests (t->charged_ns, reset here).
+ * A call whose site's memo holds its record (the path and size bin of the
+ * last one) takes it from there, with no lookup of its key or its site. */
 CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t bytes, uint64_t t0, uint64_t t1,
-                           void *ra)
+                           uint64_t ns, void *ra)
 {
-    uint64_t key;
-    cf_stat_t *s = cf_record_stat(t, op, CF_COMM_ID_NONE, path, bytes, t0, t1, &key);
-    if (s)
+    cf_site_t *site = cf_site_first(t, op, ra);
+    const cf_memo_t *m = site ? cf_memo_done(site, op, ra, path, bytes) : NULL;
+    t->mpi_ns += ns;
+    if (m) {
+        cf_stat_add_more(m->rec, bytes, ns); /* the full path recorded its call before it filled the memo */
+        m->rec->t_wait += t->charged_ns;
+        t->charged_ns = 0;
+        cf_site_add(site, bytes, t0, t1);
+        return;
+    }
+    uint64_t key = cf_key_of(op, CF_COMM_ID_NONE, path, bytes);
+    cf_stat_t *s = cf_stat_of(&t->table, key);
+    if (s) {
+        cf_stat_add(s, bytes, ns);
         s->t_wait += t->charged_ns;
+    }
     t->charged_ns = 0;
-    cf_site_note(t, op, CF_COMM_ID_NONE, ra, bytes, t0, t1);
+    site = cf_site_of(t, op, CF_COMM_ID_NONE, ra);
+    if (site) {
+        cf_site_add(site, bytes, t0, t1);
+        /* a memo of no communicator (the world's description stands in:
+         * only a call of this operation reads the memo) */
+        cf_memo_fill(t, site, cf_comm_world, MPI_DATATYPE_NULL, 0, 0, 0, key, bytes, -1, CF_MEMO_REC);
+    }
 }
 
 /* A completion call that returned rc, an error: counted as failed
@@ -146,8 +166,9 @@ CF_HOT int cf_wait(MPI_Request *request, MPI_Status *status, void *ra)
         return cf_fail(t, CF_OP_MPI_Wait, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes = cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1));
-    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, ra);
+    uint64_t ns = cf_ticks_to_ns(t1 - t0);
+    uint64_t bytes = cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, ns);
+    cf_record_wait(t, CF_OP_MPI_Wait, path, bytes, t0, t1, ns, ra);
     cf_leave(t);
     return rc;
 }
@@ -180,9 +201,9 @@ CF_HOT int cf_test(MPI_Request *request, int *flag, MPI_Status *status, void *ra
         return cf_fail(t, CF_OP_MPI_Test, rc, t0, t1);
     }
     unsigned path = CF_PATH_SELF;
-    uint64_t bytes =
-        *flag ? cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, cf_share(t0, t1, 1)) : 0;
-    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, ra);
+    uint64_t ns = cf_ticks_to_ns(t1 - t0);
+    uint64_t bytes = *flag ? cf_req_done_one(t, &snap, sp == MPI_STATUS_IGNORE ? NULL : sp, t1, &path, ns) : 0;
+    cf_record_wait(t, CF_OP_MPI_Test, path, bytes, t0, t1, ns, ra);
     cf_leave(t);
     return rc;
 }
@@ -223,7 +244,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
         bytes = cf_complete_all(t, count, counted, sts, t0, t1, &path);
     else if (!copied)
         t->missed += (uint64_t)(count > 0 ? count : 0);
-    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1, CF_SITE_RA);
+    cf_record_wait(t, CF_OP_MPI_Waitall, path, bytes, t0, t1, cf_ticks_to_ns(t1 - t0), CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -246,7 +267,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
         bytes = cf_complete_all(t, count, counted, sts, t0, t1, &path);
     else if (!copied && *flag)
         t->missed += (uint64_t)(count > 0 ? count : 0);
-    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1, CF_SITE_RA);
+    cf_record_wait(t, CF_OP_MPI_Testall, path, bytes, t0, t1, cf_ticks_to_ns(t1 - t0), CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -277,7 +298,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     uint64_t bytes = 0;
     if (copied)
         bytes = cf_complete_any(t, count, *index, sp, t0, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1, CF_SITE_RA);
+    cf_record_wait(t, CF_OP_MPI_Waitany, path, bytes, t0, t1, cf_ticks_to_ns(t1 - t0), CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -300,7 +321,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     uint64_t bytes = 0;
     if (copied && *flag)
         bytes = cf_complete_any(t, count, *index, sp, t0, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1, CF_SITE_RA);
+    cf_record_wait(t, CF_OP_MPI_Testany, path, bytes, t0, t1, cf_ticks_to_ns(t1 - t0), CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -341,7 +362,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t bytes = 0;
     if (copied)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t0, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1, CF_SITE_RA);
+    cf_record_wait(t, CF_OP_MPI_Waitsome, path, bytes, t0, t1, cf_ticks_to_ns(t1 - t0), CF_SITE_RA);
     cf_leave(t);
     return rc;
 }
@@ -364,7 +385,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     uint64_t bytes = 0;
     if (copied)
         bytes = cf_complete_some(t, incount, *outcount, array_of_indices, sts, t0, t1, &path);
-    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1, CF_SITE_RA);
+    cf_record_wait(t, CF_OP_MPI_Testsome, path, bytes, t0, t1, cf_ticks_to_ns(t1 - t0), CF_SITE_RA);
     cf_leave(t);
     return rc;
 }

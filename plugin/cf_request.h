@@ -166,9 +166,11 @@ CF_HOT uint64_t cf_req_done_one(cf_thread_t *t, const cf_req_snap_t *snap, const
         stat->t_post += r->post_ns;
         t->charged_ns += blocked_ns;
     }
+    /* a receive posted for one source holds its world rank, which the
+     * status's source is: the communicator's table is read for the others */
     if ((r->flags & CF_REQ_RECV) && !(r->flags & CF_REQ_NOMSG) && st && !cancelled)
-        cf_p2p_received(t, cf_key_comm(key), cf_world_of(r->comm, st->MPI_SOURCE), st->MPI_TAG, key, bytes,
-                        r->t_post, t_done);
+        cf_p2p_received(t, cf_key_comm(key), r->peer >= 0 ? r->peer : cf_world_of(r->comm, st->MPI_SOURCE),
+                        st->MPI_TAG, key, bytes, r->t_post, t_done);
     cf_req_release(snap);
     if (path_p)
         *path_p = path;

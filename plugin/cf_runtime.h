@@ -99,7 +99,9 @@ typedef struct {
      * bytes): the completion's, which a receive's status may give another path and bin */
     uint64_t key;
     const cf_comm_t *comm; /* descriptions live until the end of the run */
-    int32_t peer, tag;     /* world rank and tag of a send, for message matching */
+    /* world rank of the peer posted (-1: none, any source) and tag: a send's, for message
+     * matching; a receive's world rank is its message's source when there is one */
+    int32_t peer, tag;
     uint32_t post_ns; /* time inside the call that posted it (0 for persistent requests) */
     uint8_t flags;
 } cf_req_t;

@@ -188,6 +188,20 @@ CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, unsigned op, void *ra, MP
     return m;
 }
 
+/* The memo of slot s (cf_site_first) if it holds a completion call of op
+ * from ra (communicator: none) whose record has this call's path and size
+ * bin, NULL otherwise.  The memo's generation says its region is the
+ * current one, so its key is this call's when these two agree. */
+CF_HOT const cf_memo_t *cf_memo_done(const cf_site_t *s, unsigned op, void *ra, unsigned path, uint64_t bytes)
+{
+    const cf_memo_t *m = &s->one.memo;
+    if (m->gen != atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) || s->one.ra0 != (uintptr_t)ra ||
+        s->tag != ((uint64_t)op << 32 | CF_COMM_ID_NONE) ||
+        (m->key & 0x1ff) != ((uint64_t)path << 7 | cf_size_bin(bytes)))
+        return NULL;
+    return m;
+}
+
 /* The record and the call site of a call the memo knows. */
 CF_HOT void cf_memo_record(cf_thread_t *t, cf_site_t *s, const cf_memo_t *m, uint64_t t0, uint64_t t1)
 {
