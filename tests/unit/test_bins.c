@@ -69,6 +69,21 @@ static void test_quantiles(void **state)
     assert_true(cf_hist_quantile(none, 0.5, 0, 0) == 0.0);
 }
 
+/* a time bucket counts up and a full one stays full (the hot path's
+ * increment is two instructions on x86, plain C elsewhere) */
+static void test_hist_inc(void **state)
+{
+    uint32_t b[3] = {0, UINT32_MAX - 1, UINT32_MAX};
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        cf_hist_inc(&b[i]);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[1], UINT32_MAX);
+    assert_int_equal(b[2], UINT32_MAX);
+    cf_hist_inc(&b[1]);
+    assert_int_equal(b[1], UINT32_MAX);
+}
+
 static void test_key_roundtrip(void **state)
 {
     (void)state;
@@ -228,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_quantiles),   cmocka_unit_test(test_key_roundtrip),
         cmocka_unit_test(test_stats_merge), cmocka_unit_test(test_table_fixed_budget),
         cmocka_unit_test(test_keys_union),  cmocka_unit_test(test_merge_ranks),
+        cmocka_unit_test(test_hist_inc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
