@@ -336,8 +336,7 @@ static double polls_over_median(const cf_profile_t *p)
     double excess = 0;
     for (size_t i = 0; i < p->nrec; i++) {
         const cf_record_t *r = &p->rec[i];
-        if (r->layer != CF_LAYER_MPI || strcmp(r->kind, "completion") != 0 || strncmp(r->op, "MPI_Test", 8) != 0 ||
-            r->size_hi != 0 || r->blocked_s > 0 || !(r->t_p50 > 0) || !(r->t_sum > 0))
+        if (!cf_an_is_poll(r) || !(r->t_p50 > 0) || !(r->t_sum > 0))
             continue;
         excess += fmax(0.0, r->t_sum - (double)r->calls * r->t_p50);
     }

@@ -53,8 +53,7 @@ void cf_an_overlap_build(cf_analysis_t *a)
     /* Test calls that completed nothing: no payload, nothing charged */
     for (size_t i = 0; i < a->p->nrec; i++) {
         const cf_record_t *r = &a->p->rec[i];
-        if (r->layer == CF_LAYER_MPI && strcmp(r->kind, "completion") == 0 && strncmp(r->op, "MPI_Test", 8) == 0 &&
-            r->size_hi == 0 && !(r->blocked_s > 0))
+        if (cf_an_is_poll(r))
             polls += (double)r->calls;
     }
     for (size_t k = 0; k < a->nop; k++)

@@ -61,6 +61,12 @@ double cf_an_pos(double v)
     return isfinite(v) && v > 0 ? v : 0.0;
 }
 
+int cf_an_is_poll(const cf_record_t *r)
+{
+    return r->layer == CF_LAYER_MPI && strcmp(r->kind, "completion") == 0 && strncmp(r->op, "MPI_Test", 8) == 0 &&
+           r->size_hi == 0 && !(r->blocked_s > 0);
+}
+
 /* A record's transfer time: the median of its samples, except for
  * messages whose samples fall in two modes, where the median sits in one
  * of them and the mean is what a ping-pong's half round trip is (a rate
