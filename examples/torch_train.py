@@ -49,7 +49,8 @@ gradient exchange and nothing else: tensors (or buckets) x steps per rank.
 It makes AUX_ALLREDUCES calls of MPI_Allreduce on "aux" per rank.
 
 With --timings DIR rank 0 writes the program's own times: steps.csv (per
-step the slowest rank's time and the exchange's, mean and max over ranks)
+step the slowest rank's time and the exchange's, mean and max over ranks,
+and exchange_late_s, the late rank's exchange below)
 and, in the blocking modes, calls.csv (per size the median, 10th and 90th
 percentile over steps and ranks of one MPI_Allreduce as the program times
 it, mpi4py's call included), gathered with MPI_Gather on "aux".
@@ -64,6 +65,11 @@ Output (rank 0): '#' lines describing the run, then one line of key=value:
                   loop with packing and unpacking; overlap: the time blocked in
                   MPI_Waitall): per step the mean over ranks, then its mean and
                   median over steps; _max: the largest rank's mean over steps
+  exchange_late_ms_*  per step the exchange of the rank that waited least in
+                  it, its posts included (overlap: blocked in MPI_Waitall plus
+                  the hooks' calls): the last rank to arrive, whose exchange
+                  the step waits for; the other ranks' longer exchange is their
+                  wait for it.  Then its mean and median over steps
   post_ms_mean    overlap: time per step in the hooks' MPI_Iallreduce and
                   MPI_Testall calls (mean over ranks)
   tensors, params, bytes_per_step, buckets_per_step, bucket_bytes, steps,
@@ -91,7 +97,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-AUX_ALLREDUCES = 4
+AUX_ALLREDUCES = 5
 MODES = ("per-tensor", "bucket", "overlap", "overlap-bucket")
 MODELS = ("mlp", "resnet20", "resnet-stream")
 
@@ -223,7 +229,7 @@ class Flat:
 
 # --------------------------------------------------------------- timings
 
-def write_timings(d, aux, rank, st, ex, calls, sizes):
+def write_timings(d, aux, rank, st, ex, late, calls, sizes):
     """The program's own times, gathered on the "aux" communicator (MPI_Gather:
     no all-reduce) and written by rank 0."""
     n = len(st)
@@ -239,9 +245,9 @@ def write_timings(d, aux, rank, st, ex, calls, sizes):
         return
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "steps.csv"), "w") as f:
-        f.write("step,step_s,exchange_s_mean,exchange_s_max\n")
+        f.write("step,step_s,exchange_s_mean,exchange_s_max,exchange_late_s\n")
         for k in range(n):
-            f.write("%d,%.6e,%.6e,%.6e\n" % (k, s_all[:, k].max(), e_all[:, k].mean(), e_all[:, k].max()))
+            f.write("%d,%.6e,%.6e,%.6e,%.6e\n" % (k, s_all[:, k].max(), e_all[:, k].mean(), e_all[:, k].max(), late[k]))
     if not c.size:
         return
     per = len(sizes)
@@ -389,6 +395,7 @@ def main():
         # the warmup steps open no regions
         region = a.region and timed
         t0 = time.perf_counter()
+        p0 = state["post_s"]
         if region:
             pc(1, "step")
         # blocking modes keep their gradient views: zero them in place
@@ -404,6 +411,7 @@ def main():
         if region and not overlap:
             pc(1, "allreduce")
         t1 = time.perf_counter()
+        p1 = state["post_s"]  # the hooks' posts; the exchange's own are in t2 - t1
         exchange()
         t2 = time.perf_counter()
         if region:
@@ -413,7 +421,7 @@ def main():
         opt.step()
         if region:
             pc(-1, "step")
-        return time.perf_counter() - t0, t2 - t1, float(loss)
+        return time.perf_counter() - t0, t2 - t1, p1 - p0, float(loss)
 
     if rank == 0:
         lo, hi = min(nbytes), max(nbytes)
@@ -439,12 +447,12 @@ def main():
             step(False)
         pc(1)  # while paused, level 1 resumes (its name is not read)
     comm.Barrier()
-    st, ex = np.zeros(a.steps), np.zeros(a.steps)
+    st, ex, po = np.zeros(a.steps), np.zeros(a.steps), np.zeros(a.steps)
     t_run = time.perf_counter()
     post0 = state["post_s"]
     del calls[:]
     for s in range(a.steps):
-        st[s], ex[s], loss = step(True)
+        st[s], ex[s], po[s], loss = step(True)
     run_s = time.perf_counter() - t_run
     post_s = state["post_s"] - post0
 
@@ -464,18 +472,25 @@ def main():
     aux.Allreduce(MPI.IN_PLACE, tot, op=MPI.SUM)
     aux.Allreduce(MPI.IN_PLACE, mx, op=MPI.MAX)
     ex_step = tot[:-1] / size
+    # per step the exchange of the rank that waited least in it, its posts
+    # included: the last to arrive, whose exchange the step waits for (the
+    # others' longer time is their wait for it, set by the ranks' imbalance)
+    late = ex + po
+    aux.Allreduce(MPI.IN_PLACE, late, op=MPI.MIN)
     if a.timings:
-        write_timings(a.timings, aux, rank, st, ex, calls,
+        write_timings(a.timings, aux, rank, st, ex, late, calls,
                       [4 * params[i].numel() for i in order] if mode == "per-tensor" else [f.nbytes for f in flats])
     if rank == 0:
         print("torch_train: model=%s mode=%s ranks=%d steps=%d warmup=%d batch=%d tensors=%d params=%d "
               "bytes_per_step=%d buckets_per_step=%d bucket_bytes=%d step_ms_mean=%.4f step_ms_median=%.4f "
-              "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_median=%.4f exchange_ms_max=%.4f post_ms_mean=%.4f "
+              "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_median=%.4f exchange_ms_max=%.4f "
+              "exchange_late_ms_mean=%.4f exchange_late_ms_median=%.4f post_ms_mean=%.4f "
               "run_s=%.4f "
               "loss=%.5f aux_allreduce=%d checksum=%.10e crc=%d ranks_agree=%s"
               % (a.model, mode, size, a.steps, a.warmup, a.batch, len(params), sum(p.numel() for p in params),
                  sum(nbytes), nb, cap, 1e3 * smax.mean(), 1e3 * np.median(smax), 1e3 * smax.min(),
-                 1e3 * ex_step.mean(), 1e3 * np.median(ex_step), 1e3 * mx[0], 1e3 * tot[-1] / size, run_s, loss,
+                 1e3 * ex_step.mean(), 1e3 * np.median(ex_step), 1e3 * mx[0],
+                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * tot[-1] / size, run_s, loss,
                  AUX_ALLREDUCES, cs,
                  int(crc), "yes" if agree else "NO"))
         if not agree:

@@ -13,7 +13,9 @@
 #    overlapped (Horovod-style) exchange, read commfit's advice, then time
 #    without the profiler alternating pairs of runs, per tensor against
 #    bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB,
-#    and print the medians of the trainer's own step timer.  Skipped (with
+#    and print the medians of the trainer's own timers: the late rank's
+#    exchange (the rank that waited least in it, whose exchange the step
+#    waits for), the exchange over all ranks, the step.  Skipped (with
 #    the reason) without root and ip netns, or without python3-torch and
 #    python3-mpi4py.
 # Not a test: it asserts nothing, the numbers depend on the machine.
@@ -284,9 +286,10 @@ torch_part() {
                         local name=${v%%:*} b=${v#*:} mode=$fused o=$cf_tmp/run.out
                         [ "$name" = A ] && mode=$base
                         if train "$o" - --model "$model" --mode "$mode" --bucket "$b"; then
-                            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$rep" "$name" \
-                                "$b" "$(field step_ms_median "$o")" "$(field exchange_ms_median "$o")" \
-                                "$(field post_ms_mean "$o")" "$(field buckets_per_step "$o")" >> "$res"
+                            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$rep" \
+                                "$name" "$b" "$(field step_ms_median "$o")" "$(field exchange_ms_median "$o")" \
+                                "$(field post_ms_mean "$o")" "$(field buckets_per_step "$o")" \
+                                "$(field exchange_late_ms_median "$o")" >> "$res"
                         else
                             echo "$rate $model $mode --bucket $b: run failed: $(tail -n 2 "$o" | tr '\n' ' ')"
                         fi
@@ -309,11 +312,13 @@ for l in open(adv_f):
 runs = {}
 for l in open(res_f):
     f = l.rstrip("\n").split("\t")
-    # bucket, step (median over steps), exchange: blocking, the all-reduces;
-    # overlap, the median time blocked in MPI_Waitall plus the hooks' posts
-    # (MPI_Iallreduce, MPI_Testall) per step; calls per step
-    runs.setdefault(tuple(f[:3]), {}).setdefault(int(f[3]), {})[f[4]] = [f[5], float(f[6]), float(f[7]) + float(f[8]),
-                                                                        f[9]]
+    # bucket, step (median over steps); the late rank's exchange (per step the
+    # rank that waited least in it, median over steps): blocking, the
+    # all-reduces; overlap, blocked in MPI_Waitall plus the hooks' posts
+    # (MPI_Iallreduce, MPI_Testall); calls per step; the exchange's mean over
+    # ranks (median over steps), which adds the other ranks' wait for the late one
+    runs.setdefault(tuple(f[:3]), {}).setdefault(int(f[3]), {})[f[4]] = [f[5], float(f[6]), float(f[10]), f[9],
+                                                                        float(f[7]) + float(f[8])]
 
 
 def num(x):
@@ -341,16 +346,19 @@ print()
 print("per trainer: advice from the profiled run; then, timed without the profiler, A = %s exchange against B" %
       "the per-tensor (or overlapped)")
 print("  bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB (= DDP's run where one bucket holds")
-print("  a step).  Measured saving per step = median over the pairs of A - B, of the exchange timer (median over")
-print("  steps; blocking: the all-reduces and the Python calls around them; overlap: blocked in MPI_Waitall plus the")
-print("  hooks' MPI_Iallreduce and MPI_Testall), +- its standard error (1.25 sd / sqrt(pairs)); and of the step timer,")
-print("  which also holds the forward, backward and optimizer, identical in A and B, whose run-to-run spread is")
-print("  often larger than the saving.  held (exchange timer): the advised bucket saves within 25% of the predicted")
+print("  a step).  Measured saving per step = median over the pairs of A - B, of the late rank's exchange (per step")
+print("  the rank that waited least in its exchange: the last to arrive, whose exchange the step waits for; median")
+print("  over steps; blocking: the all-reduces and the Python calls around them; overlap: blocked in MPI_Waitall")
+print("  plus the hooks' MPI_Iallreduce and MPI_Testall), +- its standard error (1.25 sd / sqrt(pairs)); of the")
+print("  exchange's mean over ranks (all ranks), which adds the others' wait for the late rank, set by the ranks'")
+print("  imbalance; and of the step timer, which also holds the forward, backward and optimizer, identical in A and")
+print("  B, whose run-to-run spread is often larger than the saving.  held (late rank's exchange): the advised")
+print("  bucket saves within 25% of the predicted")
 print("  saving, or within two standard errors of it (noise); where fusion was not advised, 25 MiB saves under 10%")
 print("  of the exchange.  SLOWER: the advised bucket measured slower, beyond two standard errors")
 hdr = ("link", "trainer", "exchange", "verdict", "B", "bucket", "calls", "pred/step", "exch A", "saved exch",
-       "step A", "saved step", "% exch", "held")
-fmt = "%-9s %-13s %-10s %-9s %-8s %10s %5s %9s %7s %15s %7s %15s %6s %s"
+       "all ranks", "step A", "saved step", "% exch", "held")
+fmt = "%-9s %-13s %-10s %-9s %-8s %10s %5s %9s %7s %15s %15s %7s %15s %6s %s"
 print(fmt % hdr)
 
 
@@ -377,12 +385,13 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
     a_stepm = st.median(a_step) if a_step else None
     names = sorted({n for r in reps.values() for n in r if n != "A"}, key=["advised", "ddp", "horovod"].index)
     if not names:
-        print(fmt % (key[0], key[1], key[2], verdict, "-", "-", "-", "-", ms(a_exch), "-", ms(a_stepm), "-", "-",
-                     "no runs"))
+        print(fmt % (key[0], key[1], key[2], verdict, "-", "-", "-", "-", ms(a_exch), "-", "-", ms(a_stepm), "-",
+                     "-", "no runs"))
     for n in names:
         pairs = [r for r in reps.values() if "A" in r and n in r]
         d_step, se_step = med_se([r["A"][1] - r[n][1] for r in pairs])
         d_exch, se_exch = med_se([r["A"][2] - r[n][2] for r in pairs])
+        d_all, se_all = med_se([r["A"][4] - r[n][4] for r in pairs])
         noise = 2 * se_exch if se_exch == se_exch else 0.0
         calls = pairs[0][n][3]
         p = pred_step[n]
@@ -405,7 +414,7 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
         else:
             held = ""
         print(fmt % (key[0], key[1], key[2], verdict, n, human(pairs[0][n][0]), calls, ms(p), ms(a_exch),
-                     pm(d_exch, se_exch), ms(a_stepm), pm(d_step, se_step), ms(pct, "%.0f"), held))
+                     pm(d_exch, se_exch), pm(d_all, se_all), ms(a_stepm), pm(d_step, se_step), ms(pct, "%.0f"), held))
     txt = "%s/%s-%s-%s-advice.txt" % (tmp, key[0], key[1], key[2])
     try:
         body = [l.rstrip() for l in open(txt) if l.strip()]
