@@ -386,7 +386,7 @@ static int coll_post(cal_t *x, int k, void *sb, void *rb, int elems, const int *
     int per = elems / x->n;
     switch (k) {
     case K_NB + K_ALLREDUCE:
-        return PMPI_Iallreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm, rq);
+        return PMPI_Iallreduce(MPI_IN_PLACE, rb, elems, MPI_FLOAT, MPI_SUM, x->comm, rq);
     case K_NB + K_RS_BLOCK:
         return PMPI_Ireduce_scatter_block(sb, rb, per, MPI_FLOAT, MPI_SUM, x->comm, rq);
     case K_NB + K_RS:
@@ -413,7 +413,7 @@ static int coll_run(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, i
     MPI_Status st[CAL_INFLIGHT_MAX]; /* MPICH's MPI_STATUSES_IGNORE is no array GCC can bound */
     switch (k) {
     case K_ALLREDUCE:
-        return PMPI_Allreduce(sb, rb, elems, MPI_FLOAT, MPI_SUM, x->comm);
+        return PMPI_Allreduce(MPI_IN_PLACE, rb, elems, MPI_FLOAT, MPI_SUM, x->comm);
     case K_RS_BLOCK:
         return PMPI_Reduce_scatter_block(sb, rb, per, MPI_FLOAT, MPI_SUM, x->comm);
     case K_RS:
@@ -463,7 +463,10 @@ static int coll_size(cal_t *x, int k, uint64_t bytes, int calls, int elems, cons
                      double deadline, cal_point_t *pt)
 {
     int b = k % K_NB;
-    size_t sl = b == K_BCAST ? 0 : b == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
+    /* all-reduces in place, as a framework all-reduces its fusion buffer
+     * (DDP, Horovod, torch.distributed): several in flight in place take
+     * twice what they take from separate send buffers over TCP here */
+    size_t sl = b == K_BCAST || b == K_ALLREDUCE ? 0 : b == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
     size_t rl = b == K_RS || b == K_RS_BLOCK ? bytes / (uint64_t)x->n : bytes;
     /* each call its own buffers, as each bucket of a trainer; the
      * warm-up touches them */
@@ -797,9 +800,9 @@ static void stream_json(const cal_plan_t *plan, const cal_series_t *coll, const 
     uint64_t want[CAL_MAXSIZES];
     int nw = coll_sizes(st->kind, st->bytes, want);
     uint64_t pow2 = coll_top(st->kind, st->bytes);
-    json_t *e = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:o}", "op", kind, "for_op", op, "comm",
+    json_t *e = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:o}", "op", kind, "for_op", op, "comm",
                           (json_int_t)st->comm, "comm_size", st->size, "on", "world duplicate", "datatype",
-                          "MPI_FLOAT", "sizes", sizes_json(s, pow2));
+                          "MPI_FLOAT", "in_place", st->kind % K_NB == K_ALLREDUCE, "sizes", sizes_json(s, pow2));
     if (s->stop != STOP_NONE && s->stop != STOP_CAP && s->stop_bytes <= want[nw - 1]) {
         fmt_bytes(s->stop_bytes, b, sizeof(b));
         skip(skipped, incomplete, s->stop, "%s for %s on comm %u: sizes from %s not measured: %s", kind, op,
