@@ -279,7 +279,7 @@ static const char *join_source(int s)
                                                             : "duration";
 }
 
-/* Measured time per rank on the slowest rank: transfer where sampled. */
+/* Measured time, the mean per rank: transfer where sampled. */
 static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit_t *f,
                      cf_advice_t *ad)
 {

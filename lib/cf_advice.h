@@ -61,7 +61,7 @@
  * of the fused buckets and of the tensors they join, each alone; a
  * tensor alone in both cancels.
  *
- * Measured time (current_s), per rank on the slowest rank over the whole
+ * Measured time (current_s), the mean per rank over the whole
  * run, is what the step waits for.  Blocking streams: the rank that
  * arrives last waits least, so its time is the transfer time: where calls
  * were sampled, the durations of all calls times the transfer share of the

@@ -341,7 +341,7 @@ typedef struct cf_advice {
     double startup_share;     /* of T(calls as they are) under the model */
     double memcpy_Bps;        /* NaN: unknown, no copy cost */
 
-    double current_s;         /* measured, per rank on the slowest rank, whole run */
+    double current_s;         /* measured, mean per rank, whole run */
     const char *current_source; /* "transfer", "duration", "mixed", "blocked" */
     /* nonblocking: current_s = post_s + blocked_s + poll_s, per rank (whole
      * run); 0 for a blocking stream */
@@ -371,7 +371,7 @@ typedef struct cf_advice {
     double bucket_bytes;      /* recommended S; NaN unless "fuse" */
     double buckets_per_step;  /* of the recommended S; NaN unless "fuse" */
     double model_s;           /* T(S) per step; NaN unless "fuse" */
-    double predicted_s;       /* whole run, per rank on the slowest rank */
+    double predicted_s;       /* whole run, mean per rank */
     double predicted_saving_s;
     double best_saving_share; /* of the best candidate, model; NaN without a model */
     double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */

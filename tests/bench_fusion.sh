@@ -4,7 +4,7 @@
 # 1. dp_train (C, simulated compute), 2 ranks on this host: for each model,
 #    profile the per-tensor loop, take the advised bucket size, rerun with
 #    it, and print the saving the advice predicted next to the one `commfit
-#    diff` measured (per rank on the slowest rank, transfer time) and the one
+#    diff` measured (mean per rank, transfer time) and the one
 #    dp_train itself measured without the profiler (its comm time per step,
 #    mean over ranks).  Repeated REPS times; medians at the end.
 # 2. examples/torch_train.py (PyTorch forward and backward, mpi4py) on two
@@ -85,7 +85,7 @@ print(statistics.median(d) if d else float("nan"))' "$steps"
 
 echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores; profiled runs COMMFIT_CALIBRATE=$calibrate"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
-echo "model (the model's own times), realised (commfit diff: per rank on the slowest rank),"
+echo "model (the model's own times), realised (commfit diff: mean per rank),"
 echo "plain (dp_train's comm time without the profiler, mean over ranks, median of ${BENCH_PLAIN_PAIRS:-3} alternating pairs);"
 echo "bucket* = not advised (no gain, or"
 echo "withheld: nan), run with 64 KiB to compare"
@@ -114,7 +114,7 @@ print((a.get("verdict") or "withheld").replace(" ", "-"), S, d(a.get("current_s"
         COMMFIT_OUTPUT="$cf_tmp/b.json" COMMFIT_SUMMARY=0 cf_mpirun "$np" -- "$dp" "${m[@]}" --steps "$steps" \
             --compute-us 1000 --region --bucket "$bucket" > "$cf_tmp/b.out" || { echo "$name: run failed"; continue; }
         nb=$(sed -n 's/^# exchange: .* -> \([0-9]*\) buckets\/step.*/\1/p' "$cf_tmp/b.out")
-        # the same measure as commfit diff: per rank on the slowest rank, scaled to A's steps
+        # the same measure as commfit diff: mean per rank, scaled to A's steps
         "$commfit" report --format json "$cf_tmp/a.json" > "$cf_tmp/a-report.json"
         "$commfit" report --format json "$cf_tmp/b.json" > "$cf_tmp/b-report.json"
         realised=$("$CF_PYTHON" - "$cf_tmp/a-report.json" "$cf_tmp/b-report.json" <<'PY'

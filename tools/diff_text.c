@@ -100,7 +100,7 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         if (!isfinite(pred))
             continue;
         if (!any++)
-            printf("\nFUSION  A's advice against B, per rank on the slowest rank (transfer time where "
+            printf("\nFUSION  A's advice against B, mean per rank (transfer time where "
                    "sampled), over A's %llu steps\n",
                    (unsigned long long)aa->steps);
         printf("  %s on %s: A advised buckets of %s (%.4g -> %.4g calls/step); B makes %s calls/step\n",

@@ -322,7 +322,7 @@
         ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, nb ? ad.predicted_s / ad.steps : ad.model_step_s, { buckets: ad.buckets_per_step })],
           pointRadius: 8, pointStyle: 'star', borderColor: palette[2], backgroundColor: palette[2], borderWidth: 2 });
       }
-      var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' on the slowest rank, ' +
+      var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' (mean per rank), ' +
         fmtTime(ad.saving_step_s) + '/step (uncertainty ' + fmtTime(ad.saving_uncertainty_step_s) + ')' :
         (ad.verdict || 'no advice') + ': ' + ad.reason];
       if (ad.verdict !== 'fuse' && ad.why) lines.push(ad.why);

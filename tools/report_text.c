@@ -738,14 +738,14 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             fprintf(out, "    no line beyond the measured sizes; packing copies at %s\n",
                    isfinite(ad->memcpy_Bps) ? fmt_r(ad->memcpy_Bps, b[3]) : "no cost (copy bandwidth unknown)");
         if (ad->nonblocking && strcmp(ad->current_source, "blocked") == 0)
-            fprintf(out, "    now: %s over the run on the slowest rank (posting %s, blocked in Wait/Test %s, polls %s%s), "
+            fprintf(out, "    now: %s over the run, mean per rank (posting %s, blocked in Wait/Test %s, polls %s%s), "
                    "%s/step; the same calls blocking: %s/step (+-%s, %s)\n",
                    fmt_t(ad->current_s, b[0]), fmt_t(ad->post_s, b[4]), fmt_t(ad->blocked_s, b[5]),
                    fmt_t(ad->poll_s, b[6]), ad->polls_with_posts ? ", about one a post: paid per call at their median" : "",
                    fmt_t(ad->current_s / (double)ad->steps, b[1]), fmt_t(ad->model_current_s, b[2]),
                    fmt_t(ad->model_current_unc_s, b[3]), pred_src(ad->current_pred_source));
         else
-        fprintf(out, "    now: %s over the run on the slowest rank (%s), %s/step; predicted %s/step (+-%s, %s)\n",
+        fprintf(out, "    now: %s over the run, mean per rank (%s), %s/step; predicted %s/step (+-%s, %s)\n",
                fmt_t(ad->current_s, b[0]),
                strcmp(ad->current_source, "transfer") == 0   ? "transfer time"
                : strcmp(ad->current_source, "duration") == 0 ? "call durations"
