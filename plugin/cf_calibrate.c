@@ -464,8 +464,7 @@ static int coll_size(cal_t *x, int k, uint64_t bytes, int calls, int elems, cons
 {
     int b = k % K_NB;
     /* all-reduces in place, as a framework all-reduces its fusion buffer
-     * (DDP, Horovod, torch.distributed): several in flight in place take
-     * twice what they take from separate send buffers over TCP here */
+     * (DDP, Horovod, torch.distributed) */
     size_t sl = b == K_BCAST || b == K_ALLREDUCE ? 0 : b == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
     size_t rl = b == K_RS || b == K_RS_BLOCK ? bytes / (uint64_t)x->n : bytes;
     /* each call its own buffers, as each bucket of a trainer; the
