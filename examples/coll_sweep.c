@@ -179,18 +179,6 @@ static long auto_iters(size_t size)
     return (long)n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Byte sent by rank src to rank dst at offset i of its block. */
 static unsigned char pat(int src, int dst, size_t i)
 {

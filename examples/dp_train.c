@@ -499,7 +499,10 @@ int main(int argc, char **argv)
     MPI_Request *req = malloc(m.ntensors * sizeof *req);
     double *step_s = malloc((size_t)(o.steps + 1) * sizeof *step_s);
     double *step_max = malloc((size_t)(o.steps + 1) * sizeof *step_max);
-    if (!bk || !ready || !w || !g || !req || !step_s || !step_max) {
+    /* per step this rank's comm time, then the least over the ranks */
+    double *comm_s = malloc((size_t)o.steps * sizeof *comm_s);
+    double *comm_min = malloc((size_t)o.steps * sizeof *comm_min);
+    if (!bk || !ready || !w || !g || !req || !step_s || !step_max || !comm_s || !comm_min) {
         fprintf(stderr, "%s: rank %d: out of memory (%zu parameters)\n", argv[0], rank, m.total);
         MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
     }
@@ -548,7 +551,7 @@ int main(int argc, char **argv)
 
     MPI_Barrier(MPI_COMM_WORLD);
     for (long step = 0; step < o.steps; step++) {
-        double t_step = now_us();
+        double t_step = now_us(), comm0 = fl.comm_us;
         if (o.region)
             MPI_Pcontrol(1, "step");
 
@@ -608,10 +611,11 @@ int main(int argc, char **argv)
         if (o.region)
             MPI_Pcontrol(-1, "step");
         step_s[step] = (now_us() - t_step) * 1e-6;
+        comm_s[step] = (fl.comm_us - comm0) * 1e-6;
     }
 
-    /* Report: step times (max over ranks), comm time (mean over ranks) and
-     * the checksum, which every rank must agree on. */
+    /* Report: step times (max over ranks), comm time (mean over ranks, and
+     * the late rank's) and the checksum, which every rank must agree on. */
     double cs = checksum(w, m.total);
     step_s[o.steps] = cs;
     MPI_Reduce(step_s, step_max, (int)o.steps + 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -619,6 +623,10 @@ int main(int argc, char **argv)
     double cs_min = 0.0;
     MPI_Reduce(&mine[0], &sums[0], 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&mine[1], &cs_min, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    /* the late rank's comm time: per step the rank that waited least, the
+     * last to arrive, whose exchange the step waits for (the others' longer
+     * time is their wait for it) */
+    MPI_Reduce(comm_s, comm_min, (int)o.steps, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
 
     int status = EXIT_SUCCESS;
     if (rank == 0) {
@@ -636,6 +644,12 @@ int main(int argc, char **argv)
         printf("comm time: %.3f ms total, %.3f ms/step, %.1f%% of run (mean over ranks)\n",
                comm * 1e3, comm / (double)o.steps * 1e3,
                total > 0.0 ? 100.0 * comm / total : 0.0);
+        double late = 0.0;
+        for (long s = 0; s < o.steps; s++)
+            late += comm_min[s];
+        printf("comm time, late rank: %.3f ms/step median, %.3f ms/step mean (per step the rank that "
+               "waited least)\n",
+               median(comm_min, o.steps) * 1e3, late / (double)o.steps * 1e3);
         int agree = (step_max[o.steps] == -cs_min);
         printf("checksum: %.6e (%s)\n", step_max[o.steps],
                agree ? "all ranks agree" : "RANKS DISAGREE");
@@ -650,6 +664,8 @@ int main(int argc, char **argv)
     free(req);
     free(step_s);
     free(step_max);
+    free(comm_s);
+    free(comm_min);
     free(m.count);
     free(m.offset);
     MPI_Finalize();

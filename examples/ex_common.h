@@ -51,6 +51,19 @@ static inline int parse_long(const char *s, long lo, long *out)
     return 0;
 }
 
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n-1], n >= 1; sorts v. */
+static inline double median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static inline const char *long_name(const struct option *opts, int c)
 {
     for (; opts->name != NULL; opts++)

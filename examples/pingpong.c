@@ -165,18 +165,6 @@ static long auto_iters(size_t size)
     return (long)n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static unsigned char pattern(int rank, size_t i)
 {
     return (unsigned char)((i * (rank ? 13u : 7u) + (rank ? 5u : 1u)) & 0xffu);

@@ -5,8 +5,8 @@
 #    profile the per-tensor loop, take the advised bucket size, rerun with
 #    it, and print the saving the advice predicted next to the one `commfit
 #    diff` measured (mean per rank, transfer time) and the one
-#    dp_train itself measured without the profiler (its comm time per step,
-#    mean over ranks).  Repeated REPS times; medians at the end.
+#    dp_train itself measured without the profiler (its comm time per step
+#    of the late rank, the one that waited least in the step).  Repeated REPS times; medians at the end.
 # 2. examples/torch_train.py (PyTorch forward and backward, mpi4py) on two
 #    emulated nodes (tests/cluster/cluster.sh, one rank each, TCP), unshaped
 #    and through tbf rates: per trainer, profile the per-tensor and the
@@ -60,10 +60,10 @@ models=(
     "small CNN:small"
 )
 
-run_plain() { # BUCKET LAYERS -> comm ms/step
+run_plain() { # BUCKET LAYERS -> the late rank's comm ms/step (mean over steps)
     local m=(--layers "$2"); [ "$2" = small ] && m=(--model small)
     cf_mpirun_plain "$np" "$dp" "${m[@]}" --steps "$steps" --compute-us 1000 --bucket "$1" |
-        sed -n 's/^comm time: .*, \([0-9.]*\) ms\/step.*/\1/p'
+        sed -n 's/^comm time, late rank: .* ms\/step median, \([0-9.]*\) ms\/step mean.*/\1/p'
 }
 
 # plain_saving BUCKET LAYERS: dp_train's comm time per tensor less bucketed,
@@ -86,7 +86,8 @@ print(statistics.median(d) if d else float("nan"))' "$steps"
 echo "fusion bench: $np ranks, $steps steps, $reps repetitions, $(nproc) cores; profiled runs COMMFIT_CALIBRATE=$calibrate"
 echo "savings over the run in ms: predicted (the model's relative saving applied to the measured time),"
 echo "model (the model's own times), realised (commfit diff: mean per rank),"
-echo "plain (dp_train's comm time without the profiler, mean over ranks, median of ${BENCH_PLAIN_PAIRS:-3} alternating pairs);"
+echo "plain (dp_train's comm time without the profiler, of the late rank: per step the rank that waited least;"
+echo "median of ${BENCH_PLAIN_PAIRS:-3} alternating pairs);"
 echo "bucket* = not advised (no gain, or"
 echo "withheld: nan), run with 64 KiB to compare"
 printf '%-14s %4s %9s %8s %10s %10s %10s %10s\n' model rep bucket buckets predicted model realised plain
@@ -195,25 +196,40 @@ def f(v):
 
 
 # commfit's saving in MPI time, plus (blocking streams) the framework's time
-# between back-to-back calls that the buckets remove (call_gap_s): what the
-# trainer's step timer sees
+# between back-to-back calls that the buckets remove (call_gap_s), plus the
+# packing copies commfit charges the buckets (copy_step_s), which the
+# trainers do not pay: their buckets are views into one flat buffer (DDP's
+# gradient_as_bucket_view; overlapped, the hooks copy each gradient in per
+# tensor and per bucket alike), the case docs/fusion.md gives as "saving
+# larger by copy_step_s".  What the trainer's timers see
 gap = a.get("call_gap_s")
 
 
-def cand_saving(S):
+def cand(S):
     c = [c for c in a.get("candidates") or [] if c.get("bucket_bytes") == S]
-    cur, p = a.get("current_s"), c[0].get("predicted_s") if c else None
+    return c[0] if c else {}
+
+
+def copies(S):
+    return (cand(S).get("copy_step_s") or 0.0) * (a.get("steps") or 0)
+
+
+def cand_saving(S):
+    c = cand(S)
+    cur, p = a.get("current_s"), c.get("predicted_s")
     if cur is None or p is None:
         return None
     out = 0.0
-    if gap is not None and a.get("calls_per_step") and c[0].get("buckets_per_step") is not None:
-        out = gap * max(0.0, a["calls_per_step"] - c[0]["buckets_per_step"]) * (a.get("steps") or 0)
-    return cur - p + out
+    if gap is not None and a.get("calls_per_step") and c.get("buckets_per_step") is not None:
+        out = gap * max(0.0, a["calls_per_step"] - c["buckets_per_step"]) * (a.get("steps") or 0)
+    return cur - p + out + copies(S)
 
 
 saving = a.get("predicted_saving_s")
 if saving is not None and a.get("framework_saving_s") is not None:
     saving += a["framework_saving_s"]
+if saving is not None:
+    saving += copies(a.get("bucket_bytes"))
 
 
 reason = a.get("reason") or (err if not a else None)
@@ -423,8 +439,9 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
     verdict_texts.append("%s %s %s: %s %s: %s" % (key[0], key[1], key[2], a["op"], verdict, a["reason"]))
     verdict_texts += ["    " + l.strip() for l in body[1:] if a["reason"] not in l]
 print("(times in ms; pred/step: commfit's predicted saving per step for that bucket, from its candidates where it")
-print(" advised another, MPI time plus the framework's time between back-to-back calls it removes (call_gap_s);")
-print(" B: the bucket run; calls: its calls per step)")
+print(" advised another, MPI time plus the framework's time between back-to-back calls it removes (call_gap_s),")
+print(" plus the packing copies it charges the buckets (copy_step_s), which these trainers do not pay: their")
+print(" buckets are views into one flat buffer; B: the bucket run; calls: its calls per step)")
 print()
 print("commfit's verdicts (report --format json: verdict and reason; the text report's lines under it):")
 for t in verdict_texts:
