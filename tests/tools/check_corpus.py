@@ -413,6 +413,10 @@ def check_overlap(case, rep, text, meta, exp):
     check(case, "a fused overlapped stream of several buckets says they were timed one at a time",
           fusion.count(flight) == len(several) - len(priced),
           "%d fused nonblocking streams of 2 buckets a step or more, %d lines" % (len(several), fusion.count(flight)))
+    # and, priced in flight, that the program's allocator may cost them more
+    pages = "not priced: the memory MPI takes per bucket, if the program's malloc hands it back"
+    check(case, "buckets priced in flight say what the program's allocator may add",
+          fusion.count(pages) == len(priced), "%d priced in flight, %d lines" % (len(priced), fusion.count(pages)))
     check(case, "a fused overlapped stream priced in flight says at what ratio",
           all("in flight: %.0f buckets posted together priced at %.2fx" % (a["buckets_per_step"], a["in_flight_ratio"])
               in fusion for a in priced), "%d priced in flight" % len(priced))
