@@ -340,8 +340,8 @@
         ' as it hides the calls now: saving ' + fmtTime(hid) + '/step');
       if (nb && ad.verdict === 'fuse') lines.push('not priced: the program\'s own time around each post outside MPI (bindings, request lists), which fewer posts also save');
       var ifr = nb && typeof ad.in_flight_ratio === 'number' && isFinite(ad.in_flight_ratio) ? ad.in_flight_ratio : null;
-      if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) lines.push('in flight: ' + ad.buckets_per_step + ' buckets posted together priced at ' + ifr.toFixed(2) + 'x their time one at a time (calibration: ' + ad.in_flight_calls + ' calls of ' + fmtSize(ad.bucket_bytes) + ' posted at once)');
-      if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) lines.push('not priced: the memory MPI takes per bucket, if the program\'s malloc hands it back and faults it in afresh (the calibration runs after the program; 2 MiB buckets in flight took 2x so over TCP); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it');
+      if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) lines.push('in flight: ' + ad.buckets_per_step + ' buckets posted together priced at ' + ifr.toFixed(2) + 'x their time one at a time (calibration: ' + ad.in_flight_calls + ' calls of ' + fmtSize(ad.bucket_bytes) + ' posted at once)',
+        'not priced: the memory MPI takes per bucket, if the program\'s malloc hands it back and faults it in afresh (the calibration runs after the program; 2 MiB buckets in flight took 2x so over TCP); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it');
       else if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2) lines.push('not priced: the calibration times one bucket at a time; ' + ad.buckets_per_step + ' in flight together at the final wait can take longer, so the saving may be smaller');
       var cv = card(parent, id, title, lines);
       draw(cv, {

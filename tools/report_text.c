@@ -778,16 +778,15 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             if (ad->nonblocking)
                 fprintf(out, "          not priced: the program's own time around each post outside MPI (bindings, "
                         "request lists), which fewer posts also save\n");
-            if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio))
+            if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio)) {
                 fprintf(out, "          in flight: %.0f buckets posted together priced at %.2fx their time one "
                         "at a time (calibration: %d calls of %s posted at once)\n",
                         ad->buckets_per_step, ad->inflight_ratio, ad->inflight_calls, fmt_s(ad->bucket_bytes, b[0]));
-            if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio))
                 fprintf(out, "          not priced: the memory MPI takes per bucket, if the program's malloc hands it "
                         "back and faults it in afresh (the calibration runs after the program; 2 MiB buckets in "
                         "flight took 2x so over TCP); MALLOC_MMAP_THRESHOLD_=67108864 "
                         "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n");
-            else if (ad->nonblocking && ad->buckets_per_step >= 2)
+            } else if (ad->nonblocking && ad->buckets_per_step >= 2)
                 fprintf(out, "          not priced: the calibration times one bucket at a time; %.0f in flight "
                         "together at the final wait can take longer, so the saving may be smaller\n",
                         ad->buckets_per_step);
