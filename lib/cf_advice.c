@@ -561,7 +561,7 @@ static void advice_init(cf_advice_t *ad)
     ad->share = NAN;
     ad->call_gap_s = ad->framework_saving_s = NAN;
     ad->hidden_saving_step_s = NAN;
-    ad->inflight_ratio = NAN;
+    ad->inflight_ratio = ad->inflight_faults = ad->step_faults = NAN;
     ad->measured_over_model = NAN;
     ad->blocked_excess_s = 0;
     ad->poll_excess_s = 0;
@@ -720,11 +720,22 @@ static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_
     ad->memcpy_Bps = isfinite(p->memcpy_Bps) && p->memcpy_Bps > 0 ? p->memcpy_Bps : NAN;
     ad->steps = steps_from_regions(p, x, f, region, sizeof(region));
     if (ad->steps > 0) {
+        double sum = 0;
+        size_t n = 0;
         ad->steps_source = "region";
         if ((ad->steps_region = strdup(region)) == NULL) {
             ad->steps_region = no_text;
             return CF_ERR_NOMEM;
         }
+        for (size_t i = 0; i < p->nrank; i++) {
+            const char *sr;
+            double pf = cf_profile_rank_faults(p, i, &sr);
+            if (isfinite(pf) && strcmp(sr, region) == 0) {
+                sum += pf;
+                n++;
+            }
+        }
+        ad->step_faults = n ? (float)(sum / (double)n) : NAN;
     } else {
         ad->steps = steps_from_pattern(f);
         ad->steps_source = "pattern";
@@ -810,8 +821,9 @@ static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, si
  * as the calibration measured them where it did (cf_adv_cand_t). */
 static void price_in_flight(cf_adv_cand_t *cd, const cf_calib_coll_t *cc)
 {
-    double unc;
-    cd->inflight_ratio = cf_calib_inflight_ratio(cc, cd->bucket_bytes, cd->buckets, &cd->inflight_calls, &unc);
+    double unc, faults;
+    cd->inflight_ratio = cf_calib_inflight_ratio(cc, cd->bucket_bytes, cd->buckets, &cd->inflight_calls, &faults, &unc);
+    cd->inflight_faults = (float)faults;
     cd->exposed_s = cd->model_s;
     if (!isfinite(cd->inflight_ratio))
         return;
@@ -851,7 +863,7 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
         cd->saving_unc_s = po.diff_unc;
         cd->source = po.source;
         cd->last_s = po.last;
-        cd->inflight_ratio = NAN;
+        cd->inflight_ratio = cd->inflight_faults = NAN;
         cd->exposed_s = cd->model_s;
         if (ad->nonblocking)
             price_in_flight(cd, cc);
@@ -874,6 +886,7 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     ad->model_s = cd->model_s;
     ad->inflight_ratio = cd->inflight_ratio;
     ad->inflight_calls = cd->inflight_calls;
+    ad->inflight_faults = cd->inflight_faults;
     ad->predicted_s = predict_run(ad, cd, now);
     ad->predicted_saving_s = ad->current_s - ad->predicted_s;
     ad->saving_step_s = sv;

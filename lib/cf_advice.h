@@ -173,6 +173,10 @@
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
 #define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
 #define CF_ADV_DISTURBED 2.0              /* a blocking stream measured this many times its predictor */
+/* buckets in flight whose set took page faults of at least this share of
+ * its bytes' pages: the program's allocator hands back what MPI takes per
+ * call (the report says so, and how to keep it) */
+#define CF_ADV_REFAULT_SHARE 0.25
 
 /* Advice for every collective stream with payload whose communicator size
  * is known, largest measured time first.  *adv_p is NULL when n is 0.

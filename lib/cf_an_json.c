@@ -474,6 +474,8 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "poll_excess_s", ad->nonblocking ? jnum(ad->poll_excess_s) : json_null());
     jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
+    jset(c, o, "in_flight_page_faults", isfinite(ad->inflight_ratio) ? jnum(ad->inflight_faults) : json_null());
+    jset(c, o, "step_page_faults", jnum(ad->step_faults));
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
     jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
     jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());

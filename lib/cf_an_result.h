@@ -314,7 +314,8 @@ typedef struct {
      * (cf_calib_inflight_ratio); NaN: not measured, the buckets priced one
      * at a time */
     double inflight_ratio;
-    int inflight_calls; /* the calls the calibration posted at once */
+    int inflight_calls;    /* the calls the calibration posted at once */
+    float inflight_faults; /* the minor page faults of that set; NaN: not recorded (in int's padding) */
     double exposed_s;   /* T(S) with its buckets in flight: (model_s - copy_s) x ratio + copy_s */
 } cf_adv_cand_t;
 
@@ -397,11 +398,16 @@ typedef struct cf_advice {
     double poll_excess_s;
     double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
     int inflight_calls;
+    float inflight_faults;
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
      * bytes held with the candidates; "" for a stream without a model */
     char *why;
     int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
                                * largest size the collective's fit saw */
+    /* the ranks' minor page faults per step (mean over the ranks that
+     * recorded them for the stream's step region); NaN: not recorded, or
+     * steps not from a region */
+    float step_faults;
     /* DDP's bucket_cap_mb is bucket_bytes / 2^20, Horovod's
      * HOROVOD_FUSION_THRESHOLD bucket_bytes */
 

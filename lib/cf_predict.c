@@ -211,7 +211,7 @@ static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
     if (!json_is_array(arr))
         return 0;
     json_array_foreach(arr, i, e) {
-        cf_calib_size_t z = {NAN, NAN, NAN, NAN, 0, 0};
+        cf_calib_size_t z = {NAN, NAN, NAN, NAN, 0, 0, NAN};
         double reps = 0, calls = 0;
         size_t k;
         if (n >= CF_CALIB_MAX_SIZES || !json_is_object(e) || !num(e, "bytes", &z.bytes) || !(z.bytes > 0) ||
@@ -225,6 +225,8 @@ static size_t read_sizes(json_t *arr, cf_calib_size_t *out)
             z.reps = (int)reps;
         if (num(e, "calls", &calls) && calls >= 2 && calls < 1e6)
             z.calls = (int)calls;
+        if (z.calls && (!num(e, "page_faults", &z.faults) || !(z.faults >= 0)))
+            z.faults = NAN;
         for (k = n; k > 0 && out[k - 1].bytes > z.bytes; k--)
             out[k] = out[k - 1];
         out[k] = z;
@@ -338,11 +340,14 @@ const cf_calib_coll_t *cf_calib_coll_of(const cf_calib_t *c, const char *op, uin
     return alt;
 }
 
-double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m, int *calls_p, double *unc_p)
+double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m, int *calls_p, double *faults_p,
+                               double *unc_p)
 {
     const cf_calib_size_t *one = NULL, *set = NULL;
     *calls_p = 0;
     *unc_p = NAN;
+    if (faults_p != NULL)
+        *faults_p = NAN;
     if (c == NULL || !(m >= 2))
         return NAN;
     for (size_t i = 0; i < c->nsize; i++)
@@ -355,6 +360,10 @@ double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m,
         return NAN;
     double r = set->p50_s / ((double)set->calls * one->p50_s);
     *calls_p = set->calls;
+    if (faults_p != NULL)
+        *faults_p = set->faults;
     *unc_p = fmax(CF_PRED_MIN_SPREAD, (set->p50_s - set->best_s) / set->p50_s);
+    if (m > set->calls)
+        *unc_p += CF_PRED_EXT_PER_DOUBLING * log2(m / (double)set->calls);
     return m >= set->calls ? r : 1.0 + (r - 1.0) * (m - 1.0) / ((double)set->calls - 1.0);
 }

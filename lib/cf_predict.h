@@ -106,6 +106,10 @@ typedef struct {
     double trial_s;
     int reps;
     int calls; /* in flight: calls posted at once, timed together (best_s, p50_s of the set); 0: one */
+    /* in flight: minor page faults of a set (median over the reps, the
+     * most on a rank); NaN: not recorded (profiles whose in-flight sets
+     * were timed after the other sweeps, on a heap those had moved) */
+    double faults;
 } cf_calib_size_t;
 
 /* The time a link's sweep states for a size: NetPIPE's figure where the
@@ -167,8 +171,11 @@ CF_HIDDEN const cf_calib_coll_t *cf_calib_coll_of(const cf_calib_t *c, const cha
  * calls: 1 + (ratio - 1) (m - 1) / (calls - 1) up to the calls measured,
  * the ratio measured beyond.  *calls_p the calls measured, *unc_p the
  * ratio's relative uncertainty (the set's p50..best spread, at least
- * 3 %).  NaN where either was not measured at bytes, or m < 2. */
-CF_HIDDEN double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m, int *calls_p,
+ * 3 %; beyond the calls measured, plus CF_PRED_EXT_PER_DOUBLING per
+ * doubling of m over them, as for sizes beyond the measured ones).  NaN
+ * where either was not measured at bytes, or m < 2.  *faults_p (may be
+ * NULL) the set's page faults (NaN: not recorded). */
+CF_HIDDEN double cf_calib_inflight_ratio(const cf_calib_coll_t *c, double bytes, double m, int *calls_p, double *faults_p,
                                          double *unc_p);
 
 #endif

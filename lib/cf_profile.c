@@ -22,6 +22,52 @@ void cf_profile_init(cf_profile_t *p)
     p->oversubscribed = -1;
 }
 
+/* 1 + the index of name in p->fault_region, added if new; 0 when it
+ * cannot be held (no memory, 65535 names) */
+static unsigned fault_region(cf_profile_t *p, const char *name)
+{
+    size_t i;
+    char **grown, *dup;
+    for (i = 0; i < p->nfault_region; i++)
+        if (strcmp(p->fault_region[i], name) == 0)
+            return (unsigned)i + 1;
+    if (p->nfault_region >= UINT16_MAX - 1 ||
+        (grown = realloc(p->fault_region, (p->nfault_region + 1) * sizeof(*grown))) == NULL)
+        return 0;
+    p->fault_region = grown;
+    if ((dup = strdup(name)) == NULL)
+        return 0;
+    p->fault_region[p->nfault_region++] = dup;
+    return (unsigned)p->nfault_region;
+}
+
+int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, double per_step)
+{
+    unsigned id;
+    if (i >= p->nrank_faults) {
+        size_t n = i + 1 > 2 * p->nrank_faults ? i + 1 : 2 * p->nrank_faults;
+        cf_rank_faults_t *g = realloc(p->rank_faults, n * sizeof(*g));
+        if (g == NULL)
+            return CF_ERR_NOMEM;
+        memset(g + p->nrank_faults, 0, (n - p->nrank_faults) * sizeof(*g));
+        p->rank_faults = g;
+        p->nrank_faults = n;
+    }
+    if ((id = fault_region(p, region)) == 0)
+        return CF_ERR_NOMEM;
+    p->rank_faults[i] = (cf_rank_faults_t){(float)per_step, (uint16_t)id};
+    return CF_OK;
+}
+
+double cf_profile_rank_faults(const cf_profile_t *p, size_t i, const char **region_p)
+{
+    const cf_rank_faults_t *f = i < p->nrank_faults ? &p->rank_faults[i] : NULL;
+    int ok = f != NULL && f->region >= 1 && f->region <= p->nfault_region;
+    if (region_p != NULL)
+        *region_p = ok ? p->fault_region[f->region - 1] : NULL;
+    return ok ? (double)f->per_step : NAN;
+}
+
 void cf_profile_free(cf_profile_t *p)
 {
     free(p->rank);
@@ -34,6 +80,10 @@ void cf_profile_free(cf_profile_t *p)
     for (size_t i = 0; i < p->nregion; i++)
         free(p->region[i]);
     free(p->region);
+    for (size_t i = 0; i < p->nfault_region; i++)
+        free(p->fault_region[i]);
+    free(p->fault_region);
+    free(p->rank_faults);
     for (size_t i = 0; i < p->npartial_reason; i++)
         free(p->partial_reason[i]);
     free(p->partial_reason);
@@ -186,6 +236,13 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
                                                r->mpi_s, "wait_s", r->wait_s, "transfer_s", r->xfer_s, "dropped",
                                                (json_int_t)r->dropped, "node_ranks", r->node_ranks, "node_cpus",
                                                r->node_cpus));
+        json_t *jr = json_array_get(ranks, json_array_size(ranks) - 1);
+        const char *sr;
+        double sf = cf_profile_rank_faults(p, i, &sr);
+        if (isfinite(sf)) {
+            json_object_set_new(jr, "step_minor_faults", json_real(sf));
+            json_object_set_new(jr, "step_region", json_string(sr));
+        }
     }
     json_object_set_new(root, "ranks", ranks);
 
@@ -682,6 +739,11 @@ static int cf_rd_rank(cf_rd_t *rd, json_t *o)
     if ((x = json_object_get(o, "node_cpus")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
         json_integer_value(x) <= INT32_MAX)
         r->node_cpus = (int)json_integer_value(x);
+    if ((x = json_object_get(o, "step_minor_faults")) && json_is_number(x) && json_number_value(x) >= 0 &&
+        json_is_string(json_object_get(o, "step_region")) &&
+        cf_profile_set_rank_faults(p, p->nrank - 1, json_string_value(json_object_get(o, "step_region")),
+                                   json_number_value(x)) != CF_OK)
+        return CF_ERR_NOMEM;
     return CF_OK;
 }
 

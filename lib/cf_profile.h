@@ -56,6 +56,14 @@ typedef struct {
     int node_ranks, node_cpus; /* ranks on this rank's node, CPUs they may run on; 0 when unknown */
 } cf_rank_info_t;
 
+/* A rank's minor page faults (memory the kernel mapped in afresh) per
+ * entry of its outermost region with the most entries, between the first
+ * entry and the last (cf_profile_rank_faults) */
+typedef struct {
+    float per_step;
+    uint16_t region; /* 1 + its index in the profile's fault_region; 0: none */
+} cf_rank_faults_t;
+
 typedef struct {
     uint32_t id;
     int size, nodes;
@@ -91,6 +99,12 @@ typedef struct {
     size_t nrec;
     char **region; /* region names */
     size_t nregion;
+    /* parallel to rank, where some rank recorded its faults per step
+     * (NULL, 0: none did; entries past nrank_faults hold none) */
+    cf_rank_faults_t *rank_faults;
+    size_t nrank_faults;
+    char **fault_region; /* their regions' names, each once */
+    size_t nfault_region;
     json_t *extra; /* further sections (clock, papi, samples...) kept as they are */
     /* The matrix's pairs as the stream reader read them (extra's "matrix"
      * then holds its other members, "pairs" null): 32 bytes a pair, not a
@@ -109,6 +123,12 @@ typedef struct {
 } cf_profile_t;
 
 void cf_profile_init(cf_profile_t *p);
+/* Rank index i's faults per step in region (cf_rank_faults_t).  CF_OK,
+ * CF_ERR_NOMEM (nothing set). */
+int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, double per_step);
+/* Rank index i's faults per step, its region's name in *region_p; NaN
+ * (and NULL) where not recorded. */
+double cf_profile_rank_faults(const cf_profile_t *p, size_t i, const char **region_p);
 void cf_profile_free(cf_profile_t *p);
 /* Appends a reason for partial (printf format); sets partial. */
 int cf_profile_add_partial_reason(cf_profile_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

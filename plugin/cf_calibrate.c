@@ -17,7 +17,12 @@
  *     once as such buckets fill a step, then one MPI_Waitall: an
  *     overlapped trainer's fused buckets are all still running at its
  *     final wait, and several nonblocking collectives in flight together
- *     do not take what one after another does.
+ *     do not take what one after another does.  Measured first, before
+ *     any other sweep, on buffers mapped apart from malloc: what the
+ *     library allocates per call meets the heap as the program left it
+ *     (glibc's thresholds move with what a process frees, and a heap
+ *     that hands the memory back faults it in afresh for every set of
+ *     calls: the minor page faults of each set are counted).
  *
  * All within a time budget (COMMFIT_CALIBRATE) on a duplicate of the
  * plugin's own communicator whose errors return instead of aborting.
@@ -33,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <jansson.h>
 
 #include "cf_calibrate.h"
@@ -99,6 +106,7 @@ typedef struct {
     uint32_t calls; /* in flight: calls posted at once, timed together; 0: one call */
     double best_s, p50_s;
     double trial_s; /* links: NetPIPE's figure (trial_best); 0 for collectives */
+    double faults;  /* in flight: minor page faults of a set (median of the reps, most on a rank) */
 } cal_point_t;
 
 typedef struct {
@@ -160,6 +168,29 @@ static void cal_bcast_asleep(cal_t *x, void *buf, size_t len, int root)
     while (!done && cal_rc(x, PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS)
         if (!done)
             nanosleep(&nap, NULL);
+}
+
+/* Zeroed buffers mapped apart from malloc: a calibration buffer freed
+ * through malloc would move glibc's dynamic thresholds (a freed mapped
+ * chunk raises them to its size), and with them whether the library's
+ * own per-call buffers, measured next, fault in afresh.  NULL: none. */
+static void *cal_map(size_t n)
+{
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void cal_unmap(void *p, size_t n)
+{
+    if (p != NULL)
+        munmap(p, n ? n : 1);
+}
+
+/* minor page faults of the process so far */
+static double cal_faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_minflt : 0;
 }
 
 /* The best and the median of t[0..n), times scale. */
@@ -355,7 +386,7 @@ static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_
          * them (one buffer for both halves what the caches must hold, and
          * measured 1-2 MiB over TCP 30 % faster than NetPIPE); the send
          * half written once, so that it is not the kernel's one zero page */
-        char *buf = malloc(blen ? 2 * blen : 1), *rbuf = buf ? buf + blen : NULL;
+        char *buf = cal_map(2 * blen), *rbuf = buf ? buf + blen : NULL;
         int ok = buf != NULL;
         if (ok)
             memset(buf, 0x5a, blen);
@@ -372,7 +403,7 @@ static void cal_link(cal_t *x, int a, int b, double deadline, uint64_t cap, cal_
             link_lead(x, b, buf, rbuf, sizes, ns, cap, deadline, res);
         else
             link_echo(x, a, buf, rbuf, blen, sizes, ns);
-        free(buf);
+        cal_unmap(buf, 2 * blen);
     }
     cal_bcast_asleep(x, res, sizeof(*res), a);
 }
@@ -436,22 +467,24 @@ static int coll_run(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, i
 }
 
 /* One timed repetition: a barrier, the operation (calls of it in flight);
- * every rank gets the slowest rank's duration in v[0] and rank 0's clock
- * in v[1]. */
+ * every rank gets the slowest rank's duration in v[0], rank 0's clock in
+ * v[1] and, calls > 1, the most minor page faults a rank took in v[2]. */
 static void coll_rep(cal_t *x, int k, char *sb, size_t sl, char *rb, size_t rl, int elems, const int *counts,
-                     int calls, uint64_t bytes, double v[3])
+                     int calls, uint64_t bytes, double v[4])
 {
     x->count[N_CONTROL]++;
     int rc = cal_rc(x, PMPI_Barrier(x->comm));
+    double f0 = calls > 1 ? cal_faults() : 0;
     uint64_t t0 = cf_ticks();
     if (rc == MPI_SUCCESS)
         rc = cal_rc(x, coll_run(x, k, sb, sl, rb, rl, elems, counts, calls));
     v[0] = (double)cf_ticks_to_ns(cf_ticks() - t0) * 1e-9;
+    v[2] = calls > 1 ? cal_faults() - f0 : 0;
     x->count[N_COLL] += (uint64_t)calls;
     x->count[N_COLL_BYTES] += bytes * (uint64_t)calls;
     v[1] = x->me == 0 ? cal_elapsed(x) : 0;
-    v[2] = rc != MPI_SUCCESS;
-    cal_agree(x, v, 3);
+    v[3] = rc != MPI_SUCCESS;
+    cal_agree(x, v, 4);
 }
 
 /* Repetitions of size bytes (calls of it in flight at once) until the
@@ -468,38 +501,42 @@ static int coll_size(cal_t *x, int k, uint64_t bytes, int calls, int elems, cons
     size_t sl = b == K_BCAST || b == K_ALLREDUCE ? 0 : b == K_ALLGATHER ? bytes / (uint64_t)x->n : bytes;
     size_t rl = b == K_RS || b == K_RS_BLOCK ? bytes / (uint64_t)x->n : bytes;
     /* each call its own buffers, as each bucket of a trainer; the
-     * warm-up touches them */
-    char *sb = calloc(sl ? sl * (size_t)calls : 1, 1), *rb = calloc(rl ? rl * (size_t)calls : 1, 1);
-    double t[CAL_COLL_MAX_SMALL], v[3] = {x->me == 0 ? cal_elapsed(x) : 0, 0, !sb || !rb};
+     * warm-up touches them; mapped apart from malloc (cal_map) */
+    size_t sn = sl * (size_t)calls, rn = rl * (size_t)calls;
+    char *sb = cal_map(sn), *rb = cal_map(rn);
+    double t[CAL_COLL_MAX_SMALL], f[CAL_COLL_MAX_SMALL], v[4] = {x->me == 0 ? cal_elapsed(x) : 0, 0, 0, !sb || !rb};
     int maxr = bytes * (uint64_t)calls <= (1u << 20) ? CAL_COLL_MAX_SMALL : CAL_COLL_MAX_LARGE, n = 0,
         stop = STOP_NONE;
-    cal_agree(x, v, 3); /* v[2]: some rank has no memory */
-    if (v[2]) {
-        free(sb);
-        free(rb);
+    cal_agree(x, v, 4); /* v[3]: some rank has no memory */
+    if (v[3]) {
+        cal_unmap(sb, sn);
+        cal_unmap(rb, rn);
         return STOP_NOMEM;
     }
     double start = v[0];
     coll_rep(x, k, sb, sl, rb, rl, elems, counts, calls, bytes, v); /* warm-up */
-    if (!v[2] && v[1] + CAL_COLL_MIN_REPS * v[0] > deadline)
+    if (!v[3] && v[1] + CAL_COLL_MIN_REPS * v[0] > deadline)
         stop = STOP_BUDGET; /* at the warm-up's pace, which paid for the pages */
-    while (stop == STOP_NONE && !v[2]) {
+    while (stop == STOP_NONE && !v[3]) {
         coll_rep(x, k, sb, sl, rb, rl, elems, counts, calls, bytes, v);
-        if (v[2])
+        if (v[3])
             break;
+        f[n] = v[2];
         t[n++] = v[0];
         if (n < CAL_COLL_MIN_REPS && v[1] + (CAL_COLL_MIN_REPS - n) * v[0] > deadline)
             stop = STOP_BUDGET;
         else if (n >= CAL_COLL_MIN_REPS && (n >= maxr || v[1] - start + v[0] > share))
             break;
     }
-    free(sb);
-    free(rb);
-    if (v[2])
+    cal_unmap(sb, sn);
+    cal_unmap(rb, rn);
+    if (v[3])
         return STOP_ERROR;
     if (stop == STOP_NONE) {
         point_set(pt, bytes, t, n, 1);
         pt->calls = calls > 1 ? (uint32_t)calls : 0;
+        qsort(f, (size_t)n, sizeof(*f), cf_cmp_double);
+        pt->faults = calls > 1 ? (f[(n - 1) / 2] + f[n / 2]) / 2 : 0;
     }
     return stop;
 }
@@ -541,11 +578,11 @@ static int coll_next(cal_t *x, int k, uint64_t bytes, int calls, int elems, int 
 }
 
 /* Kind k at its sizes up to upper, ascending, until rank 0's clock reaches
- * its share of what is left of the budget: 1 / kinds_left of it.  step:
- * 0 for one call at a time; else the in-flight sweep of a stream of step
- * bytes per step (inflight_calls). */
-static void cal_collective(cal_t *x, int k, uint64_t upper, uint64_t step, const cal_plan_t *plan, int kinds_left,
-                           cal_series_t *res)
+ * its share of what is left until end: 1 / kinds_left of it.  step: 0 for
+ * one call at a time; else the in-flight sweep of a stream of step bytes
+ * per step (inflight_calls). */
+static void cal_collective(cal_t *x, int k, uint64_t upper, uint64_t step, const cal_plan_t *plan, double end,
+                           int kinds_left, cal_series_t *res)
 {
     uint64_t sizes[CAL_MAXSIZES];
     int ns = coll_sizes(k, upper, sizes);
@@ -559,7 +596,7 @@ static void cal_collective(cal_t *x, int k, uint64_t upper, uint64_t step, const
         free(counts);
         return;
     }
-    double deadline = v[0] + (plan->budget_s - v[0]) / kinds_left;
+    double deadline = v[0] + (end - v[0]) / kinds_left;
     for (int i = 0; i < ns; i++) {
         /* a whole number of floats, per rank where the buffer is split */
         int b = k % K_NB, split = b == K_RS || b == K_RS_BLOCK || b == K_ALLGATHER, stop = STOP_NONE;
@@ -745,8 +782,10 @@ static json_t *sizes_json(const cal_series_t *s, uint64_t top)
                               p->best_s, "p50_s", p->p50_s);
         if (e != NULL && p->trial_s > 0)
             json_object_set_new(e, "trial_s", json_real(p->trial_s));
-        if (e != NULL && p->calls > 0)
+        if (e != NULL && p->calls > 0) {
             json_object_set_new(e, "calls", json_integer(p->calls));
+            json_object_set_new(e, "page_faults", json_integer((json_int_t)p->faults));
+        }
         json_array_append_new(arr, e);
     }
     return arr;
@@ -925,18 +964,28 @@ static json_t *cf_calibrate(void)
     /* every rank is here (the last ones to reach MPI_Finalize included):
      * the budget's clock starts, on every rank about together */
     x.t0_ns = cf_clock_mono_ns();
-    int go = !v[1] && x.n > 1, kinds = 0;
-    for (int k = 0; k < K_N; k++)
-        kinds += (plan.upper[k] > 0) + (plan.upper[k] > 0 && plan.step[k] > 0);
-    double link_share = kinds ? plan.budget_s / 2 : plan.budget_s;
-    for (int i = 0; go && i < plan.npairs; i++)
-        cal_link(&x, plan.pair[i][0], plan.pair[i][1], link_share * (i + 1) / plan.npairs, plan.cap, &links[i]);
-    for (int k = 0, done = 0; go && k < K_N; k++) {
-        if (plan.upper[k] > 0)
-            cal_collective(&x, k, plan.upper[k], 0, &plan, kinds - done++, &coll[k]);
-        if (plan.upper[k] > 0 && plan.step[k] > 0)
-            cal_collective(&x, k, plan.upper[k], plan.step[k], &plan, kinds - done++, &inflight[k]);
+    int go = !v[1] && x.n > 1, one = 0, sets = 0;
+    for (int k = 0; k < K_N; k++) {
+        one += plan.upper[k] > 0;
+        sets += plan.upper[k] > 0 && plan.step[k] > 0;
     }
+    /* half the budget for the links where there are collectives, the rest
+     * in equal shares per sweep; the in-flight sweeps first, on the heap
+     * as the program left it (see the top), then the links, then one call
+     * at a time */
+    double link_share = one + sets ? plan.budget_s / 2 : plan.budget_s, sets_end = link_share * sets / (one + sets);
+    for (int k = 0, done = 0; go && k < K_N; k++)
+        if (plan.upper[k] > 0 && plan.step[k] > 0)
+            cal_collective(&x, k, plan.upper[k], plan.step[k], &plan, sets_end, sets - done++, &inflight[k]);
+    double off[2] = {x.me == 0 ? cal_elapsed(&x) : 0, 0};
+    if (go && sets)
+        cal_agree(&x, off, 2);
+    for (int i = 0; go && i < plan.npairs; i++)
+        cal_link(&x, plan.pair[i][0], plan.pair[i][1], off[0] + link_share * (i + 1) / plan.npairs, plan.cap,
+                 &links[i]);
+    for (int k = 0, done = 0; go && k < K_N; k++)
+        if (plan.upper[k] > 0)
+            cal_collective(&x, k, plan.upper[k], 0, &plan, plan.budget_s, one - done++, &coll[k]);
     x.count[N_CONTROL]++; /* this reduction */
     PMPI_Reduce(x.count, sum, N_COUNT, MPI_UINT64_T, MPI_SUM, 0, x.comm);
     PMPI_Comm_free(&x.comm);

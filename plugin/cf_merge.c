@@ -57,6 +57,8 @@ typedef struct {
     uint64_t dropped;
     int node_ranks, node_cpus;
     double copy_Bps; /* the node's copy bandwidth, on its first rank; 0 elsewhere */
+    double step_faults;  /* per entry of its step region (cf_region_step_faults); NaN: none */
+    char step_region[64];
 } cf_rank_wire_t;
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
@@ -383,6 +385,7 @@ static void cf_fin_ranks(cf_fin_run_t *m)
     me.node_ranks = cf_g.node_ranks;
     me.node_cpus = cf_g.node_cpus;
     me.copy_Bps = cf_node_first() ? cf_memcpy_bandwidth() : 0;
+    me.step_faults = cf_region_step_faults(me.step_region, sizeof(me.step_region));
     if (m->have_samples) {
         me.wait_s = cf_ns_to_s(m->sres.wait_ns);
         me.xfer_s = cf_ns_to_s(m->sres.xfer_ns);
@@ -418,6 +421,8 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
         r->xfer_s = a->xfer_s;
         r->node_ranks = a->node_ranks;
         r->node_cpus = a->node_cpus;
+        if (a->step_faults >= 0 && a->step_region[0])
+            (void)cf_profile_set_rank_faults(p, p->nrank - 1, a->step_region, a->step_faults);
         if (a->copy_Bps > 0 && (!(p->memcpy_Bps > 0) || a->copy_Bps < p->memcpy_Bps))
             p->memcpy_Bps = a->copy_Bps;
         if (r->wall_s > p->wall_s)

@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <math.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include "cf_region.h"
 #include "cf_text.h"
 
@@ -20,6 +22,9 @@ typedef struct {
     unsigned id;
     uint64_t entries;
     char path[CF_REGION_NAME];
+    /* the process's minor page faults at the first and the last entry of
+     * an outermost region (cf_region_step_faults) */
+    double flt_first, flt_last;
 } cf_region_t;
 
 /* The table grows by chunks up to the region ids there are (CF_MAX_REGIONS):
@@ -148,8 +153,15 @@ void cf_pcontrol(int level, const char *name)
         } else
             cf_region_deep++;
         if (id) {
+            cf_region_t *r = cf_region_find(id);
+            if (cf_depth == 0) {
+                struct rusage ru;
+                r->flt_last = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_minflt : NAN;
+                if (r->entries == 0)
+                    r->flt_first = r->flt_last;
+            }
             cf_stack[cf_depth++] = id;
-            cf_region_find(id)->entries++;
+            r->entries++;
             atomic_store(&cf_g.region, id);
             atomic_fetch_add(&cf_memo_gen, 1); /* the memos hold their region's records */
         } else
@@ -195,6 +207,22 @@ uint64_t cf_region_outer_entries(unsigned id)
     }
     pthread_mutex_unlock(&cf_region_lock);
     return n;
+}
+
+double cf_region_step_faults(char *name, size_t len)
+{
+    const cf_region_t *best = NULL;
+    pthread_mutex_lock(&cf_region_lock);
+    for (unsigned i = 0; i < atomic_load(&cf_nregions); i++) {
+        const cf_region_t *r = cf_region_at(i);
+        if (strchr(r->path, '/') == NULL && r->entries >= 3 && (best == NULL || r->entries > best->entries))
+            best = r;
+    }
+    double f = best && best->flt_last >= best->flt_first ? (best->flt_last - best->flt_first) / (double)(best->entries - 1)
+                                                          : NAN;
+    snprintf(name, len, "%s", best && isfinite(f) ? best->path : "");
+    pthread_mutex_unlock(&cf_region_lock);
+    return f;
 }
 
 /* For a part written without MPI (cf_spill.c): plain reads, no lock (a

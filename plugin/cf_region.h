@@ -23,4 +23,10 @@ CF_HIDDEN size_t cf_regions_copy(cf_spill_region_t *out, size_t max, uint64_t *f
  * for "step/allreduce"); 0 for none. */
 CF_HIDDEN uint64_t cf_region_outer_entries(unsigned id);
 
+/* The process's minor page faults per entry of this rank's outermost
+ * region with the most entries (at least 3), between its first entry and
+ * its last: memory the kernel mapped in afresh per step, in the steady
+ * state; its name in name.  NaN (name "") without such a region. */
+CF_HIDDEN double cf_region_step_faults(char *name, size_t len);
+
 #endif

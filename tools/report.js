@@ -329,6 +329,11 @@
       if (nb && ad.blocked_excess_s > 0) lines.push({ text: (ad.disturbed ? 'disturbed' : 'blocked beyond the calls\' time') + ': blocked ' + ad.measured_over_model.toFixed(1) + 'x what the calls as they are take one at a time, exposed, with the ranks\' wait for the last (' + fmtTime(ad.blocked_excess_s / ad.steps) + '/step more; load on the machine, a partner late' + (ad.model && ad.model.current_time_source === 'model' ? ', or a nonblocking algorithm slower than the line' : '') + '): kept in every prediction, not counted as a saving', cls: 'caption uncertain' });
       else if (ad.disturbed === true) lines.push({ text: 'disturbed: the run measured ' + ad.measured_over_model.toFixed(1) + 'x what the medians predict per step (tails the medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor\'s, not scaled to this run', cls: 'caption uncertain' });
       if (nb && ad.polls_with_posts && ad.poll_excess_s > 0 && ad.poll_excess_s >= 0.1 * ad.poll_s) lines.push({ text: 'polls beyond their median: ' + fmtTime(ad.poll_excess_s / ad.steps) + '/step of the polls\' ' + fmtTime(ad.poll_s / ad.steps) + '/step (their mean ' + (ad.poll_s / (ad.poll_s - ad.poll_excess_s)).toFixed(1) + 'x their median: load, or progress work inside a poll): kept in every prediction, not counted as a saving', cls: 'caption uncertain' });
+      /* memory the kernel mapped in afresh every step (cf. the text report) */
+      if (nb && typeof ad.step_page_faults === 'number' && ad.bytes_per_step > 0 && ad.step_page_faults >= 0.25 * ad.bytes_per_step / 4096) {
+        var few = typeof ad.in_flight_page_faults === 'number' && ad.in_flight_page_faults < 0.25 * ad.in_flight_calls * ad.bucket_bytes / 4096;
+        lines.push({ text: 'memory: ' + Math.round(ad.step_page_faults) + ' minor page faults a step (' + fmtSize(ad.step_page_faults * 4096) + ' mapped in afresh, mean per rank; ' + (ad.step_page_faults * 4096 / ad.bytes_per_step).toFixed(1) + 'x the stream\'s bytes): where the program\'s malloc hands back the memory MPI takes per call in flight, the calls pay to fault it in again, now and in buckets' + (few ? ' (the calibration\'s buckets in flight, after the program, took few: not in their price)' : '') + '; MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it: profile with them to price the buckets', cls: 'caption uncertain' });
+      }
       if (ad.extrapolated) lines.push({ text: 'the buckets lie beyond the sizes measured: their times come from the line', cls: 'caption uncertain' });
       /* an overlapped stream's buckets are priced exposed (no progress
        * thread), plus the ranks' wait for the last one; what they would
@@ -340,8 +345,14 @@
         ' as it hides the calls now: saving ' + fmtTime(hid) + '/step');
       if (nb && ad.verdict === 'fuse') lines.push('not priced: the program\'s own time around each post outside MPI (bindings, request lists), which fewer posts also save');
       var ifr = nb && typeof ad.in_flight_ratio === 'number' && isFinite(ad.in_flight_ratio) ? ad.in_flight_ratio : null;
-      if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) lines.push('in flight: ' + ad.buckets_per_step + ' buckets posted together priced at ' + ifr.toFixed(2) + 'x their time one at a time (calibration: ' + ad.in_flight_calls + ' calls of ' + fmtSize(ad.bucket_bytes) + ' posted at once)',
-        'not priced: the memory MPI takes per bucket, if the program\'s malloc hands it back and faults it in afresh (the calibration runs after the program; 2 MiB buckets in flight took 2x so over TCP); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it');
+      if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) {
+        /* the set's page faults, where the calibration timed it on the
+         * heap as the program left it */
+        var pages = ad.in_flight_calls * ad.bucket_bytes / 4096, pf = ad.in_flight_page_faults;
+        lines.push('in flight: ' + ad.buckets_per_step + ' buckets posted together priced at ' + ifr.toFixed(2) + 'x their time one at a time (calibration: ' + ad.in_flight_calls + ' calls of ' + fmtSize(ad.bucket_bytes) + ' posted at once' + (ad.buckets_per_step > ad.in_flight_calls ? '; more buckets than that: its ratio, uncertain by 10 % more per doubling' : '') + ')');
+        if (typeof pf !== 'number') lines.push('not priced: the memory MPI takes per bucket, if the program\'s malloc hands it back and faults it in afresh (this profile\'s calibration timed the buckets in flight after its other sweeps, on a heap they had moved); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it');
+        else if (pf >= 0.25 * pages) lines.push('priced in: the program\'s malloc hands back the memory MPI takes per bucket and faults it in afresh, ' + Math.round(pf) + ' page faults a set of ' + ad.in_flight_calls + ' calls (' + Math.round(pages) + ' pages); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it, and makes buckets in flight cheaper');
+      }
       else if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2) lines.push('not priced: the calibration times one bucket at a time; ' + ad.buckets_per_step + ' in flight together at the final wait can take longer, so the saving may be smaller');
       var cv = card(parent, id, title, lines);
       draw(cv, {

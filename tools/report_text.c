@@ -699,6 +699,49 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 "saving\n",
                 fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
                 ad->poll_s / (ad->poll_s - ad->poll_excess_s));
+    /* memory the kernel mapped in afresh every step, a quarter of the
+     * stream's bytes or more: what MPI allocates per call in flight may be
+     * among it */
+    if (ad->nonblocking && ad->step_faults >= CF_ADV_REFAULT_SHARE * ad->bytes_per_step / 4096.0)
+        fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
+                "stream's bytes): where the program's malloc hands back the memory MPI takes per call in flight, the calls "
+                "pay to fault it in again, now and in buckets%s; MALLOC_MMAP_THRESHOLD_=67108864 "
+                "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it: profile with them to price the buckets\n",
+                ad->step_faults, fmt_s(ad->step_faults * 4096.0, b[0]), ad->step_faults * 4096.0 / ad->bytes_per_step,
+                isfinite(ad->inflight_faults) && ad->inflight_faults < CF_ADV_REFAULT_SHARE * ad->inflight_calls *
+                                                                            ad->bucket_bytes / 4096.0
+                    ? " (the calibration's buckets in flight, after the program, took few: not in their price)"
+                    : "");
+}
+
+/* An advised nonblocking stream's buckets in flight together: their
+ * price, and what the program's allocator adds to it */
+static void text_in_flight(FILE *out, const cf_advice_t *ad)
+{
+    char b[2][CF_FMT_LEN];
+    if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio)) {
+        double pages = (double)ad->inflight_calls * ad->bucket_bytes / 4096.0;
+        fprintf(out, "          in flight: %.0f buckets posted together priced at %.2fx their time one "
+                "at a time (calibration: %d calls of %s posted at once%s)\n",
+                ad->buckets_per_step, ad->inflight_ratio, ad->inflight_calls, fmt_s(ad->bucket_bytes, b[0]),
+                ad->buckets_per_step > ad->inflight_calls
+                    ? "; more buckets than that: its ratio, uncertain by 10 % more per doubling"
+                    : "");
+        if (!isfinite(ad->inflight_faults))
+            fprintf(out, "          not priced: the memory MPI takes per bucket, if the program's malloc hands "
+                    "it back and faults it in afresh (this profile's calibration timed the buckets in "
+                    "flight after its other sweeps, on a heap they had moved); "
+                    "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n");
+        else if (ad->inflight_faults >= CF_ADV_REFAULT_SHARE * pages)
+            fprintf(out, "          priced in: the program's malloc hands back the memory MPI takes per "
+                    "bucket and faults it in afresh, %.0f page faults a set of %d calls (%.0f pages); "
+                    "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it, and makes "
+                    "buckets in flight cheaper\n",
+                    ad->inflight_faults, ad->inflight_calls, pages);
+    } else if (ad->nonblocking && ad->buckets_per_step >= 2)
+        fprintf(out, "          not priced: the calibration times one bucket at a time; %.0f in flight "
+                "together at the final wait can take longer, so the saving may be smaller\n",
+                ad->buckets_per_step);
 }
 
 static void text_fusion(FILE *out, const cf_analysis_t *a)
@@ -778,18 +821,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             if (ad->nonblocking)
                 fprintf(out, "          not priced: the program's own time around each post outside MPI (bindings, "
                         "request lists), which fewer posts also save\n");
-            if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio)) {
-                fprintf(out, "          in flight: %.0f buckets posted together priced at %.2fx their time one "
-                        "at a time (calibration: %d calls of %s posted at once)\n",
-                        ad->buckets_per_step, ad->inflight_ratio, ad->inflight_calls, fmt_s(ad->bucket_bytes, b[0]));
-                fprintf(out, "          not priced: the memory MPI takes per bucket, if the program's malloc hands it "
-                        "back and faults it in afresh (the calibration runs after the program; 2 MiB buckets in "
-                        "flight took 2x so over TCP); MALLOC_MMAP_THRESHOLD_=67108864 "
-                        "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n");
-            } else if (ad->nonblocking && ad->buckets_per_step >= 2)
-                fprintf(out, "          not priced: the calibration times one bucket at a time; %.0f in flight "
-                        "together at the final wait can take longer, so the saving may be smaller\n",
-                        ad->buckets_per_step);
+            text_in_flight(out, ad);
             if (isfinite(ad->framework_saving_s))
                 fprintf(out, "          outside MPI, %s more: the calls go back to back, %s apart (median of %zu "
                        "sampled pairs), the framework's cost per call\n",

@@ -54,6 +54,14 @@
 #                              resnet-stream (ResNet-20 with many more, smaller tensors)
 #                              overlapped, COMMFIT_CALIBRATE=2s: its fused buckets are
 #                              also timed in flight together (calibration in_flight)
+#   veth-torch-resnet-stream-overlap-refault-2
+#                              the same, recorded with the minor page faults per step
+#                              (ranks[].step_minor_faults) and of the sets in flight:
+#                              glibc's malloc as it comes faults the memory it hands
+#                              back in afresh every step
+#   veth-torch-resnet-stream-overlap-malloc-2
+#                              the same with MALLOC_MMAP_THRESHOLD_=67108864
+#                              MALLOC_TRIM_THRESHOLD_=1073741824: malloc keeps it
 #
 # Needs root for the shaped and veth cases, netpipe-openmpi (NPopenmpi), lammps +
 # lammps-examples (lmp, in.melt), hpcc, python3-torch and python3-mpi4py:
@@ -86,7 +94,8 @@ all_cases="shm-pingpong-2 shm-pingpong10-2 shm-pingpong-4 shm-allreduce-2 shm-al
 tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduce-2 shaped-1gbit-pingpong-2
 shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4
 lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resnet20-overlap-2
-veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2"
+veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2
+veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -413,7 +422,7 @@ PY
 }
 
 run_torch() { # CASE
-    local case=$1 targs cal=auto
+    local case=$1 targs cal=auto envx=() refaults=
     case $case in
         veth-torch-mlp-2) targs=(--model mlp --mode per-tensor) ;;
         veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
@@ -421,13 +430,16 @@ run_torch() { # CASE
         veth-torch-resnet20-horovod-2) targs=(--model resnet20 --mode overlap --no-progress) ;;
         veth-torch-resnet20-horovod-cal-2) targs=(--model resnet20 --mode overlap --no-progress) cal=2s ;;
         veth-torch-resnet-stream-overlap-cal-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
+        veth-torch-resnet-stream-overlap-refault-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=true ;;
+        veth-torch-resnet-stream-overlap-malloc-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=false
+            envx=(-x MALLOC_MMAP_THRESHOLD_=67108864 -x MALLOC_TRIM_THRESHOLD_=1073741824) ;;
     esac
     /usr/bin/python3 -c "import torch, mpi4py" 2> /dev/null || die "$case: no torch or mpi4py (apt-get install python3-torch python3-mpi4py)"
     local prog=(/usr/bin/python3 "$src/examples/torch_train.py" "${targs[@]}" --steps 30 --warmup 2 --region --timings "$dir")
     CFN_PREFIX=cfr "$cluster" up 2 > /dev/null || die "$case: cluster up failed"
     COMMFIT_CALIBRATE=$cal COMMFIT_OUTPUT=$dir/profile.json COMMFIT_SUMMARY=0 CFN_PREFIX=cfr "$cluster" run -- -np 2 \
-        -x LD_PRELOAD="$lib" -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x OMP_NUM_THREADS=1 "${prog[@]}" \
-        > "$dir/train.out" 2>&1 ||
+        -x LD_PRELOAD="$lib" -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY ${envx[@]+"${envx[@]}"} \
+        -x OMP_NUM_THREADS=1 "${prog[@]}" > "$dir/train.out" 2>&1 ||
         { CFN_PREFIX=cfr "$cluster" down > /dev/null; die "$case: job failed: $(tail -n 3 "$dir/train.out")"; }
     CFN_PREFIX=cfr "$cluster" down > /dev/null
     grep -q 'ranks_agree=yes' "$dir/train.out" || die "$case: the trainer's own check failed"
@@ -465,12 +477,14 @@ for r in csv.DictReader(open(sys.argv[1])):
         local blocked
         blocked=$("$PY" -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["exchange_ms_mean"] * r["steps"] / 1e3)' "$res")
         exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}}'
+        local rf=
+        [ -z "$refaults" ] || rf=', "refaults": {"op": "MPI_Iallreduce", "comm": "world", "memory_line": '"$refaults"'}'
         [ "$cal" = auto ] ||
-            exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}, "in_flight": {"op": "MPI_Iallreduce", "comm": "world"}}'
+            exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}, "in_flight": {"op": "MPI_Iallreduce", "comm": "world"}'"$rf"'}'
         truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
     fi
     meta case="$case" program="$(jsonarr "${rel[@]}")" \
-        command="$(jsonarr env COMMFIT_CALIBRATE=$cal COMMFIT_OUTPUT=profile.json COMMFIT_SUMMARY=0 tests/cluster/cluster.sh run -- -np 2 -x LD_PRELOAD=libcommfit.so -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY -x OMP_NUM_THREADS=1 "${rel[@]}")" \
+        command="$(jsonarr env COMMFIT_CALIBRATE=$cal COMMFIT_OUTPUT=profile.json COMMFIT_SUMMARY=0 tests/cluster/cluster.sh run -- -np 2 -x LD_PRELOAD=libcommfit.so -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY ${envx[@]+"${envx[@]}"} -x OMP_NUM_THREADS=1 "${rel[@]}")" \
         cluster='["tests/cluster/cluster.sh", "up", "2"]' \
         transport='"ob1 + tcp BTL between 2 network-namespace nodes over veth + bridge, unshaped"' \
         path="inter-node" ranks=2 ranks_per_node=1 nodes=2 trainer="$res" truth="$truth" expect="$exp"

@@ -189,10 +189,28 @@ def in_flight(prof, c, e, nb):
     check("in flight: sizes and calls a prefix of %s, got %s" % (want, got), len(got) > 0 and got == want[:len(got)])
     check("in flight: at least 3 repetitions per size, 0 < best <= median",
           all(x["reps"] >= 3 and 0 < x["best_s"] <= x["p50_s"] for x in e.get("in_flight", [])))
+    check("in flight: each set's minor page faults counted (an integer >= 0)",
+          all(isinstance(x.get("page_faults"), int) and x["page_faults"] >= 0 for x in e.get("in_flight", [])),
+          str([x.get("page_faults") for x in e.get("in_flight", [])]))
     cut = [k for k in c["skipped"] if k.startswith(name + ": sizes from ")]
     check("in flight: the budget's cut named where the sizes end",
           cut == ([] if len(got) == len(want) else
                   ["%s: sizes from %s not measured: budget" % (name, fmt_bytes(want[len(got)][0]))]), str(cut))
+
+
+def refault(path, share):
+    """A program whose malloc maps every block afresh (MALLOC_MMAP_THRESHOLD_
+    =4096): the in-flight sets, timed on the heap as the program left it,
+    fault in the memory the library takes per call, at least share of the
+    pages of their calls' bytes."""
+    c = section(path)
+    sets = [x for e in c["collectives"] for x in e.get("in_flight", [])]
+    check("in flight: sets measured", len(sets) > 0, str(c["skipped"]))
+    for x in sets:
+        pages = x["calls"] * x["bytes"] // 4096
+        check("in flight, %d calls of %s: %s page faults a set, at least %.0f%% of their %d pages" %
+              (x["calls"], fmt_bytes(x["bytes"]), x.get("page_faults"), 100 * share, pages),
+              (x.get("page_faults") or 0) >= share * pages)
 
 
 def fmt_bytes(b):
@@ -381,7 +399,7 @@ def monitoring(on, off, mon_on, mon_off):
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto, "two_nodes": two_nodes,
-     "nonblocking": nonblocking, "speed": speed,
+     "nonblocking": nonblocking, "speed": speed, "refault": lambda path, share: refault(path, float(share)),
      "monitoring": monitoring}[what](*args)
     done()
 

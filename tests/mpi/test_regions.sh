@@ -17,3 +17,25 @@ ok = p["region_entries"].get("step") == 4 and all(
 print("%s dp_train --region: 4 steps, every allreduce in step/allreduce: %s" % ("ok  " if ok else "FAIL", p["region_entries"]))
 sys.exit(0 if ok else 1)
 PY
+
+# Memory mapped in afresh per step (ranks[].step_minor_faults): 256 pages a
+# step faulted in by the program counted per entry of region "step" (the
+# outermost region entered most), against none
+for pages in 256 0; do
+    COMMFIT_OUTPUT="$cf_tmp/flt$pages.json" COMMFIT_SUMMARY=0 COMMFIT_CALIBRATE=0 \
+        cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/step_faults" $pages 12 > /dev/null || cf_fail "step_faults $pages failed"
+done
+"$CF_PYTHON" - "$cf_tmp/flt256.json" "$cf_tmp/flt0.json" <<'PY' || exit 1
+import json, sys
+bad = 0
+for path, pages in zip(sys.argv[1:], (256, 0)):
+    for r in json.load(open(path))["ranks"]:
+        f = r.get("step_minor_faults")
+        # the step's own pages, and at most 48 more (the libraries' own
+        # pages first touched in a step)
+        ok = r.get("step_region") == "step" and f is not None and pages <= f <= pages + 48
+        bad += not ok
+        print("%s %d pages a step, rank %d: %s minor faults a step in %r" %
+              ("ok  " if ok else "FAIL", pages, r["rank"], f, r.get("step_region")))
+sys.exit(1 if bad else 0)
+PY

@@ -413,10 +413,22 @@ def check_overlap(case, rep, text, meta, exp):
     check(case, "a fused overlapped stream of several buckets says they were timed one at a time",
           fusion.count(flight) == len(several) - len(priced),
           "%d fused nonblocking streams of 2 buckets a step or more, %d lines" % (len(several), fusion.count(flight)))
-    # and, priced in flight, that the program's allocator may cost them more
+    # and, priced in flight: where the calibration timed the sets after its
+    # other sweeps (no page faults recorded), that the program's allocator
+    # may cost them more; where it counted their page faults on the heap as
+    # the program left it, that they faulted in afresh, if a quarter of
+    # their pages or more did
+    old = [a for a in priced if a.get("in_flight_page_faults") is None]
+    refault = [a for a in priced if a.get("in_flight_page_faults") is not None and
+               a["in_flight_page_faults"] >= 0.25 * a["in_flight_calls"] * a["bucket_bytes"] / 4096]
     pages = "not priced: the memory MPI takes per bucket, if the program's malloc hands it back"
-    check(case, "buckets priced in flight say what the program's allocator may add",
-          fusion.count(pages) == len(priced), "%d priced in flight, %d lines" % (len(priced), fusion.count(pages)))
+    check(case, "buckets priced in flight without their page faults say what the program's allocator may add",
+          fusion.count(pages) == len(old), "%d priced in flight so, %d lines" % (len(old), fusion.count(pages)))
+    faulted = "priced in: the program's malloc hands back the memory MPI takes per bucket"
+    check(case, "buckets in flight that faulted their pages in afresh say so and how to keep them",
+          fusion.count(faulted) == len(refault) and
+          all("%.0f page faults a set of %d calls" % (a["in_flight_page_faults"], a["in_flight_calls"]) in fusion
+              for a in refault), "%d faulted, %d lines" % (len(refault), fusion.count(faulted)))
     check(case, "a fused overlapped stream priced in flight says at what ratio",
           all("in flight: %.0f buckets posted together priced at %.2fx" % (a["buckets_per_step"], a["in_flight_ratio"])
               in fusion for a in priced), "%d priced in flight" % len(priced))
@@ -512,6 +524,39 @@ def check_calibrated(case, rep, prof, exp):
           "on the line: %s" % line)
     check(case, "no reason points to a blocking run", "blocking would" not in (a.get("reason") or ""),
           a.get("reason") or "")
+
+
+def check_memory(case, rep, text, prof, exp):
+    """Memory faulted in afresh every step (ranks[].step_minor_faults): a
+    nonblocking stream's advice says so, with the mean per rank, exactly
+    where it is a quarter of the stream's pages a step or more; the
+    recording says whether this one does (expect.refaults)."""
+    ranks = json.load(open(prof)).get("ranks", [])
+    fusion = text.split("\nFUSION ADVICE", 1)[1] if "\nFUSION ADVICE" in text else ""
+    nb = [a for a in rep.get("advice", []) if a.get("nonblocking")]
+    for a in nb:
+        region = a.get("steps_region") if a.get("steps_source") == "region" else None
+        per = [r["step_minor_faults"] for r in ranks
+               if r.get("step_minor_faults") is not None and r.get("step_region") == region]
+        want = sum(per) / len(per) if per and region else None
+        got = a.get("step_page_faults")
+        check(case, "%s on %s: the faults per step are the ranks' mean" % (a["op"], a["comm"]),
+              (want is None and got is None) or (want is not None and got is not None and abs(got - want) <= 1e-6 * max(1.0, want)),
+              "advice %s, ranks %s" % (got, per))
+    shown = [a for a in nb if a.get("step_page_faults") is not None and
+             a["step_page_faults"] >= 0.25 * a["bytes_per_step"] / 4096]
+    check(case, "a memory line for each nonblocking stream faulting a quarter of its pages a step or more",
+          fusion.count("    memory: ") == len(shown) and
+          all("memory: %.0f minor page faults a step" % a["step_page_faults"] in fusion for a in shown),
+          "%d such streams, %d lines" % (len(shown), fusion.count("    memory: ")))
+    want = exp.get("refaults")
+    if want:
+        a = [x for x in nb if x["op"] == want["op"] and x["comm"] == want["comm"]]
+        check(case, "%s on %s: %s" % (want["op"], want["comm"], "memory faulted in afresh every step, said" if
+                                       want["memory_line"] else "no memory faulted in afresh to speak of"),
+              bool(a) and (a[0] in shown) == want["memory_line"],
+              "step_page_faults %s, %s B a step" % (a[0].get("step_page_faults"), a[0].get("bytes_per_step"))
+              if a else "no advice entry")
 
 
 def check_in_flight(case, rep, prof, exp):
@@ -630,6 +675,7 @@ def main():
             if exp.get("overlap"):
                 check_overlap(case, rep, txt.stdout, meta, exp)
                 check_poll_excess(case, rep, txt.stdout, prof)
+            check_memory(case, rep, txt.stdout, prof, exp)
         if exp.get("calibrated"):
             check_calibrated(case, rep, prof, exp)
         if exp.get("in_flight"):

@@ -16,6 +16,7 @@
 #include "cf_advice.h"
 #include "cf_analysis.h"
 #include "cf_bins.h"
+#include "cf_predict.h"
 #include "cf_summary.h"
 #include "cf_units.h"
 
@@ -1013,18 +1014,52 @@ static void test_nonblocking_skew(void **state)
 
 /* The calibration's in-flight sweep of the hooks' stream: at 2^16, 2^17
  * and 2^18 B, calls posted at once (those of its 376 kB step: 6, 3, 2)
- * taking ratio times what the same calls take one at a time. */
+ * taking ratio times what the same calls take one at a time, faulting in
+ * every page of their bytes afresh where ratio > 1. */
 static void set_in_flight(cf_profile_t *p, double ratio)
 {
     json_t *e = json_array_get(json_object_get(json_object_get(p->extra, "calibration"), "collectives"), 0);
     json_t *arr = json_array();
     for (int x = 16; x <= 18; x++) {
         double n = ldexp(1.0, x), t = (ALPHA + n / BW) * 1.01, calls = ceil(376000.0 / n);
-        json_array_append_new(arr, json_pack("{s:f, s:f, s:i, s:f, s:f}", "bytes", n, "calls", calls, "reps", 5,
-                                             "best_s", ratio * calls * t / 1.02, "p50_s", ratio * calls * t));
+        json_array_append_new(arr, json_pack("{s:f, s:f, s:i, s:f, s:f, s:f}", "bytes", n, "calls", calls, "reps", 5,
+                                             "best_s", ratio * calls * t / 1.02, "p50_s", ratio * calls * t,
+                                             "page_faults", ratio > 1 ? calls * n / 4096 : 0.0));
     }
     json_object_set_new(e, "in_flight_step_bytes", json_integer(376000));
     json_object_set_new(e, "in_flight", arr);
+}
+
+/* The in-flight ratio from a set of 4 calls timed together at 3.2x one
+ * call (p50; best 10 % under it; 64 page faults a set, which it passes
+ * on): 1 for one call, interpolated to 4 calls,
+ * the ratio of 4 beyond, whose uncertainty grows 10 % per doubling of the
+ * buckets over the calls measured (16 buckets: two doublings). */
+static void test_in_flight_beyond(void **state)
+{
+    cf_calib_coll_t c;
+    int calls;
+    double unc, r, faults;
+    (void)state;
+
+    memset(&c, 0, sizeof(c));
+    c.nsize = c.ninflight = 1;
+    c.size[0] = (cf_calib_size_t){.bytes = 65536, .best_s = 9e-5, .p50_s = 1e-4, .reps = 9};
+    c.inflight[0] = (cf_calib_size_t){.bytes = 65536, .best_s = 0.9 * 3.2e-4, .p50_s = 3.2e-4, .reps = 9, .calls = 4,
+                                    .faults = 64};
+    assert_true(isnan(cf_calib_inflight_ratio(&c, 65536, 1, &calls, NULL, &unc)));
+    assert_true(isnan(cf_calib_inflight_ratio(&c, 131072, 4, &calls, NULL, &unc))); /* not measured there */
+    r = cf_calib_inflight_ratio(&c, 65536, 2, &calls, &faults, &unc);
+    assert_int_equal(calls, 4);
+    assert_rel(faults, 64, 0);
+    assert_rel(r, 1.0 - 0.2 / 3.0, 1e-9);
+    assert_rel(unc, 0.1, 1e-9);
+    r = cf_calib_inflight_ratio(&c, 65536, 4, &calls, NULL, &unc);
+    assert_rel(r, 0.8, 1e-9);
+    assert_rel(unc, 0.1, 1e-9);
+    r = cf_calib_inflight_ratio(&c, 65536, 16, &calls, NULL, &unc);
+    assert_rel(r, 0.8, 1e-9);
+    assert_rel(unc, 0.1 + 2 * CF_PRED_EXT_PER_DOUBLING, 1e-9);
 }
 
 /* The hooks' stream priced with its fused buckets in flight together: at
@@ -1054,6 +1089,8 @@ static void test_nonblocking_in_flight(void **state)
     assert_rel(ad[1]->bucket_bytes, ad[0]->bucket_bytes, 0);
     assert_rel(ad[1]->predicted_s, ad[0]->predicted_s, 1e-9);
     assert_rel(ad[1]->inflight_ratio, 1.0, 1e-9);
+    assert_rel(ad[1]->inflight_faults, 0, 0);
+    assert_true(isnan(ad[0]->inflight_faults));
     for (size_t c = 0; c < ad[2]->ncand; c++) {
         const cf_adv_cand_t *cd = &ad[2]->cand[c], *one = &ad[0]->cand[c];
         int x = (int)log2(cd->bucket_bytes);
@@ -1065,6 +1102,7 @@ static void test_nonblocking_in_flight(void **state)
         double calls = ceil(376000.0 / cd->bucket_bytes);
         double r = cd->buckets >= calls ? 3.0 : 1.0 + 2.0 * (cd->buckets - 1) / (calls - 1);
         assert_int_equal(cd->inflight_calls, (int)calls);
+        assert_rel(cd->inflight_faults, calls * cd->bucket_bytes / 4096, 1e-9);
         assert_rel(cd->inflight_ratio, r, 1e-9);
         assert_rel(cd->exposed_s, (cd->model_s - cd->copy_s) * r + cd->copy_s, 1e-9);
         assert_rel(cf_advice_cand_predicted_s(ad[2], cd),
@@ -1381,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_calibrated),
         cmocka_unit_test(test_nonblocking_only_hidden),
         cmocka_unit_test(test_nonblocking_skew),
+        cmocka_unit_test(test_in_flight_beyond),
         cmocka_unit_test(test_nonblocking_in_flight),
         cmocka_unit_test(test_nonblocking_uncertain_budget),
         cmocka_unit_test(test_call_gap),
