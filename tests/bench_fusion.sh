@@ -33,6 +33,9 @@
 #                    and 2): the budget a short run's advice asks for to
 #                    measure its buckets (at the default 1 % of a 0.3 s run,
 #                    it says "uncertain" and names this budget)
+#   BENCH_ENV        VAR=VALUE words given to every trainer of part 2 and
+#                    inflight run, profiled or not (e.g. the allocator's
+#                    MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824)
 set -u
 build=${1:-$PWD}
 . "$build/tests/env.sh"
@@ -151,6 +154,14 @@ printf '  %s\n' "${summary[@]}"
 
 # part 2, the PyTorch trainers on two emulated nodes
 py=/usr/bin/python3
+# BENCH_ENV as mpirun -x arguments
+bench_env=()
+for kv in ${BENCH_ENV:-}; do
+    case $kv in
+        [A-Za-z_]*=*) bench_env+=(-x "$kv") ;;
+        *) echo "BENCH_ENV: '$kv' is not VAR=VALUE" >&2; exit 2 ;;
+    esac
+done
 trainer=$CF_SRCDIR/examples/torch_train.py
 cluster=$CF_SRCDIR/tests/cluster/cluster.sh
 tsteps=${BENCH_STEPS:-30}
@@ -173,7 +184,7 @@ train() {
     shift 2
     [ "$prof" = - ] || pre=(-x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$prof" -x COMMFIT_SUMMARY=0
                             -x COMMFIT_CALIBRATE="$calibrate")
-    "$cluster" run -- -np 2 "${pre[@]}" -x OMP_NUM_THREADS=1 "$py" "$trainer" --steps "$tsteps" --warmup 2 \
+    "$cluster" run -- -np 2 "${pre[@]}" ${bench_env[@]+"${bench_env[@]}"} -x OMP_NUM_THREADS=1 "$py" "$trainer" --steps "$tsteps" --warmup 2 \
         "$@" > "$out" 2>&1 && grep -q '^torch_train: .*ranks_agree=yes' "$out"
 }
 
@@ -256,6 +267,7 @@ torch_part() {
     echo
     echo "torch trainers: 2 emulated nodes, 1 rank each (ob1 + tcp), $tsteps steps (+2 warmup), $reps pairs a comparison;"
     echo "links: $rates; times are the trainer's own (step: slowest rank, median over steps)"
+    [ -z "${BENCH_ENV:-}" ] || echo "every run's environment adds: $BENCH_ENV"
     for rate in $rates; do
         cluster_up "$rate" || return
         for model in $tmodels; do
@@ -462,7 +474,7 @@ inflight_part() {
         echo
         echo "inflight, $rate link:"
         cluster_up "$rate" || return
-        "$cluster" run -- -np 2 -x OMP_NUM_THREADS=1 "$py" "$CF_SRCDIR/tests/bench/inflight.py" \
+        "$cluster" run -- -np 2 ${bench_env[@]+"${bench_env[@]}"} -x OMP_NUM_THREADS=1 "$py" "$CF_SRCDIR/tests/bench/inflight.py" \
             "${BENCH_INFLIGHT_K:-4}" "${BENCH_REPS_INFLIGHT:-40}" || echo "inflight: run failed"
         "$cluster" down > /dev/null
     done
