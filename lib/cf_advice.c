@@ -609,6 +609,15 @@ static double budget_to_reach(const cf_adv_cand_t *cd)
     return ceil(need / p) * p;
 }
 
+int cf_advice_refaulted(const cf_advice_t *ad, int in_flight)
+{
+    double faults = in_flight ? ad->inflight_faults : ad->step_faults;
+    double bytes = in_flight ? ad->inflight_calls * ad->bucket_bytes : ad->bytes_per_step;
+    if (!isfinite(faults) || !(bytes > 0) || (in_flight && !isfinite(ad->inflight_ratio)))
+        return -1;
+    return faults >= CF_ADV_REFAULT_SHARE * bytes / CF_ADV_PAGE_BYTES;
+}
+
 double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd)
 {
     return ad->model_current_s > 0 ? predict_run(ad, cd, ad->model_current_s) : NAN;

@@ -173,10 +173,11 @@
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
 #define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
 #define CF_ADV_DISTURBED 2.0              /* a blocking stream measured this many times its predictor */
-/* buckets in flight whose set took page faults of at least this share of
- * its bytes' pages: the program's allocator hands back what MPI takes per
- * call (the report says so, and how to keep it) */
+/* page faults of at least this share of the pages of the bytes at stake
+ * (cf_advice_refaulted): the program's allocator hands back what MPI takes
+ * per call (the report says so, and how to keep it) */
 #define CF_ADV_REFAULT_SHARE 0.25
+#define CF_ADV_PAGE_BYTES 4096.0 /* the pages the plugin's fault counts are of (x86-64, aarch64's 4 KiB) */
 
 /* Advice for every collective stream with payload whose communicator size
  * is known, largest measured time first.  *adv_p is NULL when n is 0.
@@ -196,6 +197,11 @@ CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, do
 /* predicted_s of a candidate: the run's time, per rank on the slowest
  * rank, with its buckets (the rule above); NaN without a model. */
 CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd);
+/* Whether the program's allocator faulted in afresh at least
+ * CF_ADV_REFAULT_SHARE of the pages at stake: in_flight, the advised
+ * buckets' calibration set (of its calls' bytes); else the ranks' steps
+ * (of the stream's bytes a step).  -1: not recorded. */
+CF_HIDDEN int cf_advice_refaulted(const cf_advice_t *ad, int in_flight);
 
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);

@@ -476,6 +476,11 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "in_flight_page_faults", isfinite(ad->inflight_ratio) ? jnum(ad->inflight_faults) : json_null());
     jset(c, o, "step_page_faults", jnum(ad->step_faults));
+    /* cf_advice_refaulted: null where not recorded */
+    for (int k = 0; k < 2; k++) {
+        int r = cf_advice_refaulted(ad, k);
+        jset(c, o, k ? "in_flight_refaulted" : "step_refaulted", r < 0 ? json_null() : json_boolean(r));
+    }
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
     jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
     jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());

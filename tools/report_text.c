@@ -702,16 +702,18 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
     /* memory the kernel mapped in afresh every step, a quarter of the
      * stream's bytes or more: what MPI allocates per call in flight may be
      * among it */
-    if (ad->nonblocking && ad->step_faults >= CF_ADV_REFAULT_SHARE * ad->bytes_per_step / 4096.0)
+    if (ad->nonblocking && cf_advice_refaulted(ad, 0) == 1)
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
                 "stream's bytes): where the program's malloc hands back the memory MPI takes per call in flight, the calls "
                 "pay to fault it in again, now and in buckets%s; MALLOC_MMAP_THRESHOLD_=67108864 "
-                "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it: profile with them to price the buckets\n",
-                ad->step_faults, fmt_s(ad->step_faults * 4096.0, b[0]), ad->step_faults * 4096.0 / ad->bytes_per_step,
-                isfinite(ad->inflight_faults) && ad->inflight_faults < CF_ADV_REFAULT_SHARE * ad->inflight_calls *
-                                                                            ad->bucket_bytes / 4096.0
-                    ? " (the calibration's buckets in flight, after the program, took few: not in their price)"
-                    : "");
+                "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it%s\n",
+                ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
+                ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step,
+                cf_advice_refaulted(ad, 1) == 0   ? " (the calibration's buckets in flight, after the program, took "
+                                                    "few: not in their price)"
+                : cf_advice_refaulted(ad, 1) == 1 ? " (the calibration's buckets in flight faulted too: in their price)"
+                                                  : "",
+                cf_advice_refaulted(ad, 1) == 1 ? "" : ": profile with them to price the buckets");
 }
 
 /* An advised nonblocking stream's buckets in flight together: their
@@ -720,7 +722,6 @@ static void text_in_flight(FILE *out, const cf_advice_t *ad)
 {
     char b[2][CF_FMT_LEN];
     if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio)) {
-        double pages = (double)ad->inflight_calls * ad->bucket_bytes / 4096.0;
         fprintf(out, "          in flight: %.0f buckets posted together priced at %.2fx their time one "
                 "at a time (calibration: %d calls of %s posted at once%s)\n",
                 ad->buckets_per_step, ad->inflight_ratio, ad->inflight_calls, fmt_s(ad->bucket_bytes, b[0]),
@@ -732,12 +733,13 @@ static void text_in_flight(FILE *out, const cf_advice_t *ad)
                     "it back and faults it in afresh (this profile's calibration timed the buckets in "
                     "flight after its other sweeps, on a heap they had moved); "
                     "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n");
-        else if (ad->inflight_faults >= CF_ADV_REFAULT_SHARE * pages)
+        else if (cf_advice_refaulted(ad, 1) == 1)
             fprintf(out, "          priced in: the program's malloc hands back the memory MPI takes per "
                     "bucket and faults it in afresh, %.0f page faults a set of %d calls (%.0f pages); "
                     "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it, and makes "
                     "buckets in flight cheaper\n",
-                    ad->inflight_faults, ad->inflight_calls, pages);
+                    ad->inflight_faults, ad->inflight_calls,
+                    (double)ad->inflight_calls * ad->bucket_bytes / CF_ADV_PAGE_BYTES);
     } else if (ad->nonblocking && ad->buckets_per_step >= 2)
         fprintf(out, "          not priced: the calibration times one bucket at a time; %.0f in flight "
                 "together at the final wait can take longer, so the saving may be smaller\n",

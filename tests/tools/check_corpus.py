@@ -543,8 +543,12 @@ def check_memory(case, rep, text, prof, exp):
         check(case, "%s on %s: the faults per step are the ranks' mean" % (a["op"], a["comm"]),
               (want is None and got is None) or (want is not None and got is not None and abs(got - want) <= 1e-6 * max(1.0, want)),
               "advice %s, ranks %s" % (got, per))
+    # the documented rule, against the report's own verdict on it
     shown = [a for a in nb if a.get("step_page_faults") is not None and
              a["step_page_faults"] >= 0.25 * a["bytes_per_step"] / 4096]
+    check(case, "step_refaulted is the rule's: a quarter of the stream's 4 KiB pages a step or more",
+          all(a.get("step_refaulted") is (a in shown if a.get("step_page_faults") is not None else None)
+              for a in nb), str([(a.get("step_page_faults"), a.get("step_refaulted")) for a in nb]))
     check(case, "a memory line for each nonblocking stream faulting a quarter of its pages a step or more",
           fusion.count("    memory: ") == len(shown) and
           all("memory: %.0f minor page faults a step" % a["step_page_faults"] in fusion for a in shown),
