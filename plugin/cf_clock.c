@@ -1,6 +1,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "cf_clock.h"
+#ifdef CF_HAVE_TSC
+#include <cpuid.h>
+#endif
 
 cf_clock_t cf_clock = {0, 1u << 24, 1e9};
 
@@ -16,6 +19,14 @@ static int cf_kernel_uses_tsc(void)
 }
 
 #ifdef CF_HAVE_TSC
+/* The processor's word that its TSC runs at one rate in every power state
+ * (CPUID 0x80000007, EDX bit 8: Linux's constant_tsc and nonstop_tsc). */
+static int cf_tsc_invariant(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d >> 8 & 1u);
+}
+
 /* a TSC read and the CLOCK_MONOTONIC time of it, as cf_clock_pair does
  * (cf_ticks is not the TSC yet): the bracket of the best of 16 tries, ns */
 static uint64_t cf_tsc_pair(uint64_t *c, uint64_t *n)
@@ -33,27 +44,32 @@ static uint64_t cf_tsc_pair(uint64_t *c, uint64_t *n)
 }
 #endif
 
-void cf_clock_init(void)
+int cf_clock_init(int want)
 {
     cf_clock.use_tsc = 0;
     cf_clock.mult = 1u << 24;
     cf_clock.hz = 1e9;
+    if (want == CF_TIMER_MONOTONIC)
+        return 0;
 #ifdef CF_HAVE_TSC
-    if (!cf_kernel_uses_tsc())
-        return;
+    if (want == CF_TIMER_TSC ? !cf_tsc_invariant() : !cf_kernel_uses_tsc())
+        return want == CF_TIMER_TSC ? -1 : 0;
     /* both ends bracketed: a preemption between a plain pair of reads
      * (milliseconds on a loaded node) would skew the rate by its share of
      * the 20 ms; bracketed, each end is within half its bracket (tens of ns) */
     uint64_t c0 = 0, n0 = 0, c1 = 0, n1 = 0;
     if (cf_tsc_pair(&c0, &n0) == UINT64_MAX)
-        return;
+        return want == CF_TIMER_TSC ? -1 : 0;
     while (cf_clock_mono_ns() - n0 < 20000000ull)
         ;
     if (cf_tsc_pair(&c1, &n1) == UINT64_MAX || c1 <= c0 || n1 <= n0)
-        return;
+        return want == CF_TIMER_TSC ? -1 : 0;
     cf_clock.hz = (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
     cf_clock.mult = (uint64_t)((double)(n1 - n0) / (double)(c1 - c0) * (double)(1u << 24) + 0.5);
     cf_clock.use_tsc = 1;
+    return 0;
+#else
+    return want == CF_TIMER_TSC ? -1 : 0;
 #endif
 }
 

@@ -12,6 +12,9 @@
 #endif
 #include "cf_common.h"
 
+/* COMMFIT_TIMER: which clock the hot path reads */
+enum { CF_TIMER_AUTO, CF_TIMER_TSC, CF_TIMER_MONOTONIC };
+
 typedef struct {
     int use_tsc;
     uint64_t mult; /* ns = ticks * mult >> 24 */
@@ -41,8 +44,15 @@ static inline uint64_t cf_ticks_to_ns(uint64_t ticks)
     return (uint64_t)(((unsigned __int128)ticks * cf_clock.mult) >> 24);
 }
 
-/* Chooses the clock and measures the tick rate (about 20 ms). */
-CF_HIDDEN void cf_clock_init(void);
+/* Chooses the clock and measures the tick rate (about 20 ms).  want is a
+ * CF_TIMER_*: auto takes the TSC where the kernel's clock source is the
+ * TSC; tsc takes it wherever the processor says it is invariant (a
+ * virtual machine whose kernel keeps kvm-clock, say); monotonic never.
+ * Returns -1 when tsc was asked for and the processor has no invariant
+ * TSC (CLOCK_MONOTONIC is used), else 0. */
+CF_HIDDEN int cf_clock_init(int want);
+/* What the hot path reads: "tsc" or "CLOCK_MONOTONIC" (the profile's clock.timer). */
+static inline const char *cf_clock_timer_name(void) { return cf_clock.use_tsc ? "tsc" : "CLOCK_MONOTONIC"; }
 
 /* A tick count and the CLOCK_MONOTONIC time of the same instant: of
  * several tries, the one whose two clock reads bracket the tick read most

@@ -188,7 +188,8 @@ void cf_runtime_init(int provided)
     cf_g.nnodes = nnodes;
 
     cf_sync_test_offset(rank == 0);
-    cf_clock_init();
+    if (cf_clock_init(cf_g.cfg.timer) != 0 && rank == 0)
+        cf_log("COMMFIT_TIMER=tsc: this processor does not say its TSC is invariant; CLOCK_MONOTONIC is read instead");
     cf_sync_start();
     cf_sync_measure(&cf_sync.init);
     struct timespec now;

@@ -151,6 +151,21 @@ static void cf_env_calibrate(cf_config_t *c, int complain)
     }
 }
 
+/* COMMFIT_TIMER: auto, tsc or monotonic (cf_clock_init). */
+static void cf_env_timer(cf_config_t *c, int complain)
+{
+    const char *s = getenv("COMMFIT_TIMER");
+    c->timer = CF_TIMER_AUTO;
+    if (!s || !*s || !strcasecmp(s, "auto"))
+        return;
+    if (!strcasecmp(s, "tsc"))
+        c->timer = CF_TIMER_TSC;
+    else if (!strcasecmp(s, "monotonic"))
+        c->timer = CF_TIMER_MONOTONIC;
+    else if (complain)
+        cf_log("COMMFIT_TIMER='%s' is not auto, tsc or monotonic; using auto", s);
+}
+
 /* Reads every COMMFIT_* variable; messages only where complain is set (rank 0). */
 void cf_config_read(cf_config_t *c, int complain)
 {
@@ -182,6 +197,7 @@ void cf_config_read(cf_config_t *c, int complain)
     cf_env_uint("COMMFIT_CALLSITES_MAX", 16, 1u << 16, 512, &c->sites_max, complain);
     cf_env_path("COMMFIT_SPOOL", c->spool, sizeof(c->spool), "the profile's name with .parts", complain);
     cf_env_calibrate(c, complain);
+    cf_env_timer(c, complain);
     static const char *const known[] = {"COMMFIT_DISABLE", "COMMFIT_SUMMARY", "COMMFIT_VERBOSE",
                                         "COMMFIT_TABLE_SIZE", "COMMFIT_MAX_REQUESTS", "COMMFIT_MERGE_MAX",
                                         "COMMFIT_MAX_THREADS", "COMMFIT_OUTPUT", "COMMFIT_LIB",
@@ -190,7 +206,7 @@ void cf_config_read(cf_config_t *c, int complain)
                                         "COMMFIT_SPOOL_FANOUT", "COMMFIT_MERGE_COMMS", "COMMFIT_CALLSITE_DEPTH",
                                         "COMMFIT_CALLSITES_MAX", "COMMFIT_PROTOCOL", "COMMFIT_CALIBRATE",
                                         "COMMFIT_CALIBRATE_MAX_BYTES", "COMMFIT_JOB_NONCE", "COMMFIT_SPOOL_EVERY",
-                                        "COMMFIT_SPOOL_BEFORE", "COMMFIT_DEADLINE"};
+                                        "COMMFIT_SPOOL_BEFORE", "COMMFIT_DEADLINE", "COMMFIT_TIMER"};
     extern char **environ;
     for (char **e = environ; complain && e && *e; e++) {
         if (strncmp(*e, "COMMFIT_", 8) != 0)

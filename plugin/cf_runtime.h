@@ -62,6 +62,7 @@ typedef struct {
     uint32_t sites_max;    /* call-site slots per thread (COMMFIT_CALLSITES_MAX) */
     double calibrate_s;    /* calibration budget at finalize (COMMFIT_CALIBRATE): -1 auto, 0 off */
     uint64_t calibrate_max_bytes; /* largest calibration buffer (COMMFIT_CALIBRATE_MAX_BYTES) */
+    int timer;             /* COMMFIT_TIMER: a CF_TIMER_* (cf_clock.h) */
     char output[4096];     /* "" = default name */
     char spool[4096];      /* "" = from the profile's name */
 } cf_config_t;

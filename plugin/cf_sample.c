@@ -603,7 +603,7 @@ int cf_samples_finalize(cf_sample_result_t *res)
                                                  "offset_final_s", a[1] * 1e-9, "drift", drift, "error_s",
                                                  a[2] * 1e-9));
         }
-        res->clock = json_pack("{s:s, s:f, s:f, s:f, s:o}", "method",
+        res->clock = json_pack("{s:s, s:s, s:f, s:f, s:f, s:o}", "timer", cf_clock_timer_name(), "method",
                                "min-RTT ping-pong down a binomial tree at init and finalize, linear interpolation",
                                "max_abs_offset_s", max_off * 1e-9, "max_drift", max_drift, "est_error_s",
                                max_err * 1e-9, "ranks", per);

@@ -6,6 +6,9 @@
 #   IR_LOOPS="send_null ..."   the loops (default: all of tests/bench/ir_loops.c)
 #   IR_CONFIGS="plain default light mpip"   the columns ("plain" is needed)
 #   IR_N1=1000 IR_N2=21000     the two iteration counts
+#   COMMFIT_TIMER=tsc          the clock the plugin reads (its header line
+#                              says which it read: a kernel that keeps
+#                              kvm-clock costs some 30 more per call)
 #   IR_PML=ucx                 Open MPI's UCX PML instead of ob1 (the plain
 #                              column too), with the column noucx: the
 #                              plugin without its UCX layer (COMMFIT_UCX=0)
@@ -68,7 +71,12 @@ groups="$single $(echo $loops | tr ' ' '\n' | grep -x thread)"
 for g in $groups; do for cfg in $configs; do echo "$g $cfg"; done; done |
     xargs -P 2 -n 2 bash -c 'one "$0" "$1"' || exit 1
 
+# the clock the profiled runs read (the profile's clock.timer)
+timer=$(for f in "$tmp"/run.*/p.json; do
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["clock"]["timer"])' "$f" 2>/dev/null && break
+done)
 echo "commfit instructions added per intercepted call (callgrind; 1 rank; pml $pml; $n1 -> $n2 iterations; $(mpirun --version 2>/dev/null | head -1))"
+echo "timer: ${timer:-unknown}"
 printf "%-11s %7s %11s" loop calls "plain/call"
 for cfg in $configs; do [ "$cfg" = plain ] || printf " %9s" "$cfg"; done
 echo
