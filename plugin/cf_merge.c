@@ -115,8 +115,8 @@ static void cf_profile_add_sections(cf_profile_t *p, cf_sample_result_t *sres)
     if (sres->clock)
         json_object_set_new(p->extra, "clock", sres->clock);
     json_object_set_new(p->extra, "sampling",
-                        json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "first", CF_SAMPLE_FIRST, "every",
-                                  (int)cf_g.cfg.sample_every, "collective_calls", (json_int_t)sres->coll_used,
+                        json_pack("{s:i, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "first", CF_SAMPLE_FIRST, "every",
+                                  (int)cf_g.cfg.sample_every, "rule", "block", "collective_calls", (json_int_t)sres->coll_used,
                                   "collective_calls_incomplete", (json_int_t)sres->coll_incomplete, "messages_matched",
                                   (json_int_t)sres->p2p_matched, "messages_receive_posted_late",
                                   (json_int_t)sres->p2p_late_recv, "messages_unmatched",
@@ -249,6 +249,19 @@ typedef struct {
     int fail_all[CF_FAIL_N];
 } cf_fin_run_t;
 
+/* The blocking collectives: every call on a communicator is eligible for
+ * sampling (cf_coll_sample), so a record's eligible count is its calls. */
+static const unsigned char cf_coll_sampled[CF_OP_COUNT] = {
+#define CF_X(name) [CF_OP_##name] = 1,
+    CF_MPI_COLL_SAMPLED(CF_X)
+#undef CF_X
+};
+static int cf_all_eligible(uint64_t key)
+{
+    return cf_samples.coll && cf_key_layer(key) == CF_LAYER_MPI && cf_key_op(key) < CF_OP_COUNT &&
+           cf_coll_sampled[cf_key_op(key)] && cf_key_comm(key) != CF_COMM_ID_NONE;
+}
+
 /* 1. this rank's threads into one table; 0 when some rank is out of memory
  * (every rank then gives up) */
 static int cf_fin_threads(cf_fin_run_t *m)
@@ -293,6 +306,9 @@ static int cf_fin_threads(cf_fin_run_t *m)
             cf_stat_t *dst = cf_table_get(&m->mine, src->key);
             if (dst)
                 cf_stat_merge(dst, src);
+            cf_stat_t *e = cf_all_eligible(src->key) ? cf_table_get(&m->elig, src->key) : NULL;
+            if (e)
+                e->calls += src->calls;
         }
     }
     m->dropped += m->mine.dropped;

@@ -338,17 +338,17 @@ cf_thread_t *cf_thread_register(void)
     t->status_buf = malloc(CF_SCRATCH * sizeof(*t->status_buf));
     t->scratch_cap = CF_SCRATCH;
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));
-    t->chan_seq = calloc(CF_CHANNELS, sizeof(uint64_t));
+    t->chan = calloc(CF_CHANNELS, sizeof(*t->chan));
     /* room for every record of the thread's table, at most half full */
     uint32_t ne = 64;
     while (ne < 2 * cf_g.cfg.table_size)
         ne <<= 1;
     t->elig = calloc(ne, sizeof(*t->elig));
     t->elig_mask = ne - 1;
-    if (!t->snaps || !t->status_buf || !t->chan_key || !t->chan_seq || !t->elig ||
+    if (!t->snaps || !t->status_buf || !t->chan_key || !t->chan || !t->elig ||
         cf_table_init(&t->table, cf_g.cfg.table_size) != CF_OK) {
         free(t->chan_key);
-        free(t->chan_seq);
+        free(t->chan);
         free(t->elig);
         free(t->snaps);
         free(t->status_buf);

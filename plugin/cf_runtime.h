@@ -79,6 +79,7 @@ typedef struct {
     uint8_t *peer_path;   /* path to each rank of the (remote) group */
     int *world;           /* world rank of each rank of the (remote) group */
     _Atomic uint64_t seq; /* collective sequence number (cf_sample.h) */
+    _Atomic uint64_t sample_next; /* the next sequence number the sampler chooses (cf_sample.h) */
     uint64_t instances;   /* communicators that held this description (and id) over the run */
     char name[48];
     /* written by the constructor's wrapper (cf_lifecycle.c) before the handle
@@ -118,6 +119,11 @@ typedef struct {
 
 /* ---- per-thread state ---- */
 #define CF_SCRATCH 4096
+/* a message stream's count and the next of its messages the sampler
+ * chooses (cf_sample.h): 32 bits, as the samples' sequence numbers */
+typedef struct {
+    uint32_t seq, next;
+} cf_chan_t;
 /* calls of one record the sampler saw, and those it chose (cf_sample.h) */
 typedef struct {
     uint64_t key, eligible, selected;
@@ -147,7 +153,8 @@ typedef struct {
     MPI_Status *status_buf;
     size_t scratch_cap; /* entries of snaps and status_buf (CF_SCRATCH, grown for more) */
     void *papi; /* counter state (cf_papi.c), NULL when counters are off */
-    uint64_t *chan_key, *chan_seq; /* message count per channel (cf_sample.c) */
+    uint64_t *chan_key; /* message streams (cf_sample.c): keys, and their counts */
+    cf_chan_t *chan;
     uint64_t chan_last_key[2];
     uint32_t chan_last_slot[2];
     uint64_t chan_full; /* messages not sampled: no room for their stream */

@@ -36,8 +36,57 @@ void cf_samples_free(void)
     memset(&cf_samples, 0, sizeof(cf_samples));
 }
 
-void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1)
+uint64_t cf_sample_from(uint64_t seq)
 {
+    if (seq < CF_SAMPLE_FIRST)
+        return seq;
+    for (;;) {
+        uint64_t p = cf_samples.mask + 1;
+        if (seq >= CF_SAMPLE_CAP_FROM) {
+            uint64_t o = (UINT64_C(1) << (63 - __builtin_clzll(seq))) / CF_SAMPLE_PER_OCTAVE;
+            p = o > p ? o : p;
+        }
+        /* the octave, hence the period, is the same across the block: its
+         * powers of two past CF_SAMPLE_CAP_FROM are multiples of p */
+        uint64_t b = seq & ~(p - 1), pick = b + (cf_sample_mix(b) & (p - 1));
+        if (pick >= seq)
+            return pick; /* past the first ones: seq is */
+        if (b + p < b)
+            return UINT64_MAX;
+        seq = b + p;
+    }
+}
+
+int cf_chan_chose(cf_chan_t *ch, uint32_t seq)
+{
+    int pick = seq == ch->next;
+    /* a stream's count is 32 bits: one that comes round starts over */
+    uint64_t next = cf_sample_from((uint32_t)(seq + 1));
+    ch->next = next > UINT32_MAX ? UINT32_MAX : (uint32_t)next;
+    return pick;
+}
+
+/* One more call of record key was chosen (a blocking collective: its
+ * eligible count is its record's calls). */
+static void cf_elig_chosen(cf_thread_t *t, uint64_t key)
+{
+    cf_elig_t *e = &t->elig[t->elig_last];
+    if (e->key == key || (e = cf_elig_slot(t, key)))
+        e->selected++;
+}
+
+void cf_coll_sample_slow(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1)
+{
+    if (!cf_samples.coll) {
+        atomic_store_explicit(&c->sample_next, UINT64_MAX, memory_order_relaxed);
+        return;
+    }
+    /* a number passed unrecorded (cf_coll_passed) is not chosen */
+    int pick = seq == atomic_load_explicit(&c->sample_next, memory_order_relaxed);
+    atomic_store_explicit(&c->sample_next, cf_sample_from(seq + 1), memory_order_relaxed);
+    if (!pick)
+        return;
+    cf_elig_chosen(t, key);
     uint32_t i = atomic_fetch_add_explicit(&cf_samples.ncoll, 1, memory_order_relaxed);
     if (i >= cf_samples.cap) {
         atomic_fetch_add_explicit(&cf_samples.lost, 1, memory_order_relaxed);
@@ -80,7 +129,7 @@ static uint32_t cf_chan_find(const cf_thread_t *t, uint64_t k)
     return UINT32_MAX;
 }
 
-uint64_t cf_chan_walk(cf_thread_t *t, uint64_t k, int dir)
+cf_chan_t *cf_chan_walk(cf_thread_t *t, uint64_t k, int dir)
 {
     uint32_t mask = CF_CHANNELS - 1;
     uint32_t i = cf_chan_hash(k);
@@ -96,10 +145,10 @@ uint64_t cf_chan_walk(cf_thread_t *t, uint64_t k, int dir)
         }
         t->chan_last_key[dir] = k;
         t->chan_last_slot[dir] = i;
-        return t->chan_seq[i]++;
+        return &t->chan[i];
     }
     t->chan_full++;
-    return UINT64_MAX; /* no room: this stream is not sampled on this side */
+    return NULL; /* no room: this stream is not sampled on this side */
 }
 
 void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, unsigned bin, uint64_t seq,

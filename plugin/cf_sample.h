@@ -48,17 +48,22 @@ typedef struct {
 
 CF_HIDDEN extern cf_samples_t cf_samples;
 
-/* After the first ones, 1 in mask + 1; past CF_SAMPLE_CAP_FROM calls of a
- * stream, no more than CF_SAMPLE_PER_OCTAVE per doubling of the count: a
- * stream of millions of calls (NetPIPE repeats 2.4 M messages of one size)
- * would otherwise fill the buffers before later sizes are reached, and one
- * sample would stand for a million calls of those.  Below it, streams keep
- * their hundreds of samples, among which the first ones (a size's warm-up)
- * weigh little.  Deterministic in seq, so every rank picks the same
- * instances; decided on a mix of seq, not on seq itself, so that a stride
- * cannot alias with the program's own period (a training step of 50
- * all-reduces, weights and biases alternating, sampled 1 in 16 by seq
- * would time only the weights). */
+/* The rule, per stream: its first CF_SAMPLE_FIRST calls, then one call in
+ * each block of P consecutive sequence numbers (blocks aligned to P), at
+ * the offset a mix of the block's first number gives.  P is mask + 1 and,
+ * past CF_SAMPLE_CAP_FROM calls of a stream, at least its octave /
+ * CF_SAMPLE_PER_OCTAVE: a stream of millions of calls (NetPIPE repeats 2.4
+ * M messages of one size) would otherwise fill the buffers before later
+ * sizes are reached, and one sample would stand for a million calls of
+ * those.  Below it, streams keep their hundreds of samples, among which
+ * the first ones (a size's warm-up) weigh little.  Deterministic in the
+ * sequence number, so every rank picks the same instances; one per block
+ * at a mixed offset, so that a stride cannot alias with the program's own
+ * period (a training step of 50 all-reduces, weights and biases
+ * alternating, sampled every 16th would time only the weights), and the
+ * count chosen is exact (no runs or gaps of a coin's).  A stream keeps the
+ * next number it chooses: a call compares its number to it, and only a
+ * chosen call (or one the count passed unrecorded) works out the next. */
 #define CF_SAMPLE_CAP_FROM 4096
 #define CF_SAMPLE_PER_OCTAVE 32
 /* splitmix64's finalizer: every bit of seq reaches the low bits */
@@ -69,26 +74,21 @@ static inline uint64_t cf_sample_mix(uint64_t seq)
     z *= UINT64_C(0xBF58476D1CE4E5B9);
     return z ^ (z >> 32);
 }
+/* The first sequence number from seq on that the rule chooses (cf_sample.c). */
+CF_HIDDEN uint64_t cf_sample_from(uint64_t seq);
 
-CF_HOT int cf_sampled(uint64_t seq)
+/* Whether message number ch->seq of a stream is chosen, and the count moved
+ * on; the next choice is worked out out of line, after a chosen one. */
+CF_HIDDEN int cf_chan_chose(cf_chan_t *ch, uint32_t seq);
+CF_HOT int cf_chan_pick(cf_chan_t *ch)
 {
-    uint64_t mask = cf_samples.mask, h = cf_sample_mix(seq);
-    /* the mask past CF_SAMPLE_CAP_FROM only grows (powers of two less one,
-     * low bits kept), so a mix with a low bit of mask set is never chosen
-     * after the first ones: one test decides most calls (15 in 16 by default) */
-    if (__builtin_expect((h & mask) != 0, 1))
-        return seq < CF_SAMPLE_FIRST;
-    if (seq < CF_SAMPLE_FIRST)
-        return 1;
-    if (seq >= CF_SAMPLE_CAP_FROM) {
-        uint64_t octave = UINT64_C(1) << (63 - __builtin_clzll(seq));
-        if (octave / CF_SAMPLE_PER_OCTAVE - 1 > mask)
-            mask = octave / CF_SAMPLE_PER_OCTAVE - 1;
-    }
-    return (h & mask) == 0;
+    uint32_t seq = ch->seq;
+    ch->seq = seq + 1;
+    return __builtin_expect(seq >= ch->next, 0) ? cf_chan_chose(ch, seq) : 0;
 }
 
-CF_HIDDEN void cf_coll_sample_slow(const cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0, uint64_t t1);
+CF_HIDDEN void cf_coll_sample_slow(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t seq, uint64_t t0,
+                                   uint64_t t1);
 /* The key of a message stream (communicator, peer's world rank, tag,
  * direction, size bin) in the thread's stream table, and its first slot. */
 static inline uint64_t cf_chan_key(uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
@@ -102,25 +102,25 @@ static inline uint32_t cf_chan_hash(uint64_t k)
 {
     return (uint32_t)((k * 0xff51afd7ed558ccdull) >> 40) & (CF_CHANNELS - 1);
 }
-/* cf_chan_next of a stream not in the last slot of its direction nor in
- * its first one: the probe, which takes the slot if new (cf_sample.c). */
-CF_HIDDEN uint64_t cf_chan_walk(cf_thread_t *t, uint64_t k, int dir);
-/* The sequence number of the next message of a stream, UINT64_MAX when the
- * table has no room for it (not sampled on this side).  Most codes talk to
- * the same partner again and again: the last stream of each direction is
- * remembered; a stream seen before is most often at its first slot.  Both
- * inline, the rest out of line. */
-CF_HOT uint64_t cf_chan_next(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
+/* cf_chan_of a stream not in the last slot of its direction nor in its
+ * first one: the probe, which takes the slot if new (cf_sample.c). */
+CF_HIDDEN cf_chan_t *cf_chan_walk(cf_thread_t *t, uint64_t k, int dir);
+/* A message stream's count, NULL when the table has no room for it (not
+ * sampled on this side).  Most codes talk to the same partner again and
+ * again: the last stream of each direction is remembered; a stream seen
+ * before is most often at its first slot.  Both inline, the rest out of
+ * line. */
+CF_HOT cf_chan_t *cf_chan_of(cf_thread_t *t, uint32_t comm_id, int peer_world, int tag, int dir, unsigned bin)
 {
     uint64_t k = cf_chan_key(comm_id, peer_world, tag, dir, bin);
     if (t->chan_last_key[dir] == k)
-        return t->chan_seq[t->chan_last_slot[dir]]++;
+        return &t->chan[t->chan_last_slot[dir]];
     uint32_t i = cf_chan_hash(k);
     if (__builtin_expect(t->chan_key[i] != k, 0))
         return cf_chan_walk(t, k, dir);
     t->chan_last_key[dir] = k;
     t->chan_last_slot[dir] = i;
-    return t->chan_seq[i]++;
+    return &t->chan[i];
 }
 CF_HIDDEN void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, int tag, unsigned bin,
                              uint64_t seq, uint64_t post, uint64_t done);
@@ -145,19 +145,19 @@ CF_HOT void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
         e->selected++;
 }
 
-/* A blocking collective returned. */
+/* A blocking collective returned.  Every one with a communicator is
+ * eligible: its record's calls are its eligible count (cf_merge.c), and
+ * only a chosen one is noted. */
 CF_HOT void cf_coll_sample(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
 {
-    if (!c || !cf_samples.coll)
+    if (!c)
         return;
     /* collectives on one communicator are issued in one order (MPI rule), so
      * the sequence number needs no atomic increment */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
     atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
-    int pick = cf_sampled(seq);
-    cf_elig_note(t, key, pick);
-    if (pick)
-        cf_coll_sample_slow(c, key, root, seq, t0, t1);
+    if (__builtin_expect(seq >= atomic_load_explicit(&c->sample_next, memory_order_relaxed), 0))
+        cf_coll_sample_slow(t, c, key, root, seq, t0, t1);
 }
 
 /* A blocking collective passed through unrecorded (recording switched off
@@ -212,12 +212,12 @@ CF_HOT void cf_p2p_sent(cf_thread_t *t, uint32_t comm_id, int peer, int tag, uin
     if (!cf_samples.sent)
         return;
     unsigned bin = cf_size_bin(bytes);
-    uint64_t seq = cf_chan_next(t, comm_id, peer, tag, 0, bin);
-    int pick = seq != UINT64_MAX && cf_sampled(seq);
+    cf_chan_t *ch = cf_chan_of(t, comm_id, peer, tag, 0, bin);
+    int pick = ch && cf_chan_pick(ch);
     if (note)
         cf_elig_note(t, key, pick);
     if (pick)
-        cf_p2p_sample(0, key, comm_id, cf_g.world_rank, peer, tag, bin, seq, t_post, 0);
+        cf_p2p_sample(0, key, comm_id, cf_g.world_rank, peer, tag, bin, ch->seq - 1, t_post, 0);
 }
 
 /* A message of bytes (from the status) from world rank src completed a
@@ -228,11 +228,11 @@ CF_HOT void cf_p2p_received(cf_thread_t *t, uint32_t comm_id, int src, int tag, 
     if (src < 0 || !cf_samples.recvd)
         return;
     unsigned bin = cf_size_bin(bytes);
-    uint64_t seq = cf_chan_next(t, comm_id, src, tag, 1, bin);
-    int pick = seq != UINT64_MAX && cf_sampled(seq);
+    cf_chan_t *ch = cf_chan_of(t, comm_id, src, tag, 1, bin);
+    int pick = ch && cf_chan_pick(ch);
     cf_elig_note(t, key, pick);
     if (pick)
-        cf_p2p_sample(1, key, comm_id, src, cf_g.world_rank, tag, bin, seq, t_post, t_done);
+        cf_p2p_sample(1, key, comm_id, src, cf_g.world_rank, tag, bin, ch->seq - 1, t_post, t_done);
 }
 
 CF_HIDDEN int cf_samples_init(void);

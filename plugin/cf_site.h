@@ -176,14 +176,17 @@ CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Data
                             int tag, uint64_t key, uint64_t nb, int world, unsigned need);
 
 /* The memo of slot s (cf_site_first) if it holds this call of op from ra
- * on comm, NULL otherwise.  The generation first: an empty memo has none. */
+ * on comm, NULL otherwise.  The generation first: an empty memo has none.
+ * dest CF_MEMO_ANY_DEST: a collective, whose memo the operation names alone
+ * (the compare is folded away). */
+#define CF_MEMO_ANY_DEST INT_MIN
 CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
                                    int64_t count, int dest)
 {
     const cf_memo_t *m = &s->one.memo;
     if (m->gen != atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) || s->one.ra0 != (uintptr_t)ra ||
         (uint32_t)(s->tag >> 32) != op || m->comm->handle != comm || m->type != (uintptr_t)type ||
-        m->count != count || m->dest != dest)
+        m->count != count || (!(__builtin_constant_p(dest) && dest == CF_MEMO_ANY_DEST) && m->dest != dest))
         return NULL;
     return m;
 }
@@ -225,13 +228,13 @@ CF_HOT void cf_memo_sent(cf_thread_t *t, const cf_memo_t *m, int tag, uint64_t t
         p->bytes += m->nb;
     }
     if (m->chan != CF_MEMO_NONE) {
-        uint64_t seq = tag == m->tag ? t->chan_seq[m->chan]++
-                                     : cf_chan_next(t, cf_key_comm(m->key), m->world, tag, 0, cf_key_bin(m->key));
-        int pick = seq != UINT64_MAX && cf_sampled(seq);
+        cf_chan_t *ch = tag == m->tag ? &t->chan[m->chan]
+                                      : cf_chan_of(t, cf_key_comm(m->key), m->world, tag, 0, cf_key_bin(m->key));
+        int pick = ch && cf_chan_pick(ch);
         cf_elig_note(t, m->key, pick);
         if (pick)
-            cf_p2p_sample(0, m->key, cf_key_comm(m->key), cf_g.world_rank, m->world, tag, cf_key_bin(m->key), seq,
-                          t_post, 0);
+            cf_p2p_sample(0, m->key, cf_key_comm(m->key), cf_g.world_rank, m->world, tag, cf_key_bin(m->key),
+                          ch->seq - 1, t_post, 0);
     }
 }
 

@@ -12,6 +12,10 @@ for n in 64 default; do
         || cf_fail "job with COMMFIT_SAMPLES=$n failed"
 done
 unset COMMFIT_SAMPLES
+# collectives: thousands of instances on world, past the 4096 where the period grows
+COMMFIT_OUTPUT="$cf_tmp/coll.json" COMMFIT_SUMMARY=0 \
+    cf_mpirun 2 -- "$CF_BUILDDIR/examples/coll_sweep" --op allreduce --min 4 --max 64KiB --iters 150 > /dev/null \
+    || cf_fail "the collective sweep failed"
 "$CF_PYTHON" - "$cf_tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -32,8 +36,9 @@ check("default samples: not partial", j["partial"] is False and j.get("partial_r
 check("default samples: nothing left unsampled", full["sampling"]["not_sampled_buffer_full"] == 0)
 # 200 timed round trips and their warm-up per size: 2 ranks x 220 = 440 sends and receives
 # per record, all eligible.  Streams per size: pings (219, the last one has a tag of its own,
-# which rank 1 receives with MPI_ANY_TAG) and pongs (220); of each the first 64, then those
-# whose sequence number's mix (splitmix64's finalizer, as the plugin) is a multiple of 16
+# which rank 1 receives with MPI_ANY_TAG) and pongs (220); of each the first 64, then one in
+# each aligned block of 16 sequence numbers, at the offset the mix of the block's first
+# number gives (splitmix64's finalizer, as the plugin)
 def mix(k):
     m = (1 << 64) - 1
     z = (k * 0x9E3779B97F4A7C15) & m
@@ -41,11 +46,32 @@ def mix(k):
     z = (z * 0xBF58476D1CE4E5B9) & m
     return z ^ (z >> 32)
 def pick(n):
-    return min(n, 64) + sum(1 for k in range(64, n) if mix(k) % 16 == 0)
+    return min(n, 64) + sum(1 for k in range(64, n) if k % 16 == mix(k - k % 16) % 16)
 p2p = [r for r in full["records"] if r["op"] in ("MPI_Send", "MPI_Recv")]
 bins = sorted(set(r["size_lo"] for r in p2p))
 check("default samples: 17 size bins of sends and receives", len(p2p) == 34 and len(bins) == 17,
       "%d records, bins %s" % (len(p2p), bins))
+# The blocking collectives on world: every call eligible, and of the N instances each rank
+# made the first 64, then one in each aligned block of P (16, and past 4096 at least the
+# power of two at or below the number / 32), at the mixed offset: on both ranks alike.
+def chosen(k, every=16):
+    if k < 64:
+        return True
+    p = every
+    if k >= 4096:
+        p = max(p, (1 << (k.bit_length() - 1)) // 32)
+    return k % p == mix(k - k % p) % p
+coll = json.load(open(d + "/coll.json"))
+world = [c["id"] for c in coll["communicators"] if c.get("name") == "MPI_COMM_WORLD"][0]
+cr = [r for r in coll["records"] if r["kind"] == "collective" and r["comm"] == world
+      and r["op"] in ("MPI_Allreduce", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Allgather")]
+n = sum(r["calls"] for r in cr) // 2
+want = 2 * sum(1 for k in range(n) if chosen(k))
+got = sum(r.get("sample_selected", 0) for r in cr)
+check("collectives: every call on world eligible", all(r.get("sample_eligible") == r["calls"] for r in cr),
+      "%r" % [(r["op"], r["size_lo"], r["calls"], r.get("sample_eligible")) for r in cr if r.get("sample_eligible") != r["calls"]][:3])
+check("collectives: %d instances a rank, past 4096, chosen by the rule on both ranks (%d)" % (n, want),
+      n > 4096 and got == want, "selected %d, expected %d" % (got, want))
 # A chosen message is timed when its receive was waiting for it, else
 # counted as posted late: per record the split depends on the race, over
 # the receives the sum is exact.
@@ -59,7 +85,7 @@ for r in p2p:
         timed_recv += n
     ok = r.get("sample_eligible") == r["calls"] and r.get("sample_selected") == chosen and n <= chosen
     if not ok or r is p2p[0]:
-        check("%s %d B: eligible = calls, selected = first 64 + 1 in 16 (by the mix) per stream, no more timed" % (r["op"], r["size_lo"]),
+        check("%s %d B: eligible = calls, selected = first 64 + 1 in each block of 16 (by the mix) per stream, no more timed" % (r["op"], r["size_lo"]),
               ok, "calls %d, eligible %s, selected %s (expected %d), transfer_s.n %d" % (
                   r["calls"], r.get("sample_eligible"), r.get("sample_selected"), chosen, n))
 late = full["sampling"]["messages_receive_posted_late"]
