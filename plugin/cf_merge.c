@@ -116,7 +116,7 @@ static void cf_profile_add_sections(cf_profile_t *p, cf_sample_result_t *sres)
         json_object_set_new(p->extra, "clock", sres->clock);
     json_object_set_new(p->extra, "sampling",
                         json_pack("{s:i, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "first", CF_SAMPLE_FIRST, "every",
-                                  (int)cf_g.cfg.sample_every, "rule", "block", "collective_calls", (json_int_t)sres->coll_used,
+                                  (int)cf_g.cfg.sample_every, "rule", "pairs", "collective_calls", (json_int_t)sres->coll_used,
                                   "collective_calls_incomplete", (json_int_t)sres->coll_incomplete, "messages_matched",
                                   (json_int_t)sres->p2p_matched, "messages_receive_posted_late",
                                   (json_int_t)sres->p2p_late_recv, "messages_unmatched",

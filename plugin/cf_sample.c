@@ -46,22 +46,31 @@ uint64_t cf_sample_from(uint64_t seq)
             uint64_t o = (UINT64_C(1) << (63 - __builtin_clzll(seq))) / CF_SAMPLE_PER_OCTAVE;
             p = o > p ? o : p;
         }
-        /* the octave, hence the period, is the same across the block: its
-         * powers of two past CF_SAMPLE_CAP_FROM are multiples of p */
-        uint64_t b = seq & ~(p - 1), pick = b + (cf_sample_mix(b) & (p - 1));
+        /* a block of 2p holds the pair: the octave, hence the period, is
+         * the same across it (its powers of two past CF_SAMPLE_CAP_FROM
+         * are multiples of 2p, or the block is the first one) */
+        uint64_t w = 2 * p, b = seq & ~(w - 1), pick = b + cf_sample_mix(b) % (w - 1);
         if (pick >= seq)
             return pick; /* past the first ones: seq is */
-        if (b + p < b)
+        if (pick + 1 == seq)
+            return seq;
+        if (b + w < b)
             return UINT64_MAX;
-        seq = b + p;
+        seq = b + w;
     }
 }
 
 int cf_chan_chose(cf_chan_t *ch, uint32_t seq)
 {
+    /* a stream's count is 32 bits, as the samples' numbers: past them it
+     * stays at the last, never chosen, and nothing more is sampled */
+    if (seq == UINT32_MAX) {
+        ch->seq = UINT32_MAX;
+        ch->next = UINT32_MAX;
+        return 0;
+    }
     int pick = seq == ch->next;
-    /* a stream's count is 32 bits: one that comes round starts over */
-    uint64_t next = cf_sample_from((uint32_t)(seq + 1));
+    uint64_t next = cf_sample_from((uint64_t)seq + 1);
     ch->next = next > UINT32_MAX ? UINT32_MAX : (uint32_t)next;
     return pick;
 }
@@ -81,8 +90,10 @@ void cf_coll_sample_slow(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, u
         atomic_store_explicit(&c->sample_next, UINT64_MAX, memory_order_relaxed);
         return;
     }
-    /* a number passed unrecorded (cf_coll_passed) is not chosen */
-    int pick = seq == atomic_load_explicit(&c->sample_next, memory_order_relaxed);
+    /* past numbers that went by unrecorded (cf_coll_passed), seq is
+     * chosen when the rule chooses it */
+    uint64_t next = atomic_load_explicit(&c->sample_next, memory_order_relaxed);
+    int pick = seq == next || (seq > next && cf_sample_from(seq) == seq);
     atomic_store_explicit(&c->sample_next, cf_sample_from(seq + 1), memory_order_relaxed);
     if (!pick)
         return;

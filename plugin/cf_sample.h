@@ -48,17 +48,19 @@ typedef struct {
 
 CF_HIDDEN extern cf_samples_t cf_samples;
 
-/* The rule, per stream: its first CF_SAMPLE_FIRST calls, then one call in
- * each block of P consecutive sequence numbers (blocks aligned to P), at
- * the offset a mix of the block's first number gives.  P is mask + 1 and,
+/* The rule, per stream: its first CF_SAMPLE_FIRST calls, then two
+ * consecutive calls in each block of 2P consecutive sequence numbers
+ * (blocks aligned to 2P), at the offset a mix of the block's first number
+ * gives: 1 in P, in pairs, whose gap is the program's time between two
+ * calls (cf_advice.c's call_gap_s).  P is mask + 1 and,
  * past CF_SAMPLE_CAP_FROM calls of a stream, at least its octave /
  * CF_SAMPLE_PER_OCTAVE: a stream of millions of calls (NetPIPE repeats 2.4
  * M messages of one size) would otherwise fill the buffers before later
  * sizes are reached, and one sample would stand for a million calls of
  * those.  Below it, streams keep their hundreds of samples, among which
  * the first ones (a size's warm-up) weigh little.  Deterministic in the
- * sequence number, so every rank picks the same instances; one per block
- * at a mixed offset, so that a stride cannot alias with the program's own
+ * sequence number, so every rank picks the same instances; a pair per
+ * block at a mixed offset, so that a stride cannot alias with the program's own
  * period (a training step of 50 all-reduces, weights and biases
  * alternating, sampled every 16th would time only the weights), and the
  * count chosen is exact (no runs or gaps of a coin's).  A stream keeps the

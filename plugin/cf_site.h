@@ -178,7 +178,7 @@ CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Data
 /* The memo of slot s (cf_site_first) if it holds this call of op from ra
  * on comm, NULL otherwise.  The generation first: an empty memo has none.
  * dest CF_MEMO_ANY_DEST: a collective, whose memo the operation names alone
- * (the compare is folded away). */
+ * (the compare is folded away; where it is not, the memo holds the same). */
 #define CF_MEMO_ANY_DEST INT_MIN
 CF_HOT const cf_memo_t *cf_memo_of(const cf_site_t *s, unsigned op, void *ra, MPI_Comm comm, MPI_Datatype type,
                                    int64_t count, int dest)

@@ -192,10 +192,10 @@ def wrapper(e, head=None):
         # inline (a miss out of line costs the lightest settings a second
         # frame, docs/benchmarks.md).  The full path below fills the memo.
         count, dtype = memo or post_memo
-        dest = "0" if k == "coll" else "-1" if k == "icoll" else a["peer"]
+        dest = "CF_MEMO_ANY_DEST" if k in ("coll", "icoll") else a["peer"]
         out.append("    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op)
         out.append("    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
-                   % (op, a["comm"], dtype, count, "CF_MEMO_ANY_DEST" if k in ("coll", "icoll") else dest))
+                   % (op, a["comm"], dtype, count, dest))
         out.append("    if (cf_m) {")
         out += ["    " + l for l in timed]
         if posted:
@@ -308,7 +308,8 @@ def wrapper(e, head=None):
             out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, %s, %s, cf_k, cf_nb, cf_world_of(cf_c, %s), "
                        "CF_MEMO_REC | CF_MEMO_MSG);" % (dtype, count, a["peer"], a["tag"], a["peer"]))
         else:
-            out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, 0, 0, cf_k, cf_nb, -1, CF_MEMO_REC);" % (dtype, count))
+            out.append("        cf_memo_fill(cf_t, cf_s, cf_c, %s, %s, CF_MEMO_ANY_DEST, 0, cf_k, cf_nb, -1, CF_MEMO_REC);"
+                       % (dtype, count))
         out.append("    }")
     elif site:
         out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)

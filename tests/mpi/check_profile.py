@@ -357,6 +357,10 @@ def pcontrol(prof, p):
     expect("allreduce outside regions", t.get(("MPI_Allreduce", None)), [7 * p, 7 * p * 8])
     expect("allreduce in step/exchange", t.get(("MPI_Allreduce", "step/exchange")), [6 * p, 6 * p * 8])
     expect("barrier in step", t.get(("MPI_Barrier", "step")), [3 * p, 0])
+    # every instance is among a stream's first 64, which are all sampled: those after a
+    # pause too, whose numbers moved on while it lasted
+    coll = sum(r["calls"] for r in prof["records"] if r["kind"] == "collective")
+    expect("collective instances recorded and sampled", [len(prof["samples"]["collectives"]), coll], [coll, 16 * p])
 
 
 def mpi_records(prof, op):

@@ -36,42 +36,53 @@ check("default samples: not partial", j["partial"] is False and j.get("partial_r
 check("default samples: nothing left unsampled", full["sampling"]["not_sampled_buffer_full"] == 0)
 # 200 timed round trips and their warm-up per size: 2 ranks x 220 = 440 sends and receives
 # per record, all eligible.  Streams per size: pings (219, the last one has a tag of its own,
-# which rank 1 receives with MPI_ANY_TAG) and pongs (220); of each the first 64, then one in
-# each aligned block of 16 sequence numbers, at the offset the mix of the block's first
-# number gives (splitmix64's finalizer, as the plugin)
+# which rank 1 receives with MPI_ANY_TAG) and pongs (220); of each the first 64, then in each
+# aligned block of 2P sequence numbers the two consecutive ones from the offset the mix of
+# the block's first number gives, modulo 2P - 1 (splitmix64's finalizer, as the plugin): P is
+# 16, and past 4096 at least the power of two at or below the number / 32
 def mix(k):
     m = (1 << 64) - 1
     z = (k * 0x9E3779B97F4A7C15) & m
     z ^= z >> 29
     z = (z * 0xBF58476D1CE4E5B9) & m
     return z ^ (z >> 32)
-def pick(n):
-    return min(n, 64) + sum(1 for k in range(64, n) if k % 16 == mix(k - k % 16) % 16)
-p2p = [r for r in full["records"] if r["op"] in ("MPI_Send", "MPI_Recv")]
-bins = sorted(set(r["size_lo"] for r in p2p))
-check("default samples: 17 size bins of sends and receives", len(p2p) == 34 and len(bins) == 17,
-      "%d records, bins %s" % (len(p2p), bins))
-# The blocking collectives on world: every call eligible, and of the N instances each rank
-# made the first 64, then one in each aligned block of P (16, and past 4096 at least the
-# power of two at or below the number / 32), at the mixed offset: on both ranks alike.
-def chosen(k, every=16):
+def rule(k, every=16):
     if k < 64:
         return True
     p = every
     if k >= 4096:
         p = max(p, (1 << (k.bit_length() - 1)) // 32)
-    return k % p == mix(k - k % p) % p
+    w = 2 * p
+    b = k - k % w
+    return k - b - mix(b) % (w - 1) in (0, 1)
+def pick(n):
+    return sum(1 for k in range(n) if rule(k))
+p2p = [r for r in full["records"] if r["op"] in ("MPI_Send", "MPI_Recv")]
+bins = sorted(set(r["size_lo"] for r in p2p))
+check("default samples: 17 size bins of sends and receives", len(p2p) == 34 and len(bins) == 17,
+      "%d records, bins %s" % (len(p2p), bins))
+# The blocking collectives on world: every call eligible, and of the N instances each rank
+# made those of the rule, on both ranks alike; the trace's rows (the first ones a rank
+# sampled) are those instances.
 coll = json.load(open(d + "/coll.json"))
 world = [c["id"] for c in coll["communicators"] if c.get("name") == "MPI_COMM_WORLD"][0]
 cr = [r for r in coll["records"] if r["kind"] == "collective" and r["comm"] == world
       and r["op"] in ("MPI_Allreduce", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Allgather")]
 n = sum(r["calls"] for r in cr) // 2
-want = 2 * sum(1 for k in range(n) if chosen(k))
+want = 2 * pick(n)
 got = sum(r.get("sample_selected", 0) for r in cr)
 check("collectives: every call on world eligible", all(r.get("sample_eligible") == r["calls"] for r in cr),
       "%r" % [(r["op"], r["size_lo"], r["calls"], r.get("sample_eligible")) for r in cr if r.get("sample_eligible") != r["calls"]][:3])
 check("collectives: %d instances a rank, past 4096, chosen by the rule on both ranks (%d)" % (n, want),
       n > 4096 and got == want, "selected %d, expected %d" % (got, want))
+check("collectives: every chosen instance sampled on both ranks",
+      coll["sampling"]["collective_calls_incomplete"] == 0 and coll["sampling"]["collective_calls"] == want,
+      "%r" % coll["sampling"])
+rows = [r for r in coll["samples"]["collectives"] if r[1] == world]
+seqs = [r[2] for r in rows]
+check("collectives: the trace's %d rows are instances the rule chose, past the first 64 in pairs" % len(rows),
+      len(rows) > 128 and all(rule(k) for k in seqs) and sum(1 for k in seqs if k >= 64 and k + 1 in seqs) >= 8,
+      "%s" % [k for k in seqs if not rule(k)][:5])
 # A chosen message is timed when its receive was waiting for it, else
 # counted as posted late: per record the split depends on the race, over
 # the receives the sum is exact.
