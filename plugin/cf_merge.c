@@ -271,8 +271,21 @@ static int cf_fin_threads(cf_fin_run_t *m)
     m->refused = cf_thread_refused();
     m->req_dropped = atomic_load(&cf_g.req_dropped);
     m->dropped = m->refused + m->req_dropped;
-    int ok_mine = cf_table_init(&m->mine, cf_g.cfg.merge_max * 2) == CF_OK;
-    int ok_elig = cf_table_init(&m->elig, cf_g.cfg.merge_max * 2) == CF_OK;
+    /* the tables as large as the threads' keys need (a quarter full at
+     * most), never more than COMMFIT_MERGE_MAX allows: a table of that size
+     * is 42 MB at the default, and the pages a finalize touches cost more
+     * than its work does where a page fault is dear (a virtual machine) */
+    uint64_t nkeys = 0, nelig = 0;
+    for (uint32_t i = 0; i < nthreads; i++) {
+        const cf_thread_t *t = cf_thread_at(i);
+        nkeys += t->table.used;
+        for (uint32_t s = 0; s <= t->elig_mask; s++)
+            nelig += t->elig[s].key != 0;
+    }
+    uint64_t most = (uint64_t)cf_g.cfg.merge_max * 2;
+    int ok_mine = cf_table_init(&m->mine, (uint32_t)(4 * nkeys < most ? 4 * nkeys : most)) == CF_OK;
+    nelig += nkeys; /* a blocking collective's record counts its calls there */
+    int ok_elig = cf_table_init(&m->elig, (uint32_t)(4 * nelig < most ? 4 * nelig : most)) == CF_OK;
     int ok = ok_mine && ok_elig;
     if (!cf_all_ok(ok)) {
         if (!ok || cf_g.world_rank == 0)
