@@ -841,11 +841,18 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             /* nonblocking: of the measured time, posts and polls included */
             double gain = ad->nonblocking ? 1.0 - cf_advice_cand_predicted_s(ad, cd) / ad->current_s
                                           : (ad->model_current_s - cd->model_s) / ad->model_current_s;
-            fprintf(out, "    %s: %.0f call%s/step, %s %s (+-%s, %s)\n", cd->name, cd->buckets,
-                   cd->buckets == 1 ? "" : "s", gain >= 0 ? "saves" : "adds", cf_fmt_pct(fabs(gain), 0, b[1], CF_FMT_LEN),
-                   cf_fmt_pct(ad->nonblocking ? cd->unc_s * (double)ad->steps / ad->current_s
-                                           : cd->unc_s / ad->model_current_s, 0, b[2], CF_FMT_LEN),
-                   pred_src(cd->source));
+            double unc = ad->nonblocking ? cd->unc_s * (double)ad->steps / ad->current_s
+                                         : cd->unc_s / ad->model_current_s;
+            /* a figure its own uncertainty swamps is no figure: said so, with what measures it */
+            int vague = !(unc < fabs(gain));
+            fprintf(out, "    %s: %.0f call%s/step, %s%s %s (+-%s, %s)%s\n", cd->name, cd->buckets,
+                   cd->buckets == 1 ? "" : "s", vague ? "uncertain: " : "", gain >= 0 ? "saves" : "adds",
+                   cf_fmt_pct(fabs(gain), 0, b[1], CF_FMT_LEN), cf_fmt_pct(unc, 0, b[2], CF_FMT_LEN),
+                   pred_src(cd->source),
+                   !vague ? ""
+                   : cd->source == CF_PRED_MODEL ? "; beyond the sizes measured: the calibration measures them where "
+                                                   "its budget and memory allow (calibration.skipped says why not)"
+                                                 : "; the run's spread: a longer or quieter run settles it");
         }
     }
 }
