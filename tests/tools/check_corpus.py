@@ -38,6 +38,7 @@ One line per check, "ok" or "FAIL" with the numbers; exit 1 on any FAIL.
 -v prints the size-by-size comparison of every truth check.
 """
 import csv
+import re
 import json
 import os
 import subprocess
@@ -466,6 +467,27 @@ def fusion_block(text, op, comm):
     return "\n".join(out)
 
 
+CAND_LINE = re.compile(r"^    ((?:DDP|Horovod)[^:]*): (\d+) calls?/step, (uncertain: )?(saves|adds) ([\d.]+)% "
+                       r"\(\+-([\d.]+)%, (\w+)\)(.*)$")
+cand_seen = {"uncertain": 0, "priced": 0}
+
+
+def check_candidates(case, text):
+    """The frameworks' default buckets in the text FUSION ADVICE: a figure
+    whose uncertainty is as large as itself reads "uncertain", with what
+    would settle it; the others stand as figures."""
+    for l in text.split("\nFUSION ADVICE", 1)[-1].splitlines():
+        m = CAND_LINE.match(l)
+        if not m:
+            continue
+        name, vague, gain, unc, src, rest = m.group(1), m.group(3), float(m.group(5)), float(m.group(6)), m.group(7), m.group(8)
+        want = unc >= gain
+        settle = "calibration.skipped" in rest if src == "model" else "run's spread" in rest
+        check(case, "%s: %s%% +-%s%%: %s" % (name, m.group(5), m.group(6), "uncertain, and what settles it" if want else "a figure"),
+              bool(vague) == want and (settle if want else rest == ""), l.strip())
+        cand_seen["uncertain" if want else "priced"] += 1
+
+
 def check_poll_excess(case, rep, text, prof):
     """A nonblocking stream's polls beyond their median (the Tests that
     completed nothing: their time over calls x p50, from the profile's own
@@ -672,6 +694,9 @@ def main():
         if "call_gap" in exp:
             check_gap(case, rep, d, exp)
         check_disturbed(case, rep, exp)
+        if rep.get("advice"):
+            cand_text = subprocess.run([commfit, "report", prof], capture_output=True, text=True).stdout
+            check_candidates(case, cand_text)
         if exp.get("no_fuse") or exp.get("nonblocking_not_cost") or exp.get("overlap"):
             txt = subprocess.run([commfit, "report", prof], capture_output=True, text=True)
             check(case, "commfit report (text)", txt.returncode == 0, "exit %d" % txt.returncode)
@@ -684,6 +709,9 @@ def main():
             check_calibrated(case, rep, prof, exp)
         if exp.get("in_flight"):
             check_in_flight(case, rep, prof, exp)
+    if not only:
+        check("corpus", "framework defaults both priced and uncertain among the cases",
+              cand_seen["uncertain"] > 0 and cand_seen["priced"] > 0, "%r" % cand_seen)
     print("%d known limits (tests/corpus/known.json)" % known)
     print("%d passed, %d failed" % (passed, fails))
     return 1 if fails else 0
