@@ -104,18 +104,25 @@ int cf_table_init(cf_table_t *t, uint32_t cap)
     while (c < cap)
         c <<= 1;
     cf_stat_t *slots = calloc(c, sizeof(*slots));
-    if (!slots)
+    uint32_t *order = malloc(c * sizeof(*order));
+    if (!slots || !order) {
+        free(slots);
+        free(order);
         return CF_ERR_NOMEM;
+    }
     t->cap = c;
     t->used = 0;
     t->dropped = 0;
     t->slots = slots;
+    t->order = order;
     return CF_OK;
 }
 
 void cf_table_fini(cf_table_t *t)
 {
     free(t->slots);
+    free(t->order);
     t->slots = NULL;
+    t->order = NULL;
     t->cap = t->used = 0;
 }

@@ -155,6 +155,10 @@ typedef struct {
     uint32_t used;
     uint64_t dropped; /* records lost because the table was full */
     cf_stat_t *slots;
+    /* the filled slots in the order they filled: a walk reads the used
+     * records, not every slot (a slot is 1.3 kB; a walk of the whole table
+     * faulted in every page of it) */
+    uint32_t *order;
 } cf_table_t;
 
 int cf_table_init(cf_table_t *t, uint32_t cap);
@@ -177,13 +181,21 @@ static inline cf_stat_t *cf_table_get(cf_table_t *t, uint64_t key)
             if (t->used + 1 >= t->cap)
                 break;
             s->key = key;
-            t->used++;
+            t->order[t->used] = i;
+            /* a walk from another thread (the spool's refresh) reads
+             * order[] below the count it loads */
+            __atomic_store_n(&t->used, t->used + 1, __ATOMIC_RELEASE);
             return s;
         }
     }
     t->dropped++;
     return NULL;
 }
+
+/* The records filled so far, and the k-th of them (k < that count), in
+ * the order they filled; safe against a concurrent insert by the owner. */
+static inline uint32_t cf_table_count(const cf_table_t *t) { return __atomic_load_n(&t->used, __ATOMIC_ACQUIRE); }
+static inline cf_stat_t *cf_table_nth(const cf_table_t *t, uint32_t k) { return &t->slots[t->order[k]]; }
 
 /* Slot of key, NULL when absent (nothing inserted).  Keys are never removed,
  * so an absent key's probe meets an empty slot or the probe limit. */

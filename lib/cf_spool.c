@@ -1316,9 +1316,9 @@ static int cf_merge_records(cf_merge_t *g, cf_profile_t *p, const cf_spill_regio
         return CF_ERR_NOMEM;
     }
     size_t ns = 0;
-    for (uint32_t s = 0; s < t->cap; s++)
-        if (t->slots[s].key && t->slots[s].calls)
-            sorted[ns++] = t->slots[s];
+    for (uint32_t s = 0; s < t->used; s++)
+        if (cf_table_nth(t, s)->calls)
+            sorted[ns++] = *cf_table_nth(t, s);
     qsort(sorted, ns, sizeof(*sorted), cf_cmp_stat_key);
     uint64_t missing = (uint64_t)(g->size - (int)g->have) + g->ranks_dropping;
     for (size_t i = 0; i < ns; i++) {

@@ -658,9 +658,9 @@ static size_t find_streams(cal_stream_t *st, size_t max, size_t *more_p)
     *more_p = 0;
     for (uint32_t i = 0; i < nt; i++) {
         const cf_table_t *tb = &cf_thread_at(i)->table;
-        for (uint32_t s = 0; s < tb->cap; s++) {
-            const cf_stat_t *e = &tb->slots[s];
-            if (!e->key || cf_key_layer(e->key) != CF_LAYER_MPI || !e->calls)
+        for (uint32_t s = 0, ns = cf_table_count(tb); s < ns; s++) {
+            const cf_stat_t *e = cf_table_nth(tb, s);
+            if (cf_key_layer(e->key) != CF_LAYER_MPI || !e->calls)
                 continue;
             unsigned op = cf_key_op(e->key);
             uint32_t comm = cf_key_comm(e->key);

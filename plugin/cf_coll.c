@@ -119,9 +119,8 @@ cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *over
         *missing_p = NULL;
     uint64_t *keys = malloc(((size_t)mine->used + 1) * sizeof(uint64_t));
     size_t nkeys = 0, nu = 0;
-    for (uint32_t s = 0; keys && s < mine->cap; s++)
-        if (mine->slots[s].key)
-            keys[nkeys++] = mine->slots[s].key;
+    for (uint32_t s = 0; keys && s < mine->used; s++)
+        keys[nkeys++] = cf_table_nth(mine, s)->key;
     /* every rank must take part even when it has no memory left */
     uint64_t none = 0;
     uint64_t *ukeys = cf_union_keys(keys ? keys : &none, keys ? nkeys : 0, cap, &nu, overflow_p);

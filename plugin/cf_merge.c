@@ -312,10 +312,8 @@ static int cf_fin_threads(cf_fin_run_t *m)
                 dst->bytes += e->selected;
             }
         }
-        for (uint32_t s = 0; s < t->table.cap; s++) {
-            cf_stat_t *src = &t->table.slots[s];
-            if (!src->key)
-                continue;
+        for (uint32_t s = 0, ns = cf_table_count(&t->table); s < ns; s++) {
+            cf_stat_t *src = cf_table_nth(&t->table, s);
             cf_stat_t *dst = cf_table_get(&m->mine, src->key);
             if (dst)
                 cf_stat_merge(dst, src);

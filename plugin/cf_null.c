@@ -44,8 +44,8 @@ json_t *cf_null_section(const cf_fin_t *f)
     (void)f;
     for (uint32_t i = 0; i < cf_thread_count(); i++) {
         const cf_table_t *tb = &cf_thread_at(i)->table;
-        for (uint32_t s = 0; s < tb->cap; s++)
-            mine[CALLS] += tb->slots[s].calls;
+        for (uint32_t s = 0, ns = cf_table_count(tb); s < ns; s++)
+            mine[CALLS] += cf_table_nth(tb, s)->calls;
     }
     PMPI_Reduce(mine, sum, N, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
     if (cf_g.world_rank != 0)

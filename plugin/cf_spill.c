@@ -105,10 +105,9 @@ static int cf_write_thread(int fd, const cf_thread_t *t)
 {
     cf_spill_thread_t th = {0};
     const cf_table_t *tb = &t->table;
-    /* count first; a slot only ever fills, so the count is a lower bound of
-     * what the loop below finds, and it writes exactly that many */
-    for (uint32_t s = 0; s < tb->cap; s++)
-        th.nstats += tb->slots[s].key != 0;
+    /* the records filled so far: the owner may add more meanwhile, which
+     * the next refresh writes */
+    th.nstats = cf_table_count(tb);
     th.dropped = tb->dropped;
     th.mpi_ns = t->mpi_ns;
     th.failed = t->failed;
@@ -137,10 +136,8 @@ static int cf_write_thread(int fd, const cf_thread_t *t)
     struct iovec iov[64];
     int n = 0;
     uint64_t left = th.nstats;
-    for (uint32_t s = 0; s < tb->cap && left; s++) {
-        if (!tb->slots[s].key)
-            continue;
-        iov[n].iov_base = (void *)&tb->slots[s];
+    for (uint32_t s = 0; left; s++) {
+        iov[n].iov_base = (void *)cf_table_nth(tb, s);
         iov[n].iov_len = sizeof(cf_stat_t);
         left--;
         if (++n == 64 || !left) {

@@ -156,6 +156,19 @@ static void test_table_fixed_budget(void **state)
         if (k == 5000)
             assert_int_equal(found, t.used);
     }
+    /* the walk by fill order visits every filled slot once, and no other:
+     * the keys were inserted ascending, so the walk reads them ascending */
+    uint32_t filled = 0, walked = 0;
+    for (uint32_t s = 0; s < t.cap; s++)
+        filled += t.slots[s].key != 0;
+    assert_int_equal(cf_table_count(&t), filled);
+    for (uint32_t k = 0, prev = 0; k < cf_table_count(&t); k++, walked++) {
+        const cf_stat_t *e = cf_table_nth(&t, k);
+        assert_true(e->key > prev);
+        assert_ptr_equal(cf_table_find(&t, e->key), e);
+        prev = (uint32_t)e->key;
+    }
+    assert_int_equal(walked, filled);
     cf_table_fini(&t);
 }
 
