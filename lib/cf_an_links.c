@@ -176,7 +176,7 @@ static int from_calibration(cf_analysis_t *a, int path, cf_an_ref_t *ref)
 static int blocking_p2p(const cf_record_t *r, int path)
 {
     return r->layer == CF_LAYER_MPI && r->path == path && r->calls > 0 && r->bytes > 0 &&
-           strcmp(r->kind, "p2p") == 0 && !cf_an_is_nonblocking(r->op, r->kind);
+           strcmp(r->kind, "p2p") == 0 && !cf_op_nonblocking(r->op, r->kind);
 }
 
 /* A duration-only record of a blocking call, for the best case. */
@@ -419,7 +419,7 @@ void cf_an_predictor(const cf_analysis_t *a, const cf_an_fit_t *f, cf_an_line_t 
      * unless the calibration timed the nonblocking operation itself
      * (posted, then waited for): the twin runs another algorithm */
     const cf_an_fit_t *own = !f->nonblocking                                                 ? f
-                             : cal != NULL && cf_an_is_nonblocking(cal->op, "collective") ? NULL
+                             : cal != NULL && cf_op_nonblocking(cal->op, "collective") ? NULL
                                                                                             : cf_an_blocking_twin(a, f);
 
     *ctx = (cf_an_line_t){a, own != NULL && (own->fit.ok || own->kind != CF_AN_COLLECTIVE) ? own : NULL,

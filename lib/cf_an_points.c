@@ -144,7 +144,7 @@ static void group_key(const cf_profile_t *p, const cf_record_t *const *e, int jo
         f->comm = e[0]->comm;
         f->comm_size = cf_an_comm_size(p, f->comm);
         f->coll = f->kind == CF_AN_P2P ? CF_COLL_P2P : f->kind == CF_AN_IO ? CF_COLL_NONE : cf_coll_from_name(f->op);
-        f->nonblocking = cf_an_is_nonblocking(e[0]->op, e[0]->kind);
+        f->nonblocking = cf_op_nonblocking(e[0]->op, e[0]->kind);
     }
 }
 
@@ -319,7 +319,7 @@ static size_t fitted_runs(const cf_record_t *const *e, size_t n)
  * completion includes whatever the program did before it waited. */
 static int joint_member(const cf_record_t *r)
 {
-    return is_kind(r, "p2p") && !cf_an_is_nonblocking(r->op, r->kind);
+    return is_kind(r, "p2p") && !cf_op_nonblocking(r->op, r->kind);
 }
 
 /* The protocol limits of each path, from the profile's "protocol" section
@@ -424,7 +424,7 @@ int cf_an_points_build(cf_analysis_t *a)
         o->comm = r->comm;
         o->comm_size = cf_an_comm_size(p, r->comm);
         o->path = r->path;
-        o->nonblocking = cf_an_is_nonblocking(r->op, r->kind);
+        o->nonblocking = cf_op_nonblocking(r->op, r->kind);
         double blocked = 0, posted = 0;
         for (size_t m = i; m < j; m++) {
             o->calls += sep[m]->calls;
@@ -467,15 +467,4 @@ out:
     free(joint);
     free(sep);
     return rc;
-}
-int cf_an_is_nonblocking(const char *op, const char *kind)
-{
-    if (strcmp(kind, "io") == 0) /* MPI_File_iread... */
-        return strncmp(op, "MPI_File_i", 10) == 0;
-    if (strcmp(kind, "rma") == 0) /* MPI_Rput... */
-        return op[0] != '\0' && strncmp(op, "MPI_R", 5) == 0 && op[5] >= 'a' && op[5] <= 'z';
-    if (strcmp(kind, "p2p") != 0 && strcmp(kind, "collective") != 0)
-        return 0;
-    return (strncmp(op, "MPI_I", 5) == 0 && op[5] >= 'a' && op[5] <= 'z') ||
-           strstr(op, "_init") != NULL;
 }

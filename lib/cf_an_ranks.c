@@ -99,7 +99,7 @@ int cf_an_regions_build(cf_analysis_t *a)
         const cf_record_t *r = &p->rec[i];
         size_t k = r->region >= 1 && r->region <= p->nregion ? r->region - 1 : p->nregion;
         /* the ranked time: a nonblocking span is not a cost here either */
-        if (!(r->layer == CF_LAYER_MPI && r->calls > 0) || cf_an_is_nonblocking(r->op, r->kind))
+        if (!(r->layer == CF_LAYER_MPI && r->calls > 0) || cf_op_nonblocking(r->op, r->kind))
             continue;
         if (region_add(p, &a->region[k], r) != CF_OK)
             return CF_ERR_NOMEM;

@@ -68,7 +68,6 @@ CF_HIDDEN extern const char cf_an_no_why[];
 /* A value that counts: finite and positive, else 0. */
 CF_HIDDEN double cf_an_pos(double v);
 CF_HIDDEN int cf_an_comm_size(const cf_profile_t *p, uint32_t comm);
-CF_HIDDEN int cf_an_is_nonblocking(const char *op, const char *kind);
 /* A poll: an MPI_Test* record that completed nothing (no payload, no
  * blocked time charged to a request). */
 CF_HIDDEN int cf_an_is_poll(const cf_record_t *r);

@@ -52,6 +52,18 @@ int cf_blocking_op_name(const char *op, char *buf, size_t len)
     return strcmp(buf, op) != 0;
 }
 
+int cf_op_nonblocking(const char *op, const char *kind)
+{
+    if (strcmp(kind, "io") == 0) /* MPI_File_iread... */
+        return strncmp(op, "MPI_File_i", 10) == 0;
+    if (strcmp(kind, "rma") == 0) /* MPI_Rput... */
+        return op[0] != '\0' && strncmp(op, "MPI_R", 5) == 0 && op[5] >= 'a' && op[5] <= 'z';
+    if (strcmp(kind, "p2p") != 0 && strcmp(kind, "collective") != 0)
+        return 0;
+    return (strncmp(op, "MPI_I", 5) == 0 && op[5] >= 'a' && op[5] <= 'z') ||
+           strstr(op, "_init") != NULL;
+}
+
 int cf_index_init(cf_index_t *x, size_t n)
 {
     size_t cap = 16;

@@ -30,6 +30,10 @@ size_t cf_strlcpy(char *dst, const char *src, size_t len);
  * no nonblocking MPI_nit).  buf gets it (op itself when it is blocking);
  * returns 1 when it differs from op, 0 otherwise (or when it does not fit). */
 int cf_blocking_op_name(const char *op, char *buf, size_t len);
+/* 1 when op, of the profile's kind ("p2p", "collective", "io", "rma"), is a
+ * nonblocking or persistent call (MPI_Isend, MPI_Send_init, MPI_Iallreduce,
+ * MPI_File_iread, MPI_Rput), 0 otherwise. */
+int cf_op_nonblocking(const char *op, const char *kind);
 
 /* Makes the path in buf absolute (prefixes the working directory) when it
  * is relative and the result fits len; leaves it as it is otherwise. */

@@ -191,6 +191,32 @@ static int cf_rank_lacks(uint64_t key, const cf_table_t *mine)
 }
 
 
+/* The finalize's steps and their times, which COMMFIT_VERBOSE logs on
+ * rank 0: where a slow end of a run goes. */
+typedef struct {
+    int n;
+    const char *name[12];
+    uint64_t ns[12];
+} cf_steps_t;
+
+static void cf_step(cf_steps_t *st, const char *name)
+{
+    if (st->n < (int)CF_ARRAY_LEN(st->ns)) {
+        st->name[st->n] = name;
+        st->ns[st->n++] = cf_clock_mono_ns();
+    }
+}
+
+static void cf_steps_log(const cf_steps_t *st)
+{
+    char b[512];
+    size_t o = 0;
+    for (int i = 1; i < st->n && o < sizeof(b); i++)
+        o += (size_t)snprintf(b + o, sizeof(b) - o, "%s %s %.3f s", i > 1 ? "," : "", st->name[i],
+                              (double)(st->ns[i] - st->ns[i - 1]) * 1e-9);
+    cf_log("rank 0: MPI_Finalize's own steps took %.3f s:%s", (double)(st->ns[st->n - 1] - st->ns[0]) * 1e-9, b);
+}
+
 /* Rank 0 builds and writes the profile alone.  The other ranks wait for it
  * here asleep, polling every 200 us, not spinning in PMPI_Finalize: on an
  * oversubscribed node, spinning ranks take the CPU that rank 0 needs. */
@@ -248,6 +274,24 @@ typedef struct {
     unsigned *rids;
     int fail_all[CF_FAIL_N];
 } cf_fin_run_t;
+
+/* Rank 0, from the merged records: some path carries blocking
+ * point-to-point calls of two sizes or more (cf_fin_t.p2p_sizes). */
+static int cf_p2p_sizes(const cf_fin_run_t *m)
+{
+    unsigned first[4] = {0};
+    for (size_t i = 0; m->stats && i < m->nu; i++) {
+        uint64_t k = m->stats[i].key;
+        unsigned op = cf_key_op(k), path = cf_key_path(k), bin = cf_key_bin(k) + 1;
+        if (cf_key_layer(k) != CF_LAYER_MPI || op >= CF_OP_COUNT || !m->stats[i].calls ||
+            strcmp(cf_op_kinds[op], "p2p") != 0 || cf_op_nonblocking(cf_op_names[op], "p2p"))
+            continue;
+        if (first[path] && first[path] != bin)
+            return 1;
+        first[path] = bin;
+    }
+    return 0;
+}
 
 /* The blocking collectives: every call on a communicator is eligible for
  * sampling (cf_coll_sample), so a record's eligible count is its calls. */
@@ -533,23 +577,31 @@ void cf_runtime_finalize(void)
     size_t nmod;
     const cf_module_t *mod = cf_module_list(&nmod);
     m->end_mono = cf_clock_mono_ns();
+    cf_steps_t st = {.n = 0};
+    cf_step(&st, NULL);
     /* before the merge, with recording off: none of its traffic is the
      * program's (calibration) */
     for (size_t i = 0; i < nmod; i++)
         if (mod[i].before_merge)
             mod[i].before_merge();
 
+    cf_step(&st, "calibration");
     /* 1. this rank's threads */
     if (!cf_fin_threads(m)) {
         atomic_store(&cf_g.state, 2);
         return;
     }
     /* 2. samples: wait at collectives, one-way message times, clocks */
+    cf_step(&st, "threads");
     m->have_samples = cf_samples_finalize(&m->sres) == CF_OK;
+    cf_step(&st, "samples");
     /* 3. records; 4. communicators; 5. per-rank figures */
     cf_fin_records(m);
+    cf_step(&st, "records");
     cf_fin_comms(m);
+    cf_step(&st, "communicators");
     cf_fin_ranks(m);
+    cf_step(&st, "ranks");
     /* 6. region names */
     cf_profile_t p;
     cf_profile_init(&p);
@@ -558,10 +610,13 @@ void cf_runtime_finalize(void)
     int fail[CF_FAIL_N] = {(cf_g.world_rank == 0 && !m->stats) || !m->cw, m->overflow, m->coverflow, rlost};
     PMPI_Allreduce(fail, m->fail_all, CF_FAIL_N, MPI_INT, MPI_LOR, cf_g.tool_comm);
     /* the modules' sections, in the list's order (collective) */
-    cf_fin_t fin = {.failed_calls = m->loss_all[CF_LOSS_FAILED]};
+    cf_fin_t fin = {.failed_calls = m->loss_all[CF_LOSS_FAILED],
+                    .p2p_sizes = cf_g.world_rank == 0 && cf_p2p_sizes(m)};
     json_t *sec[nmod];
+    cf_step(&st, "regions");
     for (size_t i = 0; i < nmod; i++)
         sec[i] = mod[i].section ? mod[i].section(&fin) : NULL;
+    cf_step(&st, "sections");
 
     if (cf_g.world_rank == 0) {
         cf_fin_put_job(m, &p);
@@ -580,7 +635,11 @@ void cf_runtime_finalize(void)
         for (size_t i = 0; i < nmod; i++)
             json_decref(sec[i]);
     }
+    cf_step(&st, "profile");
     cf_quiet_wait();
+    cf_step(&st, "wait");
+    if (cf_g.cfg.verbose && cf_g.world_rank == 0)
+        cf_steps_log(&st);
     cf_fin_free(m);
     for (size_t i = 0; i < nmod; i++)
         if (mod[i].fini)

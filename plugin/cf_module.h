@@ -18,6 +18,9 @@
 /* What the core's merge learnt that a module's section may need (every rank). */
 typedef struct {
     uint64_t failed_calls; /* calls that returned an error, summed over the ranks */
+    /* rank 0: some path has blocking point-to-point records of two sizes
+     * or more, which a fit of that path may break between */
+    int p2p_sizes;
 } cf_fin_t;
 
 typedef struct {

@@ -30,6 +30,25 @@ PY
 COMMFIT_OUTPUT="$cf_tmp/tl.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/thread_level" \
     > "$cf_tmp/tl.out" || cf_fail "thread_level: job failed"
 thread_level_ok "$cf_tmp/tl.out" || exit 1
+# it read the variables (its messages of two sizes ask for them); a job
+# without blocking point-to-point calls of two sizes does not
+"$CF_PYTHON" - "$cf_tmp/tl.json" <<'PY' || exit 1
+import json, sys
+from checks import check, done
+sec = json.load(open(sys.argv[1]))["protocol"]
+check("blocking messages of two sizes: the limits read", "not_read" not in sec, str(sec))
+done()
+PY
+COMMFIT_OUTPUT="$cf_tmp/nop2p.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/examples/coll_sweep" --min 8 --max 64KiB -i 5 \
+    > /dev/null || cf_fail "coll_sweep: job failed"
+"$CF_PYTHON" - "$cf_tmp/nop2p.json" <<'PY' || exit 1
+import json, sys
+from checks import check, done
+sec = json.load(open(sys.argv[1]))["protocol"]
+check("collectives only: the limits not read, and why",
+      sec["limits"] == [] and "point-to-point" in sec.get("not_read", ""), str(sec))
+done()
+PY
 
 if [ "$CF_MPI_FAMILY" = mpich ]; then
     COMMFIT_OUTPUT="$cf_tmp/m.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$pp" --min 8 --max 64KiB -i 20 \
