@@ -159,8 +159,8 @@ static void test_table_fixed_budget(void **state)
     /* the walk by fill order visits every filled slot once, and no other:
      * the keys were inserted ascending, so the walk reads them ascending */
     uint32_t filled = 0, walked = 0;
-    for (uint32_t s = 0; s < t.cap; s++)
-        filled += t.slots[s].key != 0;
+    for (uint32_t i = 0; i < t.cap; i++)
+        filled += t.slots[i].key != 0;
     assert_int_equal(cf_table_count(&t), filled);
     for (uint32_t k = 0, prev = 0; k < cf_table_count(&t); k++, walked++) {
         const cf_stat_t *e = cf_table_nth(&t, k);
