@@ -247,10 +247,29 @@ static void cf_xfer_add(cf_table_t *x, uint64_t key, double xfer_ns, double wait
     s->t_wait += (uint64_t)(wait_ns > 0 ? wait_ns + 0.5 : 0);
 }
 
+/* A sampled collective instance across ranks, reduced in one call: the
+ * latest entry and its rank (the first of equals, as MPI_MAXLOC), the
+ * root's entry, and how many ranks sampled it. */
 typedef struct {
-    double v;
-    int rank;
-} cf_double_int_t;
+    double last, root;
+    int rank, count;
+} cf_inst_t;
+
+static void cf_inst_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const cf_inst_t *a = in;
+    cf_inst_t *b = inout;
+    for (int i = 0; i < *len; i++) {
+        if (a[i].last > b[i].last || (a[i].last == b[i].last && a[i].rank < b[i].rank)) {
+            b[i].last = a[i].last;
+            b[i].rank = a[i].rank;
+        }
+        if (a[i].root > b[i].root)
+            b[i].root = a[i].root;
+        b[i].count += a[i].count;
+    }
+}
 
 static int cf_find_u64(const uint64_t *a, size_t n, uint64_t x)
 {
@@ -267,9 +286,9 @@ static int cf_find_u64(const uint64_t *a, size_t n, uint64_t x)
 
 /* Rank 0: the sampled instances of every rank (gathered: all, counts,
  * displs) for commfit trace, and who arrived last at each instance of the
- * union u (last), counted per communicator. */
+ * union u (ui), counted per communicator. */
 static void cf_collectives_json(cf_sample_result_t *res, const double *all, const int *counts, const int *displs,
-                                const uint64_t *u, size_t nu, const cf_double_int_t *last)
+                                const uint64_t *u, size_t nu, const cf_inst_t *ui)
 {
     int p = cf_g.world_size;
     json_t *inst = json_array();
@@ -287,11 +306,11 @@ static void cf_collectives_json(cf_sample_result_t *res, const double *all, cons
     /* who arrives last, per communicator */
     json_t *late = json_object();
     for (size_t i = 0; i < nu; i++) {
-        if (last[i].rank < 0)
+        if (ui[i].rank < 0)
             continue;
         char id[16], r[16];
         snprintf(id, sizeof(id), "%u", (unsigned)(u[i] >> 32));
-        snprintf(r, sizeof(r), "%d", last[i].rank);
+        snprintf(r, sizeof(r), "%d", ui[i].rank);
         json_t *c = json_object_get(late, id);
         if (!c)
             json_object_set_new(late, id, c = json_object());
@@ -315,39 +334,35 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     free(ids);
     if (!u)
         return;
-    double *latest = malloc((nu + 1) * sizeof(double));
-    double *root_enter = malloc((nu + 1) * sizeof(double));
-    int *count = calloc(nu + 1, sizeof(int));
-    cf_double_int_t *last = malloc((nu + 1) * sizeof(*last));
+    cf_inst_t *inst = malloc((nu + 1) * sizeof(*inst));
     double *g_enter = malloc(((size_t)n + 1) * sizeof(double));
-    if (!cf_all_ok(latest && root_enter && count && last && g_enter))
+    if (!cf_all_ok(inst && g_enter))
         goto out;
-    for (size_t i = 0; i < nu; i++) {
-        latest[i] = root_enter[i] = -1e300;
-        last[i].v = -1e300;
-        last[i].rank = -1;
-    }
+    for (size_t i = 0; i < nu; i++)
+        inst[i] = (cf_inst_t){.last = -1e300, .root = -1e300, .rank = -1, .count = 0};
     for (uint32_t j = 0; j < n; j++) {
         const cf_csample_t *s = &cf_samples.coll[j];
         int i = cf_find_u64(u, nu, (uint64_t)s->comm_id << 32 | s->seq);
         g_enter[j] = cf_global_ns(cf_local_ns(s->enter));
         if (i < 0)
             continue;
-        if (g_enter[j] > latest[i])
-            latest[i] = g_enter[j];
-        if (s->root_world == cf_g.world_rank)
-            root_enter[i] = g_enter[j];
-        count[i]++;
-        if (g_enter[j] > last[i].v) {
-            last[i].v = g_enter[j];
-            last[i].rank = cf_g.world_rank;
+        if (g_enter[j] > inst[i].last) {
+            inst[i].last = g_enter[j];
+            inst[i].rank = cf_g.world_rank;
         }
+        if (s->root_world == cf_g.world_rank)
+            inst[i].root = g_enter[j];
+        inst[i].count++;
     }
-    MPI_Comm w = cf_g.tool_comm;
-    PMPI_Allreduce(MPI_IN_PLACE, latest, (int)nu, MPI_DOUBLE, MPI_MAX, w);
-    PMPI_Allreduce(MPI_IN_PLACE, root_enter, (int)nu, MPI_DOUBLE, MPI_MAX, w);
-    PMPI_Allreduce(MPI_IN_PLACE, count, (int)nu, MPI_INT, MPI_SUM, w);
-    PMPI_Allreduce(MPI_IN_PLACE, last, (int)nu, MPI_DOUBLE_INT, MPI_MAXLOC, w);
+    /* one reduction, not four: each is a turn of every rank */
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous((int)sizeof(cf_inst_t), MPI_BYTE, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(cf_inst_op, 1, &op);
+    PMPI_Allreduce(MPI_IN_PLACE, inst, (int)nu, t, op, cf_g.tool_comm);
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
 
     /* the per-rank trace: the first sampled instances, global times */
     uint32_t ntrace = n < cf_g.cfg.trace ? n : cf_g.cfg.trace;
@@ -356,7 +371,7 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     for (uint32_t j = 0; j < n; j++) {
         const cf_csample_t *s = &cf_samples.coll[j];
         int i = cf_find_u64(u, nu, (uint64_t)s->comm_id << 32 | s->seq);
-        if (i < 0 || count[i] != s->comm_size) {
+        if (i < 0 || inst[i].count != s->comm_size) {
             res->coll_incomplete++;
             continue;
         }
@@ -364,9 +379,9 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
         double leave = cf_global_ns(cf_local_ns(s->leave));
         double late;
         switch (cf_sync_kind(s->key)) {
-        case CF_SYNC_ROOT_FIRST: late = s->root_world == cf_g.world_rank ? enter : root_enter[i]; break;
-        case CF_SYNC_ROOT_LAST: late = s->root_world == cf_g.world_rank ? latest[i] : enter; break;
-        default: late = latest[i]; break;
+        case CF_SYNC_ROOT_FIRST: late = s->root_world == cf_g.world_rank ? enter : inst[i].root; break;
+        case CF_SYNC_ROOT_LAST: late = s->root_world == cf_g.world_rank ? inst[i].last : enter; break;
+        default: late = inst[i].last; break;
         }
         double start = late > enter ? late : enter;
         if (start > leave)
@@ -393,7 +408,7 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
     if (!cf_gather_doubles(tr, (int)kept * 6, &all, &counts, &displs))
         goto no_trace;
     if (cf_g.world_rank == 0)
-        cf_collectives_json(res, all, counts, displs, u, nu, last);
+        cf_collectives_json(res, all, counts, displs, u, nu, inst);
 no_trace:
     free(all);
     free(counts);
@@ -401,16 +416,15 @@ no_trace:
     free(tr);
 out:
     free(u);
-    free(latest);
-    free(root_enter);
-    free(count);
-    free(last);
+    free(inst);
     free(g_enter);
 }
 
 /* messages: sends travel to their receiver, which pairs them by channel and
  * sequence number and computes receive completion - send post for the
  * receives posted before the send */
+/* the tag of the samples' messages on the profiler's own communicator */
+#define CF_SAMPLES_TAG 4243
 typedef struct {
     uint64_t key;
     double post; /* global ns */
@@ -517,10 +531,12 @@ static void cf_messages(cf_sample_result_t *res, double origin_ns)
         ns = cf_samples.cap;
     if (nr > cf_samples.cap)
         nr = cf_samples.cap;
-    int *scount = calloc((size_t)p, sizeof(int)), *rcount = calloc((size_t)p, sizeof(int));
-    int *sdisp = calloc((size_t)p, sizeof(int)), *rdisp = calloc((size_t)p, sizeof(int));
+    /* scount: samples to each rank; then, from the reduction, how many
+     * this rank receives */
+    int *scount = calloc((size_t)p, sizeof(int)), nrecv = 0, nto = 0;
+    MPI_Request *rq = calloc((size_t)p, sizeof(MPI_Request));
     cf_wire_send_t *out = malloc(((size_t)ns + 1) * sizeof(*out)), *in = NULL;
-    if (!cf_all_ok(scount && rcount && sdisp && rdisp && out))
+    if (!cf_all_ok(scount && rq && out))
         goto out;
     qsort(cf_samples.sent, ns, sizeof(cf_psample_t), cf_cmp_dst);
     for (uint32_t i = 0; i < ns; i++) {
@@ -528,20 +544,36 @@ static void cf_messages(cf_sample_result_t *res, double origin_ns)
         out[i] = (cf_wire_send_t){.key = s->key, .post = cf_global_ns(cf_local_ns(s->post)), .comm_id = s->comm_id,
                                   .seq = s->seq, .src = s->src, .tag = s->tag, .bin = s->bin};
         if (s->dst >= 0 && s->dst < p)
-            scount[s->dst] += (int)sizeof(cf_wire_send_t);
+            scount[s->dst]++;
     }
-    PMPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, cf_g.tool_comm);
-    size_t tot = 0;
-    for (int r = 0; r < p; r++) {
-        sdisp[r] = r ? sdisp[r - 1] + scount[r - 1] : 0;
-        rdisp[r] = (int)tot;
-        tot += (size_t)rcount[r];
-    }
-    in = malloc(tot + sizeof(cf_wire_send_t));
+    /* A rank sends its samples to the few ranks it sent messages to, not
+     * an all-to-all (P steps with every rank taking part, each a turn of
+     * the scheduler on an oversubscribed node): a reduction tells each
+     * rank how many samples come to it, then they come as messages. */
+    PMPI_Reduce_scatter_block(scount, &nrecv, 1, MPI_INT, MPI_SUM, cf_g.tool_comm);
+    in = malloc(((size_t)nrecv + 1) * sizeof(cf_wire_send_t));
     if (!cf_all_ok(in != NULL))
         goto out;
-    PMPI_Alltoallv(out, scount, sdisp, MPI_BYTE, in, rcount, rdisp, MPI_BYTE, cf_g.tool_comm);
-    size_t nin = tot / sizeof(cf_wire_send_t);
+    /* out is sorted by destination: its runs go out in rank order */
+    size_t off = 0;
+    while (off < ns && cf_samples.sent[off].dst < 0)
+        off++;
+    for (int r = 0; r < p; off += (size_t)scount[r++])
+        if (scount[r] > 0)
+            PMPI_Isend(out + off, scount[r] * (int)sizeof(cf_wire_send_t), MPI_BYTE, r, CF_SAMPLES_TAG,
+                       cf_g.tool_comm, &rq[nto++]);
+    size_t nin = 0;
+    while (nin < (size_t)nrecv) {
+        MPI_Status st;
+        int n = 0;
+        if (PMPI_Probe(MPI_ANY_SOURCE, CF_SAMPLES_TAG, cf_g.tool_comm, &st) != MPI_SUCCESS ||
+            PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n <= 0 || n % (int)sizeof(cf_wire_send_t) != 0 ||
+            nin + (size_t)n / sizeof(cf_wire_send_t) > (size_t)nrecv)
+            break; /* not seen: the counts are the sum of these very sends */
+        PMPI_Recv(in + nin, n, MPI_BYTE, st.MPI_SOURCE, CF_SAMPLES_TAG, cf_g.tool_comm, MPI_STATUS_IGNORE);
+        nin += (size_t)n / sizeof(cf_wire_send_t);
+    }
+    PMPI_Waitall(nto, rq, MPI_STATUSES_IGNORE);
     qsort(in, nin, sizeof(*in), cf_cmp_send);
     qsort(cf_samples.recvd, nr, sizeof(cf_psample_t), cf_cmp_recv);
     size_t i = 0, j = 0;
@@ -603,9 +635,7 @@ static void cf_messages(cf_sample_result_t *res, double origin_ns)
     free(rows);
 out:
     free(scount);
-    free(rcount);
-    free(sdisp);
-    free(rdisp);
+    free(rq);
     free(out);
     free(in);
 }
