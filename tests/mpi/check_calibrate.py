@@ -317,6 +317,17 @@ def budget(path):
     check("not complete", c["complete"] is False)
 
 
+def oversubscribed(path, share):
+    """A budget over 10 ms but under 10 ms times the ranks per core: nothing
+    measured, no time spent, and skipped says why."""
+    c = section(path)
+    if not check("a calibration section", c is not None):
+        return
+    check("%s ranks a core: nothing measured under %g s, and skipped says why" % (share, 0.01 * float(share)),
+          not c["links"] and not c["collectives"] and c["elapsed_s"] == 0 and c["complete"] is False and
+          any("where %s ranks share each core" % share in k for k in c["skipped"]), str(c))
+
+
 def absent(path):
     check("no calibration section", "calibration" not in load(path))
 
@@ -399,7 +410,7 @@ def monitoring(on, off, mon_on, mon_off):
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"sweep": sweep, "same": same, "budget": budget, "absent": absent, "auto": auto, "two_nodes": two_nodes,
-     "nonblocking": nonblocking, "speed": speed, "refault": lambda path, share: refault(path, float(share)),
+     "nonblocking": nonblocking, "speed": speed, "oversubscribed": oversubscribed, "refault": lambda path, share: refault(path, float(share)),
      "monitoring": monitoring}[what](*args)
     done()
 
