@@ -41,22 +41,28 @@ int cf_all_ok(int ok)
     return all;
 }
 
-uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
+uint64_t *cf_union_keys_flag(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p, int *flag)
 {
-    /* the union holds at most the sum of the ranks' counts: a buffer that
-     * size, not cap, so that the reduction moves what the job has (a few
-     * hundred bytes for a few records, not cap words through every step) */
-    uint64_t sum = 0, mine = n;
-    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
-    if (sum < cap)
-        cap = (uint32_t)sum;
+    /* Room for cap keys before the count is known, so that one reduction
+     * sums the counts, the ranks short of memory and the flags: each
+     * collective is a turn of every rank, dear where ranks share cores.
+     * Only the pages the union fills are touched. */
     uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
-    if (!cf_all_ok(buf != NULL)) {
+    uint64_t mine[3] = {n, buf == NULL, flag && *flag}, sum[3] = {0};
+    PMPI_Allreduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    if (flag)
+        *flag = sum[2] != 0;
+    if (sum[1]) {
         free(buf);
         *n_p = 0;
         *overflow_p = 1;
         return NULL;
     }
+    /* the union holds at most the sum of the ranks' counts: the reduction
+     * moves that many words, not cap (a few hundred bytes for a few
+     * records, not cap words through every step) */
+    if (sum[0] < cap)
+        cap = (uint32_t)sum[0];
     qsort(keys, n, sizeof(uint64_t), cf_cmp_u64);
     size_t m = 0;
     for (size_t i = 0; i < n && m < cap; i++)
@@ -76,6 +82,11 @@ uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int
     *overflow_p = (buf[0] & CF_OVERFLOW) != 0;
     memmove(buf, buf + 1, *n_p * sizeof(uint64_t));
     return buf;
+}
+
+uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p)
+{
+    return cf_union_keys_flag(keys, n, cap, n_p, overflow_p, NULL);
 }
 
 /* ---- reduction of stats, element-wise ---- */
@@ -123,7 +134,9 @@ cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *over
         keys[nkeys++] = cf_table_nth(mine, s)->key;
     /* every rank must take part even when it has no memory left */
     uint64_t none = 0;
-    uint64_t *ukeys = cf_union_keys(keys ? keys : &none, keys ? nkeys : 0, cap, &nu, overflow_p);
+    /* any: whether some rank dropped records (asked only with missing_p) */
+    int any = dropping;
+    uint64_t *ukeys = cf_union_keys_flag(keys ? keys : &none, keys ? nkeys : 0, cap, &nu, overflow_p, &any);
     free(keys);
     cf_stat_t *stats = calloc(nu ? nu : 1, sizeof(cf_stat_t));
     if (!cf_all_ok(stats && ukeys)) {
@@ -140,9 +153,7 @@ cf_stat_t *cf_merge_table(cf_table_t *mine, uint32_t cap, size_t *n_p, int *over
         stats[i].key = ukeys[i];
     }
     /* records some rank could not keep: which ranks, per record */
-    int any = 0;
-    if (missing_p)
-        PMPI_Allreduce(&dropping, &any, 1, MPI_INT, MPI_LOR, cf_g.tool_comm);
+    any = any && missing_p;
     uint32_t *miss = any ? calloc(nu ? nu : 1, sizeof(uint32_t)) : NULL;
     if (any && cf_all_ok(miss != NULL)) {
         for (size_t i = 0; dropping && i < nu; i++)

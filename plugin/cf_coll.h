@@ -8,6 +8,10 @@
 /* Sorts and dedups keys[0..n) (in place), then returns the sorted union over
  * all ranks (malloc'ed, *n_p entries); *overflow_p when it exceeded cap. */
 CF_HIDDEN uint64_t *cf_union_keys(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p);
+/* The same, and *flag made true on every rank where it is on some rank
+ * (in the same reduction). */
+CF_HIDDEN uint64_t *cf_union_keys_flag(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p,
+                                       int *flag);
 
 /* The stats of every rank's table, summed key by key: on rank 0 an array
  * sorted by key (*n_p entries); elsewhere NULL after taking part.  With

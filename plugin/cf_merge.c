@@ -399,14 +399,13 @@ static void cf_fin_records(cf_fin_run_t *m)
     cf_table_fini(&m->elig);
 }
 
-/* 4. communicators: union of ids, then their descriptions.  The union
- * holds at most the sum of the ranks' counts: room for that, up to
- * COMMFIT_MERGE_COMMS */
+/* 4. communicators: union of ids (at most COMMFIT_MERGE_COMMS), then
+ * their descriptions */
 static void cf_fin_comms(cf_fin_run_t *m)
 {
     size_t nall = atomic_load(&cf_comm_nall);
     cf_comm_t **mycomms = malloc((nall + 1) * sizeof(*mycomms));
-    uint64_t *cids = malloc((nall + 1) * sizeof(uint64_t)), no_comm = 0, sum_cids = 0;
+    uint64_t *cids = malloc((nall + 1) * sizeof(uint64_t)), no_comm = 0;
     size_t ncid = 0;
     if (mycomms && cids) {
         memcpy(mycomms, atomic_load(&cf_comm_all), nall * sizeof(*mycomms));
@@ -414,11 +413,9 @@ static void cf_fin_comms(cf_fin_run_t *m)
         for (size_t i = 0; i < nall; i++)
             cids[ncid++] = mycomms[i]->id;
     }
-    PMPI_Allreduce(&(uint64_t){ncid}, &sum_cids, 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
     m->coverflow = !cids || !mycomms;
-    uint32_t ccap = sum_cids < cf_g.cfg.merge_comms ? (uint32_t)sum_cids + 1 : cf_g.cfg.merge_comms;
-    m->ucids = cf_union_keys(cids && mycomms ? cids : &no_comm, cids && mycomms ? ncid : 0, ccap, &m->nuc,
-                             &m->coverflow);
+    m->ucids = cf_union_keys(cids && mycomms ? cids : &no_comm, cids && mycomms ? ncid : 0, cf_g.cfg.merge_comms,
+                             &m->nuc, &m->coverflow);
     free(cids);
     cf_comm_wire_t *cw = m->ucids ? calloc(m->nuc ? m->nuc : 1, sizeof(*cw)) : NULL;
     for (size_t i = 0, j = 0; cw && mycomms && i < m->nuc; i++) {
