@@ -331,17 +331,9 @@ static int cf_fin_threads(cf_fin_run_t *m)
     nelig += nkeys; /* a blocking collective's record counts its calls there */
     int ok_elig = cf_table_init(&m->elig, (uint32_t)(4 * nelig < most ? 4 * nelig : most)) == CF_OK;
     int ok = ok_mine && ok_elig;
-    if (!cf_all_ok(ok)) {
-        if (!ok || cf_g.world_rank == 0)
-            cf_log("rank %d: out of memory at finalize%s; no profile", cf_g.world_rank,
-                   ok ? " on some rank" : "");
-        if (ok_mine)
-            cf_table_fini(&m->mine);
-        if (ok_elig)
-            cf_table_fini(&m->elig);
-        return 0;
-    }
-    for (uint32_t i = 0; i < nthreads; i++) {
+    /* a rank short of memory merges nothing and says so in the reduction
+     * of the losses below, after which every rank gives up */
+    for (uint32_t i = 0; ok && i < nthreads; i++) {
         cf_thread_t *t = cf_thread_at(i);
         m->mpi_ns += t->mpi_ns;
         m->dropped += t->table.dropped;
@@ -370,10 +362,23 @@ static int cf_fin_threads(cf_fin_run_t *m)
     uint64_t records = m->dropped - m->refused - m->req_dropped;
     /* the calls the threads' tables dropped, as a spool's parts count them, and apart the keys
      * this rank's merged table had no room for */
-    uint64_t loss[CF_LOSS_N] = {m->refused, records - m->mine.dropped, m->mine.dropped, m->req_dropped,
-                                m->streams_full, m->failed};
-    /* on every rank: the failed calls' section is made only when some call failed */
-    PMPI_Allreduce(loss, m->loss_all, CF_LOSS_N, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    uint64_t loss[CF_LOSS_N + 1] = {m->refused, records - m->mine.dropped, m->mine.dropped, m->req_dropped,
+                                    m->streams_full, m->failed, !ok},
+             all[CF_LOSS_N + 1] = {0};
+    /* on every rank: the failed calls' section is made only when some call
+     * failed; the last count, the ranks out of memory */
+    PMPI_Allreduce(loss, all, CF_LOSS_N + 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    memcpy(m->loss_all, all, sizeof(m->loss_all));
+    if (all[CF_LOSS_N]) {
+        if (!ok || cf_g.world_rank == 0)
+            cf_log("rank %d: out of memory at finalize%s; no profile", cf_g.world_rank,
+                   ok ? " on some rank" : "");
+        if (ok_mine)
+            cf_table_fini(&m->mine);
+        if (ok_elig)
+            cf_table_fini(&m->elig);
+        return 0;
+    }
     if (cf_g.cfg.verbose)
         cf_log("rank %d: %u threads recorded, %llu refused (COMMFIT_MAX_THREADS), %llu records dropped "
                "(COMMFIT_TABLE_SIZE), %llu requests not tracked (COMMFIT_MAX_REQUESTS), %llu completions of "
