@@ -574,6 +574,7 @@ void cf_runtime_finalize(void)
         return;
     /* our own PMPI calls below are not the application's */
     cf_recording_pause();
+    atomic_store(&cf_g.finalizing, 1);
     static cf_fin_run_t run; /* large: not on the stack */
     cf_fin_run_t *m = &run;
     size_t nmod;

@@ -178,6 +178,12 @@ typedef struct {
 
 typedef struct {
     _Atomic int state; /* 0 before init, 1 recording, 2 finalized */
+    /* 1 from the start of the plugin's finalize: the communication from
+     * then on (calibration, merge) is the plugin's own, and the UCX
+     * endpoints it makes (to ranks the program never spoke to) are not the
+     * program's.  (Those its start in MPI_Init makes are counted: the
+     * program goes on to use them.) */
+    _Atomic int finalizing;
     _Atomic int enabled;
     _Atomic unsigned region; /* current region id, 0 = none */
     cf_config_t cfg;

@@ -779,7 +779,9 @@ ucs_status_t ucp_ep_create(ucp_worker_h worker, const ucp_ep_params_t *params, u
     int nested = cf_ucx_busy++;
     ucs_status_t st = real(worker, params, ep_p);
     cf_ucx_busy--;
-    if (st == UCS_OK && ep_p && *ep_p && !nested)
+    /* endpoints the plugin's finalize makes (its own messages, to ranks
+     * the program never spoke to) are not the program's */
+    if (st == UCS_OK && ep_p && *ep_p && !nested && !atomic_load_explicit(&cf_g.finalizing, memory_order_relaxed))
         cf_ucx_ep_note(*ep_p, params);
     return st;
 }
