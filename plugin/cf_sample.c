@@ -573,7 +573,8 @@ static void cf_messages(cf_sample_result_t *res, double origin_ns)
         PMPI_Recv(in + nin, n, MPI_BYTE, st.MPI_SOURCE, CF_SAMPLES_TAG, cf_g.tool_comm, MPI_STATUS_IGNORE);
         nin += (size_t)n / sizeof(cf_wire_send_t);
     }
-    PMPI_Waitall(nto, rq, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < nto; i++) /* not Waitall: MPICH's MPI_STATUSES_IGNORE is no array GCC can bound */
+        PMPI_Wait(&rq[i], MPI_STATUS_IGNORE);
     qsort(in, nin, sizeof(*in), cf_cmp_send);
     qsort(cf_samples.recvd, nr, sizeof(cf_psample_t), cf_cmp_recv);
     size_t i = 0, j = 0;
