@@ -714,6 +714,16 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 : cf_advice_refaulted(ad, 1) == 1 ? " (the calibration's buckets in flight faulted too: in their price)"
                                                   : "",
                 cf_advice_refaulted(ad, 1) == 1 ? "" : ": profile with them to price the buckets");
+    /* a blocking stream's buckets: the calibration timed them on a heap
+     * its own calls kept, one call after another */
+    if (!ad->nonblocking && cf_advice_refaulted(ad, 0) == 1)
+        fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
+                "stream's bytes): where the program's malloc hands back between steps the memory MPI takes per "
+                "call (an all-reduce's temporary buffer, a bucket's size), the buckets pay to fault it in again "
+                "each step, which their price leaves out (the calibration's calls, one after another, kept it); "
+                "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n",
+                ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
+                ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step);
 }
 
 /* An advised nonblocking stream's buckets in flight together: their

@@ -550,9 +550,10 @@ def check_calibrated(case, rep, prof, exp):
 
 def check_memory(case, rep, text, prof, exp):
     """Memory faulted in afresh every step (ranks[].step_minor_faults): a
-    nonblocking stream's advice says so, with the mean per rank, exactly
-    where it is a quarter of the stream's pages a step or more; the
-    recording says whether this one does (expect.refaults)."""
+    stream's advice says so, with the mean per rank, exactly where it is a
+    quarter of the stream's pages a step or more (a nonblocking stream's
+    faults are the ranks' mean); the recording says whether this one does
+    (expect.refaults)."""
     ranks = json.load(open(prof)).get("ranks", [])
     fusion = text.split("\nFUSION ADVICE", 1)[1] if "\nFUSION ADVICE" in text else ""
     nb = [a for a in rep.get("advice", []) if a.get("nonblocking")]
@@ -565,19 +566,21 @@ def check_memory(case, rep, text, prof, exp):
         check(case, "%s on %s: the faults per step are the ranks' mean" % (a["op"], a["comm"]),
               (want is None and got is None) or (want is not None and got is not None and abs(got - want) <= 1e-6 * max(1.0, want)),
               "advice %s, ranks %s" % (got, per))
-    # the documented rule, against the report's own verdict on it
-    shown = [a for a in nb if a.get("step_page_faults") is not None and
+    # the documented rule, against the report's own verdict on it: every
+    # stream, blocking or not, whose faults are a quarter of its pages a step
+    streams = [a for a in rep.get("advice", []) if a.get("bytes_per_step")]
+    shown = [a for a in streams if a.get("step_page_faults") is not None and
              a["step_page_faults"] >= 0.25 * a["bytes_per_step"] / 4096]
     check(case, "step_refaulted is the rule's: a quarter of the stream's 4 KiB pages a step or more",
           all(a.get("step_refaulted") is (a in shown if a.get("step_page_faults") is not None else None)
-              for a in nb), str([(a.get("step_page_faults"), a.get("step_refaulted")) for a in nb]))
-    check(case, "a memory line for each nonblocking stream faulting a quarter of its pages a step or more",
+              for a in streams), str([(a.get("step_page_faults"), a.get("step_refaulted")) for a in streams]))
+    check(case, "a memory line for each stream faulting a quarter of its pages a step or more",
           fusion.count("    memory: ") == len(shown) and
           all("memory: %.0f minor page faults a step" % a["step_page_faults"] in fusion for a in shown),
           "%d such streams, %d lines" % (len(shown), fusion.count("    memory: ")))
     want = exp.get("refaults")
     if want:
-        a = [x for x in nb if x["op"] == want["op"] and x["comm"] == want["comm"]]
+        a = [x for x in streams if x["op"] == want["op"] and x["comm"] == want["comm"]]
         check(case, "%s on %s: %s" % (want["op"], want["comm"], "memory faulted in afresh every step, said" if
                                        want["memory_line"] else "no memory faulted in afresh to speak of"),
               bool(a) and (a[0] in shown) == want["memory_line"],
@@ -704,6 +707,10 @@ def main():
             if exp.get("overlap"):
                 check_overlap(case, rep, txt.stdout, meta, exp)
                 check_poll_excess(case, rep, txt.stdout, prof)
+            check_memory(case, rep, txt.stdout, prof, exp)
+        elif exp.get("refaults"):
+            txt = subprocess.run([commfit, "report", prof], capture_output=True, text=True)
+            check(case, "commfit report (text)", txt.returncode == 0, "exit %d" % txt.returncode)
             check_memory(case, rep, txt.stdout, prof, exp)
         if exp.get("calibrated"):
             check_calibrated(case, rep, prof, exp)
