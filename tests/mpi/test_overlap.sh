@@ -10,7 +10,7 @@ COMMFIT_OUTPUT="$cf_tmp/ov.json" COMMFIT_SUMMARY=1 cf_mpirun 2 -- "$CF_BUILDDIR/
 "$CF_BUILDDIR/tools/commfit" report --format json "$cf_tmp/ov.json" > "$cf_tmp/rep.json" || cf_fail "report failed"
 "$CF_BUILDDIR/tools/commfit" report "$cf_tmp/ov.json" > "$cf_tmp/rep.txt" || cf_fail "text report failed"
 "$CF_PYTHON" - "$cf_tmp/out" "$cf_tmp/ov.json" "$cf_tmp/rep.json" "$cf_tmp/rep.txt" "$cf_tmp/err" <<'PY'
-import json, math, re, sys
+import json, math, os, re, sys
 from checks import check, done
 tally = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1]) if l.strip()}
 p = json.load(open(sys.argv[2]))
@@ -52,8 +52,21 @@ check("Test calls that completed nothing: as many as the program counted, nothin
       total(polls, lambda r: r["calls"]) == int(tally["polled"][0]) and not any(r.get("blocked_s") for r in polls),
       "%d vs %s" % (total(polls, lambda r: r["calls"]), tally["polled"]))
 own = float(tally["blocked"][0])
-check("blocked time within what the program's own timers saw around its completion calls",
-      0.5 * own <= charged_comp <= 1.05 * own + 1e-4, "commfit %.6f s, program %.6f s" % (charged_comp, own))
+# commfit times inside the program's timers: never more than they saw.  Not
+# much less either, on a machine with a core for each busy process; where
+# more processes than cores want to run, a rank taken off its core between
+# its timer and the call's own clock adds a time slice to the program's
+# figure alone (7.6 ms against commfit's 2.8, beside a CPU-bound loop), so
+# there the lower bound is printed, not held
+check("blocked time at most what the program's own timers saw around its completion calls",
+      charged_comp <= 1.05 * own + 1e-4, "commfit %.6f s, program %.6f s" % (charged_comp, own))
+load = os.getloadavg()[0]
+lower = "blocked time at least half what the program's own timers saw: commfit %.6f s, program %.6f s" % (
+    charged_comp, own)
+if load < (os.cpu_count() or 1):
+    check(lower, 0.5 * own <= charged_comp)
+else:
+    print("note (not held: load %.1f on %d cores): %s" % (load, os.cpu_count() or 1, lower))
 
 ops = {(o["op"], o["comm"]): o for o in rep["operations"]}
 o = ops[("MPI_Iallreduce", "world")]
