@@ -700,30 +700,28 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
                 ad->poll_s / (ad->poll_s - ad->poll_excess_s));
     /* memory the kernel mapped in afresh every step, a quarter of the
-     * stream's bytes or more: what MPI allocates per call in flight may be
-     * among it */
-    if (ad->nonblocking && cf_advice_refaulted(ad, 0) == 1)
+     * stream's bytes or more: what MPI allocates per call (in flight, or a
+     * blocking all-reduce's temporary buffer) may be among it; a blocking
+     * stream's buckets were timed on a heap the calibration's calls kept */
+    if (cf_advice_refaulted(ad, 0) == 1) {
+        int in = cf_advice_refaulted(ad, 1);
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
-                "stream's bytes): where the program's malloc hands back the memory MPI takes per call in flight, the calls "
-                "pay to fault it in again, now and in buckets%s; MALLOC_MMAP_THRESHOLD_=67108864 "
+                "stream's bytes): where the program's malloc hands back %s, %s; MALLOC_MMAP_THRESHOLD_=67108864 "
                 "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it%s\n",
                 ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
                 ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step,
-                cf_advice_refaulted(ad, 1) == 0   ? " (the calibration's buckets in flight, after the program, took "
-                                                    "few: not in their price)"
-                : cf_advice_refaulted(ad, 1) == 1 ? " (the calibration's buckets in flight faulted too: in their price)"
-                                                  : "",
-                cf_advice_refaulted(ad, 1) == 1 ? "" : ": profile with them to price the buckets");
-    /* a blocking stream's buckets: the calibration timed them on a heap
-     * its own calls kept, one call after another */
-    if (!ad->nonblocking && cf_advice_refaulted(ad, 0) == 1)
-        fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
-                "stream's bytes): where the program's malloc hands back between steps the memory MPI takes per "
-                "call (an all-reduce's temporary buffer, a bucket's size), the buckets pay to fault it in again "
-                "each step, which their price leaves out (the calibration's calls, one after another, kept it); "
-                "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n",
-                ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
-                ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step);
+                ad->nonblocking ? "the memory MPI takes per call in flight"
+                                : "between steps the memory MPI takes per call (an all-reduce's temporary buffer, a "
+                                  "bucket's size)",
+                !ad->nonblocking ? "the buckets pay to fault it in again each step, which their price leaves out "
+                                   "(the calibration's calls, one after another, kept it)"
+                : in == 0 ? "the calls pay to fault it in again, now and in buckets (the calibration's buckets in "
+                            "flight, after the program, took few: not in their price)"
+                : in == 1 ? "the calls pay to fault it in again, now and in buckets (the calibration's buckets in "
+                            "flight faulted too: in their price)"
+                          : "the calls pay to fault it in again, now and in buckets",
+                ad->nonblocking && in != 1 ? ": profile with them to price the buckets" : "");
+    }
 }
 
 /* An advised nonblocking stream's buckets in flight together: their
