@@ -22,7 +22,11 @@ train() {
 # saving, and commfit rightly says "uncertain" (and what would settle it).
 # So can a CPU-bound load beside the job, and cut the calibration of the
 # bucket sizes short at the default budget: the budget is set here (2 s),
-# and another, independent run is taken, not a looser rule.
+# and another, independent run is taken, not a looser rule. Where every
+# attempt measured its steps far beyond what its medians predict (a loaded
+# machine), "uncertain" is the right answer: the test then holds that the
+# report says so, and why, and leaves the bucket's rerun to a quiet machine.
+disturbed=0
 for attempt in 1 2 3; do
     COMMFIT_CALIBRATE=2s COMMFIT_OUTPUT="$cf_tmp/a.json" COMMFIT_SUMMARY=1 train --bucket 0 > "$cf_tmp/a.out" 2> "$cf_tmp/a.err" \
         || { cat "$cf_tmp/a.err"; cf_fail "per-tensor run failed"; }
@@ -33,34 +37,48 @@ import json, sys
 for a in json.load(sys.stdin)["advice"]:
     if a["op"] == "MPI_Allreduce" and a["verdict"] != "fuse":
         print("== no advice to fuse on run %s (%s: %s %s); a second measurement" % (sys.argv[1], a["verdict"], a["reason"], a["why"] or ""))
-        sys.exit(1)' $attempt && break
+        sys.exit(2 if a["disturbed"] else 1)' $attempt
+    rc=$?
+    [ $rc = 0 ] && { disturbed=0; break; }
+    [ $rc = 2 ] && disturbed=$((disturbed + 1))
 done
 "$commfit" report --format json "$cf_tmp/a.json" > "$cf_tmp/a-report.json" || cf_fail "report --format json failed"
 "$commfit" report --by-region "$cf_tmp/a.json" > "$cf_tmp/a-report.txt" || cf_fail "report failed"
 sed -n '/^FUSION ADVICE/,/^OPERATIONS/p' "$cf_tmp/a-report.txt"
 sed -n '/^REGIONS/,/^FITS/p' "$cf_tmp/a-report.txt"
 
-bucket=$("$CF_PYTHON" - "$cf_tmp/a-report.json" $np $steps <<'PY'
+bucket=$("$CF_PYTHON" - "$cf_tmp/a-report.json" $np $steps $disturbed <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1]))
-np, steps = int(sys.argv[2]), int(sys.argv[3])
+np, steps, disturbed = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]) == 3
 import checks
 checks.out = sys.stderr  # stdout is the bucket size the shell captures
 from checks import check, done
 adv = [a for a in rep["advice"] if a["op"] == "MPI_Allreduce" and a["comm"] == "world"]
 check("advice for MPI_Allreduce on world", len(adv) == 1, str(len(adv)))
 a = adv[0] if adv else {}
-check("verdict fuse", a.get("verdict") == "fuse", "%s (%s)" % (a.get("verdict"), a.get("reason")))
+if disturbed:
+    # every attempt was disturbed: the answer must be "uncertain", with the
+    # measured disturbance and what settles it
+    check("disturbed run: verdict uncertain", a.get("verdict") == "uncertain", "%s (%s)" % (a.get("verdict"), a.get("reason")))
+    check("disturbed run: steps measured over twice the prediction",
+          a.get("disturbed") is True and (a.get("measured_over_model") or 0) > 2, str(a.get("measured_over_model")))
+    check("disturbed run: the saving lies within its uncertainty",
+          abs(a.get("saving_step_s") or 0) <= (a.get("saving_uncertainty_step_s") or 0),
+          "%s +- %s" % (a.get("saving_step_s"), a.get("saving_uncertainty_step_s")))
+else:
+    check("verdict fuse", a.get("verdict") == "fuse", "%s (%s)" % (a.get("verdict"), a.get("reason")))
 check("comm_size", a.get("comm_size") == np, str(a.get("comm_size")))
 check("steps from the region 'step'", (a.get("steps"), a.get("steps_source"), a.get("steps_region")) == (steps, "region", "step"),
       "%s %s %s" % (a.get("steps"), a.get("steps_source"), a.get("steps_region")))
 check("384 calls per step", a.get("calls_per_step") == 384, str(a.get("calls_per_step")))
-b = a.get("bucket_bytes") or 0
-check("bucket size between 64 KiB and 1 GiB", 65536 <= b <= 2**30, str(b))
-check("DDP and Horovod equivalents", a.get("ddp_bucket_cap_mb") == b / 2**20 and a.get("horovod_fusion_threshold") == b,
-      "bucket_cap_mb=%s HOROVOD_FUSION_THRESHOLD=%s" % (a.get("ddp_bucket_cap_mb"), a.get("horovod_fusion_threshold")))
-check("a saving is predicted", (a.get("predicted_saving_s") or 0) > 0 and a.get("predicted_s") < a.get("current_s"),
-      "current %s s, predicted %s s" % (a.get("current_s"), a.get("predicted_s")))
+b = 0 if disturbed else a.get("bucket_bytes") or 0
+if not disturbed:  # the bucket, where one is advised
+    check("bucket size between 64 KiB and 1 GiB", 65536 <= b <= 2**30, str(b))
+    check("DDP and Horovod equivalents", a.get("ddp_bucket_cap_mb") == b / 2**20 and a.get("horovod_fusion_threshold") == b,
+          "bucket_cap_mb=%s HOROVOD_FUSION_THRESHOLD=%s" % (a.get("ddp_bucket_cap_mb"), a.get("horovod_fusion_threshold")))
+    check("a saving is predicted", (a.get("predicted_saving_s") or 0) > 0 and a.get("predicted_s") < a.get("current_s"),
+          "current %s s, predicted %s s" % (a.get("current_s"), a.get("predicted_s")))
 # wait and transfer (issue #4): per rank, per operation, late arrivals
 check("ranks carry wait_s and transfer_s", all("wait_s" in r and "transfer_s" in r for r in rep["ranks"]))
 op = [o for o in rep["operations"] if o["op"] == "MPI_Allreduce"][0]
@@ -76,6 +94,13 @@ print(b)
 done()
 PY
 ) || cf_fail "advice"
+if [ "$disturbed" = 3 ]; then
+    grep -q "^    disturbed: the run measured .* a run on a quiet machine settles it" "$cf_tmp/a-report.txt" \
+        || cf_fail "the text report does not say the run was disturbed and what settles it"
+    echo "ok   text report: disturbed, and what settles it"
+    echo "note: all 3 runs disturbed (a loaded machine): the bucket's rerun needs a quiet one"
+    exit 0
+fi
 grep -q "^FUSION ADVICE" "$cf_tmp/a-report.txt" && grep -q "^    fuse: buckets of" "$cf_tmp/a-report.txt" \
     && grep -q "^REGIONS" "$cf_tmp/a-report.txt" && grep -q "^LATE ARRIVALS" "$cf_tmp/a-report.txt" \
     || cf_fail "text report lacks FUSION ADVICE, REGIONS or LATE ARRIVALS"
