@@ -22,7 +22,12 @@
  *     library allocates per call meets the heap as the program left it
  *     (glibc's thresholds move with what a process frees, and a heap
  *     that hands the memory back faults it in afresh for every set of
- *     calls: the minor page faults of each set are counted).
+ *     calls: the minor page faults of each set are counted);
+ *   - a fresh page's cost: where there are such sets, rank 0 maps and
+ *     touches fresh pages, the price of each page the program's heap
+ *     hands back and faults in again (a few microseconds on bare metal,
+ *     ten on some virtual machines), for buckets whose memory the
+ *     calibration's sets, after the program, did not refault.
  *
  * All within a time budget (COMMFIT_CALIBRATE) on a duplicate of the
  * plugin's own communicator whose errors return instead of aborting.
@@ -33,11 +38,13 @@
  * passes through), so no record, matrix entry, call site or sample sees
  * a calibration message.  Buffers live only while their size is
  * measured. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <jansson.h>
@@ -67,6 +74,8 @@
 #define CAL_COLL_MAX_LARGE 5  /* and beyond */
 #define CAL_TAG 0x4346        /* the communicator is ours alone: any tag does */
 #define CAL_INFLIGHT_MAX 16   /* calls posted at once, at most */
+#define CAL_PF_PAGES 64       /* a fresh page's cost: pages mapped and touched a repetition, */
+#define CAL_PF_REPS 7         /* repetitions, the median kept */
 
 /* the operations measured, in the order they are measured: the blocking
  * ones, then their nonblocking forms (posted, then waited for at once),
@@ -194,6 +203,27 @@ static double cal_faults(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_minflt : 0;
+}
+
+/* Seconds to fault in one fresh anonymous page: CAL_PF_PAGES mapped,
+ * touched a byte a page and unmapped, the median per page of
+ * CAL_PF_REPS repetitions.  NaN where the memory is not there. */
+static double cal_page_fault_s(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = CAL_PF_PAGES * page;
+    double t[CAL_PF_REPS];
+    for (int r = 0; r < CAL_PF_REPS; r++) {
+        volatile char *p = cal_map(len);
+        if (p == NULL)
+            return NAN;
+        uint64_t t0 = cf_ticks();
+        for (size_t i = 0; i < len; i += page)
+            p[i] = 1;
+        t[r] = (double)cf_ticks_to_ns(cf_ticks() - t0) * 1e-9 / CAL_PF_PAGES;
+        cal_unmap((void *)p, len);
+    }
+    qsort(t, CAL_PF_REPS, sizeof(t[0]), cf_cmp_double);
+    return t[CAL_PF_REPS / 2];
 }
 
 /* The best and the median of t[0..n), times scale. */
@@ -883,7 +913,7 @@ static void stream_json(const cal_plan_t *plan, const cal_series_t *coll, const 
 
 static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const cal_series_t *coll,
                        const cal_series_t *inflight, const cal_stream_t *st, size_t nst, size_t more,
-                       const uint64_t *sum, double elapsed)
+                       const uint64_t *sum, double elapsed, double page_fault_s)
 {
     json_t *sec = json_object(), *skipped = json_array(), *jl = json_array(), *jc = json_array();
     int incomplete = 0;
@@ -935,6 +965,8 @@ static json_t *section(const cal_plan_t *plan, const cal_series_t *links, const 
                                   (json_int_t)sum[N_MSG_BYTES], "collective_calls", (json_int_t)sum[N_COLL],
                                   "collective_bytes", (json_int_t)sum[N_COLL_BYTES], "control_calls",
                                   (json_int_t)sum[N_CONTROL]));
+    if (isfinite(page_fault_s))
+        json_object_set_new(sec, "page_fault_s", json_real(page_fault_s));
     json_object_set_new(sec, "links", jl);
     json_object_set_new(sec, "collectives", jc);
     return sec;
@@ -961,7 +993,7 @@ static json_t *cf_calibrate(void)
         if (x.me == 0) {
             uint64_t none[N_COUNT] = {[N_CONTROL] = (uint64_t)x.n}; /* the plan's broadcast */
             plan.npairs = 0;
-            sec = section(&plan, NULL, NULL, NULL, NULL, 0, 0, none, 0);
+            sec = section(&plan, NULL, NULL, NULL, NULL, 0, 0, none, 0, NAN);
         }
         free(st);
         return sec;
@@ -990,6 +1022,9 @@ static json_t *cf_calibrate(void)
     for (int k = 0, done = 0; go && k < K_N; k++)
         if (plan.upper[k] > 0 && plan.step[k] > 0)
             cal_collective(&x, k, plan.upper[k], plan.step[k], &plan, sets_end, sets - done++, &inflight[k]);
+    /* the sets' buckets, where the program's heap refaults them: rank 0
+     * alone, the others wait for it in the agreement below */
+    double page_fault_s = go && sets && x.me == 0 ? cal_page_fault_s() : NAN;
     double off[2] = {x.me == 0 ? cal_elapsed(&x) : 0, 0};
     if (go && sets)
         cal_agree(&x, off, 2);
@@ -1008,7 +1043,7 @@ static json_t *cf_calibrate(void)
             plan.npairs = 0;
             nst = 0;
         }
-        sec = section(&plan, links, coll, inflight, st, nst, more, sum, cal_elapsed(&x));
+        sec = section(&plan, links, coll, inflight, st, nst, more, sum, cal_elapsed(&x), page_fault_s);
     }
     free(links);
     free(coll);

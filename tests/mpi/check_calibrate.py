@@ -88,6 +88,7 @@ def sweep(path, link_path):
         check("collective calls at least the repetitions on every rank (%d)" % c["messages"]["collective_calls"],
               c["messages"]["collective_calls"] >= ranks * sum(e["reps"] for e in s))
         check("nothing beyond COMMFIT_CALIBRATE_MAX_BYTES (64 MiB)", all(b <= 64 << 20 for b in got))
+    check("no fresh page's cost without sets in flight to price", "page_fault_s" not in c, str(c.get("page_fault_s")))
     for e in c["collectives"]:
         planned(prof, c, e)
     within_budget(c, SLACK_S)
@@ -192,6 +193,11 @@ def in_flight(prof, c, e, nb):
     check("in flight: each set's minor page faults counted (an integer >= 0)",
           all(isinstance(x.get("page_faults"), int) and x["page_faults"] >= 0 for x in e.get("in_flight", [])),
           str([x.get("page_faults") for x in e.get("in_flight", [])]))
+    # a fresh page's cost, measured where there are sets: between 10 ns
+    # and 1 ms (bare metal about 0.5 us, some virtual machines 10 us)
+    pf = c.get("page_fault_s")
+    check("in flight: a fresh page's cost measured (%s s)" % pf,
+          isinstance(pf, float) and 1e-8 < pf < 1e-3 if got else pf is None)
     cut = [k for k in c["skipped"] if k.startswith(name + ": sizes from ")]
     check("in flight: the budget's cut named where the sizes end",
           cut == ([] if len(got) == len(want) else
