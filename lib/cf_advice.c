@@ -562,6 +562,7 @@ static void advice_init(cf_advice_t *ad)
     ad->call_gap_s = ad->framework_saving_s = NAN;
     ad->hidden_saving_step_s = NAN;
     ad->inflight_ratio = ad->inflight_faults = ad->step_faults = NAN;
+    ad->page_fault_s = ad->refault_pages = ad->refault_s = NAN;
     ad->measured_over_model = NAN;
     ad->blocked_excess_s = 0;
     ad->poll_excess_s = 0;
@@ -826,18 +827,46 @@ static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, si
     return CF_OK;
 }
 
+/* A nonblocking candidate's refaults (cf_advice.h, "Refaults"): where
+ * the program faults a quarter of the stream's pages or more afresh every
+ * step and the candidate has two buckets or more a step in flight, the
+ * share of the stream's pages the program refaulted (at most all) less
+ * those the calibration's set faulted (in its ratio already), at the
+ * calibration's fresh-page cost, added to its exposed time and half of it
+ * to its uncertainty.  One bucket a step keeps its block (glibc serves a
+ * block freed alone from the heap). */
+static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
+{
+    double pages = ad->bytes_per_step / CF_ADV_PAGE_BYTES, priced = 0;
+    cd->refault_pages = cd->refault_s = 0;
+    if (!(cd->buckets >= 2) || cf_advice_refaulted(ad, 0) != 1)
+        return;
+    if (!isfinite(ad->page_fault_s)) {
+        cd->refault_pages = cd->refault_s = NAN;
+        return;
+    }
+    if (isfinite(cd->inflight_ratio) && isfinite(cd->inflight_faults) && cd->inflight_calls > 0)
+        priced = cd->inflight_faults * cd->buckets / cd->inflight_calls;
+    cd->refault_pages = fmax(0.0, fmin(1.0, ad->step_faults / pages) * pages - priced);
+    cd->refault_s = cd->refault_pages * ad->page_fault_s;
+    cd->exposed_s += cd->refault_s;
+    cd->unc_s += 0.5 * cd->refault_s;
+}
+
 /* A nonblocking candidate's exposed T(S): its buckets in flight together,
- * as the calibration measured them where it did (cf_adv_cand_t). */
-static void price_in_flight(cf_adv_cand_t *cd, const cf_calib_coll_t *cc)
+ * as the calibration measured them where it did (cf_adv_cand_t), and the
+ * memory they would fault in again. */
+static void price_in_flight(const cf_advice_t *ad, cf_adv_cand_t *cd, const cf_calib_coll_t *cc)
 {
     double unc, faults;
     cd->inflight_ratio = cf_calib_inflight_ratio(cc, cd->bucket_bytes, cd->buckets, &cd->inflight_calls, &faults, &unc);
     cd->inflight_faults = (float)faults;
     cd->exposed_s = cd->model_s;
-    if (!isfinite(cd->inflight_ratio))
-        return;
-    cd->exposed_s = (cd->model_s - cd->copy_s) * cd->inflight_ratio + cd->copy_s;
-    cd->unc_s = cd->unc_s * cd->inflight_ratio + (cd->model_s - cd->copy_s) * cd->inflight_ratio * unc;
+    if (isfinite(cd->inflight_ratio)) {
+        cd->exposed_s = (cd->model_s - cd->copy_s) * cd->inflight_ratio + cd->copy_s;
+        cd->unc_s = cd->unc_s * cd->inflight_ratio + (cd->model_s - cd->copy_s) * cd->inflight_ratio * unc;
+    }
+    price_refaults(ad, cd);
 }
 
 /* T(calls as they are), returned, and every candidate's T(S) under the
@@ -873,9 +902,10 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
         cd->source = po.source;
         cd->last_s = po.last;
         cd->inflight_ratio = cd->inflight_faults = NAN;
+        cd->refault_pages = cd->refault_s = 0;
         cd->exposed_s = cd->model_s;
         if (ad->nonblocking)
-            price_in_flight(cd, cc);
+            price_in_flight(ad, cd, cc);
         if (judge_time(ad, cd, now) < best) {
             best = judge_time(ad, cd, now);
             *bi_p = c;
@@ -896,6 +926,8 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     ad->inflight_ratio = cd->inflight_ratio;
     ad->inflight_calls = cd->inflight_calls;
     ad->inflight_faults = cd->inflight_faults;
+    ad->refault_pages = cd->refault_pages;
+    ad->refault_s = cd->refault_s;
     ad->predicted_s = predict_run(ad, cd, now);
     ad->predicted_saving_s = ad->current_s - ad->predicted_s;
     ad->saving_step_s = sv;
@@ -1035,6 +1067,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         free(pr);
         return rc == 1 ? CF_OK : rc;
     }
+    ad->page_fault_s = a->calib.page_fault_s;
     now = price_candidates(ad, ts, nt, pr, cf_calib_coll_of(&a->calib, f->op, f->comm), &bi, &best);
     free(ts);
     if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
@@ -1053,6 +1086,8 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;
     ad->saving_step_s = judge_saving(ad, &ad->cand[bi], now, &ad->saving_unc_step_s);
+    ad->refault_pages = ad->cand[bi].refault_pages;
+    ad->refault_s = ad->cand[bi].refault_s;
     ad->extrapolated = ad->cand[bi].source == CF_PRED_MODEL;
     if (nt <= 1 || ad->calls_per_step < 1.5) {
         ad->verdict = "no gain";

@@ -129,6 +129,23 @@
  * best) S.  extrapolated: those buckets' times come from the line beyond
  * every measured size.
  *
+ * Refaults: a nonblocking collective takes memory per call in flight (Open
+ * MPI's libnbc: a bucket's bytes for an all-reduce in place), and a
+ * program whose malloc hands memory back between steps faults it in again
+ * each time.  The calibration's sets, timed inside MPI_Finalize on a heap
+ * that no longer moves, mostly do not.  Where the ranks fault in at least
+ * CF_ADV_REFAULT_SHARE of the stream's pages a step (step_faults), a
+ * candidate of two buckets or more a step pays for the share of the
+ * stream's pages the ranks refaulted (at most all), less those the
+ * calibration's set faulted, at the calibration's fresh-page cost
+ * (page_fault_s: 1.3 to 1.8 us a page measured on one VM, 9 to 11 on
+ * another): refault_s, added to its exposed time and half of it to its
+ * uncertainty.  One bucket a step pays none: glibc serves a block freed
+ * alone from its heap (a C loop of one 2 MiB block a round faulted none,
+ * of two or more every page).  Without page_fault_s (no sets, an older
+ * profile) it is NaN and the report says the price leaves it out.  Not
+ * for blocking streams: one call at a time keeps its block.
+ *
  * When advice is given: only for a stream that repeats per step (at least
  * two steps, from regions or a pattern) and carries at least 1 % of the
  * ranked MPI time (a nonblocking stream only in profiles that charge

@@ -316,7 +316,13 @@ typedef struct {
     double inflight_ratio;
     int inflight_calls;    /* the calls the calibration posted at once */
     float inflight_faults; /* the minor page faults of that set; NaN: not recorded (in int's padding) */
-    double exposed_s;   /* T(S) with its buckets in flight: (model_s - copy_s) x ratio + copy_s */
+    double exposed_s;   /* T(S) with its buckets in flight: (model_s - copy_s) x ratio + copy_s + refault_s */
+    /* nonblocking, two buckets or more a step, where the program refaults
+     * its memory every step: the pages of its buckets' bytes that MPI's
+     * per-call buffers would fault in again, beyond those the calibration's
+     * set faulted, at the calibration's fresh-page cost (cf_advice.h,
+     * "Refaults"); 0: none to price, NaN: the cost is not measured */
+    double refault_pages, refault_s;
 } cf_adv_cand_t;
 
 typedef struct cf_advice {
@@ -399,6 +405,8 @@ typedef struct cf_advice {
     double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
     int inflight_calls;
     float inflight_faults;
+    double page_fault_s;   /* the calibration's fresh page; NaN: not measured */
+    double refault_pages, refault_s; /* of the advised (else the best) buckets (cf_adv_cand_t) */
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
      * bytes held with the candidates; "" for a stream without a model */
     char *why;

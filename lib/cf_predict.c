@@ -248,7 +248,7 @@ void cf_calib_read(const cf_profile_t *p, cf_calib_t *c)
     size_t i;
 
     memset(c, 0, sizeof(*c));
-    c->budget_s = c->elapsed_s = NAN;
+    c->budget_s = c->elapsed_s = c->page_fault_s = NAN;
     if (sec == NULL)
         return;
     jv = json_object_get(sec, "version");
@@ -268,6 +268,8 @@ void cf_calib_read(const cf_profile_t *p, cf_calib_t *c)
     c->complete = json_is_true(json_object_get(sec, "complete"));
     num(sec, "budget_s", &c->budget_s);
     num(sec, "elapsed_s", &c->elapsed_s);
+    if (!num(sec, "page_fault_s", &c->page_fault_s) || !(c->page_fault_s > 0) || !(c->page_fault_s < 1))
+        c->page_fault_s = NAN;
     skipped = json_object_get(sec, "skipped");
     c->nskipped = json_is_array(skipped) ? json_array_size(skipped) : 0;
     json_array_foreach(links, i, e) {

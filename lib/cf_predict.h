@@ -149,6 +149,9 @@ typedef struct {
     int complete;  /* the calibration finished within its budget */
     double budget_s, elapsed_s;
     size_t nskipped;
+    /* seconds to fault in a fresh page on rank 0 (section's page_fault_s);
+     * NaN: not measured (no in-flight sets, or an older profile) */
+    double page_fault_s;
     cf_calib_link_t link[CF_CALIB_MAX_LINKS];
     size_t nlink;
     cf_calib_coll_t coll[CF_CALIB_MAX_COLLS];

@@ -705,9 +705,21 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
      * stream's buckets were timed on a heap the calibration's calls kept */
     if (cf_advice_refaulted(ad, 0) == 1) {
         int in = cf_advice_refaulted(ad, 1);
+        char priced[160] = "";
+        /* a nonblocking stream's buckets priced with the calibration's
+         * fresh page (cf_advice.h, "Refaults") */
+        if (ad->nonblocking && in != 1 && isfinite(ad->refault_s)) {
+            char b1[CF_FMT_LEN];
+            if (ad->refault_s > 0)
+                snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
+                         "(the calibration's fresh page), %s a step", ad->refault_pages,
+                         fmt_t(ad->page_fault_s, b1), fmt_t(ad->refault_s, b[1]));
+            else
+                snprintf(priced, sizeof(priced), "; one bucket a step keeps its block: no refaults priced");
+        }
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
                 "stream's bytes): where the program's malloc hands back %s, %s; MALLOC_MMAP_THRESHOLD_=67108864 "
-                "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it%s\n",
+                "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it%s%s\n",
                 ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
                 ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step,
                 ad->nonblocking ? "the memory MPI takes per call in flight"
@@ -715,12 +727,15 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                                   "bucket's size)",
                 !ad->nonblocking ? "the buckets pay to fault it in again each step, which their price leaves out "
                                    "(the calibration's calls, one after another, kept it)"
-                : in == 0 ? "the calls pay to fault it in again, now and in buckets (the calibration's buckets in "
-                            "flight, after the program, took few: not in their price)"
+                : in == 0 ? (priced[0] ? "the calls pay to fault it in again, now and in buckets (the calibration's "
+                                       "buckets in flight, after the program, took few)"
+                                     : "the calls pay to fault it in again, now and in buckets (the calibration's "
+                                       "buckets in flight, after the program, took few: not in their price)")
                 : in == 1 ? "the calls pay to fault it in again, now and in buckets (the calibration's buckets in "
                             "flight faulted too: in their price)"
                           : "the calls pay to fault it in again, now and in buckets",
-                ad->nonblocking && in != 1 ? ": profile with them to price the buckets" : "");
+                ad->nonblocking && in != 1 && !priced[0] ? ": profile with them to price the buckets" : "",
+                priced);
     }
 }
 

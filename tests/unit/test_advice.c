@@ -1116,6 +1116,77 @@ static void test_nonblocking_in_flight(void **state)
     }
 }
 
+/* The hooks' stream in a region "step" whose ranks fault in faults pages
+ * a step, with the calibration's sets in flight at a ratio of 1 (no
+ * faults) and a fresh page of page_fault_s (NaN: none in the section). */
+static cf_analysis_t *refaulting_hooks(cf_profile_t *p, double faults, double page_fault_s)
+{
+    static const char *const names[] = {"step"};
+    static const int entries[] = {STEPS};
+    hook_stream(p, 20e-3, 0);
+    set_regions(p, names, entries, 1);
+    for (size_t i = 0; i < p->nrec; i++)
+        p->rec[i].region = 1;
+    for (size_t i = 0; i < P; i++)
+        assert_int_equal(cf_profile_set_rank_faults(p, i, "step", faults), CF_OK);
+    set_calibration(p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    set_in_flight(p, 1.0);
+    if (isfinite(page_fault_s))
+        json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
+    return analyse(p, NULL);
+}
+
+/* Refaults priced: the hooks' ranks fault in twice their stream's pages a
+ * step (its 376 kB: 91.8 pages), so every candidate of two buckets or
+ * more pays all 91.8 at the calibration's 10 us a page, on top of its
+ * in-flight time, half of it in its uncertainty; one bucket a step pays
+ * none.  Without the fresh page's cost the refaults are unknown (NaN)
+ * and the price is the in-flight time alone; with faults under a quarter
+ * of the pages, nothing is priced. */
+static void test_nonblocking_refaults(void **state)
+{
+    const double pages = 376000.0 / 4096, pf = 10e-6;
+    cf_profile_t p[3];
+    cf_analysis_t *a[3];
+    const cf_advice_t *ad[3];
+    (void)state;
+
+    a[0] = refaulting_hooks(&p[0], 2 * pages, pf);
+    a[1] = refaulting_hooks(&p[1], 2 * pages, NAN);
+    a[2] = refaulting_hooks(&p[2], 0.2 * pages, pf);
+    for (int i = 0; i < 3; i++)
+        ad[i] = advice_of(a[i], "MPI_Iallreduce");
+    assert_rel(ad[0]->step_faults, 2 * pages, 1e-6);
+    assert_rel(ad[0]->page_fault_s, pf, 1e-12);
+    assert_true(isnan(ad[1]->page_fault_s));
+    for (size_t c = 0; c < ad[0]->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad[0]->cand[c], *un = &ad[1]->cand[c], *low = &ad[2]->cand[c];
+        assert_rel(cd->model_s, un->model_s, 1e-12);
+        if (cd->buckets < 2) {
+            assert_rel(cd->refault_s, 0, 0);
+            assert_rel(cd->exposed_s, un->exposed_s, 1e-12);
+            continue;
+        }
+        assert_rel(cd->refault_pages, pages, 1e-6);
+        assert_rel(cd->refault_s, pages * pf, 1e-6);
+        assert_rel(cd->exposed_s, un->exposed_s + pages * pf, 1e-9);
+        assert_rel(cd->unc_s, un->unc_s + 0.5 * pages * pf, 1e-9);
+        assert_true(isnan(un->refault_s));
+        assert_rel(low->refault_s, 0, 0);
+        assert_rel(low->exposed_s, un->exposed_s, 1e-12);
+    }
+    /* the advised (else the best) candidate's, in the advice; priced, a
+     * saving is never larger than unpriced */
+    for (size_t c = 0; c < ad[0]->ncand; c++)
+        if (ad[0]->cand[c].bucket_bytes == ad[0]->bucket_bytes)
+            assert_rel(ad[0]->refault_s, ad[0]->cand[c].refault_s, 0);
+    assert_true(ad[0]->saving_step_s <= ad[1]->saving_step_s + 1e-12);
+    for (int i = 0; i < 3; i++) {
+        cf_analysis_free(a[i]);
+        cf_profile_free(&p[i]);
+    }
+}
+
 /* The hooks' stream whose calibration starts above its tensors (2^19 B
  * up, as a short budget or an older plan leaves it), blocked for little
  * more than its calls' time: the buckets under the calibration are priced
@@ -1421,6 +1492,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_skew),
         cmocka_unit_test(test_in_flight_beyond),
         cmocka_unit_test(test_nonblocking_in_flight),
+        cmocka_unit_test(test_nonblocking_refaults),
         cmocka_unit_test(test_nonblocking_uncertain_budget),
         cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
