@@ -829,17 +829,16 @@ static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, si
 
 /* A nonblocking candidate's refaults (cf_advice.h, "Refaults"): where
  * the program faults a quarter of the stream's pages or more afresh every
- * step and the candidate has two buckets or more a step in flight, the
- * share of the stream's pages the program refaulted (at most all) less
- * those the calibration's set faulted (in its ratio already), at the
- * calibration's fresh-page cost, added to its exposed time and half of it
- * to its uncertainty.  One bucket a step keeps its block (glibc serves a
- * block freed alone from the heap). */
+ * step, the share of the stream's pages the program refaulted (at most
+ * all) less those the calibration's set faulted (in its ratio already),
+ * at the calibration's fresh-page cost, added to its exposed time and half
+ * of it to its uncertainty; one bucket a step, half of them, uncertain by
+ * as much (none to all). */
 static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
 {
     double pages = ad->bytes_per_step / CF_ADV_PAGE_BYTES, priced = 0;
     cd->refault_pages = cd->refault_s = 0;
-    if (!(cd->buckets >= 2) || cf_advice_refaulted(ad, 0) != 1)
+    if (cf_advice_refaulted(ad, 0) != 1)
         return;
     if (!isfinite(ad->page_fault_s)) {
         cd->refault_pages = cd->refault_s = NAN;
@@ -847,10 +846,11 @@ static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
     }
     if (isfinite(cd->inflight_ratio) && isfinite(cd->inflight_faults) && cd->inflight_calls > 0)
         priced = cd->inflight_faults * cd->buckets / cd->inflight_calls;
-    cd->refault_pages = fmax(0.0, fmin(1.0, ad->step_faults / pages) * pages - priced);
+    double all = fmax(0.0, fmin(1.0, ad->step_faults / pages) * pages - priced);
+    cd->refault_pages = cd->buckets >= 2 ? all : 0.5 * all;
     cd->refault_s = cd->refault_pages * ad->page_fault_s;
     cd->exposed_s += cd->refault_s;
-    cd->unc_s += 0.5 * cd->refault_s;
+    cd->unc_s += 0.5 * all * ad->page_fault_s;
 }
 
 /* A nonblocking candidate's exposed T(S): its buckets in flight together,

@@ -710,12 +710,9 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
          * fresh page (cf_advice.h, "Refaults") */
         if (ad->nonblocking && in != 1 && isfinite(ad->refault_s)) {
             char b1[CF_FMT_LEN];
-            if (ad->refault_s > 0)
-                snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
-                         "(the calibration's fresh page), %s a step", ad->refault_pages,
-                         fmt_t(ad->page_fault_s, b1), fmt_t(ad->refault_s, b[1]));
-            else
-                snprintf(priced, sizeof(priced), "; one bucket a step keeps its block: no refaults priced");
+            snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
+                     "(the calibration's fresh page), %s a step", ad->refault_pages, fmt_t(ad->page_fault_s, b1),
+                     fmt_t(ad->refault_s, b[1]));
         }
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
                 "stream's bytes): where the program's malloc hands back %s, %s; MALLOC_MMAP_THRESHOLD_=67108864 "
