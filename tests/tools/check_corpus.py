@@ -578,6 +578,31 @@ def check_memory(case, rep, text, prof, exp):
           fusion.count("    memory: ") == len(shown) and
           all("memory: %.0f minor page faults a step" % a["step_page_faults"] in fusion for a in shown),
           "%d such streams, %d lines" % (len(shown), fusion.count("    memory: ")))
+    # a nonblocking stream's buckets priced with the calibration's fresh
+    # page where the profile has one: the share of the stream's pages
+    # refaulted (at most all) less the set's own faults, at that cost; one
+    # bucket a step half of it (cf_advice.h, "Refaults")
+    pf = (json.load(open(prof)).get("calibration") or {}).get("page_fault_s")
+    for a in [x for x in shown if x.get("nonblocking")]:
+        pages = a["bytes_per_step"] / 4096
+        full = min(1.0, a["step_page_faults"] / pages) * pages
+        cands = a.get("candidates") or []
+        if pf is None:
+            check(case, "%s on %s: no fresh page measured, no refaults priced, and the line says so" % (a["op"], a["comm"]),
+                  a.get("refault_step_s") is None and all(c.get("refault_step_s") is None for c in cands) and
+                  "profile with them to price the buckets" in fusion, str(a.get("refault_step_s")))
+            continue
+        ok = a.get("page_fault_s") == pf and all(
+            c.get("refault_pages_per_step") is not None and
+            0 <= c["refault_pages_per_step"] <= (1.0 if c["buckets_per_step"] >= 2 else 0.5) * full + 1e-6 and
+            abs(c["refault_step_s"] - c["refault_pages_per_step"] * pf) <= 1e-9 + 1e-6 * c["refault_step_s"]
+            for c in cands)
+        check(case, "%s on %s: every candidate's refaults priced at the fresh page's %.3g s, within the stream's %.0f pages"
+              % (a["op"], a["comm"], pf, full), ok, str([(c.get("buckets_per_step"), c.get("refault_pages_per_step"))
+                                                       for c in cands][:6]))
+        check(case, "%s on %s: the memory line says the buckets are priced with it" % (a["op"], a["comm"]),
+              "the buckets are priced with it: %.0f pages a step" % a["refault_pages_per_step"] in fusion,
+              str(a.get("refault_pages_per_step")))
     want = exp.get("refaults")
     if want:
         a = [x for x in streams if x["op"] == want["op"] and x["comm"] == want["comm"]]
