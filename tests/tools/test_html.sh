@@ -56,6 +56,9 @@ page "$CF_SRCDIR/tests/corpus/veth-torch-resnet20-horovod-2/profile.json" resnet
 # a hook trainer that polls once a post, its polls' mean 2.9x their median: the tails said, kept
 page "$CF_SRCDIR/tests/corpus/veth-torch-resnet20-overlap-2/profile.json" resnet20-overlap \
     --expect-text "polls beyond their median: 1.23 ms/step of the polls' 1.86 ms/step (their mean 2.9x their median"
+# a hook trainer whose heap refaults its memory every step: the buckets priced with the fresh page
+page "$CF_SRCDIR/tests/corpus/veth-torch-resnet-stream-overlap-refault-2/profile.json" resnet-stream-refault \
+    --expect-text "the buckets are priced with it: 811 pages a step at 8.75 us a page (the calibration's fresh page), 7.10 ms a step"
 
 # strings from the profile are text, never markup: host, library, region names, the file name
 evil="$cf_tmp/evil<&>'\".json"
