@@ -562,7 +562,7 @@ static void advice_init(cf_advice_t *ad)
     ad->call_gap_s = ad->framework_saving_s = NAN;
     ad->hidden_saving_step_s = NAN;
     ad->inflight_ratio = ad->inflight_faults = ad->step_faults = NAN;
-    ad->page_fault_s = ad->refault_pages = ad->refault_s = NAN;
+    ad->page_fault_s = ad->refault_pages = NAN;
     ad->measured_over_model = NAN;
     ad->blocked_excess_s = 0;
     ad->poll_excess_s = 0;
@@ -575,9 +575,9 @@ static int candidates(cf_advice_t *ad)
     if ((ad->cand = calloc(1, CF_ADV_MAX_CAND * sizeof(*ad->cand) + CF_ADV_WHY_LEN)) == NULL)
         return CF_ERR_NOMEM;
     ad->why = (char *)(ad->cand + CF_ADV_MAX_CAND);
-    for (int e = 16; e <= 30; e++) {
+    for (int e = 16; e <= 30 && n < CF_ADV_MAX_CAND; e++) {
         double S = ldexp(1.0, e);
-        if (!ddp_done && CF_ADV_DDP_BYTES < S) {
+        if (!ddp_done && CF_ADV_DDP_BYTES < S && n + 1 < CF_ADV_MAX_CAND) {
             ad->cand[n].bucket_bytes = CF_ADV_DDP_BYTES;
             ad->cand[n++].name = "DDP default (25 MiB)";
             ddp_done = 1;
@@ -840,7 +840,7 @@ static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
     cd->refault_pages = cd->refault_s = 0;
     if (cf_advice_refaulted(ad, 0) != 1)
         return;
-    if (!isfinite(ad->page_fault_s)) {
+    if (!isfinite(ad->page_fault_s) || !(ad->page_fault_s > 0)) {
         cd->refault_pages = cd->refault_s = NAN;
         return;
     }
@@ -926,8 +926,7 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     ad->inflight_ratio = cd->inflight_ratio;
     ad->inflight_calls = cd->inflight_calls;
     ad->inflight_faults = cd->inflight_faults;
-    ad->refault_pages = cd->refault_pages;
-    ad->refault_s = cd->refault_s;
+    ad->refault_pages = (float)cd->refault_pages;
     ad->predicted_s = predict_run(ad, cd, now);
     ad->predicted_saving_s = ad->current_s - ad->predicted_s;
     ad->saving_step_s = sv;
@@ -1067,7 +1066,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
         free(pr);
         return rc == 1 ? CF_OK : rc;
     }
-    ad->page_fault_s = a->calib.page_fault_s;
+    ad->page_fault_s = (float)a->calib.page_fault_s;
     now = price_candidates(ad, ts, nt, pr, cf_calib_coll_of(&a->calib, f->op, f->comm), &bi, &best);
     free(ts);
     if (!(now > 0) || !isfinite(now) || !isfinite(best)) {
@@ -1086,8 +1085,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     ad->predicted_s = ad->current_s;
     ad->predicted_saving_s = 0.0;
     ad->saving_step_s = judge_saving(ad, &ad->cand[bi], now, &ad->saving_unc_step_s);
-    ad->refault_pages = ad->cand[bi].refault_pages;
-    ad->refault_s = ad->cand[bi].refault_s;
+    ad->refault_pages = (float)ad->cand[bi].refault_pages;
     ad->extrapolated = ad->cand[bi].source == CF_PRED_MODEL;
     if (nt <= 1 || ad->calls_per_step < 1.5) {
         ad->verdict = "no gain";

@@ -480,7 +480,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
      * buckets' refaults priced with it (nonblocking) */
     jset(c, o, "page_fault_s", jnum(ad->page_fault_s));
     jset(c, o, "refault_pages_per_step", ad->nonblocking ? jnum(ad->refault_pages) : json_null());
-    jset(c, o, "refault_step_s", ad->nonblocking ? jnum(ad->refault_s) : json_null());
+    jset(c, o, "refault_step_s", ad->nonblocking ? jnum((double)ad->refault_pages * ad->page_fault_s) : json_null());
     /* cf_advice_refaulted: null where not recorded */
     for (int k = 0; k < 2; k++) {
         int r = cf_advice_refaulted(ad, k);

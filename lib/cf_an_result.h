@@ -294,7 +294,9 @@ CF_HIDDEN const struct cf_advice *cf_analysis_fusion(const cf_analysis_t *a, siz
 CF_HIDDEN const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a, const char *op,
                                                           uint32_t comm, int path);
 
-#define CF_ADV_MAX_CAND 20
+/* the candidates, exactly: powers of two from 2^16 to 2^30 and DDP's 25
+ * MiB (a profile of 10 000 communicators holds as many streams' arrays) */
+#define CF_ADV_MAX_CAND 16
 #define CF_ADV_WHY_LEN 200
 
 /* One candidate bucket size, per step of one rank. */
@@ -356,6 +358,9 @@ typedef struct cf_advice {
     double blocked_s;         /* blocked in Wait/Test on its requests */
     double poll_s;            /* its share, by posts, of Test calls that completed nothing */
     int polls_with_posts;     /* the program polls about once per post (0.5 to 2 a post) */
+    /* nonblocking: the refaults of the advised (else the best) buckets
+     * (cf_adv_cand_t; their time: times page_fault_s), in an int's padding */
+    float refault_pages;
     /* the ranks' mean wait per step for the last to arrive (their MPI
      * times' spread over the steps, at most blocked_s per step; 0 for a
      * part of the world), which the fused buckets' final wait pays */
@@ -394,6 +399,7 @@ typedef struct cf_advice {
      * a partner late) and only the predictor's saving is counted */
     double measured_over_model;
     int disturbed;
+    float page_fault_s; /* the calibration's fresh page; NaN: not measured (in int's padding) */
     /* nonblocking: blocked_s beyond steps x (the calls as they are, one at a
      * time, exposed + skew_s), kept in predicted_s, never a saving; its
      * measured_over_model is blocked_s over that time */
@@ -405,8 +411,6 @@ typedef struct cf_advice {
     double inflight_ratio; /* nonblocking "fuse": of the advised buckets (cf_adv_cand_t); NaN: not measured */
     int inflight_calls;
     float inflight_faults;
-    double page_fault_s;   /* the calibration's fresh page; NaN: not measured */
-    double refault_pages, refault_s; /* of the advised (else the best) buckets (cf_adv_cand_t) */
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
      * bytes held with the candidates; "" for a stream without a model */
     char *why;

@@ -708,11 +708,12 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
         char priced[160] = "";
         /* a nonblocking stream's buckets priced with the calibration's
          * fresh page (cf_advice.h, "Refaults") */
-        if (ad->nonblocking && in != 1 && isfinite(ad->refault_s)) {
+        double refault_s = (double)ad->refault_pages * ad->page_fault_s;
+        if (ad->nonblocking && in != 1 && isfinite(refault_s)) {
             char b1[CF_FMT_LEN];
             snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
                      "(the calibration's fresh page), %s a step", ad->refault_pages, fmt_t(ad->page_fault_s, b1),
-                     fmt_t(ad->refault_s, b[1]));
+                     fmt_t(refault_s, b[1]));
         }
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
                 "stream's bytes): where the program's malloc hands back %s, %s; MALLOC_MMAP_THRESHOLD_=67108864 "
