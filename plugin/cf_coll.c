@@ -41,37 +41,89 @@ int cf_all_ok(int ok)
     return all;
 }
 
+/* The union's first reduction, per rank: its count of distinct keys
+ * (summed, and their largest and smallest), a fingerprint of them (its
+ * largest and smallest), whether it had no memory, whether it cut its
+ * keys at the cap, and the caller's flag.  Smallest values travel as the
+ * largest of their complements, so one element-wise op does it all. */
+enum { UH_SUM, UH_MAX, UH_NMIN, UH_HMAX, UH_HMIN, UH_NOMEM, UH_CUT, UH_FLAG, UH_N };
+
+static void cf_uhead_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    uint64_t *a = in, *b = inout;
+    for (int l = 0; l < *len; l++, a += UH_N, b += UH_N) {
+        b[UH_SUM] += a[UH_SUM];
+        for (int k = UH_MAX; k <= UH_HMIN; k++)
+            b[k] = a[k] > b[k] ? a[k] : b[k];
+        for (int k = UH_NOMEM; k < UH_N; k++)
+            b[k] |= a[k];
+    }
+}
+
+/* splitmix64's finalizer */
+static uint64_t cf_mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 uint64_t *cf_union_keys_flag(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p, int *flag)
 {
-    /* Room for cap keys before the count is known, so that one reduction
-     * sums the counts, the ranks short of memory and the flags: each
+    /* Room for cap keys before the union's size is known, so that one
+     * reduction sums the counts, tells whether every rank holds the same
+     * keys, and carries the ranks short of memory and the flags: each
      * collective is a turn of every rank, dear where ranks share cores.
      * Only the pages the union fills are touched. */
     uint64_t *buf = calloc((size_t)cap + 1, sizeof(uint64_t));
-    uint64_t mine[3] = {n, buf == NULL, flag && *flag}, sum[3] = {0};
-    PMPI_Allreduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
+    size_t m = 0;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    if (buf != NULL) {
+        qsort(keys, n, sizeof(uint64_t), cf_cmp_u64);
+        for (size_t i = 0; i < n && m < cap; i++)
+            if (m == 0 || keys[i] != buf[m]) {
+                buf[1 + m++] = keys[i];
+                h = cf_mix64(h ^ cf_mix64(keys[i]));
+            }
+    }
+    int cut = n > m && m == cap;
+    uint64_t head[UH_N] = {[UH_SUM] = m,      [UH_MAX] = m,         [UH_NMIN] = ~(uint64_t)m,
+                           [UH_HMAX] = h,     [UH_HMIN] = ~h,        [UH_NOMEM] = buf == NULL,
+                           [UH_CUT] = cut,    [UH_FLAG] = flag && *flag};
+    MPI_Datatype t;
+    MPI_Op op;
+    PMPI_Type_contiguous(UH_N, MPI_UINT64_T, &t);
+    PMPI_Type_commit(&t);
+    PMPI_Op_create(cf_uhead_op, 1, &op);
+    PMPI_Allreduce(MPI_IN_PLACE, head, 1, t, op, cf_g.tool_comm);
+    PMPI_Op_free(&op);
+    PMPI_Type_free(&t);
     if (flag)
-        *flag = sum[2] != 0;
-    if (sum[1]) {
+        *flag = head[UH_FLAG] != 0;
+    if (head[UH_NOMEM]) {
         free(buf);
         *n_p = 0;
         *overflow_p = 1;
         return NULL;
     }
+    /* every rank holds the same keys (their count and fingerprint agree,
+     * and none was cut at the cap): the union is this rank's own, and the
+     * reduction that would merge them is left out (SPMD programs' records,
+     * the world's sampled collectives) */
+    if (head[UH_MAX] == ~head[UH_NMIN] && head[UH_HMAX] == ~head[UH_HMIN] && !head[UH_CUT]) {
+        *n_p = m;
+        *overflow_p = 0;
+        memmove(buf, buf + 1, m * sizeof(uint64_t));
+        return buf;
+    }
     /* the union holds at most the sum of the ranks' counts: the reduction
      * moves that many words, not cap (a few hundred bytes for a few
      * records, not cap words through every step) */
-    if (sum[0] < cap)
-        cap = (uint32_t)sum[0];
-    qsort(keys, n, sizeof(uint64_t), cf_cmp_u64);
-    size_t m = 0;
-    for (size_t i = 0; i < n && m < cap; i++)
-        if (m == 0 || keys[i] != buf[m])
-            buf[1 + m++] = keys[i];
-    buf[0] = m | (n > m && m == cap ? CF_OVERFLOW : 0);
+    if (head[UH_SUM] < cap)
+        cap = (uint32_t)head[UH_SUM];
+    buf[0] = m | (cut ? CF_OVERFLOW : 0); /* m is within the sum */
     cf_union_cap = cap;
-    MPI_Datatype t;
-    MPI_Op op;
     PMPI_Type_contiguous((int)cap + 1, MPI_UINT64_T, &t);
     PMPI_Type_commit(&t);
     PMPI_Op_create(cf_union_op, 1, &op);
