@@ -79,4 +79,12 @@ static inline uint64_t cf_gcd_u64(uint64_t a, uint64_t b)
 /* qsort order of doubles, ascending (NaN compares equal to everything). */
 int cf_cmp_double(const void *pa, const void *pb);
 
+/* splitmix64's finalizer: every bit of x reaches every bit of the result */
+static inline uint64_t cf_mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 #endif

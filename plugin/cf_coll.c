@@ -61,14 +61,6 @@ static void cf_uhead_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
-/* splitmix64's finalizer */
-static uint64_t cf_mix64(uint64_t x)
-{
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 uint64_t *cf_union_keys_flag(uint64_t *keys, size_t n, uint32_t cap, size_t *n_p, int *overflow_p, int *flag)
 {
     /* Room for cap keys before the union's size is known, so that one

@@ -177,9 +177,7 @@ static void cf_spill_tmpname(char *out, size_t len)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t z = cf_seed ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (++count * 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    z = cf_mix64(z);
     size_t n = cf_cpy(out, cf_rfile, len);
     n += cf_cpy(out + n, ".tmp.", len - n);
     char num[24];
