@@ -145,10 +145,10 @@
  * but in a trainer the step's own frees trim that heap: one bucket of 1.1
  * MB saved 1.1 ms a step less than its price without refaults (of 2.6 ms
  * for all its pages), one of 3.3 MB about its price (+-2.3 ms).  The
- * calls as they are pay their
- * own refaults in their measured time; their small blocks, served from
- * the heap, mostly do not (the allocator's variables left the per-tensor
- * exchange as it was and the buckets' 1.8 ms faster).  Without
+ * calls as they are pay their own refaults in their measured time; their
+ * small blocks, served from the heap, mostly do not (the allocator's
+ * variables left the per-tensor exchange as it was and the buckets' 1.8
+ * ms faster).  Without
  * page_fault_s (no sets, an older profile) it is NaN and the report says
  * the price leaves it out.  Not for blocking streams: one call at a time
  * keeps its block (a C loop after 50 ms of work touching 64 MB paid 0.08

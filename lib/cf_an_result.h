@@ -319,11 +319,11 @@ typedef struct {
     int inflight_calls;    /* the calls the calibration posted at once */
     float inflight_faults; /* the minor page faults of that set; NaN: not recorded (in int's padding) */
     double exposed_s;   /* T(S) with its buckets in flight: (model_s - copy_s) x ratio + copy_s + refault_s */
-    /* nonblocking, two buckets or more a step, where the program refaults
-     * its memory every step: the pages of its buckets' bytes that MPI's
-     * per-call buffers would fault in again, beyond those the calibration's
-     * set faulted, at the calibration's fresh-page cost (cf_advice.h,
-     * "Refaults"); 0: none to price, NaN: the cost is not measured */
+    /* nonblocking, where the program refaults its memory every step: the
+     * pages of its buckets' bytes that MPI's per-call buffers would fault
+     * in again, beyond those the calibration's set faulted (half of them
+     * for one bucket a step), at the calibration's fresh-page cost
+     * (cf_advice.h, "Refaults"); 0: none to price, NaN: not measured */
     double refault_pages, refault_s;
 } cf_adv_cand_t;
 
