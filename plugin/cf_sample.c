@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,44 +188,6 @@ void cf_p2p_sample(int dir, uint64_t key, uint32_t comm_id, int src, int dst, in
 
 typedef enum { CF_SYNC_NXN, CF_SYNC_ROOT_FIRST, CF_SYNC_ROOT_LAST } cf_sync_kind_t;
 
-/* Gathers n doubles from every rank to rank 0, which gets them in *all_p
- * with each rank's count and offset (NULL elsewhere).  Collective; 0 when
- * some rank lacked memory, and then nothing was gathered. */
-static int cf_gather_doubles(const double *mine, int n, double **all_p, int **counts_p, int **displs_p)
-{
-    int p = cf_g.world_size;
-    int *counts = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    int *displs = cf_g.world_rank == 0 ? calloc((size_t)p, sizeof(int)) : NULL;
-    double *all = NULL, none = 0;
-
-    *all_p = NULL;
-    *counts_p = *displs_p = NULL;
-    if (!cf_all_ok(cf_g.world_rank != 0 || (counts && displs)))
-        goto fail;
-    PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, cf_g.tool_comm);
-    if (cf_g.world_rank == 0) {
-        size_t tot = 0;
-        for (int r = 0; r < p; r++) {
-            displs[r] = (int)tot;
-            tot += (size_t)counts[r];
-        }
-        all = malloc((tot + 1) * sizeof(double));
-    }
-    if (!cf_all_ok(cf_g.world_rank != 0 || all))
-        goto fail;
-    PMPI_Gatherv(mine ? mine : &none, mine ? n : 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
-                 cf_g.tool_comm);
-    *all_p = all;
-    *counts_p = counts;
-    *displs_p = displs;
-    return 1;
-fail:
-    free(all);
-    free(counts);
-    free(displs);
-    return 0;
-}
-
 /* Who waits for whom: bcast and scatter wait for a late root; reduce and
  * gather make the root wait for the last leaf; the rest wait for the last. */
 static cf_sync_kind_t cf_sync_kind(uint64_t key)
@@ -284,26 +247,20 @@ static int cf_find_u64(const uint64_t *a, size_t n, uint64_t x)
     return lo < n && a[lo] == x ? (int)lo : -1;
 }
 
-/* Rank 0: the sampled instances of every rank (gathered: all, counts,
- * displs) for commfit trace, and who arrived last at each instance of the
- * union u (ui), counted per communicator. */
-static void cf_collectives_json(cf_sample_result_t *res, const double *all, const int *counts, const int *displs,
-                                const uint64_t *u, size_t nu, const cf_inst_t *ui)
-{
-    int p = cf_g.world_size;
-    json_t *inst = json_array();
-    for (int r = 0; r < p; r++)
-        for (int k = 0; k < counts[r]; k += 6) {
-            const double *e = &all[displs[r] + k];
-            json_array_append_new(inst, json_pack("[i, I, I, s, f, f, f]", r, (json_int_t)e[0], (json_int_t)e[1],
-                                                  cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[2]), e[3], e[4],
-                                                  e[5]));
-        }
-    res->trace = json_pack("{s:s, s:[s,s,s,s,s,s,s], s:o}", "time_origin",
-                           "seconds since rank 0 entered MPI_Init, on rank 0's clock", "columns", "rank", "comm",
-                           "seq", "op", "enter_s", "leave_s", "wait_s", "collectives", inst);
+/* A rank's trace rows, kept until its report goes to rank 0 (cf_reports). */
+typedef struct {
+    double *rows;
+    uint32_t n;
+} cf_rows_t;
 
-    /* who arrives last, per communicator */
+/* Rank 0: who arrived last at each instance of the union u (ui), counted
+ * per communicator; and the trace's collectives, which the ranks' reports
+ * fill. */
+static void cf_collectives_json(cf_sample_result_t *res, const uint64_t *u, size_t nu, const cf_inst_t *ui)
+{
+    res->trace = json_pack("{s:s, s:[s,s,s,s,s,s,s], s:[]}", "time_origin",
+                           "seconds since rank 0 entered MPI_Init, on rank 0's clock", "columns", "rank", "comm",
+                           "seq", "op", "enter_s", "leave_s", "wait_s", "collectives");
     json_t *late = json_object();
     for (size_t i = 0; i < nu; i++) {
         if (ui[i].rank < 0)
@@ -320,23 +277,34 @@ static void cf_collectives_json(cf_sample_result_t *res, const double *all, cons
     res->late = late;
 }
 
-static void cf_collectives(cf_sample_result_t *res, double origin_ns)
+/* The sampled collective instances: their wait and transfer, who came
+ * last, and this rank's trace rows (in keep).  short_of: this rank lacks
+ * memory for the messages' step, agreed in the union's reduction.  Returns
+ * 1 where every rank can go on to the messages, 0 where some cannot, -1
+ * where the union itself failed (nothing agreed). */
+static int cf_collectives(cf_sample_result_t *res, double origin_ns, cf_rows_t *keep, int short_of)
 {
     uint32_t n = atomic_load(&cf_samples.ncoll);
     if (n > cf_samples.cap)
         n = cf_samples.cap;
+    /* room for the union's instances before its size is known (at most the
+     * cap, as the union), so that the check of memory rides on the union's
+     * reduction instead of a reduction of its own */
+    cf_inst_t *inst = malloc(((size_t)cf_samples.cap + 1) * sizeof(*inst));
+    double *g_enter = malloc(((size_t)n + 1) * sizeof(double));
     uint64_t *ids = malloc(((size_t)n + 1) * sizeof(uint64_t)), none = 0;
     for (uint32_t i = 0; ids && i < n; i++)
         ids[i] = (uint64_t)cf_samples.coll[i].comm_id << 32 | cf_samples.coll[i].seq;
     size_t nu = 0;
-    int overflow = 0;
-    uint64_t *u = cf_union_keys(ids ? ids : &none, ids ? n : 0, cf_samples.cap, &nu, &overflow);
+    int overflow = 0, failed = short_of || !inst || !g_enter;
+    uint64_t *u = cf_union_keys_flag(ids ? ids : &none, ids ? n : 0, cf_samples.cap, &nu, &overflow, &failed);
     free(ids);
-    if (!u)
-        return;
-    cf_inst_t *inst = malloc((nu + 1) * sizeof(*inst));
-    double *g_enter = malloc(((size_t)n + 1) * sizeof(double));
-    if (!cf_all_ok(inst && g_enter))
+    if (!u) {
+        free(inst);
+        free(g_enter);
+        return -1;
+    }
+    if (failed || nu > cf_samples.cap) /* the same on every rank */
         goto out;
     for (size_t i = 0; i < nu; i++)
         inst[i] = (cf_inst_t){.last = -1e300, .root = -1e300, .rank = -1, .count = 0};
@@ -402,22 +370,16 @@ static void cf_collectives(cf_sample_result_t *res, double origin_ns)
         }
     }
 
-    /* the trace goes to rank 0: a gather, bounded by COMMFIT_TRACE per rank */
-    int *counts, *displs;
-    double *all;
-    if (!cf_gather_doubles(tr, (int)kept * 6, &all, &counts, &displs))
-        goto no_trace;
+    /* the trace goes to rank 0 in this rank's report, bounded by COMMFIT_TRACE */
+    keep->rows = tr;
+    keep->n = tr ? kept : 0;
     if (cf_g.world_rank == 0)
-        cf_collectives_json(res, all, counts, displs, u, nu, inst);
-no_trace:
-    free(all);
-    free(counts);
-    free(displs);
-    free(tr);
+        cf_collectives_json(res, u, nu, inst);
 out:
     free(u);
     free(inst);
     free(g_enter);
+    return !failed;
 }
 
 /* messages: sends travel to their receiver, which pairs them by channel and
@@ -493,37 +455,39 @@ static int cf_blocking_recv(uint64_t key)
  * the first COMMFIT_TRACE of them: rows of CF_MSG_FIELDS doubles. */
 #define CF_MSG_FIELDS 10
 
-static void cf_message_rows(cf_sample_result_t *res, const double *rows, uint32_t kept)
+/* Rank 0: the trace's messages, which the ranks' reports fill. */
+static void cf_messages_json(cf_sample_result_t *res)
 {
-    int p = cf_g.world_size, *counts, *displs;
-    double *all;
-
-    if (!cf_gather_doubles(rows, (int)kept * CF_MSG_FIELDS, &all, &counts, &displs))
-        return;
-    if (cf_g.world_rank == 0) {
-        json_t *msgs = json_array();
-        for (int r = 0; r < p; r++)
-            for (int k = 0; k < counts[r]; k += CF_MSG_FIELDS) {
-                const double *e = &all[displs[r] + k];
-                json_array_append_new(
-                    msgs, json_pack("[I, i, I, I, I, s, s, f, f, f, b]", (json_int_t)e[0], r, (json_int_t)e[1],
-                                    (json_int_t)e[2], (json_int_t)cf_size_bin_lo((unsigned)e[3]),
-                                    cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[4]),
-                                    cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[5]), e[6], e[7], e[8], e[9] != 0));
-            }
-        if (res->trace == NULL)
-            res->trace = json_pack("{s:s}", "time_origin", "seconds since rank 0 entered MPI_Init, on rank 0's clock");
-        json_object_set_new(res->trace, "message_columns",
-                            json_pack("[s,s,s,s,s,s,s,s,s,s,s]", "src", "dst", "comm", "tag", "size_lo", "send_op",
-                                      "recv_op", "send_post_s", "recv_post_s", "recv_done_s", "receive_late"));
-        json_object_set_new(res->trace, "messages", msgs);
-    }
-    free(all);
-    free(counts);
-    free(displs);
+    if (res->trace == NULL)
+        res->trace = json_pack("{s:s}", "time_origin", "seconds since rank 0 entered MPI_Init, on rank 0's clock");
+    json_object_set_new(res->trace, "message_columns",
+                        json_pack("[s,s,s,s,s,s,s,s,s,s,s]", "src", "dst", "comm", "tag", "size_lo", "send_op",
+                                  "recv_op", "send_post_s", "recv_post_s", "recv_done_s", "receive_late"));
+    json_object_set_new(res->trace, "messages", json_array());
 }
 
-static void cf_messages(cf_sample_result_t *res, double origin_ns)
+/* The messages' buffers, taken before the collectives' union so that
+ * their check of memory rides on it. */
+typedef struct {
+    int *scount; /* samples to each rank */
+    MPI_Request *rq;
+    cf_wire_send_t *out;
+} cf_msg_bufs_t;
+
+static int cf_msg_bufs(cf_msg_bufs_t *b)
+{
+    uint32_t ns = atomic_load(&cf_samples.nsent);
+    if (ns > cf_samples.cap)
+        ns = cf_samples.cap;
+    b->scount = calloc((size_t)cf_g.world_size, sizeof(int));
+    b->rq = calloc((size_t)cf_g.world_size, sizeof(MPI_Request));
+    b->out = malloc(((size_t)ns + 1) * sizeof(*b->out));
+    return b->scount && b->rq && b->out;
+}
+
+/* The sampled messages, with the buffers b (freed here); ok: every rank
+ * has its buffers (agreed). */
+static void cf_messages(cf_sample_result_t *res, double origin_ns, cf_rows_t *keep, cf_msg_bufs_t *b, int ok)
 {
     int p = cf_g.world_size;
     uint32_t ns = atomic_load(&cf_samples.nsent), nr = atomic_load(&cf_samples.nrecvd);
@@ -533,10 +497,10 @@ static void cf_messages(cf_sample_result_t *res, double origin_ns)
         nr = cf_samples.cap;
     /* scount: samples to each rank; then, from the reduction, how many
      * this rank receives */
-    int *scount = calloc((size_t)p, sizeof(int)), nrecv = 0, nto = 0;
-    MPI_Request *rq = calloc((size_t)p, sizeof(MPI_Request));
-    cf_wire_send_t *out = malloc(((size_t)ns + 1) * sizeof(*out)), *in = NULL;
-    if (!cf_all_ok(scount && rq && out))
+    int *scount = b->scount, nrecv = 0, nto = 0;
+    MPI_Request *rq = b->rq;
+    cf_wire_send_t *out = b->out, *in = NULL;
+    if (!ok)
         goto out;
     qsort(cf_samples.sent, ns, sizeof(cf_psample_t), cf_cmp_dst);
     for (uint32_t i = 0; i < ns; i++) {
@@ -632,13 +596,140 @@ static void cf_messages(cf_sample_result_t *res, double origin_ns)
         }
     }
     res->p2p_unmatched += (nin - i) + (nr - j);
-    cf_message_rows(res, rows, kept);
-    free(rows);
+    keep->rows = rows;
+    keep->n = rows ? kept : 0;
+    if (cf_g.world_rank == 0)
+        cf_messages_json(res);
 out:
     free(scount);
     free(rq);
     free(out);
     free(in);
+}
+
+/* Each rank's report to rank 0, one message: its counts and its clock,
+ * then its trace rows (ncoll of 6 doubles, nmsg of CF_MSG_FIELDS).  One
+ * message a rank replaces the counts' reduction, the clocks' gather and a
+ * gather of counts and one of rows for each trace: on an oversubscribed
+ * node each collective is a turn of every rank. */
+#define CF_REPORT_TAG 4244
+typedef struct {
+    uint64_t counts[6]; /* as cf_report_counts orders them */
+    double clock[4];    /* offset at init and at finalize, error, time between (ns) */
+    uint32_t ncoll, nmsg;
+} cf_report_t;
+
+static void cf_report_counts(const cf_sample_result_t *res, uint64_t c[6])
+{
+    c[0] = res->coll_used;
+    c[1] = res->coll_incomplete;
+    c[2] = res->p2p_matched;
+    c[3] = res->p2p_unmatched;
+    c[4] = res->lost;
+    c[5] = res->p2p_late_recv;
+}
+
+/* Rank 0's running sums over the reports, and the clock section's parts. */
+typedef struct {
+    uint64_t sums[6];
+    double max_off, max_drift, max_err;
+    json_t *clocks;
+} cf_report_sum_t;
+
+/* Rank 0: rank r's report h, with its rows (NULL: none kept). */
+static void cf_report_take(cf_sample_result_t *res, cf_report_sum_t *sum, int r, const cf_report_t *h,
+                           const double *rows)
+{
+    for (int k = 0; k < 6; k++)
+        sum->sums[k] += h->counts[k];
+    const double *a = h->clock;
+    double drift = a[3] > 0 ? (a[1] - a[0]) / a[3] : 0;
+    sum->max_off = fmax(sum->max_off, fmax(fabs(a[0]), fabs(a[1])));
+    sum->max_drift = fmax(sum->max_drift, fabs(drift));
+    sum->max_err = fmax(sum->max_err, a[2]);
+    json_array_append_new(sum->clocks, json_pack("{s:i, s:f, s:f, s:f, s:f}", "rank", r, "offset_init_s", a[0] * 1e-9,
+                                                 "offset_final_s", a[1] * 1e-9, "drift", drift, "error_s",
+                                                 a[2] * 1e-9));
+    json_t *coll = json_object_get(res->trace, "collectives"), *msgs = json_object_get(res->trace, "messages");
+    if (rows == NULL)
+        return;
+    for (uint32_t k = 0; coll && k < h->ncoll; k++) {
+        const double *e = &rows[(size_t)k * 6];
+        json_array_append_new(coll, json_pack("[i, I, I, s, f, f, f]", r, (json_int_t)e[0], (json_int_t)e[1],
+                                              cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[2]), e[3], e[4], e[5]));
+    }
+    rows += (size_t)h->ncoll * 6;
+    for (uint32_t k = 0; msgs && k < h->nmsg; k++) {
+        const double *e = &rows[(size_t)k * CF_MSG_FIELDS];
+        json_array_append_new(msgs, json_pack("[I, i, I, I, I, s, s, f, f, f, b]", (json_int_t)e[0], r,
+                                              (json_int_t)e[1], (json_int_t)e[2],
+                                              (json_int_t)cf_size_bin_lo((unsigned)e[3]),
+                                              cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[4]),
+                                              cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[5]), e[6], e[7], e[8],
+                                              e[9] != 0));
+    }
+}
+
+/* The reports: every rank's goes to rank 0, which takes them in rank
+ * order.  rbuf: rank 0's buffer for the largest report (NULL: the ranks
+ * send no rows, agreed with the origin's broadcast). */
+static void cf_reports(cf_sample_result_t *res, cf_rows_t *coll, cf_rows_t *msg, void *rbuf, size_t rcap, int rows_ok)
+{
+    cf_report_t h = {.clock = {cf_sync.init.offset_ns, cf_sync.fin.offset_ns,
+                               fmax(cf_sync.init.err_ns, cf_sync.fin.err_ns),
+                               cf_sync.fin.local_ns - cf_sync.init.local_ns}};
+    cf_report_counts(res, h.counts);
+    h.ncoll = rows_ok ? coll->n : 0;
+    h.nmsg = rows_ok ? msg->n : 0;
+    size_t nrow = (size_t)h.ncoll * 6 + (size_t)h.nmsg * CF_MSG_FIELDS;
+    if (cf_g.world_rank != 0) {
+        unsigned char *out = nrow ? malloc(sizeof(h) + nrow * sizeof(double)) : NULL;
+        if (out == NULL) { /* no rows, or no memory for them: the counts and the clock alone */
+            h.ncoll = h.nmsg = 0;
+            PMPI_Send(&h, (int)sizeof(h), MPI_BYTE, 0, CF_REPORT_TAG, cf_g.tool_comm);
+            return;
+        }
+        memcpy(out, &h, sizeof(h));
+        memcpy(out + sizeof(h), coll->rows, (size_t)h.ncoll * 6 * sizeof(double));
+        memcpy(out + sizeof(h) + (size_t)h.ncoll * 6 * sizeof(double), msg->rows,
+               (size_t)h.nmsg * CF_MSG_FIELDS * sizeof(double));
+        PMPI_Send(out, (int)(sizeof(h) + nrow * sizeof(double)), MPI_BYTE, 0, CF_REPORT_TAG, cf_g.tool_comm);
+        free(out);
+        return;
+    }
+    cf_report_sum_t sum = {.clocks = json_array()};
+    double *mine = NULL;
+    if (nrow && (mine = malloc(nrow * sizeof(double)))) {
+        memcpy(mine, coll->rows, (size_t)h.ncoll * 6 * sizeof(double));
+        memcpy(mine + (size_t)h.ncoll * 6, msg->rows, (size_t)h.nmsg * CF_MSG_FIELDS * sizeof(double));
+    }
+    cf_report_take(res, &sum, 0, &h, mine);
+    free(mine);
+    for (int r = 1; r < cf_g.world_size; r++) {
+        cf_report_t in;
+        MPI_Status st;
+        int n = 0;
+        void *buf = rbuf ? rbuf : (void *)&in;
+        PMPI_Recv(buf, rbuf ? (int)rcap : (int)sizeof(in), MPI_BYTE, r, CF_REPORT_TAG, cf_g.tool_comm, &st);
+        if (PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < (int)sizeof(in))
+            continue; /* not seen: every rank sends its header */
+        memcpy(&in, buf, sizeof(in));
+        size_t rows = (size_t)in.ncoll * 6 + (size_t)in.nmsg * CF_MSG_FIELDS;
+        int whole = rbuf && (size_t)n == sizeof(in) + rows * sizeof(double);
+        if (!whole)
+            in.ncoll = in.nmsg = 0;
+        cf_report_take(res, &sum, r, &in, whole ? (const double *)((unsigned char *)rbuf + sizeof(in)) : NULL);
+    }
+    res->coll_used = sum.sums[0];
+    res->coll_incomplete = sum.sums[1];
+    res->p2p_matched = sum.sums[2];
+    res->p2p_unmatched = sum.sums[3];
+    res->lost = sum.sums[4];
+    res->p2p_late_recv = sum.sums[5];
+    res->clock = json_pack("{s:s, s:s, s:f, s:f, s:f, s:o}", "timer", cf_clock_timer_name(), "method",
+                           "min-RTT ping-pong down a binomial tree at init and finalize, linear interpolation",
+                           "max_abs_offset_s", sum.max_off * 1e-9, "max_drift", sum.max_drift, "est_error_s",
+                           sum.max_err * 1e-9, "ranks", sum.clocks);
 }
 
 int cf_samples_finalize(cf_sample_result_t *res)
@@ -653,53 +744,33 @@ int cf_samples_finalize(cf_sample_result_t *res)
     }
     cf_sync_rate();
     cf_sync_measure(&cf_sync.fin);
-    /* time origin: rank 0's local time at init, on its own (reference) clock */
-    double origin = cf_sync.init.local_ns;
-    PMPI_Bcast(&origin, 1, MPI_DOUBLE, 0, cf_g.tool_comm);
+    /* rank 0's buffer for one rank's report, the largest there can be (a
+     * rank keeps no more rows of each kind than COMMFIT_TRACE nor than its
+     * samples): the broadcast of the time origin (rank 0's local time at
+     * init, on its own, reference, clock) says whether the ranks send rows */
+    size_t rows_max = cf_g.cfg.trace < cf_samples.cap ? cf_g.cfg.trace : cf_samples.cap;
+    size_t rcap = sizeof(cf_report_t) + rows_max * (6 + CF_MSG_FIELDS) * sizeof(double);
+    void *rbuf = NULL;
+    double head[2] = {cf_sync.init.local_ns, 1};
+    if (cf_g.world_rank == 0 && cf_g.world_size > 1)
+        head[1] = rcap <= INT_MAX && (rbuf = malloc(rcap)) != NULL;
+    PMPI_Bcast(head, 2, MPI_DOUBLE, 0, cf_g.tool_comm);
+    cf_rows_t coll = {0}, msg = {0};
     if (cf_samples.coll) {
-        cf_collectives(res, origin);
-        cf_messages(res, origin);
+        cf_msg_bufs_t mb;
+        int mok = cf_msg_bufs(&mb), agreed = cf_collectives(res, head[0], &coll, !mok);
+        cf_messages(res, head[0], &msg, &mb, agreed < 0 ? cf_all_ok(mok) : agreed);
     }
     res->lost = atomic_load(&cf_samples.lost);
-    uint64_t counts[6] = {res->coll_used, res->coll_incomplete, res->p2p_matched, res->p2p_unmatched, res->lost,
-                          res->p2p_late_recv};
-    uint64_t sums[6] = {0};
-    PMPI_Reduce(counts, sums, 6, MPI_UINT64_T, MPI_SUM, 0, cf_g.tool_comm);
-    if (cf_g.world_rank == 0) {
-        res->coll_used = sums[0];
-        res->coll_incomplete = sums[1];
-        res->p2p_matched = sums[2];
-        res->p2p_unmatched = sums[3];
-        res->lost = sums[4];
-        res->p2p_late_recv = sums[5];
+    cf_reports(res, &coll, &msg, rbuf, rcap, head[1] != 0);
+    if (head[1] == 0 && res->trace) {
+        /* rank 0 had no room for the others' rows: no trace rather than its own alone */
+        json_decref(res->trace);
+        res->trace = NULL;
     }
-
-    /* clocks: every rank's offsets at both ends go to rank 0 */
-    double mine[4] = {cf_sync.init.offset_ns, cf_sync.fin.offset_ns, cf_sync.init.err_ns > cf_sync.fin.err_ns
-                                                                          ? cf_sync.init.err_ns
-                                                                          : cf_sync.fin.err_ns,
-                      cf_sync.fin.local_ns - cf_sync.init.local_ns};
-    double *all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size * 4, sizeof(double)) : NULL;
-    PMPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, cf_g.tool_comm);
-    if (all) {
-        double max_off = 0, max_drift = 0, max_err = 0;
-        json_t *per = json_array();
-        for (int r = 0; r < cf_g.world_size; r++) {
-            double *a = &all[r * 4];
-            double drift = a[3] > 0 ? (a[1] - a[0]) / a[3] : 0;
-            max_off = fmax(max_off, fmax(fabs(a[0]), fabs(a[1])));
-            max_drift = fmax(max_drift, fabs(drift));
-            max_err = fmax(max_err, a[2]);
-            json_array_append_new(per, json_pack("{s:i, s:f, s:f, s:f, s:f}", "rank", r, "offset_init_s", a[0] * 1e-9,
-                                                 "offset_final_s", a[1] * 1e-9, "drift", drift, "error_s",
-                                                 a[2] * 1e-9));
-        }
-        res->clock = json_pack("{s:s, s:s, s:f, s:f, s:f, s:o}", "timer", cf_clock_timer_name(), "method",
-                               "min-RTT ping-pong down a binomial tree at init and finalize, linear interpolation",
-                               "max_abs_offset_s", max_off * 1e-9, "max_drift", max_drift, "est_error_s",
-                               max_err * 1e-9, "ranks", per);
-        free(all);
-    }
+    free(rbuf);
+    free(coll.rows);
+    free(msg.rows);
     return CF_OK;
 }
 
