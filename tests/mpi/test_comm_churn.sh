@@ -6,6 +6,9 @@
 # memory the loop costs is printed, not judged (it includes Open MPI's).
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 n=20000 k=5000
+# MPICH has 2048 context ids a process: its K alive at once stay under them
+# (1500 still grow the plugin's first table of handles, 512 live, twice)
+[ "$CF_MPI_FAMILY" = mpich ] && k=1500
 COMMFIT_OUTPUT="$cf_tmp/c.json" COMMFIT_SUMMARY=0 COMMFIT_TABLE_SIZE=16384 \
     cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/comm_churn" $n $k > "$cf_tmp/out" 2> "$cf_tmp/err" \
     || { cat "$cf_tmp/err"; cf_fail "job failed"; }

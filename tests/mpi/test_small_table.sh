@@ -4,7 +4,9 @@
 # it.  Records every rank kept, or that no rank that dropped could have had,
 # stay unmarked.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
-COMMFIT_OUTPUT="$cf_tmp/t.json" COMMFIT_SUMMARY=0 COMMFIT_TABLE_SIZE=64 \
+# the MPI layer alone: MPICH over UCX would add two UCX records beneath each
+# MPI_Sendrecv, and the table would fill at other regions than these counts say
+COMMFIT_OUTPUT="$cf_tmp/t.json" COMMFIT_SUMMARY=0 COMMFIT_TABLE_SIZE=64 COMMFIT_UCX=0 \
     cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/small_table" 2> "$cf_tmp/err" || { cat "$cf_tmp/err"; cf_fail "job failed"; }
 "$CF_PYTHON" - "$cf_tmp/t.json" <<'PY' || exit 1
 import json, sys
