@@ -834,16 +834,26 @@ static int step_tensors(const cf_an_fit_t *f, cf_advice_t *ad, double **ts_p, si
  * at the calibration's fresh-page cost, added to its exposed time and half
  * of it to its uncertainty; one bucket a step, half of them, uncertain by
  * as much (none to all). */
+/* Whether a candidate's refaults are to be worked out: the ranks refault
+ * a quarter of the stream's pages or more a step and the fresh page's cost
+ * is known; else they are none (0) or unknown (NaN). */
+static int refaults_known(const cf_advice_t *ad, cf_adv_cand_t *cd)
+{
+    cd->refault_pages = cd->refault_s = 0;
+    if (cf_advice_refaulted(ad, 0) != 1)
+        return 0;
+    if (!isfinite(ad->page_fault_s) || !(ad->page_fault_s > 0)) {
+        cd->refault_pages = cd->refault_s = NAN;
+        return 0;
+    }
+    return 1;
+}
+
 static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
 {
     double pages = ad->bytes_per_step / CF_ADV_PAGE_BYTES, priced = 0;
-    cd->refault_pages = cd->refault_s = 0;
-    if (cf_advice_refaulted(ad, 0) != 1)
+    if (!refaults_known(ad, cd))
         return;
-    if (!isfinite(ad->page_fault_s) || !(ad->page_fault_s > 0)) {
-        cd->refault_pages = cd->refault_s = NAN;
-        return;
-    }
     if (isfinite(cd->inflight_ratio) && isfinite(cd->inflight_faults) && cd->inflight_calls > 0)
         priced = cd->inflight_faults * cd->buckets / cd->inflight_calls;
     double all = fmax(0.0, fmin(1.0, ad->step_faults / pages) * pages - priced);
@@ -851,6 +861,21 @@ static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
     cd->refault_s = cd->refault_pages * ad->page_fault_s;
     cd->exposed_s += cd->refault_s;
     cd->unc_s += 0.5 * all * ad->page_fault_s;
+}
+
+/* A blocking candidate's refaults, stated and not priced (cf_advice.h,
+ * "Refaults"): where the ranks fault a quarter of the stream's pages or
+ * more afresh every step, one bucket's temporary buffer (the bucket's
+ * bytes, at most the stream's) faulted in again each step, at the
+ * calibration's fresh-page cost.  Its price leaves them out: the
+ * calibration's calls, one after another, kept their block, as a heap the
+ * program keeps (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) does. */
+static void bound_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
+{
+    if (!refaults_known(ad, cd))
+        return;
+    cd->refault_pages = fmin(cd->bucket_bytes, ad->bytes_per_step) / CF_ADV_PAGE_BYTES;
+    cd->refault_s = cd->refault_pages * ad->page_fault_s;
 }
 
 /* A nonblocking candidate's exposed T(S): its buckets in flight together,
@@ -906,6 +931,8 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
         cd->exposed_s = cd->model_s;
         if (ad->nonblocking)
             price_in_flight(ad, cd, cc);
+        else
+            bound_refaults(ad, cd);
         if (judge_time(ad, cd, now) < best) {
             best = judge_time(ad, cd, now);
             *bi_p = c;
@@ -1155,6 +1182,12 @@ void cf_advice_free(cf_advice_t *adv, size_t n)
     free(adv);
 }
 
+int cf_advice_keeps_heap(const cf_advice_t *ad)
+{
+    return !ad->nonblocking && ad->verdict != NULL && strcmp(ad->verdict, "fuse") == 0 &&
+           cf_advice_refaulted(ad, 0) == 1;
+}
+
 char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
 {
     char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
@@ -1165,9 +1198,10 @@ char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
     else if (strcmp(ad->verdict, "fuse") == 0)
         snprintf(buf, len,
                  "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; DDP "
-                 "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f) to save %s of %s per rank (%.0f%%)",
+                 "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f%s%s) to save %s of %s per rank (%.0f%%)",
                  ad->op, label, ad->calls_per_step, cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
                  ad->buckets_per_step, ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
+                 cf_advice_keeps_heap(ad) ? "; the heap kept: " : "", cf_advice_keeps_heap(ad) ? CF_ADV_KEEP_HEAP : "",
                  cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),
                  ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0);

@@ -150,9 +150,12 @@
  * variables left the per-tensor exchange as it was and the buckets' 1.8
  * ms faster).  Without
  * page_fault_s (no sets, an older profile) it is NaN and the report says
- * the price leaves it out.  Not for blocking streams: one call at a time
- * keeps its block (a C loop after 50 ms of work touching 64 MB paid 0.08
- * ms a step).
+ * the price leaves it out.  A blocking stream's are stated, not priced:
+ * one call at a time refaults at most one bucket's temporary buffer a
+ * step, and whether it does is the run's heap (resnet20's 1 MiB buckets
+ * took 0.81 to 2.42 ms a step over four runs, 0.71 to 0.89 with the heap
+ * kept); its candidates carry those pages and their cost, and its price
+ * is the kept heap's, which the memory line's variables give.
  *
  * When advice is given: only for a stream that repeats per step (at least
  * two steps, from regions or a pattern) and carries at least 1 % of the
@@ -227,6 +230,13 @@ CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_
  * buckets' calibration set (of its calls' bytes); else the ranks' steps
  * (of the stream's bytes a step).  -1: not recorded. */
 CF_HIDDEN int cf_advice_refaulted(const cf_advice_t *ad, int in_flight);
+
+/* Whether the advised buckets' saving assumes the heap kept: a blocking
+ * stream advised to fuse whose ranks refault a step's memory (their price
+ * is the calibration's kept block, cf_advice.h "Refaults"), so the advice
+ * is the bucket with CF_ADV_KEEP_HEAP. */
+CF_HIDDEN int cf_advice_keeps_heap(const cf_advice_t *ad);
+#define CF_ADV_KEEP_HEAP "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824"
 
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);

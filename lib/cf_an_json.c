@@ -477,10 +477,14 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "in_flight_page_faults", isfinite(ad->inflight_ratio) ? jnum(ad->inflight_faults) : json_null());
     jset(c, o, "step_page_faults", jnum(ad->step_faults));
     /* the calibration's fresh page, and the advised (else the best)
-     * buckets' refaults priced with it (nonblocking) */
+     * buckets' refaults at it: priced (nonblocking), or stated beside a
+     * price that leaves them out (blocking: one bucket's temporary buffer) */
     jset(c, o, "page_fault_s", jnum(ad->page_fault_s));
-    jset(c, o, "refault_pages_per_step", ad->nonblocking ? jnum(ad->refault_pages) : json_null());
-    jset(c, o, "refault_step_s", ad->nonblocking ? jnum((double)ad->refault_pages * ad->page_fault_s) : json_null());
+    jset(c, o, "refault_pages_per_step", jnum(ad->refault_pages));
+    jset(c, o, "refault_step_s", jnum((double)ad->refault_pages * ad->page_fault_s));
+    jset(c, o, "refault_priced", isfinite(ad->refault_pages) ? json_boolean(ad->nonblocking) : json_null());
+    /* the advice is the buckets with the heap kept (cf_advice_keeps_heap) */
+    jset(c, o, "heap_kept", json_boolean(cf_advice_keeps_heap(ad)));
     /* cf_advice_refaulted: null where not recorded */
     for (int k = 0; k < 2; k++) {
         int r = cf_advice_refaulted(ad, k);
@@ -519,9 +523,9 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
         if (ad->nonblocking) {
             jset(c, j, "in_flight_ratio", jnum(cd->inflight_ratio));
             jset(c, j, "exposed_step_s", jnum(cd->exposed_s));
-            jset(c, j, "refault_pages_per_step", jnum(cd->refault_pages));
-            jset(c, j, "refault_step_s", jnum(cd->refault_s));
         }
+        jset(c, j, "refault_pages_per_step", jnum(cd->refault_pages));
+        jset(c, j, "refault_step_s", jnum(cd->refault_s));
         jpush(c, cands, j);
     }
     jset(c, o, "candidates", cands);

@@ -1022,8 +1022,10 @@ static json_t *cf_calibrate(void)
     for (int k = 0, done = 0; go && k < K_N; k++)
         if (plan.upper[k] > 0 && plan.step[k] > 0)
             cal_collective(&x, k, plan.upper[k], plan.step[k], &plan, sets_end, sets - done++, &inflight[k]);
-    /* the sets' buckets, where the program's heap refaults them: rank 0
-     * alone, the others wait for it in the agreement below */
+    /* the price of a fresh page, for the buckets where the program's heap
+     * refaults them (the sets' memory in flight; a blocking call's
+     * temporary buffer): rank 0 alone, the others wait for it in the
+     * agreement below, or, without sets, in the final reduction */
     double page_fault_s = go && sets && x.me == 0 ? cal_page_fault_s() : NAN;
     double off[2] = {x.me == 0 ? cal_elapsed(&x) : 0, 0};
     if (go && sets)
@@ -1034,6 +1036,8 @@ static json_t *cf_calibrate(void)
     for (int k = 0, done = 0; go && k < K_N; k++)
         if (plan.upper[k] > 0)
             cal_collective(&x, k, plan.upper[k], 0, &plan, plan.budget_s, one - done++, &coll[k]);
+    if (go && !sets && one && x.me == 0)
+        page_fault_s = cal_page_fault_s();
     x.count[N_CONTROL]++; /* this reduction */
     PMPI_Reduce(x.count, sum, N_COUNT, MPI_UINT64_T, MPI_SUM, 0, x.comm);
     PMPI_Comm_free(&x.comm);

@@ -705,16 +705,20 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
      * stream's buckets were timed on a heap the calibration's calls kept */
     if (cf_advice_refaulted(ad, 0) == 1) {
         int in = cf_advice_refaulted(ad, 1);
-        char priced[160] = "";
+        char priced[200] = "";
         /* a nonblocking stream's buckets priced with the calibration's
          * fresh page (cf_advice.h, "Refaults") */
         double refault_s = (double)ad->refault_pages * ad->page_fault_s;
-        if (ad->nonblocking && in != 1 && isfinite(refault_s)) {
-            char b1[CF_FMT_LEN];
+        char b1[CF_FMT_LEN];
+        if (ad->nonblocking && in != 1 && isfinite(refault_s))
             snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
                      "(the calibration's fresh page), %s a step", ad->refault_pages, fmt_t(ad->page_fault_s, b1),
                      fmt_t(refault_s, b[1]));
-        }
+        /* a blocking stream's: one bucket's temporary buffer, stated */
+        else if (!ad->nonblocking && refault_s > 0)
+            snprintf(priced, sizeof(priced), "; refaulted, one bucket's temporary buffer would cost %.0f pages a "
+                     "step at %s a page (the calibration's fresh page), %s a step", ad->refault_pages,
+                     fmt_t(ad->page_fault_s, b1), fmt_t(refault_s, b[1]));
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
                 "stream's bytes): where the program's malloc hands back %s, %s; MALLOC_MMAP_THRESHOLD_=67108864 "
                 "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it%s%s\n",
@@ -834,8 +838,10 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    fmt_t(ad->predicted_saving_s, b[2]), fmt_t(ad->current_s, b[3]),
                    cf_fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, 0, b[4], CF_FMT_LEN),
                    fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
-            fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f\n",
-                   ad->bucket_bytes / 1048576.0, ad->bucket_bytes);
+            fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f%s\n",
+                   ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
+                   cf_advice_keeps_heap(ad) ? "   the heap kept (the price assumes it; memory above): " CF_ADV_KEEP_HEAP
+                                            : "");
             if (isfinite(ad->hidden_saving_step_s))
                 fprintf(out, "          priced with the buckets' time exposed (no progress thread) and the ranks' "
                         "wait for the last, %s/step; if the overlap hid them as it hides the calls now: saving %s "

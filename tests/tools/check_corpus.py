@@ -603,6 +603,25 @@ def check_memory(case, rep, text, prof, exp):
         check(case, "%s on %s: the memory line says the buckets are priced with it" % (a["op"], a["comm"]),
               "the buckets are priced with it: %.0f pages a step" % a["refault_pages_per_step"] in fusion,
               str(a.get("refault_pages_per_step")))
+    # a blocking stream's: one bucket's temporary buffer refaulted, stated
+    # at the fresh page's cost beside a price that leaves it out
+    for a in [x for x in shown if not x.get("nonblocking")]:
+        if pf is None:
+            check(case, "%s on %s: no fresh page measured, no refaults stated" % (a["op"], a["comm"]),
+                  a.get("refault_step_s") is None and "one bucket's temporary buffer would cost" not in fusion,
+                  str(a.get("refault_step_s")))
+            continue
+        # the advised bucket's (else the best one's: at most the step's pages)
+        top = a["bytes_per_step"] / 4096
+        pages = min(a["bucket_bytes"], a["bytes_per_step"]) / 4096 if a.get("bucket_bytes") else None
+        got = a.get("refault_pages_per_step")
+        check(case, "%s on %s: one bucket's temporary buffer stated, not priced: %s pages at %.3g s"
+              % (a["op"], a["comm"], "%.0f" % pages if pages else "<= %.0f" % top, pf),
+              a.get("refault_priced") is False and got is not None and
+              (abs(got - pages) <= 1e-6 * pages + 1e-6 if pages else 0 < got <= top + 1e-6) and
+              "one bucket's temporary buffer would cost %.0f pages a step" % a["refault_pages_per_step"] in fusion and
+              all(c.get("exposed_step_s") is None for c in a.get("candidates") or []),
+              str((a.get("refault_priced"), a.get("refault_pages_per_step"))))
     want = exp.get("refaults")
     if want:
         a = [x for x in streams if x["op"] == want["op"] and x["comm"] == want["comm"]]

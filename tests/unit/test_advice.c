@@ -1184,6 +1184,71 @@ static void test_nonblocking_refaults(void **state)
     }
 }
 
+/* The per-tensor blocking stream in a region "step" whose ranks fault in
+ * faults pages a step, calibrated, with a fresh page of page_fault_s (NaN:
+ * none in the section). */
+static cf_analysis_t *refaulting_blocking(cf_profile_t *p, double faults, double page_fault_s)
+{
+    static const char *const names[] = {"step", "step/allreduce"};
+    static const int entries[] = {STEPS, STEPS};
+    profile_new(p);
+    set_regions(p, names, entries, 2);
+    add_stream(p, 2);
+    for (size_t i = 0; i < P; i++)
+        assert_int_equal(cf_profile_set_rank_faults(p, i, "step", faults), CF_OK);
+    set_calibration(p, "MPI_Allreduce", "MPI_Allreduce", 9, 20, ALPHA, BW);
+    if (isfinite(page_fault_s))
+        json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
+    return analyse(p, NULL);
+}
+
+/* Refaults stated, not priced, for a blocking stream: its ranks fault in
+ * twice its pages a step, and each candidate names one bucket's
+ * temporary buffer (the bucket, at most the step's 376 kB) at the fresh
+ * page's 10 us; its price, its uncertainty and the advice are those
+ * without the page's cost (NaN there) or without the faults (none). */
+static void test_blocking_refaults_stated(void **state)
+{
+    const double bytes = 376000, pages = bytes / 4096, pf = (float)10e-6;
+    cf_profile_t p[3];
+    cf_analysis_t *a[3];
+    const cf_advice_t *ad[3];
+    (void)state;
+
+    a[0] = refaulting_blocking(&p[0], 2 * pages, pf);
+    a[1] = refaulting_blocking(&p[1], 2 * pages, NAN);
+    a[2] = refaulting_blocking(&p[2], 0.2 * pages, pf);
+    for (int i = 0; i < 3; i++)
+        ad[i] = advice_of(a[i], "MPI_Allreduce");
+    assert_false(ad[0]->nonblocking);
+    assert_int_equal(cf_advice_refaulted(ad[0], 0), 1);
+    assert_int_equal(cf_advice_refaulted(ad[2], 0), 0);
+    assert_rel(ad[0]->page_fault_s, pf, 1e-6);
+    for (size_t c = 0; c < ad[0]->ncand; c++) {
+        const cf_adv_cand_t *cd = &ad[0]->cand[c], *un = &ad[1]->cand[c], *low = &ad[2]->cand[c];
+        double want = fmin(cd->bucket_bytes, bytes) / 4096;
+        assert_rel(cd->refault_pages, want, 1e-9);
+        assert_rel(cd->refault_s, want * pf, 1e-9);
+        assert_rel(cd->exposed_s, cd->model_s, 0);
+        assert_rel(cd->model_s, un->model_s, 1e-12);
+        assert_rel(cd->unc_s, un->unc_s, 1e-12);
+        assert_true(isnan(un->refault_pages) && isnan(un->refault_s));
+        assert_rel(low->refault_s, 0, 0);
+    }
+    assert_string_equal(ad[0]->verdict, "fuse");
+    for (int i = 1; i < 3; i++) {
+        assert_string_equal(ad[i]->verdict, ad[0]->verdict);
+        assert_rel(ad[i]->bucket_bytes, ad[0]->bucket_bytes, 0);
+        assert_rel(ad[i]->saving_step_s, ad[0]->saving_step_s, 1e-12);
+        assert_rel(ad[i]->saving_unc_step_s, ad[0]->saving_unc_step_s, 1e-12);
+    }
+    assert_rel(ad[0]->refault_pages, fmin(ad[0]->bucket_bytes, bytes) / 4096, 1e-6);
+    for (int i = 0; i < 3; i++) {
+        cf_analysis_free(a[i]);
+        cf_profile_free(&p[i]);
+    }
+}
+
 /* The hooks' stream whose calibration starts above its tensors (2^19 B
  * up, as a short budget or an older plan leaves it), blocked for little
  * more than its calls' time: the buckets under the calibration are priced
@@ -1490,6 +1555,7 @@ int main(void)
         cmocka_unit_test(test_in_flight_beyond),
         cmocka_unit_test(test_nonblocking_in_flight),
         cmocka_unit_test(test_nonblocking_refaults),
+        cmocka_unit_test(test_blocking_refaults_stated),
         cmocka_unit_test(test_nonblocking_uncertain_budget),
         cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
