@@ -179,12 +179,14 @@ cluster_up() {
 
 # train OUT PROFILE|- TRAINER-ARGS: one run on the two nodes, one rank each;
 # under the plugin when PROFILE is not -
+# (run_env: more -x arguments for this run)
 train() {
     local out=$1 prof=$2 pre=()
     shift 2
     [ "$prof" = - ] || pre=(-x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$prof" -x COMMFIT_SUMMARY=0
                             -x COMMFIT_CALIBRATE="$calibrate")
-    "$cluster" run -- -np 2 "${pre[@]}" ${bench_env[@]+"${bench_env[@]}"} -x OMP_NUM_THREADS=1 "$py" "$trainer" --steps "$tsteps" --warmup 2 \
+    "$cluster" run -- -np 2 "${pre[@]}" ${bench_env[@]+"${bench_env[@]}"} ${run_env[@]+"${run_env[@]}"} \
+        -x OMP_NUM_THREADS=1 "$py" "$trainer" --steps "$tsteps" --warmup 2 \
         "$@" > "$out" 2>&1 && grep -q '^torch_train: .*ranks_agree=yes' "$out"
 }
 
@@ -246,7 +248,8 @@ if saving is not None:
 reason = a.get("reason") or (err if not a else None)
 print("\t".join(f(v) for v in (a.get("op"), a.get("verdict"), a.get("bucket_bytes"), saving,
                                a.get("current_s"), a.get("steps"), cand_saving(26214400), cand_saving(67108864),
-                               a.get("calls_per_step"))) + "\t" + (reason or "-").replace("\t", " "))
+                               a.get("calls_per_step"), a.get("step_refaulted") is True and not a.get("nonblocking")))
+      + "\t" + (reason or "-").replace("\t", " "))
 PY
 }
 
@@ -276,6 +279,7 @@ torch_part() {
                 [ "$group" = overlap ] && fused=overlap-bucket
                 # profile: the per-tensor or overlapped exchange under the plugin
                 local p=$cf_tmp/$rate-$model-$group
+                run_env=()
                 if ! train "$p.out" "$p.json" --model "$model" --mode "$base" --region; then
                     echo "$rate $model $group: profiled run failed: $(tail -n 2 "$p.out" | tr '\n' ' ')"
                     continue
@@ -298,6 +302,9 @@ torch_part() {
                 local total variants=()
                 total=$(field bytes_per_step "$p.out")
                 [ "$bucket" != - ] && variants+=("advised:$bucket")
+                # a blocking stream whose heap refaults: the advice is the bucket on a
+                # heap kept (the memory line's variables), as its price assumes
+                [ "$bucket" != - ] && [ "$(echo "$line" | cut -f 10)" = True ] && variants+=("kept:$bucket")
                 variants+=("ddp:$DDP")
                 # one bucket either way: Horovod's 64 MiB is DDP's run
                 [ "${total:-0}" -gt $DDP ] && variants+=("horovod:$HVD")
@@ -313,6 +320,8 @@ torch_part() {
                     for v in "${order[@]}"; do
                         local name=${v%%:*} b=${v#*:} mode=$fused o=$cf_tmp/run.out
                         [ "$name" = A ] && mode=$base
+                        run_env=()
+                        [ "$name" = kept ] && run_env=(-x MALLOC_MMAP_THRESHOLD_=67108864 -x MALLOC_TRIM_THRESHOLD_=1073741824)
                         if train "$o" - --model "$model" --mode "$mode" --bucket "$b"; then
                             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$rep" \
                                 "$name" "$b" "$(field step_ms_median "$o")" "$(field exchange_ms_median "$o")" \
@@ -336,7 +345,7 @@ adv = {}
 for l in open(adv_f):
     f = l.rstrip("\n").split("\t")
     adv[tuple(f[:3])] = dict(zip(("total", "op", "verdict", "bucket", "saving", "current", "steps", "ddp", "hvd",
-                                  "calls", "reason"), f[3:]))
+                                  "calls", "refaulted", "reason"), f[3:]))
 runs = {}
 for l in open(res_f):
     f = l.rstrip("\n").split("\t")
@@ -383,7 +392,9 @@ print("  imbalance; and of the step timer, which also holds the forward, backwar
 print("  B, whose run-to-run spread is often larger than the saving.  held (late rank's exchange): the advised")
 print("  bucket saves within 25% of the predicted")
 print("  saving, or within two standard errors of it (noise); where fusion was not advised, 25 MiB saves under 10%")
-print("  of the exchange.  SLOWER: the advised bucket measured slower, beyond two standard errors")
+print("  of the exchange.  SLOWER: the advised bucket measured slower, beyond two standard errors.  kept: where a")
+print("  blocking stream's heap refaults (the advice's memory line), the advised bucket with the line's")
+print("  MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_, the heap its price assumes: that row is the one judged")
 hdr = ("link", "trainer", "exchange", "verdict", "B", "bucket", "calls", "pred/step", "exch A", "saved exch",
        "all ranks", "step A", "saved step", "% exch", "held")
 fmt = "%-9s %-13s %-10s %-9s %-8s %10s %5s %9s %7s %15s %15s %7s %15s %6s %s"
@@ -407,11 +418,11 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
     reps = runs.get(key, {})
     verdict = a["verdict"] if a["verdict"] != "-" else "withheld" if a["op"] != "-" else "-"
     asteps = num(a["steps"]) or steps
-    pred_step = {"advised": num(a["saving"]), "ddp": num(a["ddp"]), "horovod": num(a["hvd"])}
+    pred_step = {"advised": num(a["saving"]), "kept": num(a["saving"]), "ddp": num(a["ddp"]), "horovod": num(a["hvd"])}
     a_step = [r["A"][1] for r in reps.values() if "A" in r]
     a_exch = st.median([r["A"][2] for r in reps.values() if "A" in r]) if a_step else None
     a_stepm = st.median(a_step) if a_step else None
-    names = sorted({n for r in reps.values() for n in r if n != "A"}, key=["advised", "ddp", "horovod"].index)
+    names = sorted({n for r in reps.values() for n in r if n != "A"}, key=["advised", "kept", "ddp", "horovod"].index)
     if not names:
         print(fmt % (key[0], key[1], key[2], verdict, "-", "-", "-", "-", ms(a_exch), "-", "-", ms(a_stepm), "-",
                      "-", "no runs"))
@@ -425,7 +436,9 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
         p = pred_step[n]
         p = None if p is None else 1e3 * p / asteps  # ms per step
         pct = None if not a_exch else 100 * d_exch / a_exch
-        if n == "advised":
+        if n == "advised" and "kept" in names:
+            held = "(the bucket alone; the advice keeps the heap: next row)"
+        elif n in ("advised", "kept"):
             if p is None:
                 held = "-"
             elif d_exch < -noise:
