@@ -617,6 +617,7 @@ typedef struct {
     uint64_t counts[6]; /* as cf_report_counts orders them */
     double clock[4];    /* offset at init and at finalize, error, time between (ns) */
     uint32_t ncoll, nmsg;
+    uint32_t short_of, pad; /* rows kept that did not come (no memory to send them) */
 } cf_report_t;
 
 static void cf_report_counts(const cf_sample_result_t *res, uint64_t c[6])
@@ -636,9 +637,10 @@ typedef struct {
     json_t *clocks;
 } cf_report_sum_t;
 
-/* Rank 0: rank r's report h, with its rows (NULL: none kept). */
+/* Rank 0: rank r's report h, with its rows of collectives (crows, h->ncoll
+ * of them) and of messages (mrows, h->nmsg); NULL: none. */
 static void cf_report_take(cf_sample_result_t *res, cf_report_sum_t *sum, int r, const cf_report_t *h,
-                           const double *rows)
+                           const double *crows, const double *mrows)
 {
     for (int k = 0; k < 6; k++)
         sum->sums[k] += h->counts[k];
@@ -651,16 +653,13 @@ static void cf_report_take(cf_sample_result_t *res, cf_report_sum_t *sum, int r,
                                                  "offset_final_s", a[1] * 1e-9, "drift", drift, "error_s",
                                                  a[2] * 1e-9));
     json_t *coll = json_object_get(res->trace, "collectives"), *msgs = json_object_get(res->trace, "messages");
-    if (rows == NULL)
-        return;
-    for (uint32_t k = 0; coll && k < h->ncoll; k++) {
-        const double *e = &rows[(size_t)k * 6];
+    for (uint32_t k = 0; coll && crows && k < h->ncoll; k++) {
+        const double *e = &crows[(size_t)k * 6];
         json_array_append_new(coll, json_pack("[i, I, I, s, f, f, f]", r, (json_int_t)e[0], (json_int_t)e[1],
                                               cf_layer_op_name(CF_LAYER_MPI, (unsigned)e[2]), e[3], e[4], e[5]));
     }
-    rows += (size_t)h->ncoll * 6;
-    for (uint32_t k = 0; msgs && k < h->nmsg; k++) {
-        const double *e = &rows[(size_t)k * CF_MSG_FIELDS];
+    for (uint32_t k = 0; msgs && mrows && k < h->nmsg; k++) {
+        const double *e = &mrows[(size_t)k * CF_MSG_FIELDS];
         json_array_append_new(msgs, json_pack("[I, i, I, I, I, s, s, f, f, f, b]", (json_int_t)e[0], r,
                                               (json_int_t)e[1], (json_int_t)e[2],
                                               (json_int_t)cf_size_bin_lo((unsigned)e[3]),
@@ -671,23 +670,29 @@ static void cf_report_take(cf_sample_result_t *res, cf_report_sum_t *sum, int r,
 }
 
 /* The reports: every rank's goes to rank 0, which takes them in rank
- * order.  rbuf: rank 0's buffer for the largest report (NULL: the ranks
- * send no rows, agreed with the origin's broadcast). */
-static void cf_reports(cf_sample_result_t *res, cf_rows_t *coll, cf_rows_t *msg, void *rbuf, size_t rcap, int rows_ok)
+ * order into rbuf, of rcap bytes.  rows_max: the rows of each kind a
+ * report may carry, rank 0's (its buffer's) for every rank, agreed with
+ * the origin's broadcast; 0: none.  Returns 0 where rows some rank kept did
+ * not all reach rank 0 (its trace is then left out), 1 otherwise. */
+static int cf_reports(cf_sample_result_t *res, cf_rows_t *coll, cf_rows_t *msg, void *rbuf, size_t rcap,
+                      uint32_t rows_max)
 {
     cf_report_t h = {.clock = {cf_sync.init.offset_ns, cf_sync.fin.offset_ns,
                                fmax(cf_sync.init.err_ns, cf_sync.fin.err_ns),
                                cf_sync.fin.local_ns - cf_sync.init.local_ns}};
     cf_report_counts(res, h.counts);
-    h.ncoll = rows_ok ? coll->n : 0;
-    h.nmsg = rows_ok ? msg->n : 0;
+    /* a rank's own COMMFIT_TRACE and COMMFIT_SAMPLES may be larger than
+     * rank 0's: never more rows than its buffer holds */
+    h.ncoll = coll->n < rows_max ? coll->n : rows_max;
+    h.nmsg = msg->n < rows_max ? msg->n : rows_max;
     size_t nrow = (size_t)h.ncoll * 6 + (size_t)h.nmsg * CF_MSG_FIELDS;
     if (cf_g.world_rank != 0) {
         unsigned char *out = nrow ? malloc(sizeof(h) + nrow * sizeof(double)) : NULL;
         if (out == NULL) { /* no rows, or no memory for them: the counts and the clock alone */
+            h.short_of = nrow > 0;
             h.ncoll = h.nmsg = 0;
             PMPI_Send(&h, (int)sizeof(h), MPI_BYTE, 0, CF_REPORT_TAG, cf_g.tool_comm);
-            return;
+            return 1;
         }
         memcpy(out, &h, sizeof(h));
         memcpy(out + sizeof(h), coll->rows, (size_t)h.ncoll * 6 * sizeof(double));
@@ -695,30 +700,30 @@ static void cf_reports(cf_sample_result_t *res, cf_rows_t *coll, cf_rows_t *msg,
                (size_t)h.nmsg * CF_MSG_FIELDS * sizeof(double));
         PMPI_Send(out, (int)(sizeof(h) + nrow * sizeof(double)), MPI_BYTE, 0, CF_REPORT_TAG, cf_g.tool_comm);
         free(out);
-        return;
+        return 1;
     }
     cf_report_sum_t sum = {.clocks = json_array()};
-    double *mine = NULL;
-    if (nrow && (mine = malloc(nrow * sizeof(double)))) {
-        memcpy(mine, coll->rows, (size_t)h.ncoll * 6 * sizeof(double));
-        memcpy(mine + (size_t)h.ncoll * 6, msg->rows, (size_t)h.nmsg * CF_MSG_FIELDS * sizeof(double));
-    }
-    cf_report_take(res, &sum, 0, &h, mine);
-    free(mine);
+    int whole = 1;
+    cf_report_take(res, &sum, 0, &h, coll->rows, msg->rows);
     for (int r = 1; r < cf_g.world_size; r++) {
         cf_report_t in;
         MPI_Status st;
         int n = 0;
         void *buf = rbuf ? rbuf : (void *)&in;
         PMPI_Recv(buf, rbuf ? (int)rcap : (int)sizeof(in), MPI_BYTE, r, CF_REPORT_TAG, cf_g.tool_comm, &st);
-        if (PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < (int)sizeof(in))
-            continue; /* not seen: every rank sends its header */
+        if (PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < (int)sizeof(in)) {
+            whole = 0; /* not seen: every rank sends its header */
+            continue;
+        }
         memcpy(&in, buf, sizeof(in));
         size_t rows = (size_t)in.ncoll * 6 + (size_t)in.nmsg * CF_MSG_FIELDS;
-        int whole = rbuf && (size_t)n == sizeof(in) + rows * sizeof(double);
-        if (!whole)
+        int ok = rbuf && in.ncoll <= rows_max && in.nmsg <= rows_max && (size_t)n <= rcap &&
+                 (size_t)n == sizeof(in) + rows * sizeof(double);
+        whole = whole && (ok || rows == 0) && !in.short_of;
+        if (!ok)
             in.ncoll = in.nmsg = 0;
-        cf_report_take(res, &sum, r, &in, whole ? (const double *)((unsigned char *)rbuf + sizeof(in)) : NULL);
+        const double *crows = ok ? (const double *)((unsigned char *)rbuf + sizeof(in)) : NULL;
+        cf_report_take(res, &sum, r, &in, crows, crows ? crows + (size_t)in.ncoll * 6 : NULL);
     }
     res->coll_used = sum.sums[0];
     res->coll_incomplete = sum.sums[1];
@@ -730,6 +735,7 @@ static void cf_reports(cf_sample_result_t *res, cf_rows_t *coll, cf_rows_t *msg,
                            "min-RTT ping-pong down a binomial tree at init and finalize, linear interpolation",
                            "max_abs_offset_s", sum.max_off * 1e-9, "max_drift", sum.max_drift, "est_error_s",
                            sum.max_err * 1e-9, "ranks", sum.clocks);
+    return whole;
 }
 
 int cf_samples_finalize(cf_sample_result_t *res)
@@ -751,9 +757,9 @@ int cf_samples_finalize(cf_sample_result_t *res)
     size_t rows_max = cf_g.cfg.trace < cf_samples.cap ? cf_g.cfg.trace : cf_samples.cap;
     size_t rcap = sizeof(cf_report_t) + rows_max * (6 + CF_MSG_FIELDS) * sizeof(double);
     void *rbuf = NULL;
-    double head[2] = {cf_sync.init.local_ns, 1};
-    if (cf_g.world_rank == 0 && cf_g.world_size > 1)
-        head[1] = rcap <= INT_MAX && (rbuf = malloc(rcap)) != NULL;
+    double head[2] = {cf_sync.init.local_ns, (double)rows_max};
+    if (cf_g.world_rank == 0 && cf_g.world_size > 1 && (rcap > INT_MAX || (rbuf = malloc(rcap)) == NULL))
+        head[1] = 0;
     PMPI_Bcast(head, 2, MPI_DOUBLE, 0, cf_g.tool_comm);
     cf_rows_t coll = {0}, msg = {0};
     if (cf_samples.coll) {
@@ -762,9 +768,10 @@ int cf_samples_finalize(cf_sample_result_t *res)
         cf_messages(res, head[0], &msg, &mb, agreed < 0 ? cf_all_ok(mok) : agreed);
     }
     res->lost = atomic_load(&cf_samples.lost);
-    cf_reports(res, &coll, &msg, rbuf, rcap, head[1] != 0);
-    if (head[1] == 0 && res->trace) {
-        /* rank 0 had no room for the others' rows: no trace rather than its own alone */
+    int whole = cf_reports(res, &coll, &msg, rbuf, rcap, (uint32_t)head[1]);
+    if ((!whole || (head[1] == 0 && rows_max > 0)) && res->trace) {
+        /* some rank's rows did not come (rank 0 had no room for them, a
+         * rank none to send them): no trace rather than a part of it */
         json_decref(res->trace);
         res->trace = NULL;
     }

@@ -16,6 +16,35 @@ unset COMMFIT_SAMPLES
 COMMFIT_OUTPUT="$cf_tmp/coll.json" COMMFIT_SUMMARY=0 \
     cf_mpirun 2 -- "$CF_BUILDDIR/examples/coll_sweep" --op allreduce --min 4 --max 64KiB --iters 150 > /dev/null \
     || cf_fail "the collective sweep failed"
+# rank 0 keeps fewer trace rows (COMMFIT_TRACE, read per rank) than the
+# others: their reports to it carry no more than it has room for
+mpmd() { # TRACE-OF-RANK-0 OUTPUT
+    local prog="$CF_BUILDDIR/examples/pingpong" args=(--min 1 --max 4KiB --iters 100)
+    if [ "$CF_MPI_FAMILY" = mpich ]; then
+        "$CF_MPIRUN" -genv LD_PRELOAD "$COMMFIT_LIB" -genv COMMFIT_OUTPUT "$2" -genv COMMFIT_SUMMARY 0 \
+            -n 1 -env COMMFIT_TRACE "$1" "$prog" "${args[@]}" : -n 1 "$prog" "${args[@]}"
+    else
+        local x=(-x LD_PRELOAD="$COMMFIT_LIB" -x COMMFIT_OUTPUT="$2" -x COMMFIT_SUMMARY=0) root=()
+        [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+        "$CF_MPIRUN" "${root[@]}" --oversubscribe --bind-to none --mca btl self,vader,tcp --mca pml ob1 \
+            -np 1 "${x[@]}" -x COMMFIT_TRACE="$1" "$prog" "${args[@]}" : -np 1 "${x[@]}" "$prog" "${args[@]}"
+    fi
+}
+for t in 2 0; do
+    mpmd $t "$cf_tmp/mpmd$t.json" > /dev/null || cf_fail "rank 0 with COMMFIT_TRACE=$t, the others at the default: job failed"
+done
+"$CF_PYTHON" - "$cf_tmp" <<'PY' || exit 1
+import json, sys
+from checks import check, done
+for t in (2, 0):
+    p = json.load(open("%s/mpmd%d.json" % (sys.argv[1], t)))
+    s = p.get("samples") or {}
+    per = [sum(1 for r in s.get("messages", []) if r[1] == k) for k in (0, 1)]
+    check("rank 0 with COMMFIT_TRACE=%d: a profile with both clocks, at most %d message rows a rank" % (t, t),
+          len(p["clock"]["ranks"]) == 2 and "messages" in s and per == [t, t] and p["sampling"]["messages_matched"] > 0,
+          "rows per receiver %s, %d matched" % (per, p["sampling"]["messages_matched"]))
+done()
+PY
 "$CF_PYTHON" - "$cf_tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
