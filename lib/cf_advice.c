@@ -866,7 +866,8 @@ static void price_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
 /* A blocking candidate's refaults, stated and not priced (cf_advice.h,
  * "Refaults"): where the ranks fault a quarter of the stream's pages or
  * more afresh every step, one bucket's temporary buffer (the bucket's
- * bytes, at most the stream's) faulted in again each step, at the
+ * bytes, at most the stream's, and no more pages than the ranks faulted
+ * in a step) faulted in again each step, at the
  * calibration's fresh-page cost.  Its price leaves them out: the
  * calibration's calls, one after another, kept their block, as a heap the
  * program keeps (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) does. */
@@ -874,7 +875,7 @@ static void bound_refaults(const cf_advice_t *ad, cf_adv_cand_t *cd)
 {
     if (!refaults_known(ad, cd))
         return;
-    cd->refault_pages = fmin(cd->bucket_bytes, ad->bytes_per_step) / CF_ADV_PAGE_BYTES;
+    cd->refault_pages = fmin(fmin(cd->bucket_bytes, ad->bytes_per_step) / CF_ADV_PAGE_BYTES, ad->step_faults);
     cd->refault_s = cd->refault_pages * ad->page_fault_s;
 }
 

@@ -613,7 +613,7 @@ def check_memory(case, rep, text, prof, exp):
             continue
         # the advised bucket's (else the best one's: at most the step's pages)
         top = a["bytes_per_step"] / 4096
-        pages = min(a["bucket_bytes"], a["bytes_per_step"]) / 4096 if a.get("bucket_bytes") else None
+        pages = min(a["bucket_bytes"] / 4096, top, a["step_page_faults"]) if a.get("bucket_bytes") else None
         got = a.get("refault_pages_per_step")
         check(case, "%s on %s: one bucket's temporary buffer stated, not priced: %s pages at %.3g s"
               % (a["op"], a["comm"], "%.0f" % pages if pages else "<= %.0f" % top, pf),

@@ -1226,7 +1226,7 @@ static void test_blocking_refaults_stated(void **state)
     assert_rel(ad[0]->page_fault_s, pf, 1e-6);
     for (size_t c = 0; c < ad[0]->ncand; c++) {
         const cf_adv_cand_t *cd = &ad[0]->cand[c], *un = &ad[1]->cand[c], *low = &ad[2]->cand[c];
-        double want = fmin(cd->bucket_bytes, bytes) / 4096;
+        double want = fmin(fmin(cd->bucket_bytes, bytes) / 4096, 2 * pages);
         assert_rel(cd->refault_pages, want, 1e-9);
         assert_rel(cd->refault_s, want * pf, 1e-9);
         assert_rel(cd->exposed_s, cd->model_s, 0);
@@ -1242,7 +1242,7 @@ static void test_blocking_refaults_stated(void **state)
         assert_rel(ad[i]->saving_step_s, ad[0]->saving_step_s, 1e-12);
         assert_rel(ad[i]->saving_unc_step_s, ad[0]->saving_unc_step_s, 1e-12);
     }
-    assert_rel(ad[0]->refault_pages, fmin(ad[0]->bucket_bytes, bytes) / 4096, 1e-6);
+    assert_rel(ad[0]->refault_pages, fmin(fmin(ad[0]->bucket_bytes, bytes) / 4096, 2 * pages), 1e-6);
     for (int i = 0; i < 3; i++) {
         cf_analysis_free(a[i]);
         cf_profile_free(&p[i]);
