@@ -990,6 +990,25 @@ static int advise_trusted(cf_advice_t *ad, double now, double ref)
     return 1;
 }
 
+/* How many times slower the calibration's points above the program's
+ * largest measured size ran than that size's time scaled up by the bytes,
+ * the most a cost alpha + M/B grows (T(S) <= T(M) S / M for S >= M): the
+ * largest such ratio, 0 where either side is missing. */
+static double calib_slowdown(const cf_predictor_t *pr)
+{
+    const cf_pred_point_t *top = NULL;
+    double worst = 0;
+    for (size_t i = 0; i < pr->n; i++) /* ascending: the last is the largest */
+        if (pr->pt[i].source == CF_PRED_MEASURED)
+            top = &pr->pt[i];
+    for (size_t i = 0; top != NULL && i < pr->n; i++) {
+        const cf_pred_point_t *q = &pr->pt[i];
+        if (q->source == CF_PRED_CALIBRATION && q->size > top->size && top->time_s > 0)
+            worst = fmax(worst, q->time_s / (top->time_s * q->size / top->size));
+    }
+    return worst;
+}
+
 /* No trusted saving: "no gain" or "uncertain", with what would settle it;
  * bi is the candidate judged fastest. */
 static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const cf_predictor_t *pr,
@@ -1011,6 +1030,21 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
                          "COMMFIT_CALIBRATE=2s to measure them";
             return;
         }
+    }
+    double slow = calib_slowdown(pr);
+    if (gain < CF_ADV_MIN_GAIN * ref && cb->source == CF_PRED_CALIBRATION && slow > CF_ADV_CAL_SLOW) {
+        /* the buckets priced by a calibration that ran slower than any
+         * linear cost of the program's own calls allows: a disturbed
+         * machine, whose "no gain" no one could defend */
+        ad->verdict = "uncertain";
+        ad->reason = "the calibration ran slower than the program's own calls allow (a machine busy while it "
+                     "measured): a run on a quiet machine settles it";
+        snprintf(ad->why, CF_ADV_WHY_LEN,
+                 "the calibration's sizes took up to %.0fx the program's largest size scaled by the bytes; the "
+                 "best buckets, %s, save %s of %s per step (uncertainty %s)",
+                 slow, cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
+                 cf_fmt_time(ref, b3, sizeof(b3)), cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        return;
     }
     if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
         /* even at the end of its uncertainty the best saves under 5 %, or

@@ -201,6 +201,10 @@
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
 #define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
 #define CF_ADV_DISTURBED 2.0              /* a blocking stream measured this many times its predictor */
+/* a calibration point this many times the program's largest measured size
+ * scaled up by the bytes (the most a linear cost grows): measured on a
+ * disturbed machine, no ground for "no gain" */
+#define CF_ADV_CAL_SLOW 4.0
 /* page faults of at least this share of the pages of the bytes at stake
  * (cf_advice_refaulted): the program's allocator hands back what MPI takes
  * per call (the report says so, and how to keep it) */

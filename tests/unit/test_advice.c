@@ -638,6 +638,22 @@ static void set_calibration(cf_profile_t *p, const char *op, const char *for_op,
     json_object_set_new(p->extra, "calibration", cal);
 }
 
+/* A new profile of one region "step" whose steps all-reduce 8 tensors
+ * each of 1, 2 and 4 kB, every call 1 us + n / 1 GB/s. */
+static void small_tensors(cf_profile_t *p)
+{
+    static const char *const names[] = {"step"};
+    static const int entries[] = {STEPS};
+    profile_new(p);
+    set_regions(p, names, entries, 1);
+    for (uint64_t size = 1000; size <= 4000; size *= 2) {
+        cf_record_t *r = add(p, "MPI_Allreduce", size, 8 * P * STEPS, 1);
+        double t = 1e-6 + (double)size / 1e9;
+        r->t_sum = r->xfer_sum = (double)r->calls * t;
+        r->t_min = r->t_max = r->t_p50 = r->t_p99 = r->xfer_p50 = r->xfer_p99 = t;
+    }
+}
+
 /* One step: 8 tensors each of 1, 2 and 4 kB on a line of 1 us + n / 1 GB/s:
  * the collective's fit is exact, but one bucket of all of them (56 kB)
  * lies 3.8 doublings beyond the largest size measured, where the line's
@@ -655,16 +671,7 @@ static void test_withheld_within_uncertainty(void **state)
     (void)state;
 
     for (int round = 0; round < 2; round++) {
-        static const char *const names[] = {"step"};
-        static const int entries[] = {STEPS};
-        profile_new(&p);
-        set_regions(&p, names, entries, 1);
-        for (uint64_t size = 1000; size <= 4000; size *= 2) {
-            cf_record_t *r = add(&p, "MPI_Allreduce", size, 8 * P * STEPS, 1);
-            double t = 1e-6 + (double)size / 1e9;
-            r->t_sum = r->xfer_sum = (double)r->calls * t;
-            r->t_min = r->t_max = r->t_p50 = r->t_p99 = r->xfer_p50 = r->xfer_p99 = t;
-        }
+        small_tensors(&p);
         if (round == 1)
             set_calibration(&p, "MPI_Allreduce", "MPI_Allreduce", 13, 20, 1e-6, 1e9);
         a = analyse(&p, NULL);
@@ -1184,6 +1191,37 @@ static void test_nonblocking_refaults(void **state)
     }
 }
 
+/* The program's tensors of 1, 2 and 4 kB on a line of 1 us + n / 1 GB/s,
+ * and a calibration from 8 KiB up on the same startup at a bandwidth 20
+ * times lower: its 8 KiB takes 16 times the program's 4 kB scaled by the
+ * bytes, more than any alpha + M/B allows, so its buckets' "no gain" is a
+ * busy machine's: "uncertain", saying so.  At 2.5 times lower (twice the
+ * scaled time) the calibration stands and the verdict is "no gain". */
+static void test_disturbed_calibration(void **state)
+{
+    cf_profile_t p;
+    cf_analysis_t *a;
+    const cf_advice_t *ad;
+    (void)state;
+
+    for (int slow = 0; slow < 2; slow++) {
+        small_tensors(&p);
+        set_calibration(&p, "MPI_Allreduce", "MPI_Allreduce", 13, 20, 1e-6, slow ? 1e9 / 20 : 1e9 / 2.5);
+        a = analyse(&p, NULL);
+        ad = advice_of(a, "MPI_Allreduce");
+        assert_true(ad->saving_step_s < 0);
+        if (slow) {
+            assert_string_equal(ad->verdict, "uncertain");
+            assert_non_null(strstr(ad->reason, "the calibration ran slower than the program's own calls allow"));
+            assert_non_null(strstr(ad->why, "the calibration's sizes took up to 16x"));
+        } else {
+            assert_string_equal(ad->verdict, "no gain");
+        }
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+}
+
 /* The per-tensor blocking stream in a region "step" whose ranks fault in
  * faults pages a step, calibrated, with a fresh page of page_fault_s (NaN:
  * none in the section). */
@@ -1556,6 +1594,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_in_flight),
         cmocka_unit_test(test_nonblocking_refaults),
         cmocka_unit_test(test_blocking_refaults_stated),
+        cmocka_unit_test(test_disturbed_calibration),
         cmocka_unit_test(test_nonblocking_uncertain_budget),
         cmocka_unit_test(test_call_gap),
         cmocka_unit_test(test_misfit_line_measured_buckets),
