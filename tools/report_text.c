@@ -720,8 +720,7 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                      "step at %s a page (the calibration's fresh page), %s a step", ad->refault_pages,
                      fmt_t(ad->page_fault_s, b1), fmt_t(refault_s, b[1]));
         fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
-                "stream's bytes): where the program's malloc hands back %s, %s; MALLOC_MMAP_THRESHOLD_=67108864 "
-                "MALLOC_TRIM_THRESHOLD_=1073741824 keeps it%s%s\n",
+                "stream's bytes): where the program's malloc hands back %s, %s; " CF_ADV_KEEP_HEAP " keeps it%s%s\n",
                 ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
                 ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step,
                 ad->nonblocking ? "the memory MPI takes per call in flight"
@@ -756,12 +755,11 @@ static void text_in_flight(FILE *out, const cf_advice_t *ad)
         if (!isfinite(ad->inflight_faults))
             fprintf(out, "          not priced: the memory MPI takes per bucket, if the program's malloc hands "
                     "it back and faults it in afresh (this profile's calibration timed the buckets in "
-                    "flight after its other sweeps, on a heap they had moved); "
-                    "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it\n");
+                    "flight after its other sweeps, on a heap they had moved); " CF_ADV_KEEP_HEAP " keeps it\n");
         else if (cf_advice_refaulted(ad, 1) == 1)
             fprintf(out, "          priced in: the program's malloc hands back the memory MPI takes per "
                     "bucket and faults it in afresh, %.0f page faults a set of %d calls (%.0f pages); "
-                    "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it, and makes "
+                    CF_ADV_KEEP_HEAP " keeps it, and makes "
                     "buckets in flight cheaper\n",
                     ad->inflight_faults, ad->inflight_calls,
                     (double)ad->inflight_calls * ad->bucket_bytes / CF_ADV_PAGE_BYTES);

@@ -1123,6 +1123,17 @@ static void test_nonblocking_in_flight(void **state)
     }
 }
 
+/* Every rank faults in faults pages a step (region "step"); the
+ * calibration's fresh page costs page_fault_s (NaN: none in the section,
+ * which set_calibration made). */
+static void set_step_faults(cf_profile_t *p, double faults, double page_fault_s)
+{
+    for (size_t i = 0; i < P; i++)
+        assert_int_equal(cf_profile_set_rank_faults(p, i, "step", faults), CF_OK);
+    if (isfinite(page_fault_s))
+        json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
+}
+
 /* The hooks' stream in a region "step" whose ranks fault in faults pages
  * a step, with the calibration's sets in flight at a ratio of 1 (no
  * faults) and a fresh page of page_fault_s (NaN: none in the section). */
@@ -1134,12 +1145,9 @@ static cf_analysis_t *refaulting_hooks(cf_profile_t *p, double faults, double pa
     set_regions(p, names, entries, 1);
     for (size_t i = 0; i < p->nrec; i++)
         p->rec[i].region = 1;
-    for (size_t i = 0; i < P; i++)
-        assert_int_equal(cf_profile_set_rank_faults(p, i, "step", faults), CF_OK);
     set_calibration(p, "MPI_Iallreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
     set_in_flight(p, 1.0);
-    if (isfinite(page_fault_s))
-        json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
+    set_step_faults(p, faults, page_fault_s);
     return analyse(p, NULL);
 }
 
@@ -1232,11 +1240,8 @@ static cf_analysis_t *refaulting_blocking(cf_profile_t *p, double faults, double
     profile_new(p);
     set_regions(p, names, entries, 2);
     add_stream(p, 2);
-    for (size_t i = 0; i < P; i++)
-        assert_int_equal(cf_profile_set_rank_faults(p, i, "step", faults), CF_OK);
     set_calibration(p, "MPI_Allreduce", "MPI_Allreduce", 9, 20, ALPHA, BW);
-    if (isfinite(page_fault_s))
-        json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
+    set_step_faults(p, faults, page_fault_s);
     return analyse(p, NULL);
 }
 
