@@ -207,7 +207,7 @@ def wrapper(e, head=None):
             out.append("        cf_memo_sent(cf_t, cf_m, %s, cf_t0);" % a["tag"])
         elif k == "coll":
             out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
-            out.append("        cf_coll_sample(cf_t, cf_m->comm, cf_m->key, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
+            out.append("        cf_coll_sample_memo(cf_t, cf_m, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
         else:
             out.append("        cf_req_post_memo(cf_t, *%s, cf_m, %s, cf_t0, cf_pns, %s);"
                        % (a["request"], "%(flags)s", a["tag"] if k != "icoll" else "0"))

@@ -35,6 +35,15 @@ static long send_null(long n)
     return n;
 }
 
+/* the same call with a count that alternates: its site's memo (the
+ * count of its last call) never holds, the full path every time */
+static long send_vary(long n)
+{
+    for (long i = 0; i < n; i++)
+        MPI_Send(dbuf, 8 + (int)(i & 1), MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+    return n;
+}
+
 /* a message to self: Irecv, Isend, and a Wait for each */
 static long self_p2p(long n)
 {
@@ -127,7 +136,7 @@ static const struct {
     const char *name;
     long (*run)(long);
 } loops[] = {
-    {"send_null", send_null}, {"self_p2p", self_p2p},   {"allreduce", allreduce}, {"iallreduce", iallreduce},
+    {"send_null", send_null}, {"send_vary", send_vary}, {"self_p2p", self_p2p},   {"allreduce", allreduce}, {"iallreduce", iallreduce},
     {"waitall3", waitall3},   {"waitall64", waitall64}, {"testall64", testall64}, {"thread", thread_send},
 };
 
