@@ -788,6 +788,14 @@ void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type,
                    .nb = nb, .world = world, .chan = CF_MEMO_NONE, .peer = CF_MEMO_NONE};
     if (cf_g.cfg.site_depth != 1 || !c)
         return;
+    /* a live memo that this call did not match: the site's calls vary (a
+     * halo exchange's neighbours in turn, sizes in turn), and a refill at
+     * each would cost every such call the lookups below; refilled at one of
+     * the site's calls in CF_MEMO_REFILL (cf_site.h), a site whose calls
+     * changed for good takes its new memo within as many calls */
+    if (s->one.memo.gen == atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) &&
+        (s->calls & (CF_MEMO_REFILL - 1)) != 0)
+        return;
     /* what the full path found or took for this call; anything it could not
      * (a table without room) keeps the calls on the full path */
     m.rec = (cf_stat_t *)cf_table_find(&t->table, key);

@@ -172,6 +172,7 @@ CF_HOT cf_site_t *cf_site_note(cf_thread_t *t, unsigned op, uint32_t comm, void 
  * is made at completion), the matrix and stream slots of the message it
  * sends (world >= 0). */
 enum { CF_MEMO_REC = 1, CF_MEMO_MSG = 2 };
+#define CF_MEMO_REFILL 8 /* a live memo a call missed: refilled at one call in 8 (a power of two) */
 CF_HIDDEN void cf_memo_fill(cf_thread_t *t, cf_site_t *s, cf_comm_t *c, MPI_Datatype type, int64_t count, int dest,
                             int tag, uint64_t key, uint64_t nb, int world, unsigned need);
 

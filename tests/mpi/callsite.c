@@ -1,4 +1,5 @@
-/* Call sites: MPI_Allreduce from two lines with different counts, and a
+/* Call sites: MPI_Allreduce from two lines with different counts, from a
+ * third whose count changes at every call, and a
  * Send/Recv pair; prints each call's line, count and bytes so the test
  * can hold the report's call sites against them; an MPI_Isend and its
  * MPI_Wait too. */
@@ -7,6 +8,7 @@
 
 #define N1 10
 #define N2 3
+#define N3 48 /* a multiple of 3 */
 
 int main(int argc, char **argv)
 {
@@ -25,6 +27,13 @@ int main(int argc, char **argv)
         MPI_Allreduce(a, b, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); const int l2 = __LINE__;
         if (i == 0 && rank == 0)
             printf("site %d MPI_Allreduce %d %d\n", l2, N2 * size, N2 * size * 4 * 8);
+    }
+    /* one site whose count changes at every call: its memo, refilled now
+     * and then, holds one of them at times, and each call is recorded */
+    for (int i = 0; i < N3; i++) {
+        MPI_Allreduce(a, b, 2 + (i % 3) * 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); const int l8 = __LINE__;
+        if (i == 0 && rank == 0)
+            printf("site %d MPI_Allreduce %d %d\n", l8, N3 * size, size * (N3 / 3) * (2 + 7 + 12) * 8);
     }
     if (size >= 2 && rank < 2) {
         for (int i = 0; i < 5; i++) {
