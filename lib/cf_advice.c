@@ -462,12 +462,32 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
  * 1: the blocked time scaled by T(S) / now, at least the last bucket);
  * either way what it blocked beyond its calls' own time stays
  * (nonblocking_excess). */
+/* The share of a nonblocking stream's calls that S's buckets make: what
+ * its posts, and the polls that go with them, scale by (1 where unknown). */
+static double bucket_share(const cf_advice_t *ad, const cf_adv_cand_t *cd)
+{
+    return ad->calls_per_step > 0 && cd->buckets > 0 ? fmin(1.0, cd->buckets / ad->calls_per_step) : 1.0;
+}
+
+/* What the polls' tails (poll_excess_s) would leave of themselves per step
+ * with S's buckets, under the rule of predict_nb, against keeping them
+ * whole: added to S's uncertainty (price_in_flight). */
+static double poll_tail_gap(const cf_advice_t *ad, const cf_adv_cand_t *cd)
+{
+    if (!ad->polls_with_posts || !(ad->poll_excess_s > 0) || !(ad->steps > 0))
+        return 0.0;
+    return ad->poll_excess_s * (1.0 - bucket_share(ad, cd)) / (double)ad->steps;
+}
+
 static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, int hidden)
 {
-    /* the polls at their median are paid per call where they go with the
-     * posts; their tails beyond it stay, as the blocked excess does */
-    double per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s - ad->poll_excess_s : 0.0);
-    double fixed = ad->polls_with_posts ? ad->poll_excess_s : ad->poll_s, blocked;
+    /* the polls are paid per call where they go with the posts, their tails
+     * beyond the median too: a tail is a poll's (progress work inside it,
+     * which the fused buckets' exposed time holds, or a poll descheduled),
+     * and fewer calls make fewer polls; keeping the tails whole is S's
+     * uncertainty (poll_tail_gap) */
+    double per_call = ad->post_s + (ad->polls_with_posts ? ad->poll_s : 0.0);
+    double fixed = ad->polls_with_posts ? 0.0 : ad->poll_s, blocked;
 
     if (hidden) {
         blocked = now > 0 ? (ad->blocked_s - ad->blocked_excess_s) * cd->model_s / now : NAN;
@@ -893,6 +913,7 @@ static void price_in_flight(const cf_advice_t *ad, cf_adv_cand_t *cd, const cf_c
         cd->unc_s = cd->unc_s * cd->inflight_ratio + (cd->model_s - cd->copy_s) * cd->inflight_ratio * unc;
     }
     price_refaults(ad, cd);
+    cd->unc_s += poll_tail_gap(ad, cd);
 }
 
 /* T(calls as they are), returned, and every candidate's T(S) under the

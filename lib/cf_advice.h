@@ -93,11 +93,10 @@
  * only inside MPI calls, and after fusing there are few of them before
  * the final wait; the last bucket, posted when the backward pass ends,
  * has nothing to hide behind in any library.  So
- *     predicted_s = (post_s [+ poll_s - poll_excess_s]) x buckets / calls
- *                   + steps x (T(S) + skew_s) + [poll_excess_s | poll_s]
- * (the polls at their median in the first term when the polls go with the
- * posts, their tails poll_excess_s in the last; else all of poll_s in the
- * last); skew_s is the ranks' mean wait per step for the last one to
+ *     predicted_s = (post_s [+ poll_s]) x buckets / calls
+ *                   + steps x (T(S) + skew_s) [+ poll_s]
+ * (the polls in the first term when they go with the posts, in the last
+ * otherwise); skew_s is the ranks' mean wait per step for the last one to
  * arrive (the spread of their MPI times over the steps, at most the time
  * blocked per step), which the stream's waits hold now and the final
  * bucket's wait will hold.  T(S) here is the exposed time: where the
@@ -116,9 +115,12 @@
  * nonblocking algorithm slower than the line it is priced on), is
  * blocked_excess_s: fused buckets would wait it out too, so it is added
  * to every predicted_s and never counted as a saving (the blocking rule's
- * max, in the same terms).  The polls likewise: poll_s beyond the polls'
- * calls times their median duration (poll_excess_s, a busy machine's
- * tails) stays in every predicted_s; only the rest is paid per bucket.
+ * max, in the same terms).  The polls' time beyond their calls times
+ * their median duration (poll_excess_s: a poll descheduled on a busy
+ * machine, or progress work inside it, which the buckets' exposed time
+ * holds) goes with the polls: fewer calls, fewer polls.  Keeping it whole,
+ * the conservative end, is added to S's uncertainty (poll_excess_s x (1 -
+ * buckets / calls) / steps), so "fuse" holds at that end too.
  * "fuse" rests on the exposed end; where only the hidden end saves, the
  * verdict is "uncertain", saying both.  A nonblocking stream's
  * saving_step_s is per step in measured time, current_s - predicted_s

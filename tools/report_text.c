@@ -695,8 +695,8 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
      * kept whole) */
     if (ad->nonblocking && ad->polls_with_posts && ad->poll_excess_s > 0 && ad->poll_excess_s >= 0.1 * ad->poll_s)
         fprintf(out, "    polls beyond their median: %s/step of the polls' %s/step (their mean %.1fx their median: "
-                "load, or progress work inside a poll): kept in every prediction below, not counted as a "
-                "saving\n",
+                "load, or progress work inside a poll): fewer calls make fewer polls, so the buckets below pay "
+                "them per bucket; keeping them whole is in their uncertainty\n",
                 fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
                 ad->poll_s / (ad->poll_s - ad->poll_excess_s));
     /* memory the kernel mapped in afresh every step, a quarter of the
