@@ -857,35 +857,56 @@ static void hook_stream(cf_profile_t *p, double blocked, double post_call)
  * beyond their median (tails) with them: fewer calls, fewer polls.  Keeping
  * the tails whole is the buckets' uncertainty: it exceeds that of the same
  * profile without tails by the tails fusing would drop. */
-static double polls_unc(double polls_per_post, double tail, double other, double bucket);
+#define POLLS_BLOCKED 20e-3 /* per rank, whole run */
+#define POLLS_POST 5e-6
+#define POLLS_TIME 3e-3
+static void polls_profile(cf_profile_t *p, double polls_per_post, double tail, double other)
+{
+    const double calls = 16.0 * STEPS; /* per rank */
+    cf_record_t *t;
+
+    hook_stream(p, POLLS_BLOCKED, POLLS_POST);
+    /* another nonblocking stream, other posts a rank: the polls are shared by posts */
+    if (other > 0) {
+        t = add(p, "MPI_Ibcast", 8, (uint64_t)(other * P), 0);
+        t->t_sum = 1e-6 * (double)t->calls;
+        t->xfer_n = 0;
+        t->xfer_sum = t->xfer_p50 = t->xfer_p99 = 0;
+    }
+    t = add(p, "MPI_Testall", 0, (uint64_t)(polls_per_post * (calls + other) * P), 0);
+    cf_strlcpy(t->kind, "completion", sizeof(t->kind));
+    t->t_sum = POLLS_TIME * P;
+    t->t_min = t->t_p50 = t->t_sum / (double)t->calls / tail;
+    t->t_p99 = t->t_max = 10.0 * t->t_p50;
+    set_calibration(p, "MPI_Allreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+}
+
+/* The uncertainty of the candidate of bucket bytes in that profile. */
+static double polls_unc(double polls_per_post, double tail, double other, double bucket)
+{
+    cf_profile_t p;
+    polls_profile(&p, polls_per_post, tail, other);
+    cf_analysis_t *a = analyse(&p, NULL);
+    double unc = cand_of(advice_of(a, "MPI_Iallreduce"), bucket)->unc_s;
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+    return unc;
+}
+
 static void nonblocking_posts_polls(double polls_per_post, double tail, double other)
 {
     cf_profile_t p;
     cf_analysis_t *a;
     const cf_advice_t *ad;
     const cf_adv_cand_t *cd;
-    const double blocked = 20e-3, post_call = 5e-6, poll = 3e-3; /* per rank, whole run */
+    const double blocked = POLLS_BLOCKED, post_call = POLLS_POST, poll = POLLS_TIME;
     const double calls = 16.0 * STEPS; /* per rank */
     const double share = calls / (calls + other); /* of the polls, by posts */
     double want, per_call, excess;
-    cf_record_t *t;
     json_t *j, *e = NULL, *x;
     size_t i;
 
-    hook_stream(&p, blocked, post_call);
-    /* another nonblocking stream, other posts a rank: the polls are shared by posts */
-    if (other > 0) {
-        t = add(&p, "MPI_Ibcast", 8, (uint64_t)(other * P), 0);
-        t->t_sum = 1e-6 * (double)t->calls;
-        t->xfer_n = 0;
-        t->xfer_sum = t->xfer_p50 = t->xfer_p99 = 0;
-    }
-    t = add(&p, "MPI_Testall", 0, (uint64_t)(polls_per_post * (calls + other) * P), 0);
-    cf_strlcpy(t->kind, "completion", sizeof(t->kind));
-    t->t_sum = poll * P;
-    t->t_min = t->t_p50 = t->t_sum / (double)t->calls / tail;
-    t->t_p99 = t->t_max = 10.0 * t->t_p50;
-    set_calibration(&p, "MPI_Allreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
+    polls_profile(&p, polls_per_post, tail, other);
     a = analyse(&p, NULL);
     ad = advice_of(a, "MPI_Iallreduce");
     assert_true(ad->nonblocking);
@@ -920,34 +941,6 @@ static void nonblocking_posts_polls(double polls_per_post, double tail, double o
     json_decref(j);
     cf_analysis_free(a);
     cf_profile_free(&p);
-}
-
-/* The uncertainty of the candidate of bucket bytes in the profile of
- * nonblocking_posts_polls with these polls. */
-static double polls_unc(double polls_per_post, double tail, double other, double bucket)
-{
-    cf_profile_t p;
-    cf_record_t *t;
-    const double blocked = 20e-3, post_call = 5e-6, poll = 3e-3;
-    const double calls = 16.0 * STEPS;
-    hook_stream(&p, blocked, post_call);
-    if (other > 0) {
-        t = add(&p, "MPI_Ibcast", 8, (uint64_t)(other * P), 0);
-        t->t_sum = 1e-6 * (double)t->calls;
-        t->xfer_n = 0;
-        t->xfer_sum = t->xfer_p50 = t->xfer_p99 = 0;
-    }
-    t = add(&p, "MPI_Testall", 0, (uint64_t)(polls_per_post * (calls + other) * P), 0);
-    cf_strlcpy(t->kind, "completion", sizeof(t->kind));
-    t->t_sum = poll * P;
-    t->t_min = t->t_p50 = t->t_sum / (double)t->calls / tail;
-    t->t_p99 = t->t_max = 10.0 * t->t_p50;
-    set_calibration(&p, "MPI_Allreduce", "MPI_Iallreduce", 9, 20, ALPHA, BW);
-    cf_analysis_t *a = analyse(&p, NULL);
-    double unc = cand_of(advice_of(a, "MPI_Iallreduce"), bucket)->unc_s;
-    cf_analysis_free(a);
-    cf_profile_free(&p);
-    return unc;
 }
 
 static void test_nonblocking_polls_per_post(void **state)
