@@ -675,7 +675,8 @@ static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, doubl
  * predictor's, scaled as the blocked time is). */
 static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
 {
-    *unc_p = now > 0 ? cd->saving_unc_s * ad->blocked_s / (double)ad->steps / now : NAN;
+    /* the polls' tails kept whole, as for the exposed end (poll_tail_gap) */
+    *unc_p = now > 0 ? cd->saving_unc_s * ad->blocked_s / (double)ad->steps / now + poll_tail_gap(ad, cd) : NAN;
     return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps;
 }
 

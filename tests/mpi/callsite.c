@@ -35,6 +35,10 @@ int main(int argc, char **argv)
         if (i == 0 && rank == 0)
             printf("site %d MPI_Allreduce %d %d\n", l8, N3 * size, size * (N3 / 3) * (2 + 7 + 12) * 8);
     }
+    if (rank == 0) /* the all-reduces per size, all ranks: what each size's record must hold */
+        printf("size MPI_Allreduce 128 %d\nsize MPI_Allreduce 32 %d\nsize MPI_Allreduce 16 %d\n"
+               "size MPI_Allreduce 56 %d\nsize MPI_Allreduce 96 %d\n",
+               N1 * size, N2 * size, N3 / 3 * size, N3 / 3 * size, N3 / 3 * size);
     if (size >= 2 && rank < 2) {
         for (int i = 0; i < 5; i++) {
             if (rank == 0) {

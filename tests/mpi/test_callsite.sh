@@ -69,13 +69,20 @@ for s in sec["sites"]:
     sites[s["op"]] = sites.get(s["op"], 0) + s["calls"]
 check("the sites' calls add up to the records' per operation", all(sites.get(o) == c for o, c in calls.items()
       if o in {v[0] for v in want.values()}), "%s vs %s" % (sites, calls))
-nbytes = {}
+# each size's record holds its own calls (a site whose count changes at every call among them)
+rec, sizes = {}, {}
 for x in p["records"]:
     if x.get("layer", "mpi") == "mpi" and x["op"] == "MPI_Allreduce":
-        nbytes[x["size_lo"]] = nbytes.get(x["size_lo"], 0) + x["bytes"]
-wb = sum(b for op, n, b in want.values() if op == "MPI_Allreduce")
-check("the records' MPI_Allreduce bytes are the sites' (a site whose count changes at every call among them)",
-      sum(nbytes.values()) == wb, "%s vs %d" % (nbytes, wb))
+        k = (x["size_lo"], x["size_hi"])
+        rec[k] = rec.get(k, 0) + x["calls"]
+for line in open(printed):
+    w = line.split()
+    if w and w[0] == "size":
+        k = [k for k in rec if k[0] <= int(w[2]) <= k[1]]
+        k = k[0] if k else (int(w[2]), None)
+        sizes[k] = sizes.get(k, 0) + int(w[3])
+if sizes:  # the C program says them
+    check("the MPI_Allreduce records per size hold the calls of that size", rec == sizes, "%s vs %s" % (rec, sizes))
 rows = [x for x in csv.DictReader(open(csvf)) if x["level"] == "0" and src(x["file"])]
 cgot = line0({int(x["line"]): (x["op"], int(x["calls"]), int(x["bytes"])) for x in rows})
 check("csv: the same sites", cgot == want)

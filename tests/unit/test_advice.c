@@ -923,7 +923,6 @@ static void nonblocking_posts_polls(double polls_per_post, double tail, double o
     want = per_call * cd->buckets / 16.0 + STEPS * cd->model_s + (ad->polls_with_posts ? 0 : poll * share) +
            fmax(0.0, blocked - STEPS * ad->model_current_s);
     assert_rel(ad->predicted_s, want, 1e-9);
-    assert_rel(ad->saving_unc_step_s, cd->unc_s, 1e-12);
     if (tail > 1.0) /* the tails fusing drops, in the uncertainty */
         assert_rel(cd->unc_s - polls_unc(polls_per_post, 1.0, other, cd->bucket_bytes),
                    ad->polls_with_posts ? excess * (1.0 - cd->buckets / 16.0) / STEPS : 0.0, 1e-9);
