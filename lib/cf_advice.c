@@ -455,6 +455,16 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
     return n == p->nrank ? fmin(sum / (double)n / (double)ad->steps, ad->blocked_s / (double)ad->steps) : 0;
 }
 
+/* What the polls' tails (poll_excess_s) would leave of themselves per step
+ * with S's buckets, under the rule of predict_nb, against keeping them
+ * whole: added to S's uncertainty (price_in_flight, hidden_saving). */
+static double poll_tail_gap(const cf_advice_t *ad, const cf_adv_cand_t *cd)
+{
+    if (!ad->polls_with_posts || !(ad->poll_excess_s > 0) || !(ad->steps > 0) || !(ad->calls_per_step > 0))
+        return 0.0;
+    return ad->poll_excess_s * (1.0 - fmin(1.0, cd->buckets / ad->calls_per_step)) / (double)ad->steps;
+}
+
 /* The run's time, per rank, with the calls in buckets: a candidate's T(S)
  * against T(calls as they are) = now (cf_advice.h).  A nonblocking
  * stream's blocked time is priced as the fused buckets expose it (hidden
@@ -462,23 +472,6 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
  * 1: the blocked time scaled by T(S) / now, at least the last bucket);
  * either way what it blocked beyond its calls' own time stays
  * (nonblocking_excess). */
-/* The share of a nonblocking stream's calls that S's buckets make: what
- * its posts, and the polls that go with them, scale by (1 where unknown). */
-static double bucket_share(const cf_advice_t *ad, const cf_adv_cand_t *cd)
-{
-    return ad->calls_per_step > 0 && cd->buckets > 0 ? fmin(1.0, cd->buckets / ad->calls_per_step) : 1.0;
-}
-
-/* What the polls' tails (poll_excess_s) would leave of themselves per step
- * with S's buckets, under the rule of predict_nb, against keeping them
- * whole: added to S's uncertainty (price_in_flight). */
-static double poll_tail_gap(const cf_advice_t *ad, const cf_adv_cand_t *cd)
-{
-    if (!ad->polls_with_posts || !(ad->poll_excess_s > 0) || !(ad->steps > 0))
-        return 0.0;
-    return ad->poll_excess_s * (1.0 - bucket_share(ad, cd)) / (double)ad->steps;
-}
-
 static double predict_nb(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, int hidden)
 {
     /* the polls are paid per call where they go with the posts, their tails

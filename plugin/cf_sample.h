@@ -150,15 +150,20 @@ CF_HOT void cf_elig_note(cf_thread_t *t, uint64_t key, int selected)
 /* A blocking collective returned.  Every one with a communicator is
  * eligible: its record's calls are its eligible count (cf_merge.c), and
  * only a chosen one is noted. */
-CF_HOT void cf_coll_sample(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
+/* Counts an instance on c, its number in *seq_p: whether the rule chooses
+ * it.  Collectives on one communicator are issued in one order (MPI
+ * rule), so the sequence number needs no atomic increment. */
+CF_HOT int cf_coll_count(cf_comm_t *c, uint64_t *seq_p)
 {
-    if (!c)
-        return;
-    /* collectives on one communicator are issued in one order (MPI rule), so
-     * the sequence number needs no atomic increment */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
     atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
-    if (__builtin_expect(seq >= atomic_load_explicit(&c->sample_next, memory_order_relaxed), 0))
+    *seq_p = seq;
+    return seq >= atomic_load_explicit(&c->sample_next, memory_order_relaxed);
+}
+CF_HOT void cf_coll_sample(cf_thread_t *t, cf_comm_t *c, uint64_t key, int root, uint64_t t0, uint64_t t1)
+{
+    uint64_t seq;
+    if (c && __builtin_expect(cf_coll_count(c, &seq), 0))
         cf_coll_sample_slow(t, c, key, root, seq, t0, t1);
 }
 

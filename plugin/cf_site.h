@@ -210,11 +210,9 @@ CF_HOT const cf_memo_t *cf_memo_done(const cf_site_t *s, unsigned op, void *ra, 
  * communicator is never NULL; its key read only for a chosen one. */
 CF_HOT void cf_coll_sample_memo(cf_thread_t *t, const cf_memo_t *m, int root, uint64_t t0, uint64_t t1)
 {
-    cf_comm_t *c = m->comm;
-    uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
-    atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
-    if (__builtin_expect(seq >= atomic_load_explicit(&c->sample_next, memory_order_relaxed), 0))
-        cf_coll_sample_slow(t, c, m->key, root, seq, t0, t1);
+    uint64_t seq;
+    if (__builtin_expect(cf_coll_count(m->comm, &seq), 0))
+        cf_coll_sample_slow(t, m->comm, m->key, root, seq, t0, t1);
 }
 
 /* The record and the call site of a call the memo knows. */
