@@ -1061,6 +1061,20 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
                  cf_fmt_time(ref, b3, sizeof(b3)), cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
         return;
     }
+    if (gain < CF_ADV_MIN_GAIN * ref && ad->disturbed) {
+        /* a run measured over twice its predictor: its prices (and a
+         * calibration timed on the same machine) are no ground for "no gain" */
+        ad->verdict = "uncertain";
+        ad->reason = "the run was disturbed (its steps took over twice what the medians predict): a run on a "
+                     "quiet machine settles it";
+        snprintf(ad->why, CF_ADV_WHY_LEN,
+                 "the run measured %.1fx what the medians predict per step; the best buckets, %s, save %s of %s "
+                 "per step (uncertainty %s)",
+                 ad->measured_over_model, cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)),
+                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(ref, b3, sizeof(b3)),
+                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        return;
+    }
     if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
         /* even at the end of its uncertainty the best saves under 5 %, or
          * the startups, all that fusing can save, are under 5 % */
