@@ -573,7 +573,7 @@ static void advice_init(cf_advice_t *ad)
     ad->saving_step_s = ad->saving_unc_step_s = NAN;
     ad->share = NAN;
     ad->call_gap_s = ad->framework_saving_s = NAN;
-    ad->hidden_saving_step_s = NAN;
+    ad->hidden_saving_step_s = ad->hidden_saving_unc_step_s = NAN;
     ad->inflight_ratio = ad->inflight_faults = ad->step_faults = NAN;
     ad->page_fault_s = ad->refault_pages = NAN;
     ad->measured_over_model = NAN;
@@ -718,6 +718,7 @@ static int hidden_verdict(cf_advice_t *ad, double now, double ref)
                  "unless it has a progress thread, and fused buckets leave few; time one run with the buckets "
                  "to settle it";
     ad->hidden_saving_step_s = hbest;
+    ad->hidden_saving_unc_step_s = hunc;
     snprintf(ad->why, CF_ADV_WHY_LEN,
              "buckets of %s: saving %s per step if the overlap hides them as it hides the calls now "
              "(uncertainty %s), %s if their time is exposed",
@@ -978,6 +979,7 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     if (!ad->nonblocking && isfinite(ad->call_gap_s))
         ad->framework_saving_s = ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
     ad->hidden_saving_step_s = ad->nonblocking ? hidden_saving(ad, cd, now, &unc) : NAN;
+    ad->hidden_saving_unc_step_s = ad->nonblocking ? unc : NAN;
 }
 
 /* Trusted: a candidate whose saving exceeds its uncertainty and 5 %; the
@@ -1024,6 +1026,17 @@ static double calib_slowdown(const cf_predictor_t *pr)
     return worst;
 }
 
+/* The why of a verdict without a trusted saving: what the best buckets
+ * save per step, after lead (the measured ground, or NULL). */
+static void best_buckets_why(cf_advice_t *ad, const cf_adv_cand_t *cb, double ref, const char *lead)
+{
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+    snprintf(ad->why, CF_ADV_WHY_LEN, "%s%sthe best buckets, %s, save %s of %s per step (uncertainty %s)",
+             lead != NULL ? lead : "", lead != NULL ? "; " : "", cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)),
+             cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(ref, b3, sizeof(b3)),
+             cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+}
+
 /* No trusted saving: "no gain" or "uncertain", with what would settle it;
  * bi is the candidate judged fastest. */
 static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const cf_predictor_t *pr,
@@ -1031,7 +1044,7 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
 {
     const cf_adv_cand_t *cb = &ad->cand[bi];
     double gain = ad->saving_step_s + ad->saving_unc_step_s;
-    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN], lead[CF_ADV_WHY_LEN];
 
     if (!isfinite(cb->model_s) || cb->model_s >= now) {
         /* no candidate predicted, or none below the calls as they are:
@@ -1054,11 +1067,9 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
         ad->verdict = "uncertain";
         ad->reason = "the calibration ran slower than the program's own calls allow (a machine busy while it "
                      "measured): a run on a quiet machine settles it";
-        snprintf(ad->why, CF_ADV_WHY_LEN,
-                 "the calibration's sizes took up to %.0fx the program's largest size scaled by the bytes; the "
-                 "best buckets, %s, save %s of %s per step (uncertainty %s)",
-                 slow, cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
-                 cf_fmt_time(ref, b3, sizeof(b3)), cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        snprintf(lead, sizeof(lead), "the calibration's sizes took up to %.0fx the program's largest size "
+                 "scaled by the bytes", slow);
+        best_buckets_why(ad, cb, ref, lead);
         return;
     }
     if (gain < CF_ADV_MIN_GAIN * ref && ad->disturbed) {
@@ -1067,12 +1078,9 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
         ad->verdict = "uncertain";
         ad->reason = "the run was disturbed (its steps took over twice what the medians predict): a run on a "
                      "quiet machine settles it";
-        snprintf(ad->why, CF_ADV_WHY_LEN,
-                 "the run measured %.1fx what the medians predict per step; the best buckets, %s, save %s of %s "
-                 "per step (uncertainty %s)",
-                 ad->measured_over_model, cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)),
-                 cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)), cf_fmt_time(ref, b3, sizeof(b3)),
-                 cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        snprintf(lead, sizeof(lead), "the run measured %.1fx what the medians predict per step",
+                 ad->measured_over_model);
+        best_buckets_why(ad, cb, ref, lead);
         return;
     }
     if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
@@ -1080,9 +1088,7 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
          * the startups, all that fusing can save, are under 5 % */
         ad->verdict = "no gain";
         ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
-        snprintf(ad->why, CF_ADV_WHY_LEN, "the best buckets, %s, save %s of %s per step (uncertainty %s)",
-                 cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
-                 cf_fmt_time(ref, b3, sizeof(b3)), cf_fmt_time(ad->saving_unc_step_s, b4, sizeof(b4)));
+        best_buckets_why(ad, cb, ref, NULL);
         return;
     }
     ad->verdict = "uncertain";

@@ -466,6 +466,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
      * uncertainty it was held against (cf_predict.h) */
     jset(c, o, "saving_step_s", jnum(ad->saving_step_s));
     jset(c, o, "hidden_saving_step_s", jnum(ad->hidden_saving_step_s));
+    jset(c, o, "hidden_saving_uncertainty_step_s", jnum(ad->hidden_saving_unc_step_s));
     /* the advised buckets in flight together against one at a time, as
      * the calibration measured them (null: not measured) */
     jset(c, o, "measured_over_model", jnum(ad->measured_over_model));

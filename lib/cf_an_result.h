@@ -393,6 +393,7 @@ typedef struct cf_advice {
      * now, the other end of the range whose exposed end the verdict rests
      * on; NaN for a blocking stream */
     double hidden_saving_step_s;
+    double hidden_saving_unc_step_s; /* its uncertainty (hidden_saving) */
     /* blocking: the measured time per step over the predictor's for the
      * calls as they are (current_s / steps / model_current_s); over
      * CF_ADV_DISTURBED beyond its uncertainty, the run was disturbed (load,

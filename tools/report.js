@@ -351,7 +351,8 @@
       var hid = nb && isFinite(ad.hidden_saving_step_s) && ad.hidden_saving_step_s !== null ? ad.hidden_saving_step_s : null;
       if (skew !== null) lines.push('priced with the buckets\' time exposed (no progress thread), plus the ranks\' wait for the last one: ' + fmtTime(skew) + '/step');
       if (hid !== null) lines.push('if the overlap hid the ' + (ad.verdict === 'fuse' ? 'advised buckets' : 'buckets named above') +
-        ' as it hides the calls now: saving ' + fmtTime(hid) + '/step');
+        ' as it hides the calls now: saving ' + fmtTime(hid) + '/step' +
+        (typeof ad.hidden_saving_uncertainty_step_s === 'number' ? ', uncertainty ' + fmtTime(ad.hidden_saving_uncertainty_step_s) : ''));
       if (nb && ad.verdict === 'fuse') lines.push('not priced: the program\'s own time around each post outside MPI (bindings, request lists), which fewer posts also save');
       var ifr = nb && typeof ad.in_flight_ratio === 'number' && isFinite(ad.in_flight_ratio) ? ad.in_flight_ratio : null;
       if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) {

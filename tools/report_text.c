@@ -843,8 +843,9 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             if (isfinite(ad->hidden_saving_step_s))
                 fprintf(out, "          priced with the buckets' time exposed (no progress thread) and the ranks' "
                         "wait for the last, %s/step; if the overlap hid them as it hides the calls now: saving %s "
-                        "per step\n",
-                        fmt_t(ad->skew_s, b[1]), fmt_t(ad->hidden_saving_step_s, b[0]));
+                        "per step, uncertainty %s\n",
+                        fmt_t(ad->skew_s, b[1]), fmt_t(ad->hidden_saving_step_s, b[0]),
+                        fmt_t(ad->hidden_saving_unc_step_s, b[2]));
             if (ad->nonblocking)
                 fprintf(out, "          not priced: the program's own time around each post outside MPI (bindings, "
                         "request lists), which fewer posts also save\n");
