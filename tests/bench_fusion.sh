@@ -392,7 +392,8 @@ print("  imbalance; and of the step timer, which also holds the forward, backwar
 print("  B, whose run-to-run spread is often larger than the saving.  held (late rank's exchange): the advised")
 print("  bucket saves within 25% of the predicted")
 print("  saving, or within two standard errors of it (noise); where fusion was not advised, 25 MiB saves under 10%")
-print("  of the exchange.  SLOWER: the advised bucket measured slower, beyond two standard errors.  kept: where a")
+print("  of the exchange.  SLOWER: the advised bucket measured slower, beyond two standard errors; where commfit")
+print("  did not advise fusion, the row 'best' is its best candidate, run to compare.  kept: where a")
 print("  blocking stream's heap refaults (the advice's memory line), the advised bucket with the line's")
 print("  MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_, the heap its price assumes: that row is the one judged")
 hdr = ("link", "trainer", "exchange", "verdict", "B", "bucket", "calls", "pred/step", "exch A", "saved exch",
@@ -438,6 +439,10 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
         pct = None if not a_exch else 100 * d_exch / a_exch
         if n == "advised" and "kept" in names:
             held = "(the bucket alone; the advice keeps the heap: next row)"
+        elif n in ("advised", "kept") and verdict != "fuse":
+            # the best candidate, run to compare: commfit did not advise it
+            held = "not advised (%s): %s" % (verdict, "it measured slower" if d_exch < -noise else
+                                               "it saved %.3g ms" % d_exch)
         elif n in ("advised", "kept"):
             if p is None:
                 held = "-"
@@ -454,7 +459,8 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
                 "no (no fusion advised, 25 MiB saves %s%%)" % ms(pct, "%.0f")
         else:
             held = ""
-        print(fmt % (key[0], key[1], key[2], verdict, n, human(pairs[0][n][0]), calls, ms(p), ms(a_exch),
+        label = "best" if n == "advised" and verdict != "fuse" else n
+        print(fmt % (key[0], key[1], key[2], verdict, label, human(pairs[0][n][0]), calls, ms(p), ms(a_exch),
                      pm(d_exch, se_exch), pm(d_all, se_all), ms(a_stepm), pm(d_step, se_step), ms(pct, "%.0f"), held))
     txt = "%s/%s-%s-%s-advice.txt" % (tmp, key[0], key[1], key[2])
     try:
