@@ -117,16 +117,23 @@ void cf_runtime_init(int provided)
     /* everything is allocated first, then the ranks agree: a rank that is
      * switched off or short of memory must not leave the others waiting in
      * the collectives below (or, at finalize, in the merge) */
+    /* a rank switched off allocates nothing: glibc raises its mmap
+     * threshold when a large block is freed, so tables allocated and let go
+     * here would change how the program's own memory is mapped (a program
+     * that faults its buffers in afresh each step would run faster) */
+    int on = !cf_g.cfg.disable, *leaders = NULL, threads = 0;
     uint32_t nreq = 64;
     while (nreq < cf_g.cfg.max_requests)
         nreq <<= 1;
-    int *leaders = calloc((size_t)size, sizeof(int));
-    cf_g.world_node = calloc((size_t)size, sizeof(int));
-    cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
-    cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
-    int threads = cf_threads_alloc();
-    int mine[2] = {!cf_g.cfg.disable && leaders && cf_g.world_node && cf_g.req_key && cf_g.req_val && threads,
-                   cf_samples_init() == CF_OK}, all[2] = {0, 0};
+    if (on) {
+        leaders = calloc((size_t)size, sizeof(int));
+        cf_g.world_node = calloc((size_t)size, sizeof(int));
+        cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
+        cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
+        threads = cf_threads_alloc();
+    }
+    int mine[2] = {on && leaders && cf_g.world_node && cf_g.req_key && cf_g.req_val && threads,
+                   !on || cf_samples_init() == CF_OK}, all[2] = {0, 0};
     PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all[0]) {
         if (rank == 0 && !cf_g.cfg.disable)

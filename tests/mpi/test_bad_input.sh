@@ -41,6 +41,19 @@ COMMFIT_DISABLE=1 COMMFIT_OUTPUT="$cf_tmp/disabled.json" cf_mpirun 2 -- "$prog" 
     || cf_fail "job failed with COMMFIT_DISABLE=1"
 [ ! -e "$cf_tmp/disabled.json" ] || cf_fail "COMMFIT_DISABLE=1 still wrote a profile"
 echo "ok   COMMFIT_DISABLE=1 passes every call through"
+# switched off, the plugin allocates nothing: freeing its tables (here 8 MiB
+# of request keys) would raise glibc's mmap threshold, and a program whose
+# buffers are mapped afresh each step would run differently (faster)
+probe="$CF_BUILDDIR/tests/mpi/malloc_probe"
+want=$(cf_mpirun_plain 2 "$probe" 4) || cf_fail "malloc_probe failed"
+got=$(COMMFIT_DISABLE=1 COMMFIT_MAX_REQUESTS=1048576 cf_mpirun 2 -- "$probe" 4) || cf_fail "malloc_probe failed"
+[ "$got" = "$want" ] || cf_fail "COMMFIT_DISABLE=1 changed the program's malloc: '$got', without the plugin '$want'"
+echo "ok   COMMFIT_DISABLE=1 leaves the program's malloc as it was ($got)"
+# and so does the plugin switched on: it frees no large block before the program's calls
+want=$(cf_mpirun_plain 2 "$probe" 1) || cf_fail "malloc_probe failed"
+got=$(COMMFIT_OUTPUT="$cf_tmp/probe.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$probe" 1) || cf_fail "malloc_probe failed"
+[ "$got" = "$want" ] || cf_fail "profiling changed the program's malloc: '$got', without the plugin '$want'"
+echo "ok   profiled, the program's malloc is as it was ($got)"
 # switched off on one rank only (MPMD launch): the ranks agree at start-up,
 # nothing waits for the rank that is off, no profile
 if [ "$CF_MPI_FAMILY" = mpich ]; then
@@ -55,4 +68,4 @@ else
 fi || { cat "$cf_tmp/err3.txt"; cf_fail "job with COMMFIT_DISABLE on one rank failed or hung"; }
 [ ! -e "$cf_tmp/half.json" ] || cf_fail "a profile was written although a rank was off"
 echo "ok   COMMFIT_DISABLE=1 on one rank of two: the job runs, profiling is off everywhere"
-echo "4 passed, 0 failed"
+echo "6 passed, 0 failed"
