@@ -102,6 +102,28 @@ static void cf_pml_shared_requests(void)
 }
 #endif
 
+/* The tables of a rank that records: the world's node leaders (*leaders)
+ * and nodes, the request table of *nreq_p slots, the thread slots; 1 when
+ * all are there.  A rank switched off allocates nothing: glibc raises its
+ * mmap threshold when a large block is freed, so tables allocated and let
+ * go here would change how the program's own memory is mapped (a program
+ * that faults its buffers in afresh each step would run faster). */
+static int cf_runtime_alloc(int size, int **leaders, uint32_t *nreq_p)
+{
+    uint32_t nreq = 64;
+    while (nreq < cf_g.cfg.max_requests)
+        nreq <<= 1;
+    *nreq_p = nreq;
+    if (cf_g.cfg.disable)
+        return 0;
+    *leaders = calloc((size_t)size, sizeof(int));
+    cf_g.world_node = calloc((size_t)size, sizeof(int));
+    cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
+    cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
+    int threads = cf_threads_alloc();
+    return *leaders && cf_g.world_node && cf_g.req_key && cf_g.req_val && threads;
+}
+
 void cf_runtime_init(int provided)
 {
     (void)provided;
@@ -117,23 +139,9 @@ void cf_runtime_init(int provided)
     /* everything is allocated first, then the ranks agree: a rank that is
      * switched off or short of memory must not leave the others waiting in
      * the collectives below (or, at finalize, in the merge) */
-    /* a rank switched off allocates nothing: glibc raises its mmap
-     * threshold when a large block is freed, so tables allocated and let go
-     * here would change how the program's own memory is mapped (a program
-     * that faults its buffers in afresh each step would run faster) */
-    int on = !cf_g.cfg.disable, *leaders = NULL, threads = 0;
-    uint32_t nreq = 64;
-    while (nreq < cf_g.cfg.max_requests)
-        nreq <<= 1;
-    if (on) {
-        leaders = calloc((size_t)size, sizeof(int));
-        cf_g.world_node = calloc((size_t)size, sizeof(int));
-        cf_g.req_key = calloc(nreq, sizeof(*cf_g.req_key));
-        cf_g.req_val = calloc(nreq, sizeof(*cf_g.req_val));
-        threads = cf_threads_alloc();
-    }
-    int mine[2] = {on && leaders && cf_g.world_node && cf_g.req_key && cf_g.req_val && threads,
-                   !on || cf_samples_init() == CF_OK}, all[2] = {0, 0};
+    uint32_t nreq;
+    int *leaders = NULL, mine[2] = {cf_runtime_alloc(size, &leaders, &nreq), 1}, all[2] = {0, 0};
+    mine[1] = cf_g.cfg.disable || cf_samples_init() == CF_OK;
     PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all[0]) {
         if (rank == 0 && !cf_g.cfg.disable)
