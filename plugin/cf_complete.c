@@ -5,6 +5,8 @@
  * before the call: MPI frees the handles inside it (cf_runtime.h). */
 #include "cf_request.h"
 
+#include <string.h>
+
 /* Room for n snapshots and statuses: the fixed scratch, grown (once, to a
  * power of two) for a call over more requests than it holds; 0 when out
  * of memory, and those completions are counted as missed. */
@@ -18,6 +20,7 @@ static int cf_scratch_fit(cf_thread_t *t, int n)
     cf_req_snap_t *s = realloc(t->snaps, cap * sizeof(*s));
     if (!s)
         return 0;
+    memset(s + t->scratch_cap, 0, (cap - t->scratch_cap) * sizeof(*s)); /* no snapshot to reuse */
     t->snaps = s;
     MPI_Status *st = realloc(t->status_buf, cap * sizeof(*st));
     if (!st)
@@ -37,12 +40,13 @@ static MPI_Status *cf_statuses(cf_thread_t *t, MPI_Status *given, int n)
 }
 
 /* The snapshots of n requests in t->snaps: how many of them count
- * (cf_snap_counts), -1 when they could not be taken. */
-static int cf_copy_requests(cf_thread_t *t, const MPI_Request *reqs, int n)
+ * (cf_snap_counts), -1 when they could not be taken; polled, for a call
+ * that may return with them pending (cf_req_snap_all). */
+static int cf_copy_requests(cf_thread_t *t, const MPI_Request *reqs, int n, int polled)
 {
     if (n < 0 || !reqs || !cf_scratch_fit(t, n))
         return -1;
-    return cf_req_snap_all(reqs, n, t->snaps);
+    return polled ? cf_req_snap_polled(reqs, n, t->snaps) : cf_req_snap_all(reqs, n, t->snaps);
 }
 
 /* cf_req_done_counted of a snapshot, or 0 for one that does not count
@@ -231,7 +235,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     cf_thread_t *t = cf_enter(CF_OP_MPI_Waitall);
     if (!t)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    int counted = cf_copy_requests(t, array_of_requests, count), copied = counted >= 0;
+    int counted = cf_copy_requests(t, array_of_requests, count, 0), copied = counted >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, count);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitall(count, array_of_requests, sts);
@@ -254,7 +258,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     cf_thread_t *t = cf_enter(CF_OP_MPI_Testall);
     if (!t)
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-    int counted = cf_copy_requests(t, array_of_requests, count), copied = counted >= 0;
+    int counted = cf_copy_requests(t, array_of_requests, count, 1), copied = counted >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, count);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testall(count, array_of_requests, flag, sts);
@@ -285,7 +289,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     cf_thread_t *t = cf_enter(CF_OP_MPI_Waitany);
     if (!t)
         return PMPI_Waitany(count, array_of_requests, index, status);
-    int copied = cf_copy_requests(t, array_of_requests, count) >= 0;
+    int copied = cf_copy_requests(t, array_of_requests, count, 1) >= 0;
     MPI_Status st;
     MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
     uint64_t t0 = cf_ticks();
@@ -308,7 +312,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     cf_thread_t *t = cf_enter(CF_OP_MPI_Testany);
     if (!t)
         return PMPI_Testany(count, array_of_requests, index, flag, status);
-    int copied = cf_copy_requests(t, array_of_requests, count) >= 0;
+    int copied = cf_copy_requests(t, array_of_requests, count, 1) >= 0;
     MPI_Status st;
     MPI_Status *sp = status == MPI_STATUS_IGNORE ? &st : status;
     uint64_t t0 = cf_ticks();
@@ -350,7 +354,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     cf_thread_t *t = cf_enter(CF_OP_MPI_Waitsome);
     if (!t)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int copied = cf_copy_requests(t, array_of_requests, incount) >= 0;
+    int copied = cf_copy_requests(t, array_of_requests, incount, 1) >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, incount);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, sts);
@@ -373,7 +377,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     cf_thread_t *t = cf_enter(CF_OP_MPI_Testsome);
     if (!t)
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int copied = cf_copy_requests(t, array_of_requests, incount) >= 0;
+    int copied = cf_copy_requests(t, array_of_requests, incount, 1) >= 0;
     MPI_Status *sts = cf_statuses(t, array_of_statuses, incount);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, sts);

@@ -68,6 +68,37 @@ int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
     return k;
 }
 
+/* cf_req_snap_all for a call that may return with requests pending: a
+ * snapshot the thread's last completion call over this position took is
+ * kept where it still holds the request: the same post (the handle, and
+ * the key word with its generation, which a new claim of the slot moves
+ * on) and an entry unchanged since (a persistent request's start moves its
+ * t_post, a cancel or a release its flags).  A Testall that polls a list
+ * of requests, or one that grows by a post at a time (hooks that post per
+ * tensor and poll), then reads three words of each instead of finding and
+ * copying its entry again.  The scratch starts zeroed: no handle matches.
+ * A Waitall, which completes them all, keeps cf_req_snap_all: the check
+ * would cost it more than it saves. */
+int cf_req_snap_polled(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
+{
+    _Atomic uintptr_t *keys = cf_g.req_key;
+    const cf_req_t *vals = cf_g.req_val;
+    uint32_t mask = cf_g.req_mask;
+    int k = 0;
+    if (keys == NULL)
+        return cf_req_snap_all(reqs, n, snaps);
+    for (int i = 0; i < n; i++) {
+        cf_req_snap_t *s = &snaps[i];
+        uint32_t slot = s->slot;
+        if (!(slot <= mask && (s->word & CF_REQ_HANDLE_MASK) == cf_req_handle_bits(reqs[i]) &&
+              atomic_load_explicit(&keys[slot], memory_order_acquire) == s->word &&
+              vals[slot].t_post == s->req.t_post && vals[slot].flags == s->req.flags))
+            cf_req_snap(reqs[i], s);
+        k += cf_snap_counts(s);
+    }
+    return k;
+}
+
 uint64_t cf_req_done_counted(cf_thread_t *t, const cf_req_snap_t *snap, const MPI_Status *st, uint64_t t_done,
                              unsigned *path_p, uint64_t blocked_ns)
 {

@@ -334,7 +334,7 @@ cf_thread_t *cf_thread_register(void)
     t = calloc(1, sizeof(*t));
     if (!t)
         goto out;
-    t->snaps = malloc(CF_SCRATCH * sizeof(*t->snaps));
+    t->snaps = calloc(CF_SCRATCH, sizeof(*t->snaps)); /* zeroed: no snapshot to reuse (cf_req_snap_all) */
     t->status_buf = malloc(CF_SCRATCH * sizeof(*t->status_buf));
     t->scratch_cap = CF_SCRATCH;
     t->chan_key = calloc(CF_CHANNELS, sizeof(uint64_t));

@@ -472,8 +472,10 @@ CF_HIDDEN void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const c
                            uint64_t bytes, unsigned flags, uint64_t t_post, uint64_t t_end, int peer, int tag);
 CF_HIDDEN void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post);
 /* cf_req_snap of each of n requests; returns how many of them cf_req_done
- * will record (cf_snap_counts). */
+ * will record (cf_snap_counts).  _polled: a snapshot the last call took
+ * that still holds its request is kept (cf_request.c). */
 CF_HIDDEN int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps);
+CF_HIDDEN int cf_req_snap_polled(const MPI_Request *reqs, int n, cf_req_snap_t *snaps);
 /* A snapshot that cf_req_done will record (tracked and active). */
 static inline int cf_snap_counts(const cf_req_snap_t *s)
 {

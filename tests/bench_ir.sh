@@ -24,7 +24,7 @@ prog=$b/tests/bench/ir_loops
 lib=$b/.libs/libcommfit.so
 [ -x "$prog" ] && [ -f "$lib" ] || { echo "build first: make -C $b libcommfit.la tests/bench/ir_loops" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "bench-ir needs valgrind" >&2; exit 2; }
-loops=${IR_LOOPS:-send_null send_vary self_p2p allreduce iallreduce waitall3 waitall64 testall64 thread}
+loops=${IR_LOOPS:-send_null send_vary self_p2p allreduce iallreduce waitall3 waitall64 testall64 testall_grow thread}
 n1=${IR_N1:-1000} n2=${IR_N2:-21000}
 pml=${IR_PML:-ob1}
 configs=${IR_CONFIGS:-plain default light${MPIP_LIB:+ mpip}$([ "$pml" = ucx ] && echo " noucx")}

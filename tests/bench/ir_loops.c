@@ -110,6 +110,29 @@ static long many(long n, int test)
     }
     return calls;
 }
+/* The hooks of an overlapped trainer: a receive posted at a time (a
+ * gradient), each followed by a Testall over all posted so far that does
+ * not complete them (the partner's sends come after), then the sends and
+ * the two Waitalls; GROW receives: 3 GROW + 2 calls an iteration */
+#define GROW 32
+static long testall_grow(long n)
+{
+    MPI_Request r[GROW], s[GROW];
+    long calls = 0;
+    for (long i = 0; i < n / (3 * GROW + 2); i++) {
+        for (int j = 0; j < GROW; j++) {
+            int flag = 0;
+            MPI_Irecv(&dres[j], 1, MPI_DOUBLE, 0, j, MPI_COMM_SELF, &r[j]);
+            MPI_Testall(j + 1, r, &flag, MPI_STATUSES_IGNORE);
+        }
+        for (int j = 0; j < GROW; j++)
+            MPI_Isend(&dbuf[j], 1, MPI_DOUBLE, 0, j, MPI_COMM_SELF, &s[j]);
+        MPI_Waitall(GROW, r, MPI_STATUSES_IGNORE);
+        MPI_Waitall(GROW, s, MPI_STATUSES_IGNORE);
+        calls += 3 * GROW + 2;
+    }
+    return calls;
+}
 static long waitall64(long n) { return many(n, 0); }
 static long testall64(long n) { return many(n, 1); }
 
@@ -137,7 +160,8 @@ static const struct {
     long (*run)(long);
 } loops[] = {
     {"send_null", send_null}, {"send_vary", send_vary}, {"self_p2p", self_p2p},   {"allreduce", allreduce}, {"iallreduce", iallreduce},
-    {"waitall3", waitall3},   {"waitall64", waitall64}, {"testall64", testall64}, {"thread", thread_send},
+    {"waitall3", waitall3},   {"waitall64", waitall64}, {"testall64", testall64}, {"testall_grow", testall_grow},
+    {"thread", thread_send},
 };
 
 static long (*loop_named(const char *name))(long)

@@ -13,6 +13,7 @@ usage: check_profile.py CHECK PROFILE [ARGS...]
   pcontrol PROFILE NP        tests/mpi/pcontrol.c: recording switched, nested regions
   failed_calls PROFILE       tests/mpi/failed_calls.c: failed calls are not traffic
   many_requests PROFILE N    tests/mpi/many_requests.c: one Waitall over N requests per rank
+  poll_reuse PROFILE         tests/mpi/poll_reuse.c: polled requests that change between polls
   abend PROFILE DIR NP LOOSE tests/mpi/abend.c: the calls of each rank's tally in DIR, up to its end;
                              LOOSE: the loop's last call may be recorded and not yet tallied
   tally PROFILE NP TALLY [REPORT]  tests/mpi/all_calls.c, fortran_calls.F90: calls and bytes per
@@ -396,6 +397,31 @@ def many_requests(prof, n):
     expect("partial", prof["job"]["partial"], False)
 
 
+def poll_reuse(prof):
+    """Each receive booked once, at its own size, however its polls went: a
+    place reused by a new receive, a persistent one started again, one
+    cancelled between polls (no traffic)."""
+    expect("partial", prof["job"]["partial"], False)
+    t = totals(prof)
+    check_calls(t, "MPI_Irecv", "world", 15, 8 * 1000 + 2 * 2000 + 3000 + 4 * 1200)
+    check_calls(t, "MPI_Recv_init", "world", 2, 2 * 500)
+    # the second start follows the first's completion by a second: timed from its own start
+    ri = mpi_records(prof, "MPI_Recv_init")
+    worst = max((r["time_s"]["max"] for r in ri), default=None)
+    check("MPI_Recv_init: each start timed from itself (under 0.9 s)", worst is not None and worst < 0.9, str(worst))
+    check_calls(t, "MPI_Send", "world", 24, 20800 + 7 * 4)
+    check_calls(t, "MPI_Recv", "world", 7, 7 * 4)
+    # each record (a size bin) holds exactly the receives of its sizes, with their bytes
+    sizes = [1000] * 8 + [2000] * 2 + [3000] + [1200] * 4
+    for r in mpi_records(prof, "MPI_Irecv"):
+        mine = [x for x in sizes if r["size_lo"] <= x <= r["size_hi"]]
+        expect("MPI_Irecv of %d to %d B: calls, bytes" % (r["size_lo"], r["size_hi"]),
+               (r["calls"], r["bytes"]), (len(mine), sum(mine)))
+    polls = sum(r["calls"] for r in mpi_records(prof, "MPI_Testall"))
+    check("MPI_Testall polls recorded (at least the 8 + 2 + 2 + 1 + 1 that find requests pending)",
+          polls >= 14, str(polls))
+
+
 def abend(prof, d, p, loose):
     """Exact calls of the ranks that left records, against their own tallies;
     the loop's allreduce within 1 per rank when LOOSE (killed in the loop)."""
@@ -501,7 +527,8 @@ def main():
         else [int(sys.argv[3])] + sys.argv[4:] if name == "tally" else [float(x) if "." in x else int(x) for x in sys.argv[3:]]
     fn = {"known_calls": known_calls, "corner_cases": corner_cases, "threads": threads, "wait_skew": wait_skew,
           "matching": matching, "clock": clock, "pingpong": pingpong, "pcontrol": pcontrol,
-          "failed_calls": failed_calls, "many_requests": many_requests, "abend": abend, "tally": tally}[name]
+          "failed_calls": failed_calls, "many_requests": many_requests, "poll_reuse": poll_reuse, "abend": abend,
+          "tally": tally}[name]
     fn(prof, *args)
     print("%d passed, %d failed" % (checks - failures, failures))
     sys.exit(1 if failures else 0)
