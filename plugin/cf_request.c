@@ -76,7 +76,12 @@ int cf_req_snap_all(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
  * t_post, a cancel or a release its flags).  A Testall that polls a list
  * of requests, or one that grows by a post at a time (hooks that post per
  * tensor and poll), then reads three words of each instead of finding and
- * copying its entry again.  The scratch starts zeroed: no handle matches.
+ * copying its entry again.  Only a snapshot of the handle's first slot in
+ * probe order (home) is kept, the one a lookup meets first: an entry
+ * further on may be a stale one (never released: a completion while
+ * recording was paused) that a new post of the same handle shadows from a
+ * slot before it (cf_req_claim); those few are found again.  The scratch
+ * starts zeroed: no handle matches.
  * A Waitall, which completes them all, keeps cf_req_snap_all: the check
  * would cost it more than it saves. */
 int cf_req_snap_polled(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
@@ -90,7 +95,7 @@ int cf_req_snap_polled(const MPI_Request *reqs, int n, cf_req_snap_t *snaps)
     for (int i = 0; i < n; i++) {
         cf_req_snap_t *s = &snaps[i];
         uint32_t slot = s->slot;
-        if (!(slot <= mask && (s->word & CF_REQ_HANDLE_MASK) == cf_req_handle_bits(reqs[i]) &&
+        if (!(slot <= mask && s->home && (s->word & CF_REQ_HANDLE_MASK) == cf_req_handle_bits(reqs[i]) &&
               atomic_load_explicit(&keys[slot], memory_order_acquire) == s->word &&
               vals[slot].t_post == s->req.t_post && vals[slot].flags == s->req.flags))
             cf_req_snap(reqs[i], s);

@@ -77,6 +77,7 @@ CF_HOT void cf_req_snap(MPI_Request req, cf_req_snap_t *snap)
         return;
     snap->req = cf_g.req_val[s];
     snap->slot = s;
+    snap->home = s == (cf_hash_ptr(cf_req_handle_bits(req)) & cf_g.req_mask);
 }
 
 /* A nonblocking post (cf_req_post) with what its memo holds; post_ns, the

@@ -110,6 +110,10 @@ typedef struct {
 
 typedef struct {
     uint32_t slot; /* or one of the two below */
+    /* a tracked slot is its handle's first in probe order, the one a
+     * lookup meets first: no later post of the handle can shadow it
+     * (cf_req_snap_polled) */
+    uint32_t home;
     uintptr_t word;
     cf_req_t req;
 } cf_req_snap_t;
