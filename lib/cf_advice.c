@@ -574,6 +574,8 @@ static void advice_init(cf_advice_t *ad)
     ad->share = NAN;
     ad->call_gap_s = ad->framework_saving_s = NAN;
     ad->hidden_saving_step_s = ad->hidden_saving_unc_step_s = NAN;
+    ad->runs = 1;
+    ad->run_spread_step_s = NAN;
     ad->inflight_ratio = ad->inflight_faults = ad->step_faults = NAN;
     ad->page_fault_s = ad->refault_pages = NAN;
     ad->measured_over_model = NAN;
@@ -661,6 +663,17 @@ static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, doubl
     /* measured now against the fused buckets' T(S): its uncertainty */
     *unc_p = cd->unc_s;
     return judge_ref(ad, now) - judge_time(ad, cd, now);
+}
+
+double cf_advice_cand_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double *unc_p)
+{
+    *unc_p = NAN;
+    return ad->model_current_s > 0 && ad->steps > 0 ? judge_saving(ad, cd, ad->model_current_s, unc_p) : NAN;
+}
+
+double cf_advice_ref_step(const cf_advice_t *ad)
+{
+    return ad->model_current_s > 0 && ad->steps > 0 ? judge_ref(ad, ad->model_current_s) : NAN;
 }
 
 /* A nonblocking stream's saving per step if the overlap hid the fused
@@ -980,6 +993,11 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
         ad->framework_saving_s = ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
     ad->hidden_saving_step_s = ad->nonblocking ? hidden_saving(ad, cd, now, &unc) : NAN;
     ad->hidden_saving_unc_step_s = ad->nonblocking ? unc : NAN;
+}
+
+void cf_advice_set_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc)
+{
+    advise_fuse(ad, cd, sv, unc, ad->model_current_s);
 }
 
 /* Trusted: a candidate whose saving exceeds its uncertainty and 5 %; the

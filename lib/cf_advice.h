@@ -183,6 +183,21 @@
  * call_gap_s and framework_saving_s what the advised buckets save of it;
  * predicted_saving_s stays MPI time alone, and the verdict rests on it.
  *
+ * Several runs: one run's saving moves with that run (its per-tensor
+ * calls ran 20 % faster or slower than the next run's, on the same
+ * machine), and its uncertainty, from the spread within the run, cannot
+ * see that.  Given other runs of the program (commfit report A B ...),
+ * each stream they all have (same operation, communicator, path, calls
+ * per step) is judged on every candidate's median saving over the runs,
+ * with half the range between the runs added to the median uncertainty
+ * in quadrature.  Where every run advises "fuse", the trusted rule above
+ * applies to those medians: "fuse" into its candidate (the saving and the
+ * predicted run time are the medians; the rest, such as the copies and
+ * the hidden end, are this run's), else "uncertain".  Where the runs
+ * disagree (some fuse, some not), "uncertain", naming how many advise
+ * fusion.  Where none advises it, this run's verdict stands.  runs and
+ * run_spread_step_s say so.
+ *
  * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
  * HOROVOD_FUSION_THRESHOLD = S in bytes. */
 #ifndef CF_ADVICE_H
@@ -231,6 +246,18 @@ CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, do
 /* predicted_s of a candidate: the run's time, per rank on the slowest
  * rank, with its buckets (the rule above); NaN without a model. */
 CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd);
+/* A candidate's saving per step as the verdict judges it (T(calls as they
+ * are) - T(S); nonblocking, in measured time) with its uncertainty, and
+ * the time per step it is judged against; NaN without a model. */
+CF_HIDDEN double cf_advice_cand_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double *unc_p);
+CF_HIDDEN double cf_advice_ref_step(const cf_advice_t *ad);
+/* Makes ad "fuse" into cd (one of ad->cand), saving sv per step with
+ * uncertainty unc. */
+CF_HIDDEN void cf_advice_set_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc);
+/* Several runs (above): ad, of this run, combined with the same stream in
+ * the other runs' analyses; a stream no other run has is left alone. */
+CF_HIDDEN void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns);
+
 /* Whether the program's allocator faulted in afresh at least
  * CF_ADV_REFAULT_SHARE of the pages at stake: in_flight, the advised
  * buckets' calibration set (of its calls' bytes); else the ranks' steps

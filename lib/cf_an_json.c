@@ -414,6 +414,20 @@ static json_t *jbytes(double v)
 }
 
 /* One stream's fusion advice (cf_advice.h). */
+/* The advised (else the best) bucket size's saving per step and the
+ * uncertainty it was held against (cf_predict.h), the hidden end of a
+ * nonblocking stream's, and the runs it stands on (cf_advice.h, "Several
+ * runs": their spread is in the uncertainty). */
+static void advice_saving_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
+{
+    jset(c, o, "saving_step_s", jnum(ad->saving_step_s));
+    jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
+    jset(c, o, "hidden_saving_step_s", jnum(ad->hidden_saving_step_s));
+    jset(c, o, "hidden_saving_uncertainty_step_s", jnum(ad->hidden_saving_unc_step_s));
+    jset(c, o, "runs", json_integer(ad->runs));
+    jset(c, o, "saving_run_spread_step_s", jnum(ad->run_spread_step_s));
+}
+
 static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t *ad)
 {
     json_t *o = json_object(), *model = json_object(), *cands = json_array();
@@ -462,11 +476,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
                jnum(isfinite(ad->model_s) ? (ad->model_current_s - ad->model_s) * (double)ad->steps
                     : ad->verdict != NULL ? 0.0 : NAN));
     jset(c, o, "best_saving_share", jnum(ad->best_saving_share));
-    /* the advised (else the best) bucket size's saving per step and the
-     * uncertainty it was held against (cf_predict.h) */
-    jset(c, o, "saving_step_s", jnum(ad->saving_step_s));
-    jset(c, o, "hidden_saving_step_s", jnum(ad->hidden_saving_step_s));
-    jset(c, o, "hidden_saving_uncertainty_step_s", jnum(ad->hidden_saving_unc_step_s));
+    advice_saving_json(c, o, ad);
     /* the advised buckets in flight together against one at a time, as
      * the calibration measured them (null: not measured) */
     jset(c, o, "measured_over_model", jnum(ad->measured_over_model));
@@ -492,7 +502,6 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
         jset(c, o, k ? "in_flight_refaulted" : "step_refaulted", r < 0 ? json_null() : json_boolean(r));
     }
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
-    jset(c, o, "saving_uncertainty_step_s", jnum(ad->saving_unc_step_s));
     jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());
     jset(c, o, "extrapolated", json_boolean(ad->extrapolated));
     jset(c, model, "source", jstr(has_model ? ad->model_source : NULL));

@@ -46,6 +46,12 @@ typedef struct {
     /* A link to hold collectives against instead of the p2p fits: both
      * set (alpha >= 0, B > 0) or both NaN. */
     double link_alpha_s, link_Bps;
+    /* Other runs of the same program, analysed alone: the fusion advice
+     * takes each candidate's median saving over this run and them, its
+     * spread between the runs counted in the uncertainty (cf_advice.h,
+     * "Several runs").  They must outlive this analysis.  NULL, 0: none. */
+    const struct cf_analysis *const *runs;
+    size_t nruns;
 } cf_analysis_opts_t;
 
 
@@ -394,6 +400,13 @@ typedef struct cf_advice {
      * on; NaN for a blocking stream */
     double hidden_saving_step_s;
     double hidden_saving_unc_step_s; /* its uncertainty (hidden_saving) */
+    /* the runs the advice stands on: 1, this profile alone; more where other
+     * runs of the program were given (cf_analysis_opts_t.runs) and have the
+     * stream.  run_spread_step_s: half the range between the runs of the
+     * saving per step of the advised (else the best) buckets, counted in
+     * saving_unc_step_s; NaN for one run */
+    int runs;
+    double run_spread_step_s;
     /* blocking: the measured time per step over the predictor's for the
      * calls as they are (current_s / steps / model_current_s); over
      * CF_ADV_DISTURBED beyond its uncertainty, the run was disturbed (load,

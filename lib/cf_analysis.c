@@ -14,6 +14,8 @@ void cf_analysis_opts_init(cf_analysis_opts_t *opts)
 {
     opts->link_alpha_s = NAN;
     opts->link_Bps = NAN;
+    opts->runs = NULL;
+    opts->nruns = 0;
 }
 
 static int cmp_fit(const void *pa, const void *pb)
@@ -113,6 +115,8 @@ int cf_analysis_run(const cf_profile_t *p, const cf_analysis_opts_t *opts, cf_an
     /* advice reads the fits and links; the verdicts read the advice */
     if ((rc = cf_advice_run(a, &a->fusion, &a->nfusion)) != CF_OK)
         goto err;
+    for (size_t k = 0; k < a->nfusion; k++)
+        cf_advice_runs(&a->fusion[k], a->opts.runs, a->opts.nruns);
     if (cf_index_init(&a->fusion_index, a->nfusion) != CF_OK) {
         rc = CF_ERR_NOMEM;
         goto err;

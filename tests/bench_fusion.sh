@@ -33,6 +33,9 @@
 #                    and 2): the budget a short run's advice asks for to
 #                    measure its buckets (at the default 1 % of a 0.3 s run,
 #                    it says "uncertain" and names this budget)
+#   BENCH_PROFILES (2)  part 2: profiled runs per trainer; the advice is over all
+#                    of them (commfit report A B ...: the median saving, their
+#                    spread in its uncertainty); 1: one run's advice
 #   BENCH_ENV        VAR=VALUE words given to every trainer of part 2 and
 #                    inflight run, profiled or not (e.g. the allocator's
 #                    MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824)
@@ -54,6 +57,8 @@ parts=${BENCH_PARTS:-dp torch inflight}
 commfit=$CF_BUILDDIR/tools/commfit
 dp=$CF_BUILDDIR/examples/dp_train
 calibrate=${BENCH_CALIBRATE:-2s}
+profiles=${BENCH_PROFILES:-2}
+case $profiles in ''|*[!0-9]*|0) echo "BENCH_PROFILES: '$profiles' is not a count of runs (1, 2, ...)" >&2; exit 2 ;; esac
 
 # part 1, dp_train (the body is not indented: it holds here-documents)
 dp_part() {
@@ -269,7 +274,8 @@ torch_part() {
     : > "$adv"
     echo
     echo "torch trainers: 2 emulated nodes, 1 rank each (ob1 + tcp), $tsteps steps (+2 warmup), $reps pairs a comparison;"
-    echo "links: $rates; times are the trainer's own (step: slowest rank, median over steps)"
+    echo "links: $rates; times are the trainer's own (step: slowest rank, median over steps);"
+    echo "the advice of $profiles profiled run(s) per trainer (commfit report over all of them)"
     [ -z "${BENCH_ENV:-}" ] || echo "every run's environment adds: $BENCH_ENV"
     for rate in $rates; do
         cluster_up "$rate" || return
@@ -284,8 +290,17 @@ torch_part() {
                     echo "$rate $model $group: profiled run failed: $(tail -n 2 "$p.out" | tr '\n' ' ')"
                     continue
                 fi
-                "$CF_BUILDDIR/tools/commfit" report --format json "$p.json" > "$p-report.json" 2> /dev/null
-                "$CF_BUILDDIR/tools/commfit" report "$p.json" 2> /dev/null |
+                # more profiled runs: the advice over all of them (commfit report A B ...)
+                local k runs=("$p.json")
+                for k in $(seq 2 "$profiles"); do
+                    if train "$p-$k.out" "$p-$k.json" --model "$model" --mode "$base" --region; then
+                        runs+=("$p-$k.json")
+                    else
+                        echo "$rate $model $group: profiled run $k failed: $(tail -n 2 "$p-$k.out" | tr '\n' ' ')"
+                    fi
+                done
+                "$CF_BUILDDIR/tools/commfit" report --format json "${runs[@]}" > "$p-report.json" 2> /dev/null
+                "$CF_BUILDDIR/tools/commfit" report "${runs[@]}" 2> /dev/null |
                     sed -n '/^FUSION ADVICE/,/^OPERATIONS/p' | sed -n '/on world/,/^  MPI_/p' | sed '/^  MPI_.* on aux/d;/^OPERATIONS/d;/^$/d' \
                     > "$p-advice.txt"
                 local line

@@ -2,6 +2,7 @@
  *
  *   commfit report train.json
  *   commfit report --format json --link 400Gb/s,5us train.json
+ *   commfit report train.json train-2.json     (fusion advice over both runs)
  *
  * This file parses the arguments and dispatches; each format has its own
  * file: text report_text.c, csv report_csv.c, json report_json.c, html
@@ -9,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -34,15 +36,20 @@ typedef struct {
     int by_callsite;
     const char *output; /* NULL: stdout */
     const char *path;
+    char **more; /* other runs of the program (their fusion advice) */
+    size_t nmore;
 } report_opts_t;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: commfit report [options] PROFILE\n"
+            "Usage: commfit report [options] PROFILE [RUN...]\n"
             "Fits T = alpha + M/B to every operation of a profile, says whether startup or\n"
             "bandwidth dominates, holds collectives against their ideal models, and says\n"
             "what fusion bucket size each collective needs.\n"
+            "RUN: other profiles of the same program (another run, same job size): the\n"
+            "fusion advice takes each bucket size's median saving over PROFILE and them,\n"
+            "and counts their spread in its uncertainty; the rest reports PROFILE alone.\n"
             "\n"
             "  -f, --format FMT        text (default), json, csv or html\n"
             "  -o, --output FILE       write the report to FILE instead of stdout\n"
@@ -95,17 +102,51 @@ static int parse_args(int argc, char **argv, report_opts_t *o)
     o->an = args.an;
     if (args.nargs == 0)
         return cf_tool_usage_error(&tool, "need a PROFILE", NULL, NULL);
-    if (args.nargs > 1)
-        return cf_tool_usage_error(&tool, "one PROFILE only: extra argument", args.args[1], "");
+    if (args.nargs > 64)
+        return cf_tool_usage_error(&tool, "at most 63 other runs", NULL, NULL);
     o->path = args.args[0];
+    o->more = args.args + 1;
+    o->nmore = args.nargs - 1;
     return 0;
+}
+
+/* The other runs' analyses into o->an.runs; *p_p and *a_p hold them for
+ * runs_free.  CF_OK or the exit status of a profile that cannot be read. */
+static int runs_load(report_opts_t *o, cf_profile_t **p_p, cf_analysis_t ***a_p)
+{
+    cf_analysis_opts_t an = o->an; /* the others alone */
+    int rc = CF_OK;
+
+    *p_p = NULL;
+    *a_p = NULL;
+    if (o->nmore == 0)
+        return CF_OK;
+    if ((*p_p = calloc(o->nmore, sizeof(**p_p))) == NULL || (*a_p = calloc(o->nmore, sizeof(**a_p))) == NULL) {
+        fprintf(stderr, "commfit report: %s\n", cf_status_str(CF_ERR_NOMEM));
+        return 1;
+    }
+    for (size_t k = 0; k < o->nmore && rc == CF_OK; k++)
+        rc = cf_tool_load(&report_tool, o->more[k], &an, &(*p_p)[k], &(*a_p)[k]);
+    o->an.runs = (const cf_analysis_t *const *)*a_p;
+    o->an.nruns = o->nmore;
+    return rc;
+}
+
+static void runs_free(report_opts_t *o, cf_profile_t *p, cf_analysis_t **a)
+{
+    for (size_t k = 0; a != NULL && k < o->nmore && a[k] != NULL; k++) {
+        cf_analysis_free(a[k]);
+        cf_profile_free(&p[k]);
+    }
+    free(a);
+    free(p);
 }
 
 int cf_cmd_report(int argc, char **argv)
 {
     report_opts_t o;
-    cf_profile_t p;
-    cf_analysis_t *a = NULL;
+    cf_profile_t p, *rp = NULL;
+    cf_analysis_t *a = NULL, **ra = NULL;
     int rc;
 
     rc = parse_args(argc, argv, &o);
@@ -116,12 +157,15 @@ int cf_cmd_report(int argc, char **argv)
                         "Chart.js (Debian: libjs-chart.js; configure --with-chartjs=FILE)\n");
         return CF_EXIT_USAGE;
     }
-    if ((rc = cf_tool_load(&report_tool, o.path, &o.an, &p, &a)) != CF_OK)
+    if ((rc = runs_load(&o, &rp, &ra)) != CF_OK || (rc = cf_tool_load(&report_tool, o.path, &o.an, &p, &a)) != CF_OK) {
+        runs_free(&o, rp, ra);
         return rc;
+    }
     if (o.output != NULL && freopen(o.output, "w", stdout) == NULL) {
         fprintf(stderr, "commfit report: cannot write '%s': %s\n", o.output, strerror(errno));
         cf_analysis_free(a);
         cf_profile_free(&p);
+        runs_free(&o, rp, ra);
         return CF_EXIT_USAGE;
     }
     switch (o.fmt) {
@@ -152,5 +196,6 @@ int cf_cmd_report(int argc, char **argv)
                 cf_status_str(rc));
     cf_analysis_free(a);
     cf_profile_free(&p);
+    runs_free(&o, rp, ra);
     return rc == CF_OK ? 0 : 1;
 }

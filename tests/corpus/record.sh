@@ -65,6 +65,10 @@
 #   veth-torch-resnet-stream-2 resnet-stream per tensor (blocking), COMMFIT_CALIBRATE=2s:
 #                              the heap faulted in afresh every step, which the
 #                              blocking buckets' price leaves out (the report says so)
+#   veth-torch-mlp-again-2     veth-torch-mlp-2 run again: its fusion advice over both
+#                              runs (commfit report A B) against each run's alone
+#   veth-torch-mlp-200mbit-2   the same trainer through tbf 200mbit: a run whose advice
+#                              disagrees with veth-torch-mlp-2's (over both: uncertain)
 #
 # Needs root for the shaped and veth cases, netpipe-openmpi (NPopenmpi), lammps +
 # lammps-examples (lmp, in.melt), hpcc, python3-torch and python3-mpi4py:
@@ -98,7 +102,8 @@ tcp-pingpong-2 tcp-allreduce-2 shaped-200mbit-pingpong-2 shaped-200mbit-allreduc
 shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 netpipe-shm-2 lammps-melt-4
 lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resnet20-overlap-2
 veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2
-veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2"
+veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2 veth-torch-mlp-again-2
+veth-torch-mlp-200mbit-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -425,9 +430,14 @@ PY
 }
 
 run_torch() { # CASE
-    local case=$1 targs cal=auto envx=() refaults=
+    local case=$1 targs cal=auto envx=() refaults= rate=() runs=
     case $case in
         veth-torch-mlp-2) targs=(--model mlp --mode per-tensor) ;;
+        veth-torch-mlp-again-2) targs=(--model mlp --mode per-tensor)
+            runs='"runs": {"with": "veth-torch-mlp-2", "op": "MPI_Allreduce", "comm": "world", "unmatched": "veth-torch-resnet20-2"}' ;;
+        # its per-size truth, through the tbf queue, holds the queue's wait: no fit claimed
+        veth-torch-mlp-200mbit-2) targs=(--model mlp --mode per-tensor) rate=(--rate 200mbit --burst 64kb) refaults=none
+            runs='"runs": {"with": "veth-torch-mlp-2", "op": "MPI_Allreduce", "comm": "world"}' ;;
         veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
         veth-torch-resnet-stream-2) targs=(--model resnet-stream --mode per-tensor) cal=2s refaults=true ;;
         veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
@@ -440,7 +450,7 @@ run_torch() { # CASE
     esac
     /usr/bin/python3 -c "import torch, mpi4py" 2> /dev/null || die "$case: no torch or mpi4py (apt-get install python3-torch python3-mpi4py)"
     local prog=(/usr/bin/python3 "$src/examples/torch_train.py" "${targs[@]}" --steps 30 --warmup 2 --region --timings "$dir")
-    CFN_PREFIX=cfr "$cluster" up 2 > /dev/null || die "$case: cluster up failed"
+    CFN_PREFIX=cfr "$cluster" up 2 ${rate[@]+"${rate[@]}"} > /dev/null || die "$case: cluster up failed"
     COMMFIT_CALIBRATE=$cal COMMFIT_OUTPUT=$dir/profile.json COMMFIT_SUMMARY=0 CFN_PREFIX=cfr "$cluster" run -- -np 2 \
         -x LD_PRELOAD="$lib" -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY ${envx[@]+"${envx[@]}"} \
         -x OMP_NUM_THREADS=1 "${prog[@]}" > "$dir/train.out" 2>&1 ||
@@ -478,8 +488,12 @@ for r in csv.DictReader(open(sys.argv[1])):
         # the refault case holds the memory line only: its first tensor's
         # all-reduce, first of each step, holds the ranks' imbalance in the
         # trainer's timer (40 B: -23 % in one recording, -41 % in the next)
-        [ -z "$refaults" ] ||
-            exp='{"refaults": {"op": "MPI_Allreduce", "comm": "world", "memory_line": '"$refaults"'}}'
+        case $refaults in
+            '') ;;
+            none) exp='{}' ;;
+            *) exp='{"refaults": {"op": "MPI_Allreduce", "comm": "world", "memory_line": '"$refaults"'}}' ;;
+        esac
+        [ -z "$runs" ] || { [ "$exp" = '{}' ] && exp="{$runs}" || exp=${exp%\}}", $runs}"; }
         truth='"calls.csv: per size the median over steps and ranks of one MPI_Allreduce as the trainer times it (perf_counter around mpi4py'"'"'s Allreduce, its binding included); truth.csv: size_bytes and that median; steps.csv: per step the slowest rank'"'"'s step time and the exchange time (mean and max over ranks)"'
     else
         # the time blocked in MPI_Waitall per rank over the recorded steps, as the trainer timed it
@@ -494,8 +508,8 @@ for r in csv.DictReader(open(sys.argv[1])):
     fi
     meta case="$case" program="$(jsonarr "${rel[@]}")" \
         command="$(jsonarr env COMMFIT_CALIBRATE=$cal COMMFIT_OUTPUT=profile.json COMMFIT_SUMMARY=0 tests/cluster/cluster.sh run -- -np 2 -x LD_PRELOAD=libcommfit.so -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY ${envx[@]+"${envx[@]}"} -x OMP_NUM_THREADS=1 "${rel[@]}")" \
-        cluster='["tests/cluster/cluster.sh", "up", "2"]' \
-        transport='"ob1 + tcp BTL between 2 network-namespace nodes over veth + bridge, unshaped"' \
+        cluster="$(jsonarr tests/cluster/cluster.sh up 2 ${rate[@]+"${rate[@]}"})" \
+        transport="\"ob1 + tcp BTL between 2 network-namespace nodes over veth + bridge$([ ${#rate[@]} -gt 0 ] || echo ', unshaped')\"" \
         path="inter-node" ranks=2 ranks_per_node=1 nodes=2 trainer="$res" truth="$truth" expect="$exp"
 }
 

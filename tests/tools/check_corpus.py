@@ -38,6 +38,7 @@ One line per check, "ok" or "FAIL" with the numbers; exit 1 on any FAIL.
 -v prints the size-by-size comparison of every truth check.
 """
 import csv
+import math
 import re
 import json
 import os
@@ -701,6 +702,68 @@ def check_disturbed(case, rep, exp):
         check(case, "%s: the run %s disturbed" % (op, "is" if want else "is not"), got == [want], str(got))
 
 
+def stream_of(rep, op, comm):
+    adv = [a for a in rep.get("advice", []) if a["op"] == op and a.get("comm") == comm]
+    return adv[0] if adv else None
+
+
+def check_runs(case, rep, prof, exp):
+    """Fusion advice over two runs of one program (commfit report A B):
+    held to each run's advice alone.  Where both advise the same buckets,
+    the combined saving is their mean (the median of two), the spread half
+    their difference, the uncertainty the mean of theirs and the spread in
+    quadrature, and "fuse" stands where the saving exceeds it; where one
+    advises fusion and the other not, "uncertain: the runs disagree".  A
+    stream the other run lacks keeps this run's advice (runs 1)."""
+    want = exp["runs"]
+    other = os.path.join(corpus, want["with"], "profile.json")
+    run = subprocess.run([commfit, "report", "--format", "json", prof, other], capture_output=True, text=True)
+    if run.returncode != 0:
+        check(case, "commfit report over two runs", False, "exit %d: %s" % (run.returncode, run.stderr.strip()))
+        return
+    both = stream_of(json.loads(run.stdout), want["op"], want["comm"])
+    a = stream_of(rep, want["op"], want["comm"])
+    b = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", other],
+                                            capture_output=True, text=True).stdout), want["op"], want["comm"])
+    if both is None or a is None or b is None:
+        check(case, "%s on %s in both runs" % (want["op"], want["comm"]), False, "missing")
+        return
+    check(case, "over two runs: runs 2", both.get("runs") == 2, str(both.get("runs")))
+    fa, fb = a["verdict"] == "fuse", b["verdict"] == "fuse"
+    if fa and fb and a["bucket_bytes"] == b["bucket_bytes"]:
+        sv = (a["saving_step_s"] + b["saving_step_s"]) / 2
+        spread = abs(a["saving_step_s"] - b["saving_step_s"]) / 2
+        unc = math.hypot((a["saving_uncertainty_step_s"] + b["saving_uncertainty_step_s"]) / 2, spread)
+        ok = (both["bucket_bytes"] == a["bucket_bytes"] and abs(both["saving_step_s"] - sv) <= 1e-6 * sv and
+              abs(both["saving_run_spread_step_s"] - spread) <= 1e-6 * sv + 1e-12 and
+              abs(both["saving_uncertainty_step_s"] - unc) <= 1e-6 * unc)
+        check(case, "over two runs: %s B buckets, saving %s +- %s a step (runs %s and %s)" % (
+            a["bucket_bytes"], human_time(sv), human_time(unc), human_time(a["saving_step_s"]),
+            human_time(b["saving_step_s"])), ok, "got %s B, %s +- %s, spread %s" % (
+            both["bucket_bytes"], human_time(both["saving_step_s"]), human_time(both["saving_uncertainty_step_s"]),
+            human_time(both["saving_run_spread_step_s"])))
+        check(case, "over two runs: fuse where the saving exceeds its uncertainty",
+              (both["verdict"] == "fuse") == (sv > unc), both["verdict"])
+    elif fa != fb:
+        check(case, "over two runs that disagree (%s, %s): uncertain" % (a["verdict"], b["verdict"]),
+              both["verdict"] == "uncertain" and both["reason"] == "the runs disagree" and
+              "1 of 2 runs advise fusion" in (both.get("why") or "") and both.get("bucket_bytes") is None,
+              "%s: %s (%s)" % (both["verdict"], both["reason"], both.get("why")))
+    else:
+        check(case, "over two runs: a combination this check knows", False,
+              "%s %s and %s %s" % (a["verdict"], a.get("bucket_bytes"), b["verdict"], b.get("bucket_bytes")))
+    txt = subprocess.run([commfit, "report", prof, other], capture_output=True, text=True).stdout
+    check(case, "over two runs: the text report says so", "over 2 runs of the program" in txt)
+    if want.get("unmatched"):
+        u = os.path.join(corpus, want["unmatched"], "profile.json")
+        alone = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", prof, u],
+                                                    capture_output=True, text=True).stdout), want["op"], want["comm"])
+        keys = ("verdict", "bucket_bytes", "saving_step_s", "saving_uncertainty_step_s", "predicted_saving_s")
+        check(case, "a run without the stream (%s) leaves the advice alone" % want["unmatched"],
+              alone is not None and alone.get("runs") == 1 and all(alone.get(k) == a.get(k) for k in keys),
+              str(alone and {k: alone.get(k) for k in keys + ("runs",)}))
+
+
 def main():
     kpath = os.path.join(corpus, "known.json")
     if os.path.isfile(kpath):
@@ -760,6 +823,8 @@ def main():
             check_calibrated(case, rep, prof, exp)
         if exp.get("in_flight"):
             check_in_flight(case, rep, prof, exp)
+        if exp.get("runs"):
+            check_runs(case, rep, prof, exp)
     if not only:
         check("corpus", "framework defaults both priced and uncertain among the cases",
               cand_seen["uncertain"] > 0 and cand_seen["priced"] > 0, "%r" % cand_seen)

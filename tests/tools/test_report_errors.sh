@@ -95,7 +95,19 @@ expect_usage "unknown option" --frobnicate "$good"
 expect_usage "bad --link unit" --link 400Gx/s,5us "$good"
 expect_usage "--link without a time" --link 400Gb/s "$good"
 expect_usage "bad --format" --format xml "$good"
-expect_usage "two profiles" "$good" "$good"
+# other runs (commfit report PROFILE RUN...): one that cannot be read gives
+# its line and exit 2, nothing on stdout and no report file left behind
+"$commfit" report -o "$cf_tmp/two.txt" "$good" "$cf_tmp/cut16.json" > "$cf_tmp/out" 2> "$cf_tmp/err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l < "$cf_tmp/err")" -eq 1 ] && [ ! -s "$cf_tmp/out" ] && [ ! -e "$cf_tmp/two.txt" ] &&
+    grep -q "^commfit report: $cf_tmp/cut16.json: .*truncated" "$cf_tmp/err"; then
+    ok "a truncated second run: $(cat "$cf_tmp/err")"
+else
+    bad "a truncated second run: exit status $rc"; cat "$cf_tmp/err"
+fi
+"$commfit" report --format json "$good" "$good" > "$cf_tmp/two.json" 2> "$cf_tmp/err" &&
+    "$CF_PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["advice"] and all(a["runs"] in (1, 2) for a in r["advice"]), [a["runs"] for a in r["advice"]]' "$cf_tmp/two.json" &&
+    ok "the same profile twice: a report" || { bad "the same profile twice"; cat "$cf_tmp/err"; }
 "$commfit" report --help > "$cf_tmp/out" 2>&1 && grep -q "^Usage: commfit report" "$cf_tmp/out" \
     && ok "--help: exit status 0" || bad "--help"
 "$commfit" 2>&1 | grep -q "report" && ok "commfit lists the report command" || bad "report is not listed"

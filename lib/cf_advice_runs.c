@@ -1,0 +1,158 @@
+/* Fusion advice over several runs of one program (cf_advice.h, "Several
+ * runs"): commfit report A.json B.json ... */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cf_advice.h"
+#include "cf_analysis.h"
+#include "cf_units.h"
+
+#define RUNS_MAX 64 /* runs combined, this one included */
+
+static int is_fuse(const cf_advice_t *ad)
+{
+    return ad->verdict != NULL && strcmp(ad->verdict, "fuse") == 0;
+}
+
+/* The same stream in another run's analysis: operation, communicator,
+ * path and calls per step; NULL where it has none. */
+static const cf_advice_t *same_stream(const cf_analysis_t *r, const cf_advice_t *ad)
+{
+    for (size_t i = 0; i < cf_analysis_nfusion(r); i++) {
+        const cf_advice_t *o = cf_analysis_fusion(r, i);
+        if (o->comm == ad->comm && o->path == ad->path && o->comm_size == ad->comm_size &&
+            o->nonblocking == ad->nonblocking && strcmp(o->op, ad->op) == 0 &&
+            fabs(o->calls_per_step - ad->calls_per_step) <= 1e-6 * ad->calls_per_step)
+            return o;
+    }
+    return NULL;
+}
+
+static const cf_adv_cand_t *cand_of(const cf_advice_t *ad, double S)
+{
+    for (size_t c = 0; c < ad->ncand; c++)
+        if (fabs(ad->cand[c].bucket_bytes - S) < 0.5)
+            return &ad->cand[c];
+    return NULL;
+}
+
+static int cmp_dbl(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* One candidate over the runs: median saving per step and predicted run
+ * saving per step, half the range of the savings, and the combined
+ * uncertainty.  0 where a run lacks it or has no number for it. */
+typedef struct {
+    double sv, run_sv, spread, unc;
+} over_runs_t;
+
+static int cand_over_runs(const cf_advice_t *const *r, size_t n, double S, over_runs_t *o)
+{
+    double sv[RUNS_MAX], unc[RUNS_MAX], run[RUNS_MAX], lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        const cf_adv_cand_t *cd = cand_of(r[k], S);
+        if (cd == NULL)
+            return 0;
+        sv[k] = cf_advice_cand_saving(r[k], cd, &unc[k]);
+        run[k] = (r[k]->current_s - cf_advice_cand_predicted_s(r[k], cd)) / (double)r[k]->steps;
+        if (!isfinite(sv[k]) || !isfinite(unc[k]) || !isfinite(run[k]))
+            return 0;
+        lo = fmin(lo, sv[k]);
+        hi = fmax(hi, sv[k]);
+    }
+    o->spread = 0.5 * (hi - lo);
+    o->sv = median(sv, n);
+    o->run_sv = median(run, n);
+    double u = median(unc, n);
+    o->unc = sqrt(u * u + o->spread * o->spread);
+    return 1;
+}
+
+static void set_uncertain(cf_advice_t *ad, const char *reason)
+{
+    ad->verdict = "uncertain";
+    ad->reason = reason;
+    ad->bucket_bytes = ad->buckets_per_step = ad->model_s = NAN;
+    ad->predicted_s = ad->current_s;
+    ad->predicted_saving_s = 0.0;
+    ad->framework_saving_s = NAN;
+    ad->hidden_saving_step_s = ad->hidden_saving_unc_step_s = NAN;
+    ad->inflight_ratio = ad->inflight_faults = NAN;
+    ad->inflight_calls = 0;
+}
+
+void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns)
+{
+    const cf_advice_t *r[RUNS_MAX];
+    size_t n = 1, fuse, best = (size_t)-1, ti = (size_t)-1, pick = (size_t)-1;
+    over_runs_t o[CF_ADV_MAX_CAND], *ob;
+    int ok[CF_ADV_MAX_CAND] = {0};
+    double ref[RUNS_MAX], rf;
+    char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
+
+    if (ad->verdict == NULL || ad->ncand == 0 || !(ad->steps > 0))
+        return;
+    r[0] = ad;
+    for (size_t k = 0; k < nruns && n < RUNS_MAX; k++) {
+        const cf_advice_t *x = same_stream(runs[k], ad);
+        if (x != NULL && x->verdict != NULL && x->ncand > 0 && x->steps > 0)
+            r[n++] = x;
+    }
+    if (n == 1)
+        return;
+    fuse = 0;
+    for (size_t k = 0; k < n; k++) {
+        fuse += is_fuse(r[k]);
+        ref[k] = cf_advice_ref_step(r[k]);
+    }
+    rf = median(ref, n);
+    for (size_t c = 0; c < ad->ncand && c < CF_ADV_MAX_CAND; c++) {
+        ok[c] = cand_over_runs(r, n, ad->cand[c].bucket_bytes, &o[c]);
+        if (ok[c] && (best == (size_t)-1 || o[c].sv > o[best].sv))
+            best = c;
+    }
+    ad->runs = (int)n;
+    if (best == (size_t)-1) /* no candidate all the runs price: this run's advice */
+        return;
+    /* the trusted rule on the medians (cf_advice.c advise_trusted): the
+     * fastest that saves beyond its uncertainty and 5 %, then the smallest
+     * within 5 % of it; a candidate's time is rf less its saving */
+    for (size_t c = 0; fuse == n && c < ad->ncand && c < CF_ADV_MAX_CAND; c++)
+        if (ok[c] && o[c].sv > o[c].unc && o[c].sv >= CF_ADV_MIN_GAIN * rf && (ti == (size_t)-1 || o[c].sv > o[ti].sv))
+            ti = c;
+    for (size_t c = 0; ti != (size_t)-1 && c < ad->ncand && c < CF_ADV_MAX_CAND; c++)
+        if (ok[c] && o[c].sv > o[c].unc && rf - o[c].sv <= (rf - o[ti].sv) * (1.0 + CF_ADV_NEAR_BEST)) {
+            pick = c;
+            break;
+        }
+    ob = &o[pick != (size_t)-1 ? pick : best];
+    ad->run_spread_step_s = ob->spread;
+    if (pick != (size_t)-1) {
+        cf_advice_set_fuse(ad, &ad->cand[pick], ob->sv, ob->unc);
+        ad->predicted_saving_s = ob->run_sv * (double)ad->steps;
+        ad->predicted_s = ad->current_s - ad->predicted_saving_s;
+        return;
+    }
+    if (fuse == 0) /* none advises fusion: this run's verdict stands */
+        return;
+    set_uncertain(ad, fuse == n ? "the runs' median saving is within its uncertainty (their spread included)"
+                                : "the runs disagree");
+    ad->saving_step_s = ob->sv;
+    ad->saving_unc_step_s = ob->unc;
+    snprintf(ad->why, CF_ADV_WHY_LEN,
+             "%zu of %zu runs advise fusion; buckets of %s: saving %s per step (median), uncertainty %s "
+             "(spread between runs %s); profile more runs or steps",
+             fuse, n, cf_fmt_size(ad->cand[best].bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ob->sv, b2, sizeof(b2)),
+             cf_fmt_time(ob->unc, b3, sizeof(b3)), cf_fmt_time(ob->spread, b4, sizeof(b4)));
+}
