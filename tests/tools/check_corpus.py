@@ -754,6 +754,14 @@ def check_runs(case, rep, prof, exp):
               "%s %s and %s %s" % (a["verdict"], a.get("bucket_bytes"), b["verdict"], b.get("bucket_bytes")))
     txt = subprocess.run([commfit, "report", prof, other], capture_output=True, text=True).stdout
     check(case, "over two runs: the text report says so", "over 2 runs of the program" in txt)
+    # the same run twice: no spread, so this run's advice (fuse or not) and its numbers
+    twice = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", prof, prof],
+                                                capture_output=True, text=True).stdout), want["op"], want["comm"])
+    keys = ("verdict", "bucket_bytes", "saving_step_s", "saving_uncertainty_step_s", "predicted_saving_s")
+    check(case, "the same run twice: its own advice (%s), spread 0" % a["verdict"],
+          twice is not None and twice.get("runs") == 2 and twice.get("saving_run_spread_step_s") == 0 and
+          all(twice.get(k) == a.get(k) or (isinstance(a.get(k), float) and abs(twice[k] - a[k]) <= 1e-9 * abs(a[k]))
+              for k in keys), str(twice and {k: twice.get(k) for k in keys + ("runs", "saving_run_spread_step_s")}))
     if want.get("unmatched"):
         u = os.path.join(corpus, want["unmatched"], "profile.json")
         alone = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", prof, u],
