@@ -254,6 +254,10 @@ CF_HIDDEN double cf_advice_ref_step(const cf_advice_t *ad);
 /* Makes ad "fuse" into cd (one of ad->cand), saving sv per step with
  * uncertainty unc. */
 CF_HIDDEN void cf_advice_set_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc);
+/* The same stream as ad in another run's analysis r: operation,
+ * communicator, path, communicator size and calls per step; NULL where
+ * r has none. */
+CF_HIDDEN const cf_advice_t *cf_advice_same_stream(const cf_analysis_t *r, const cf_advice_t *ad);
 /* Several runs (above): ad, of this run, combined with the same stream in
  * the other runs' analyses; a stream no other run has is left alone. */
 CF_HIDDEN void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns);

@@ -16,9 +16,7 @@ static int is_fuse(const cf_advice_t *ad)
     return ad->verdict != NULL && strcmp(ad->verdict, "fuse") == 0;
 }
 
-/* The same stream in another run's analysis: operation, communicator,
- * path and calls per step; NULL where it has none. */
-static const cf_advice_t *same_stream(const cf_analysis_t *r, const cf_advice_t *ad)
+const cf_advice_t *cf_advice_same_stream(const cf_analysis_t *r, const cf_advice_t *ad)
 {
     for (size_t i = 0; i < cf_analysis_nfusion(r); i++) {
         const cf_advice_t *o = cf_analysis_fusion(r, i);
@@ -105,7 +103,7 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
         return;
     r[0] = ad;
     for (size_t k = 0; k < nruns && n < RUNS_MAX; k++) {
-        const cf_advice_t *x = same_stream(runs[k], ad);
+        const cf_advice_t *x = cf_advice_same_stream(runs[k], ad);
         if (x != NULL && x->verdict != NULL && x->ncand > 0 && x->steps > 0)
             r[n++] = x;
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cf_advice.h"
 #include "cf_analysis.h"
 #include "cf_callsite_report.h"
 #include "cf_common.h"
@@ -142,6 +143,27 @@ static void runs_free(report_opts_t *o, cf_profile_t *p, cf_analysis_t **a)
     free(p);
 }
 
+/* A run given that has none of the profile's advised streams is said so
+ * on stderr: its advice is the profile's alone (another program, or
+ * another job size). */
+static void runs_unmatched(const report_opts_t *o, const cf_analysis_t *a, cf_analysis_t **ra)
+{
+    for (size_t k = 0; k < o->nmore; k++) {
+        int any = 0, streams = 0;
+        for (size_t i = 0; i < cf_analysis_nfusion(a) && !any; i++) {
+            const cf_advice_t *ad = cf_analysis_fusion(a, i);
+            if (ad->verdict == NULL)
+                continue;
+            streams = 1;
+            any = cf_advice_same_stream(ra[k], ad) != NULL;
+        }
+        if (streams && !any)
+            fprintf(stderr, "commfit report: %s: none of its collective streams is one of %s's (operation, "
+                            "communicator, size, calls per step): the fusion advice is %s's alone\n",
+                    o->more[k], o->path, o->path);
+    }
+}
+
 int cf_cmd_report(int argc, char **argv)
 {
     report_opts_t o;
@@ -161,6 +183,7 @@ int cf_cmd_report(int argc, char **argv)
         runs_free(&o, rp, ra);
         return rc;
     }
+    runs_unmatched(&o, a, ra);
     if (o.output != NULL && freopen(o.output, "w", stdout) == NULL) {
         fprintf(stderr, "commfit report: cannot write '%s': %s\n", o.output, strerror(errno));
         cf_analysis_free(a);

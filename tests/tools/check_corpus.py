@@ -764,8 +764,10 @@ def check_runs(case, rep, prof, exp):
               for k in keys), str(twice and {k: twice.get(k) for k in keys + ("runs", "saving_run_spread_step_s")}))
     if want.get("unmatched"):
         u = os.path.join(corpus, want["unmatched"], "profile.json")
-        alone = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", prof, u],
-                                                    capture_output=True, text=True).stdout), want["op"], want["comm"])
+        ur = subprocess.run([commfit, "report", "--format", "json", prof, u], capture_output=True, text=True)
+        alone = stream_of(json.loads(ur.stdout), want["op"], want["comm"])
+        check(case, "a run without any of the profile's streams is named on stderr",
+              ("commfit report: %s: none of its collective streams" % u) in ur.stderr, ur.stderr.strip())
         keys = ("verdict", "bucket_bytes", "saving_step_s", "saving_uncertainty_step_s", "predicted_saving_s")
         check(case, "a run without the stream (%s) leaves the advice alone" % want["unmatched"],
               alone is not None and alone.get("runs") == 1 and all(alone.get(k) == a.get(k) for k in keys),
