@@ -187,16 +187,19 @@
  * calls ran 20 % faster or slower than the next run's, on the same
  * machine), and its uncertainty, from the spread within the run, cannot
  * see that.  Given other runs of the program (commfit report A B ...),
- * each stream they all have (same operation, communicator, path, calls
- * per step) is judged on every candidate's median saving over the runs,
- * with half the range between the runs added to the median uncertainty
- * in quadrature.  Where every run advises "fuse", the trusted rule above
- * applies to those medians: "fuse" into its candidate (the saving and the
- * predicted run time are the medians; the rest, such as the copies and
- * the hidden end, are this run's), else "uncertain".  Where the runs
- * disagree (some fuse, some not), "uncertain", naming how many advise
- * fusion.  Where none advises it, this run's verdict stands.  runs and
- * run_spread_step_s say so.
+ * each stream (same operation, communicator, path, communicator size,
+ * calls per step) is judged over the runs that have it with a verdict:
+ * every candidate's saving is its median over them, and half the range
+ * between them joins the median uncertainty in quadrature.
+ *   - every run advises "fuse": the trusted rule above on the medians,
+ *     "fuse" into its candidate (the saving and the predicted run time
+ *     are the medians; the rest, such as the copies and the hidden end,
+ *     this run's); else "no gain" where the best median saves beyond its
+ *     uncertainty but under 5 %, "uncertain" where it does not;
+ *   - some runs advise "fuse", some not: "uncertain", naming how many;
+ *   - none does, or not every run prices a size: this run's advice and
+ *     figures stand.
+ * runs counts the runs; run_spread_step_s is NaN where this run's stand.
  *
  * DDP: bucket_cap_mb = S / 2^20 (DDP counts MiB); Horovod:
  * HOROVOD_FUSION_THRESHOLD = S in bytes. */

@@ -7,6 +7,7 @@
 
 #include "cf_advice.h"
 #include "cf_analysis.h"
+#include "cf_predict.h"
 #include "cf_units.h"
 
 #define RUNS_MAX 64 /* runs combined, this one included */
@@ -77,9 +78,11 @@ static int cand_over_runs(const cf_advice_t *const *r, size_t n, double S, over_
     return 1;
 }
 
-static void set_uncertain(cf_advice_t *ad, const char *reason)
+/* A verdict other than "fuse" on the medians: the advice's fields as the
+ * one-run rule leaves them, of the best size (which why names). */
+static void set_not_fused(cf_advice_t *ad, const char *verdict, const char *reason, const cf_adv_cand_t *best)
 {
-    ad->verdict = "uncertain";
+    ad->verdict = verdict;
     ad->reason = reason;
     ad->bucket_bytes = ad->buckets_per_step = ad->model_s = NAN;
     ad->predicted_s = ad->current_s;
@@ -88,6 +91,8 @@ static void set_uncertain(cf_advice_t *ad, const char *reason)
     ad->hidden_saving_step_s = ad->hidden_saving_unc_step_s = NAN;
     ad->inflight_ratio = ad->inflight_faults = NAN;
     ad->inflight_calls = 0;
+    ad->extrapolated = best->source == CF_PRED_MODEL;
+    ad->refault_pages = (float)best->refault_pages;
 }
 
 void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns)
@@ -120,8 +125,11 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
         if (ok[c] && (best == (size_t)-1 || o[c].sv > o[best].sv))
             best = c;
     }
+    /* the figures are the medians only where some run advises fusion and
+     * every run prices a size; otherwise this run's advice stands, and
+     * runs > 1 with no spread says so */
     ad->runs = (int)n;
-    if (best == (size_t)-1) /* no candidate all the runs price: this run's advice */
+    if (best == (size_t)-1 || fuse == 0)
         return;
     /* the trusted rule on the medians (cf_advice.c advise_trusted): the
      * fastest that saves beyond its uncertainty and 5 %, then the smallest
@@ -142,13 +150,21 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
         ad->predicted_s = ad->current_s - ad->predicted_saving_s;
         return;
     }
-    if (fuse == 0) /* none advises fusion: this run's verdict stands */
-        return;
-    set_uncertain(ad, fuse == n ? "the runs' median saving is within its uncertainty (their spread included)"
-                                : "the runs disagree");
+    if (fuse < n)
+        set_not_fused(ad, "uncertain", "the runs disagree", &ad->cand[best]);
+    else if (ob->sv > ob->unc) /* beyond its uncertainty, under 5 % */
+        set_not_fused(ad, "no gain", "fusing saves under 5% (the runs' median)", &ad->cand[best]);
+    else
+        set_not_fused(ad, "uncertain", "the runs' median saving is within its uncertainty (their spread included)",
+                      &ad->cand[best]);
     ad->saving_step_s = ob->sv;
     ad->saving_unc_step_s = ob->unc;
-    snprintf(ad->why, CF_ADV_WHY_LEN,
+    if (fuse == n && ob->sv > ob->unc)
+        snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step (median of %zu runs), under 5%% of %s",
+                 cf_fmt_size(ad->cand[best].bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ob->sv, b2, sizeof(b2)), n,
+                 cf_fmt_time(rf, b3, sizeof(b3)));
+    else
+        snprintf(ad->why, CF_ADV_WHY_LEN,
              "%zu of %zu runs advise fusion; buckets of %s: saving %s per step (median), uncertainty %s "
              "(spread between runs %s); profile more runs or steps",
              fuse, n, cf_fmt_size(ad->cand[best].bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ob->sv, b2, sizeof(b2)),

@@ -530,6 +530,10 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
         /* the least measured of its buckets' times: "measured", "calibration", "model" */
         jset(c, j, "time_source", jstr(cf_pred_source_name((cf_pred_source_t)cd->source)));
         jset(c, j, "predicted_s", jnum(cf_advice_cand_predicted_s(ad, cd)));
+        /* as the verdict judges it, this profile's (cf_advice_cand_saving) */
+        double unc, sv = cf_advice_cand_saving(ad, cd, &unc);
+        jset(c, j, "saving_step_s", jnum(sv));
+        jset(c, j, "saving_uncertainty_step_s", jnum(unc));
         if (ad->nonblocking) {
             jset(c, j, "in_flight_ratio", jnum(cd->inflight_ratio));
             jset(c, j, "exposed_step_s", jnum(cd->exposed_s));

@@ -400,11 +400,13 @@ typedef struct cf_advice {
      * on; NaN for a blocking stream */
     double hidden_saving_step_s;
     double hidden_saving_unc_step_s; /* its uncertainty (hidden_saving) */
-    /* the runs the advice stands on: 1, this profile alone; more where other
-     * runs of the program were given (cf_analysis_opts_t.runs) and have the
-     * stream.  run_spread_step_s: half the range between the runs of the
-     * saving per step of the advised (else the best) buckets, counted in
-     * saving_unc_step_s; NaN for one run */
+    /* the runs that have the stream: 1, this profile alone; more where other
+     * runs of the program were given (cf_analysis_opts_t.runs).
+     * run_spread_step_s: half the range between the runs of the saving per
+     * step of the advised (else the best) buckets, counted in
+     * saving_unc_step_s, where the verdict and saving are the runs' medians;
+     * NaN where they are this profile's (one run, none advises fusion, or
+     * not every run prices a size) */
     int runs;
     double run_spread_step_s;
     /* blocking: the measured time per step over the predictor's for the

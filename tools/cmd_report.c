@@ -108,6 +108,11 @@ static int parse_args(int argc, char **argv, report_opts_t *o)
     o->path = args.args[0];
     o->more = args.args + 1;
     o->nmore = args.nargs - 1;
+    /* a run counted twice would move the medians */
+    for (int i = 1; i < args.nargs; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(args.args[i], args.args[j]) == 0)
+                return cf_tool_usage_error(&tool, "a profile given twice", args.args[i], "");
     return 0;
 }
 

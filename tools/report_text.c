@@ -860,10 +860,13 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
             fprintf(out, "    no gain: %s%s%s (best bucket size saves %s)\n", ad->reason, ad->why[0] ? ": " : "",
                    ad->why, cf_fmt_pct(ad->best_saving_share, 0, b[0], CF_FMT_LEN));
         }
-        if (ad->runs > 1)
-            fprintf(out, "    over %d runs of the program: the saving is each size's median over them; the spread "
-                    "between them (%s/step, half the range) is in its uncertainty\n",
+        if (ad->runs > 1 && isfinite(ad->run_spread_step_s))
+            fprintf(out, "    over %d runs of the program: the verdict and the saving above are their medians; half "
+                    "the range between them (%s/step) is in its uncertainty; the sizes below are this profile's\n",
                     ad->runs, fmt_t(ad->run_spread_step_s, b[0]));
+        else if (ad->runs > 1)
+            fprintf(out, "    over %d runs of the program: none advises fusion (or not every run prices the sizes): "
+                    "this profile's advice and figures\n", ad->runs);
         for (size_t c = 0; c < ad->ncand; c++) {
             const cf_adv_cand_t *cd = &ad->cand[c];
             if (cd->name == NULL || !(ad->model_current_s > 0))

@@ -434,10 +434,10 @@ run_torch() { # CASE
     case $case in
         veth-torch-mlp-2) targs=(--model mlp --mode per-tensor) ;;
         veth-torch-mlp-again-2) targs=(--model mlp --mode per-tensor)
-            runs='"runs": {"with": "veth-torch-mlp-2", "op": "MPI_Allreduce", "comm": "world", "unmatched": "veth-torch-resnet20-2"}' ;;
+            runs='"runs": {"combine": [["veth-torch-mlp-2"], ["veth-torch-mlp-2", "veth-torch-mlp-200mbit-2"]], "op": "MPI_Allreduce", "comm": "world", "unmatched": "veth-torch-resnet20-2"}' ;;
         # its per-size truth, through the tbf queue, holds the queue's wait: no fit claimed
         veth-torch-mlp-200mbit-2) targs=(--model mlp --mode per-tensor) rate=(--rate 200mbit --burst 64kb) refaults=none
-            runs='"runs": {"with": "veth-torch-mlp-2", "op": "MPI_Allreduce", "comm": "world"}' ;;
+            runs='"runs": {"combine": [["veth-torch-mlp-2"]], "op": "MPI_Allreduce", "comm": "world"}' ;;
         veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
         veth-torch-resnet-stream-2) targs=(--model resnet-stream --mode per-tensor) cal=2s refaults=true ;;
         veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
@@ -446,7 +446,8 @@ run_torch() { # CASE
         veth-torch-resnet-stream-overlap-cal-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
         veth-torch-resnet-stream-overlap-refault-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=true ;;
         veth-torch-resnet-stream-overlap-malloc-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=false
-            envx=(-x MALLOC_MMAP_THRESHOLD_=67108864 -x MALLOC_TRIM_THRESHOLD_=1073741824) ;;
+            envx=(-x MALLOC_MMAP_THRESHOLD_=67108864 -x MALLOC_TRIM_THRESHOLD_=1073741824)
+            runs='"runs": {"combine": [["veth-torch-resnet-stream-overlap-refault-2"]], "op": "MPI_Iallreduce", "comm": "world"}' ;;
     esac
     /usr/bin/python3 -c "import torch, mpi4py" 2> /dev/null || die "$case: no torch or mpi4py (apt-get install python3-torch python3-mpi4py)"
     local prog=(/usr/bin/python3 "$src/examples/torch_train.py" "${targs[@]}" --steps 30 --warmup 2 --region --timings "$dir")
@@ -504,6 +505,7 @@ for r in csv.DictReader(open(sys.argv[1])):
         [ -z "$refaults" ] || rf=', "refaults": {"op": "MPI_Iallreduce", "comm": "world", "memory_line": '"$refaults"'}'
         [ "$cal" = auto ] ||
             exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}, "in_flight": {"op": "MPI_Iallreduce", "comm": "world"}'"$rf"'}'
+        [ -z "$runs" ] || exp=${exp%\}}", $runs}"
         truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
     fi
     meta case="$case" program="$(jsonarr "${rel[@]}")" \

@@ -39,11 +39,14 @@ One line per check, "ok" or "FAIL" with the numbers; exit 1 on any FAIL.
 """
 import csv
 import math
+import shutil
+import statistics
 import re
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 TOL_SMALL = 0.25
 TOL_LARGE = 0.15
@@ -707,71 +710,129 @@ def stream_of(rep, op, comm):
     return adv[0] if adv else None
 
 
+def runs_expected(reps):
+    """The advice over runs (cf_advice.h, "Several runs"), recomputed from
+    each run's own report: its verdict, and per candidate its saving and
+    uncertainty as the verdict judges them and its predicted run time.
+    Returns (verdict, bucket, saving, uncertainty, spread, run saving per
+    step) or None where this run's advice stands."""
+    n, fuse = len(reps), sum(r["verdict"] == "fuse" for r in reps)
+    a = reps[0]
+    cands = []
+    for c in a.get("candidates") or []:
+        sv, unc, run = [], [], []
+        for r in reps:
+            x = [d for d in r.get("candidates") or [] if d["bucket_bytes"] == c["bucket_bytes"]]
+            if not x or None in (x[0].get("saving_step_s"), x[0].get("saving_uncertainty_step_s"), x[0].get("predicted_s")):
+                break
+            sv.append(x[0]["saving_step_s"])
+            unc.append(x[0]["saving_uncertainty_step_s"])
+            run.append((r["current_s"] - x[0]["predicted_s"]) / r["steps"])
+        else:
+            spread = (max(sv) - min(sv)) / 2
+            cands.append((c["bucket_bytes"], statistics.median(sv), math.hypot(statistics.median(unc), spread), spread,
+                          statistics.median(run)))
+    if not cands or fuse == 0:
+        return None
+    best = max(cands, key=lambda c: c[1])
+    ref = statistics.median([r["model_current_step_s"] if not r["nonblocking"] else r["current_s"] / r["steps"]
+                             for r in reps])
+    if fuse == n:
+        ok = [c for c in cands if c[1] > c[2] and c[1] >= 0.05 * ref]
+        if ok:
+            ti = max(ok, key=lambda c: c[1])
+            pick = [c for c in cands if c[1] > c[2] and ref - c[1] <= (ref - ti[1]) * 1.05][0]
+            return ("fuse",) + pick
+        return ("no gain" if best[1] > best[2] else "uncertain", None) + best[1:]
+    return ("uncertain", None) + best[1:]
+
+
+def close(x, y):
+    return x is None and y is None or (x is not None and y is not None and abs(x - y) <= 1e-6 * max(abs(x), abs(y)) + 1e-12)
+
+
 def check_runs(case, rep, prof, exp):
-    """Fusion advice over two runs of one program (commfit report A B):
-    held to each run's advice alone.  Where both advise the same buckets,
-    the combined saving is their mean (the median of two), the spread half
-    their difference, the uncertainty the mean of theirs and the spread in
-    quadrature, and "fuse" stands where the saving exceeds it; where one
-    advises fusion and the other not, "uncertain: the runs disagree".  A
-    stream the other run lacks keeps this run's advice (runs 1)."""
+    """Fusion advice over several runs of one program (commfit report A B
+    ...), held to each run's own report: the verdict, bucket, saving,
+    uncertainty, spread and predicted saving recomputed from the runs'
+    candidates by the documented rule (runs_expected), and this run's
+    advice where no run advises fusion.  The same run twice (a copy)
+    keeps its advice with no spread; a run without the profile's streams
+    is named on stderr and leaves the advice alone (runs 1)."""
     want = exp["runs"]
-    other = os.path.join(corpus, want["with"], "profile.json")
-    run = subprocess.run([commfit, "report", "--format", "json", prof, other], capture_output=True, text=True)
-    if run.returncode != 0:
-        check(case, "commfit report over two runs", False, "exit %d: %s" % (run.returncode, run.stderr.strip()))
-        return
-    both = stream_of(json.loads(run.stdout), want["op"], want["comm"])
+    single = {}
+
+    def alone(path):
+        if path not in single:
+            r = subprocess.run([commfit, "report", "--format", "json", path], capture_output=True, text=True)
+            single[path] = stream_of(json.loads(r.stdout), want["op"], want["comm"]) if r.returncode == 0 else None
+        return single[path]
+
     a = stream_of(rep, want["op"], want["comm"])
-    b = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", other],
-                                            capture_output=True, text=True).stdout), want["op"], want["comm"])
-    if both is None or a is None or b is None:
-        check(case, "%s on %s in both runs" % (want["op"], want["comm"]), False, "missing")
-        return
-    check(case, "over two runs: runs 2", both.get("runs") == 2, str(both.get("runs")))
-    fa, fb = a["verdict"] == "fuse", b["verdict"] == "fuse"
-    if fa and fb and a["bucket_bytes"] == b["bucket_bytes"]:
-        sv = (a["saving_step_s"] + b["saving_step_s"]) / 2
-        spread = abs(a["saving_step_s"] - b["saving_step_s"]) / 2
-        unc = math.hypot((a["saving_uncertainty_step_s"] + b["saving_uncertainty_step_s"]) / 2, spread)
-        ok = (both["bucket_bytes"] == a["bucket_bytes"] and abs(both["saving_step_s"] - sv) <= 1e-6 * sv and
-              abs(both["saving_run_spread_step_s"] - spread) <= 1e-6 * sv + 1e-12 and
-              abs(both["saving_uncertainty_step_s"] - unc) <= 1e-6 * unc)
-        check(case, "over two runs: %s B buckets, saving %s +- %s a step (runs %s and %s)" % (
-            a["bucket_bytes"], human_time(sv), human_time(unc), human_time(a["saving_step_s"]),
-            human_time(b["saving_step_s"])), ok, "got %s B, %s +- %s, spread %s" % (
-            both["bucket_bytes"], human_time(both["saving_step_s"]), human_time(both["saving_uncertainty_step_s"]),
-            human_time(both["saving_run_spread_step_s"])))
-        check(case, "over two runs: fuse where the saving exceeds its uncertainty",
-              (both["verdict"] == "fuse") == (sv > unc), both["verdict"])
-    elif fa != fb:
-        check(case, "over two runs that disagree (%s, %s): uncertain" % (a["verdict"], b["verdict"]),
-              both["verdict"] == "uncertain" and both["reason"] == "the runs disagree" and
-              "1 of 2 runs advise fusion" in (both.get("why") or "") and both.get("bucket_bytes") is None,
-              "%s: %s (%s)" % (both["verdict"], both["reason"], both.get("why")))
-    else:
-        check(case, "over two runs: a combination this check knows", False,
-              "%s %s and %s %s" % (a["verdict"], a.get("bucket_bytes"), b["verdict"], b.get("bucket_bytes")))
-    txt = subprocess.run([commfit, "report", prof, other], capture_output=True, text=True).stdout
-    check(case, "over two runs: the text report says so", "over 2 runs of the program" in txt)
-    # the same run twice: no spread, so this run's advice (fuse or not) and its numbers
-    twice = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", prof, prof],
+    for combo in want["combine"]:
+        others = [os.path.join(corpus, c, "profile.json") for c in combo]
+        run = subprocess.run([commfit, "report", "--format", "json", prof] + others, capture_output=True, text=True)
+        name = "over %d runs (with %s)" % (len(combo) + 1, ", ".join(combo))
+        if run.returncode != 0:
+            check(case, name, False, "exit %d: %s" % (run.returncode, run.stderr.strip()))
+            continue
+        both = stream_of(json.loads(run.stdout), want["op"], want["comm"])
+        reps = [a] + [alone(o) for o in others]
+        if both is None or None in reps:
+            check(case, name + ": %s on %s in every run" % (want["op"], want["comm"]), False, "missing")
+            continue
+        check(case, name + ": runs %d" % len(reps), both.get("runs") == len(reps), str(both.get("runs")))
+        e = runs_expected(reps)
+        verdicts = "/".join(r["verdict"] for r in reps)
+        if e is None:
+            keys = ("verdict", "bucket_bytes", "saving_step_s", "saving_uncertainty_step_s", "predicted_saving_s")
+            check(case, name + ": no run advises fusion (%s): this run's advice, no spread" % verdicts,
+                  all(close(both.get(k), a.get(k)) if isinstance(a.get(k), float) else both.get(k) == a.get(k)
+                      for k in keys) and both.get("saving_run_spread_step_s") is None,
+                  str({k: both.get(k) for k in keys + ("saving_run_spread_step_s",)}))
+            continue
+        verdict, bucket, sv, unc, spread, run_sv = e
+        ok = (both["verdict"] == verdict and both.get("bucket_bytes") == bucket and close(both["saving_step_s"], sv) and
+              close(both["saving_uncertainty_step_s"], unc) and close(both["saving_run_spread_step_s"], spread))
+        if verdict == "fuse":
+            ok = ok and close(both["predicted_saving_s"] / both["steps"], run_sv)
+        elif verdict == "uncertain" and "fuse" in verdicts:
+            ok = ok and (both["reason"] == "the runs disagree") == (verdicts.count("fuse") < len(reps))
+        check(case, name + " (%s): %s %s, saving %s +- %s a step, spread %s" % (
+            verdicts, verdict, bucket, human_time(sv), human_time(unc), human_time(spread)), ok,
+            "got %s %s, %s +- %s, spread %s: %s" % (both["verdict"], both.get("bucket_bytes"),
+                                                    human_time(both["saving_step_s"]),
+                                                    human_time(both["saving_uncertainty_step_s"]),
+                                                    human_time(both.get("saving_run_spread_step_s") or 0), both.get("why")))
+        txt = subprocess.run([commfit, "report", prof] + others, capture_output=True, text=True).stdout
+        check(case, name + ": the text report says so",
+              "over %d runs of the program: the verdict and the saving above are their medians" % len(reps) in txt)
+    # the same run twice (a copy: a path given twice is refused): its own advice, no spread
+    copy = os.path.join(tmpdir, case + "-copy.json")
+    shutil.copyfile(prof, copy)
+    twice = stream_of(json.loads(subprocess.run([commfit, "report", "--format", "json", prof, copy],
                                                 capture_output=True, text=True).stdout), want["op"], want["comm"])
     keys = ("verdict", "bucket_bytes", "saving_step_s", "saving_uncertainty_step_s", "predicted_saving_s")
-    check(case, "the same run twice: its own advice (%s), spread 0" % a["verdict"],
-          twice is not None and twice.get("runs") == 2 and twice.get("saving_run_spread_step_s") == 0 and
-          all(twice.get(k) == a.get(k) or (isinstance(a.get(k), float) and abs(twice[k] - a[k]) <= 1e-9 * abs(a[k]))
-              for k in keys), str(twice and {k: twice.get(k) for k in keys + ("runs", "saving_run_spread_step_s")}))
+    spread = twice.get("saving_run_spread_step_s") if twice else None
+    check(case, "the same run twice: its own advice (%s), no spread" % a["verdict"],
+          twice is not None and twice.get("runs") == 2 and spread in (0, None) and
+          all(close(twice.get(k), a.get(k)) if isinstance(a.get(k), float) else twice.get(k) == a.get(k) for k in keys),
+          str(twice and {k: twice.get(k) for k in keys + ("runs", "saving_run_spread_step_s")}))
+    dup = subprocess.run([commfit, "report", prof, prof], capture_output=True, text=True)
+    check(case, "a profile given twice is refused", dup.returncode == 2 and "given twice" in dup.stderr,
+          dup.stderr.strip().splitlines()[0] if dup.stderr.strip() else "exit %d" % dup.returncode)
     if want.get("unmatched"):
         u = os.path.join(corpus, want["unmatched"], "profile.json")
         ur = subprocess.run([commfit, "report", "--format", "json", prof, u], capture_output=True, text=True)
-        alone = stream_of(json.loads(ur.stdout), want["op"], want["comm"])
+        alone_u = stream_of(json.loads(ur.stdout), want["op"], want["comm"])
         check(case, "a run without any of the profile's streams is named on stderr",
               ("commfit report: %s: none of its collective streams" % u) in ur.stderr, ur.stderr.strip())
-        keys = ("verdict", "bucket_bytes", "saving_step_s", "saving_uncertainty_step_s", "predicted_saving_s")
         check(case, "a run without the stream (%s) leaves the advice alone" % want["unmatched"],
-              alone is not None and alone.get("runs") == 1 and all(alone.get(k) == a.get(k) for k in keys),
-              str(alone and {k: alone.get(k) for k in keys + ("runs",)}))
+              alone_u is not None and alone_u.get("runs") == 1 and all(alone_u.get(k) == a.get(k) for k in keys),
+              str(alone_u and {k: alone_u.get(k) for k in keys + ("runs",)}))
+
+
+tmpdir = tempfile.mkdtemp(prefix="check_corpus.")
 
 
 def main():
@@ -845,7 +906,9 @@ def main():
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        rc = main()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        sys.exit(rc)
     except Exception:  # a broken corpus or checker is a hard error (automake's 99), not a failed check
         import traceback
         traceback.print_exc()
