@@ -143,7 +143,7 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
             break;
         }
     ob = &o[pick != (size_t)-1 ? pick : best];
-    ad->run_spread_step_s = ob->spread;
+    ad->run_spread_step_s = (float)ob->spread;
     if (pick != (size_t)-1) {
         cf_advice_set_fuse(ad, &ad->cand[pick], ob->sv, ob->unc);
         ad->predicted_saving_s = ob->run_sv * (double)ad->steps;

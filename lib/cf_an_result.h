@@ -339,6 +339,10 @@ typedef struct cf_advice {
     int comm_size, path;
     cf_coll_t coll;
     int nonblocking;          /* time is post to completion, overlapping compute */
+    /* the runs that have the stream: 1, this profile alone; more where other
+     * runs of the program were given (cf_analysis_opts_t.runs); in an int's
+     * padding, as run_spread_step_s below is */
+    int runs;
     uint64_t calls, bytes;    /* summed over ranks */
     double share;             /* of the ranked MPI time */
 
@@ -383,6 +387,12 @@ typedef struct cf_advice {
     double model_current_s;   /* T per step of the calls as they are */
     double model_current_unc_s; /* its uncertainty */
     int current_pred_source;  /* cf_pred_source_t of the calls as they are */
+    /* half the range between the runs of the saving per step of the advised
+     * (else the best) buckets, counted in saving_unc_step_s, where the
+     * verdict and saving are the runs' medians; NaN where they are this
+     * profile's (one run, none advises fusion, or not every run prices a
+     * size) */
+    float run_spread_step_s;
 
     const char *verdict;      /* "fuse", "no gain", "uncertain", NULL without a model */
     const char *reason;       /* why, one phrase */
@@ -400,15 +410,6 @@ typedef struct cf_advice {
      * on; NaN for a blocking stream */
     double hidden_saving_step_s;
     double hidden_saving_unc_step_s; /* its uncertainty (hidden_saving) */
-    /* the runs that have the stream: 1, this profile alone; more where other
-     * runs of the program were given (cf_analysis_opts_t.runs).
-     * run_spread_step_s: half the range between the runs of the saving per
-     * step of the advised (else the best) buckets, counted in
-     * saving_unc_step_s, where the verdict and saving are the runs' medians;
-     * NaN where they are this profile's (one run, none advises fusion, or
-     * not every run prices a size) */
-    int runs;
-    double run_spread_step_s;
     /* blocking: the measured time per step over the predictor's for the
      * calls as they are (current_s / steps / model_current_s); over
      * CF_ADV_DISTURBED beyond its uncertainty, the run was disturbed (load,
