@@ -1000,28 +1000,29 @@ void cf_advice_set_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     advise_fuse(ad, cd, sv, unc, ad->model_current_s);
 }
 
-/* Trusted: a candidate whose saving exceeds its uncertainty and 5 %; the
- * smallest within 5 % of the fastest such is advised.  0: none. */
-static int advise_trusted(cf_advice_t *ad, double now, double ref)
+size_t cf_advice_pick(const double *sv, const double *unc, size_t n, double ref)
 {
     size_t ti = (size_t)-1;
-    for (size_t c = 0; c < ad->ncand; c++) {
-        const cf_adv_cand_t *cd = &ad->cand[c];
-        double unc, sv = judge_saving(ad, cd, now, &unc);
-        if (sv > unc && sv >= CF_ADV_MIN_GAIN * ref &&
-            (ti == (size_t)-1 || judge_time(ad, cd, now) < judge_time(ad, &ad->cand[ti], now)))
+    for (size_t c = 0; c < n; c++)
+        if (sv[c] > unc[c] && sv[c] >= CF_ADV_MIN_GAIN * ref && (ti == (size_t)-1 || sv[c] > sv[ti]))
             ti = c;
-    }
-    if (ti == (size_t)-1)
+    for (size_t c = 0; ti != (size_t)-1 && c < n; c++)
+        if (sv[c] > unc[c] && ref - sv[c] <= (ref - sv[ti]) * (1.0 + CF_ADV_NEAR_BEST))
+            return c;
+    return ti;
+}
+
+/* Trusted: the candidate cf_advice_pick names, on this run's savings.
+ * 0: none. */
+static int advise_trusted(cf_advice_t *ad, double now, double ref)
+{
+    double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
+    for (size_t c = 0; c < ad->ncand; c++)
+        sv[c] = judge_saving(ad, &ad->cand[c], now, &unc[c]);
+    size_t c = cf_advice_pick(sv, unc, ad->ncand, ref);
+    if (c == (size_t)-1)
         return 0;
-    for (size_t c = 0; c < ad->ncand; c++) {
-        const cf_adv_cand_t *cd = &ad->cand[c];
-        double unc, sv = judge_saving(ad, cd, now, &unc);
-        if (sv > unc && judge_time(ad, cd, now) <= judge_time(ad, &ad->cand[ti], now) * (1.0 + CF_ADV_NEAR_BEST)) {
-            advise_fuse(ad, cd, sv, unc, now);
-            break;
-        }
-    }
+    advise_fuse(ad, &ad->cand[c], sv[c], unc[c], now);
     return 1;
 }
 

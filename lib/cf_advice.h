@@ -254,6 +254,14 @@ CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_
  * the time per step it is judged against; NaN without a model. */
 CF_HIDDEN double cf_advice_cand_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double *unc_p);
 CF_HIDDEN double cf_advice_ref_step(const cf_advice_t *ad);
+/* The trusted rule: of n candidates saving sv[c] per step (uncertainty
+ * unc[c]; NaN: not priced) against a reference time ref per step (a
+ * candidate's time is ref - sv[c]), the fastest that saves beyond its
+ * uncertainty and CF_ADV_MIN_GAIN of ref, then the smallest (first)
+ * beyond its uncertainty within CF_ADV_NEAR_BEST of it; (size_t)-1: none.
+ * One run's advice (cf_advice.c) and that over several runs
+ * (cf_advice_runs.c) both decide by it. */
+CF_HIDDEN size_t cf_advice_pick(const double *sv, const double *unc, size_t n, double ref);
 /* Makes ad "fuse" into cd (one of ad->cand), saving sv per step with
  * uncertainty unc. */
 CF_HIDDEN void cf_advice_set_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc);

@@ -98,7 +98,7 @@ static void set_not_fused(cf_advice_t *ad, const char *verdict, const char *reas
 void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns)
 {
     const cf_advice_t *r[RUNS_MAX];
-    size_t n = 1, fuse, best = (size_t)-1, ti = (size_t)-1, pick = (size_t)-1;
+    size_t n = 1, fuse, best = (size_t)-1, pick = (size_t)-1;
     over_runs_t o[CF_ADV_MAX_CAND], *ob;
     int ok[CF_ADV_MAX_CAND] = {0};
     double ref[RUNS_MAX], rf;
@@ -131,19 +131,18 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
     ad->runs = (int)n;
     if (best == (size_t)-1 || fuse == 0)
         return;
-    /* the trusted rule on the medians (cf_advice.c advise_trusted): the
-     * fastest that saves beyond its uncertainty and 5 %, then the smallest
-     * within 5 % of it; a candidate's time is rf less its saving */
-    for (size_t c = 0; fuse == n && c < ad->ncand && c < CF_ADV_MAX_CAND; c++)
-        if (ok[c] && o[c].sv > o[c].unc && o[c].sv >= CF_ADV_MIN_GAIN * rf && (ti == (size_t)-1 || o[c].sv > o[ti].sv))
-            ti = c;
-    for (size_t c = 0; ti != (size_t)-1 && c < ad->ncand && c < CF_ADV_MAX_CAND; c++)
-        if (ok[c] && o[c].sv > o[c].unc && rf - o[c].sv <= (rf - o[ti].sv) * (1.0 + CF_ADV_NEAR_BEST)) {
-            pick = c;
-            break;
+    /* the trusted rule on the medians, where every run fuses */
+    if (fuse == n) {
+        double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
+        for (size_t c = 0; c < ad->ncand && c < CF_ADV_MAX_CAND; c++) {
+            sv[c] = ok[c] ? o[c].sv : NAN;
+            unc[c] = ok[c] ? o[c].unc : NAN;
         }
+        pick = cf_advice_pick(sv, unc, ad->ncand < CF_ADV_MAX_CAND ? ad->ncand : CF_ADV_MAX_CAND, rf);
+    }
     ob = &o[pick != (size_t)-1 ? pick : best];
     ad->run_spread_step_s = (float)ob->spread;
+    ad->best_saving_share = rf > 0 ? o[best].sv / rf : NAN; /* the text's "best bucket size saves" */
     if (pick != (size_t)-1) {
         cf_advice_set_fuse(ad, &ad->cand[pick], ob->sv, ob->unc);
         ad->predicted_saving_s = ob->run_sv * (double)ad->steps;
