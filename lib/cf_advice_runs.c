@@ -7,6 +7,7 @@
 
 #include "cf_advice.h"
 #include "cf_analysis.h"
+#include "cf_common.h"
 #include "cf_predict.h"
 #include "cf_units.h"
 
@@ -37,15 +38,9 @@ static const cf_adv_cand_t *cand_of(const cf_advice_t *ad, double S)
     return NULL;
 }
 
-static int cmp_dbl(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof(*v), cmp_dbl);
+    qsort(v, n, sizeof(*v), cf_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
