@@ -107,9 +107,29 @@ else
 fi
 expect_usage "a profile given twice" "$good" "$good"
 cp "$good" "$cf_tmp/again.json"
-"$commfit" report --format json "$good" "$cf_tmp/again.json" > "$cf_tmp/two.json" 2> "$cf_tmp/err" &&
-    "$CF_PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["advice"] and all(a["runs"] in (1, 2) for a in r["advice"]), [a["runs"] for a in r["advice"]]' "$cf_tmp/two.json" &&
-    ok "a copy of the profile as a second run: a report" || { bad "a copy of the profile as a second run"; cat "$cf_tmp/err"; }
+# a copy adds no information: every stream with a verdict is matched (runs
+# 2; one without stays runs 1), its verdict, bucket and saving are the one
+# run's, and the runs spread nothing
+"$commfit" report --format json "$good" > "$cf_tmp/one.json" 2> "$cf_tmp/err" &&
+"$commfit" report --format json "$good" "$cf_tmp/again.json" > "$cf_tmp/two.json" 2>> "$cf_tmp/err" &&
+    "$CF_PYTHON" - "$cf_tmp/one.json" "$cf_tmp/two.json" <<'EOF_COPY' &&
+import json, math, sys
+one, two = (json.load(open(f))["advice"] for f in sys.argv[1:3])
+assert len(one) == len(two) and any(a["verdict"] for a in one), one
+def same(x, y):
+    if x is None or y is None:
+        return x is y
+    return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-15)
+for a, b in zip(one, two):
+    assert a["runs"] == 1 and b["runs"] == (2 if a["verdict"] else 1), (a["verdict"], a["runs"], b["runs"])
+    for k in ("verdict", "bucket_bytes"):
+        assert a.get(k) == b.get(k), (k, a.get(k), b.get(k))
+    for k in ("predicted_saving_s", "saving_step_s"):
+        assert same(a.get(k), b.get(k)), (k, a.get(k), b.get(k))
+    assert b["saving_run_spread_step_s"] in (None, 0), b["saving_run_spread_step_s"]
+EOF_COPY
+    ok "a copy of the profile as a second run: the one run's advice, no spread" ||
+    { bad "a copy of the profile as a second run"; cat "$cf_tmp/err"; }
 "$commfit" report --help > "$cf_tmp/out" 2>&1 && grep -q "^Usage: commfit report" "$cf_tmp/out" \
     && ok "--help: exit status 0" || bad "--help"
 "$commfit" 2>&1 | grep -q "report" && ok "commfit lists the report command" || bad "report is not listed"
