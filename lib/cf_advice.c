@@ -1277,6 +1277,50 @@ int cf_advice_keeps_heap(const cf_advice_t *ad)
            cf_advice_refaulted(ad, 0) == 1;
 }
 
+/* The memory line (cf_advice.h): memory the kernel mapped in afresh every
+ * step, a quarter of the stream's bytes or more.  What MPI allocates per
+ * call (in flight, or a blocking all-reduce's temporary buffer) may be
+ * among it; a blocking stream's buckets were timed on a heap the
+ * calibration's calls kept, a nonblocking stream's are priced with the
+ * calibration's fresh page where its set in flight did not fault. */
+int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len)
+{
+    char priced[200] = "", b[3][CF_FMT_LEN];
+    double refault_s = (double)ad->refault_pages * ad->page_fault_s;
+    int in;
+
+    if (cf_advice_refaulted(ad, 0) != 1)
+        return 0;
+    in = cf_advice_refaulted(ad, 1);
+    if (ad->nonblocking && in != 1 && isfinite(refault_s))
+        snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
+                 "(the calibration's fresh page), %s a step", ad->refault_pages,
+                 cf_fmt_time(ad->page_fault_s, b[0], CF_FMT_LEN), cf_fmt_time(refault_s, b[1], CF_FMT_LEN));
+    else if (!ad->nonblocking && refault_s > 0) /* one bucket's temporary buffer, stated */
+        snprintf(priced, sizeof(priced), "; refaulted, one bucket's temporary buffer would cost %.0f pages a "
+                 "step at %s a page (the calibration's fresh page), %s a step", ad->refault_pages,
+                 cf_fmt_time(ad->page_fault_s, b[0], CF_FMT_LEN), cf_fmt_time(refault_s, b[1], CF_FMT_LEN));
+    snprintf(buf, len,
+             "%.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the stream's bytes): "
+             "where the program's malloc hands back %s, %s; " CF_ADV_KEEP_HEAP " keeps it%s%s",
+             ad->step_faults, cf_fmt_size(ad->step_faults * CF_ADV_PAGE_BYTES, b[2], CF_FMT_LEN),
+             ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step,
+             ad->nonblocking ? "the memory MPI takes per call in flight"
+                             : "between steps the memory MPI takes per call (an all-reduce's temporary buffer, a "
+                               "bucket's size)",
+             !ad->nonblocking ? "the buckets pay to fault it in again each step, which their price leaves out "
+                                "(the calibration's calls, one after another, kept it)"
+             : in == 0 ? (priced[0] ? "the calls pay to fault it in again, now and in buckets (the calibration's "
+                                      "buckets in flight, after the program, took few)"
+                                    : "the calls pay to fault it in again, now and in buckets (the calibration's "
+                                      "buckets in flight, after the program, took few: not in their price)")
+             : in == 1 ? "the calls pay to fault it in again, now and in buckets (the calibration's buckets in "
+                         "flight faulted too: in their price)"
+                       : "the calls pay to fault it in again, now and in buckets",
+             ad->nonblocking && in != 1 && !priced[0] ? ": profile with them to price the buckets" : "", priced);
+    return 1;
+}
+
 char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
 {
     char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];

@@ -286,6 +286,13 @@ CF_HIDDEN int cf_advice_refaulted(const cf_advice_t *ad, int in_flight);
 CF_HIDDEN int cf_advice_keeps_heap(const cf_advice_t *ad);
 #define CF_ADV_KEEP_HEAP "MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824"
 
+/* The memory line of the text report and the HTML (JSON memory_note), after
+ * "memory: ", without newline: where the ranks refault a quarter of the
+ * stream's pages a step or more (cf_advice_refaulted), what it costs and
+ * what keeps the heap.  1 when written, 0 where there is none. */
+CF_HIDDEN int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len);
+#define CF_ADV_NOTE_LEN 1024
+
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);
 

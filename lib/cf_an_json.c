@@ -413,7 +413,6 @@ static json_t *jbytes(double v)
     return isfinite(v) && v >= 0 && v < 9.2e18 ? json_integer((json_int_t)llround(v)) : json_null();
 }
 
-/* One stream's fusion advice (cf_advice.h). */
 /* The advised (else the best) bucket size's saving per step and the
  * uncertainty it was held against (cf_predict.h), the hidden end of a
  * nonblocking stream's, and the runs it stands on (cf_advice.h, "Several
@@ -428,6 +427,32 @@ static void advice_saving_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     jset(c, o, "saving_run_spread_step_s", jnum(ad->run_spread_step_s));
 }
 
+/* The ranks' page faults a step and what the advice makes of them
+ * (cf_advice.h, "Refaults"). */
+static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
+{
+    char note[CF_ADV_NOTE_LEN];
+
+    jset(c, o, "step_page_faults", jnum(ad->step_faults));
+    /* the calibration's fresh page, and the advised (else the best)
+     * buckets' refaults at it: priced (nonblocking), or stated beside a
+     * price that leaves them out (blocking: one bucket's temporary buffer) */
+    jset(c, o, "page_fault_s", jnum(ad->page_fault_s));
+    jset(c, o, "refault_pages_per_step", jnum(ad->refault_pages));
+    jset(c, o, "refault_step_s", jnum((double)ad->refault_pages * ad->page_fault_s));
+    jset(c, o, "refault_priced", isfinite(ad->refault_pages) ? json_boolean(ad->nonblocking) : json_null());
+    /* the advice is the buckets with the heap kept (cf_advice_keeps_heap) */
+    jset(c, o, "heap_kept", json_boolean(cf_advice_keeps_heap(ad)));
+    /* cf_advice_refaulted: null where not recorded */
+    for (int k = 0; k < 2; k++) {
+        int r = cf_advice_refaulted(ad, k);
+        jset(c, o, k ? "in_flight_refaulted" : "step_refaulted", r < 0 ? json_null() : json_boolean(r));
+    }
+    /* the text's memory line, for the HTML (cf_advice_memory_note) */
+    jset(c, o, "memory_note", cf_advice_memory_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
+}
+
+/* One stream's fusion advice (cf_advice.h). */
 static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t *ad)
 {
     json_t *o = json_object(), *model = json_object(), *cands = json_array();
@@ -486,21 +511,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "in_flight_page_faults", isfinite(ad->inflight_ratio) ? jnum(ad->inflight_faults) : json_null());
-    jset(c, o, "step_page_faults", jnum(ad->step_faults));
-    /* the calibration's fresh page, and the advised (else the best)
-     * buckets' refaults at it: priced (nonblocking), or stated beside a
-     * price that leaves them out (blocking: one bucket's temporary buffer) */
-    jset(c, o, "page_fault_s", jnum(ad->page_fault_s));
-    jset(c, o, "refault_pages_per_step", jnum(ad->refault_pages));
-    jset(c, o, "refault_step_s", jnum((double)ad->refault_pages * ad->page_fault_s));
-    jset(c, o, "refault_priced", isfinite(ad->refault_pages) ? json_boolean(ad->nonblocking) : json_null());
-    /* the advice is the buckets with the heap kept (cf_advice_keeps_heap) */
-    jset(c, o, "heap_kept", json_boolean(cf_advice_keeps_heap(ad)));
-    /* cf_advice_refaulted: null where not recorded */
-    for (int k = 0; k < 2; k++) {
-        int r = cf_advice_refaulted(ad, k);
-        jset(c, o, k ? "in_flight_refaulted" : "step_refaulted", r < 0 ? json_null() : json_boolean(r));
-    }
+    advice_memory_json(c, o, ad);
     jset(c, o, "arrival_skew_step_s", ad->nonblocking ? jnum(ad->skew_s) : json_null());
     jset(c, o, "why", ad->why[0] ? json_string(ad->why) : json_null());
     jset(c, o, "extrapolated", json_boolean(ad->extrapolated));

@@ -699,45 +699,10 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 "them per bucket; keeping them whole is in their uncertainty\n",
                 fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
                 ad->poll_s / (ad->poll_s - ad->poll_excess_s));
-    /* memory the kernel mapped in afresh every step, a quarter of the
-     * stream's bytes or more: what MPI allocates per call (in flight, or a
-     * blocking all-reduce's temporary buffer) may be among it; a blocking
-     * stream's buckets were timed on a heap the calibration's calls kept */
-    if (cf_advice_refaulted(ad, 0) == 1) {
-        int in = cf_advice_refaulted(ad, 1);
-        char priced[200] = "";
-        /* a nonblocking stream's buckets priced with the calibration's
-         * fresh page (cf_advice.h, "Refaults") */
-        double refault_s = (double)ad->refault_pages * ad->page_fault_s;
-        char b1[CF_FMT_LEN];
-        if (ad->nonblocking && in != 1 && isfinite(refault_s))
-            snprintf(priced, sizeof(priced), "; the buckets are priced with it: %.0f pages a step at %s a page "
-                     "(the calibration's fresh page), %s a step", ad->refault_pages, fmt_t(ad->page_fault_s, b1),
-                     fmt_t(refault_s, b[1]));
-        /* a blocking stream's: one bucket's temporary buffer, stated */
-        else if (!ad->nonblocking && refault_s > 0)
-            snprintf(priced, sizeof(priced), "; refaulted, one bucket's temporary buffer would cost %.0f pages a "
-                     "step at %s a page (the calibration's fresh page), %s a step", ad->refault_pages,
-                     fmt_t(ad->page_fault_s, b1), fmt_t(refault_s, b[1]));
-        fprintf(out, "    memory: %.0f minor page faults a step (%s mapped in afresh, mean per rank; %.1fx the "
-                "stream's bytes): where the program's malloc hands back %s, %s; " CF_ADV_KEEP_HEAP " keeps it%s%s\n",
-                ad->step_faults, fmt_s(ad->step_faults * CF_ADV_PAGE_BYTES, b[0]),
-                ad->step_faults * CF_ADV_PAGE_BYTES / ad->bytes_per_step,
-                ad->nonblocking ? "the memory MPI takes per call in flight"
-                                : "between steps the memory MPI takes per call (an all-reduce's temporary buffer, a "
-                                  "bucket's size)",
-                !ad->nonblocking ? "the buckets pay to fault it in again each step, which their price leaves out "
-                                   "(the calibration's calls, one after another, kept it)"
-                : in == 0 ? (priced[0] ? "the calls pay to fault it in again, now and in buckets (the calibration's "
-                                       "buckets in flight, after the program, took few)"
-                                     : "the calls pay to fault it in again, now and in buckets (the calibration's "
-                                       "buckets in flight, after the program, took few: not in their price)")
-                : in == 1 ? "the calls pay to fault it in again, now and in buckets (the calibration's buckets in "
-                            "flight faulted too: in their price)"
-                          : "the calls pay to fault it in again, now and in buckets",
-                ad->nonblocking && in != 1 && !priced[0] ? ": profile with them to price the buckets" : "",
-                priced);
-    }
+    /* memory the kernel mapped in afresh every step (cf_advice_memory_note) */
+    char note[CF_ADV_NOTE_LEN];
+    if (cf_advice_memory_note(ad, note, sizeof(note)))
+        fprintf(out, "    memory: %s\n", note);
 }
 
 /* An advised nonblocking stream's buckets in flight together: their

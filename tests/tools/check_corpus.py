@@ -582,6 +582,11 @@ def check_memory(case, rep, text, prof, exp):
           fusion.count("    memory: ") == len(shown) and
           all("memory: %.0f minor page faults a step" % a["step_page_faults"] in fusion for a in shown),
           "%d such streams, %d lines" % (len(shown), fusion.count("    memory: ")))
+    # the JSON's memory_note (the HTML's line) is the text's sentence, and only there
+    check(case, "memory_note: the text's memory line for each such stream, null for the others",
+          all((a.get("memory_note") is not None) == (a in shown) for a in streams) and
+          all(("    memory: %s\n" % a["memory_note"]) in fusion for a in shown),
+          str([a.get("memory_note") for a in streams]))
     # a nonblocking stream's buckets priced with the calibration's fresh
     # page where the profile has one: the share of the stream's pages
     # refaulted (at most all) less the set's own faults, at that cost; one
