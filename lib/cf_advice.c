@@ -432,6 +432,21 @@ out:
     free(dur);
 }
 
+/* call_gap_s of a nonblocking stream: the framework's time from a post to
+ * the completion call that follows it (the profile's post_gap_s, median
+ * over the ranks), where at least 8 gaps were measured and the gap is under
+ * the stream's MPI time per post (its post and polls, the calls a hook
+ * makes back to back); see cf_advice.h. */
+static void post_gap(const cf_profile_t *p, cf_advice_t *ad)
+{
+    double per_rank = ad->comm_size > 0 ? (double)ad->calls / (double)ad->comm_size : 0;
+    ad->call_gap_s = NAN;
+    ad->call_gap_pairs = (size_t)p->post_gaps;
+    if (p->post_gaps >= 8 && per_rank > 0 && isfinite(p->post_gap_s) &&
+        p->post_gap_s < (ad->post_s + ad->poll_s) / per_rank)
+        ad->call_gap_s = p->post_gap_s;
+}
+
 /* A nonblocking stream of the whole world: the ranks' wait, per step on
  * average, for the last one to arrive, from their MPI times (the last
  * waits least: the mean of each minus the least, over the steps); the
@@ -794,6 +809,7 @@ static int stream_cost(const cf_analysis_t *a, const cf_index_t *x, const cf_an_
                          "up to a cost";
             return 0;
         }
+        post_gap(cf_analysis_profile(a), ad);
     } else {
         measured(cf_analysis_profile(a), x, f, ad);
         stream_gap(cf_analysis_profile(a), ad);
@@ -989,7 +1005,7 @@ static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     ad->saving_step_s = sv;
     ad->saving_unc_step_s = unc;
     ad->extrapolated = cd->source == CF_PRED_MODEL;
-    if (!ad->nonblocking && isfinite(ad->call_gap_s))
+    if (isfinite(ad->call_gap_s))
         ad->framework_saving_s = ad->call_gap_s * fmax(0.0, ad->calls_per_step - cd->buckets) * (double)ad->steps;
     ad->hidden_saving_step_s = ad->nonblocking ? hidden_saving(ad, cd, now, &unc) : NAN;
     ad->hidden_saving_unc_step_s = ad->nonblocking ? unc : NAN;

@@ -182,6 +182,11 @@
  * gap is under their median duration (back to back), that gap is
  * call_gap_s and framework_saving_s what the advised buckets save of it;
  * predicted_saving_s stays MPI time alone, and the verdict rests on it.
+ * A nonblocking stream's posts have compute between them; its call_gap_s
+ * is the profile's post_gap_s, the time from a post to the completion
+ * call after it (a hook's poll), where at least 8 were measured and it is
+ * under the stream's MPI time per post (post_s + poll_s over its calls):
+ * back to back.  The bindings' time before each post is not measured.
  *
  * Several runs: one run's saving moves with that run (its per-tensor
  * calls ran 20 % faster or slower than the next run's, on the same

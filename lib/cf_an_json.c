@@ -484,6 +484,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "predicted_s", jnum(ad->predicted_s));
     jset(c, o, "predicted_saving_s", jnum(ad->predicted_saving_s));
     jset(c, o, "call_gap_s", jnum(ad->call_gap_s));
+    jset(c, o, "call_gap_pairs", json_integer((json_int_t)ad->call_gap_pairs));
     jset(c, o, "framework_saving_s", jnum(ad->framework_saving_s));
     jset(c, o, "ddp_bucket_cap_mb", jnum(ad->bucket_bytes / 1048576.0));
     jset(c, o, "horovod_fusion_threshold", jbytes(ad->bucket_bytes));

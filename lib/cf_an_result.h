@@ -378,9 +378,12 @@ typedef struct cf_advice {
     /* blocking: the median time between consecutive calls of the stream on
      * one rank (sampled pairs, seq and seq + 1), where they are issued back
      * to back (the gap under the calls' median duration): the framework's
-     * cost per call outside MPI, which fusing saves too; NaN: unknown or
-     * not back to back.  framework_saving_s: that gap times the calls the
-     * advised buckets remove, per rank over the run (NaN unless "fuse") */
+     * cost per call outside MPI, which fusing saves too; nonblocking: the
+     * profile's post_gap_s (a post to the completion call after it), under
+     * the stream's MPI time per post; NaN: unknown or not back to back.
+     * call_gap_pairs: the gaps it rests on.  framework_saving_s: that gap
+     * times the calls the advised buckets remove, per rank over the run
+     * (NaN unless "fuse") */
     double call_gap_s;
     size_t call_gap_pairs;
     double framework_saving_s;

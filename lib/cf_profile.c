@@ -200,12 +200,9 @@ static json_t *cf_profile_sites_json(const cf_profile_t *p, json_t *sec)
     return m;
 }
 
-json_t *cf_profile_to_json(const cf_profile_t *p)
+/* The job section: its size, time, losses, library and machine */
+static json_t *job_to_json(const cf_profile_t *p)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "format", json_string(CF_PROFILE_FORMAT));
-    json_object_set_new(root, "version", json_integer(CF_PROFILE_VERSION));
-
     json_t *job = json_object();
     json_object_set_new(job, "ranks", json_integer(p->ranks));
     json_object_set_new(job, "nodes", json_integer(p->nodes));
@@ -225,8 +222,21 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
     json_object_set_new(job, "start_time", json_string(p->start_time));
     json_object_set_new(job, "clock_hz", json_real(p->clock_hz));
     json_object_set_new(job, "memcpy_Bps", json_real(p->memcpy_Bps));
+    if (p->post_gaps > 0) {
+        json_object_set_new(job, "post_gap_s", json_real(p->post_gap_s));
+        json_object_set_new(job, "post_gaps", json_integer((json_int_t)p->post_gaps));
+    }
     cf_sched_to_json(job, p->extra);
-    json_object_set_new(root, "job", job);
+    return job;
+}
+
+json_t *cf_profile_to_json(const cf_profile_t *p)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "format", json_string(CF_PROFILE_FORMAT));
+    json_object_set_new(root, "version", json_integer(CF_PROFILE_VERSION));
+
+    json_object_set_new(root, "job", job_to_json(p));
 
     json_t *ranks = json_array();
     for (size_t i = 0; i < p->nrank; i++) {
@@ -709,6 +719,11 @@ static int cf_rd_job(cf_rd_t *rd, json_t *job)
         p->clock_hz = json_number_value(x);
     if ((x = json_object_get(job, "memcpy_Bps")) && json_is_number(x))
         p->memcpy_Bps = json_number_value(x);
+    if ((x = json_object_get(job, "post_gaps")) && json_is_integer(x) && json_integer_value(x) > 0 &&
+        json_is_number(json_object_get(job, "post_gap_s")) && json_number_value(json_object_get(job, "post_gap_s")) >= 0) {
+        p->post_gaps = (uint64_t)json_integer_value(x);
+        p->post_gap_s = json_number_value(json_object_get(job, "post_gap_s"));
+    }
     return CF_OK;
 }
 

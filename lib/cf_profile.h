@@ -90,6 +90,12 @@ typedef struct {
     char start_time[32]; /* ISO 8601 UTC */
     double clock_hz;     /* tick rate the plugin measured, informative */
     double memcpy_Bps;   /* copy bandwidth measured at init, for pack costs */
+    /* the framework's time outside MPI from a nonblocking collective's post
+     * to the completion call that follows it with no MPI call between: the
+     * median over the ranks of their medians, s, and the gaps measured (0:
+     * none, post_gap_s then unset) */
+    double post_gap_s;
+    uint64_t post_gaps;
     cf_rank_info_t *rank;
     size_t nrank;
     cf_comm_info_t *comm;

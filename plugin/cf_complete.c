@@ -81,6 +81,8 @@ CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
 {
     cf_site_t *site = cf_site_first(t, op, ra);
     const cf_memo_t *m = site ? cf_memo_done(site, op, ra, path, bytes) : NULL;
+    if (__builtin_expect(t->post_t1 != 0, 0))
+        cf_post_gap(t, t0);
     t->mpi_ns += ns;
     if (m) {
         cf_stat_add_more(m->rec, bytes, ns); /* the full path recorded its call before it filled the memo */
@@ -103,6 +105,20 @@ CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
          * only a call of this operation reads the memo) */
         cf_memo_fill(t, site, cf_comm_world, MPI_DATATYPE_NULL, 0, 0, 0, key, bytes, -1, CF_MEMO_REC);
     }
+}
+
+/* The completion call entered at ticks t0 follows a nonblocking
+ * collective's post (cf_post_mark): the time between them, where no MPI
+ * call came between, is one gap. */
+void cf_post_gap(cf_thread_t *t, uint64_t t0)
+{
+    uint64_t t1 = t->post_t1;
+    t->post_t1 = 0;
+    if (t->mpi_ns != t->post_mpi_ns || t0 < t1)
+        return;
+    if (t->post_gap == NULL && (t->post_gap = calloc(1, sizeof(*t->post_gap))) == NULL)
+        return;
+    cf_stat_add(t->post_gap, 0, cf_ticks_to_ns(t0 - t1));
 }
 
 /* A completion call that returned rc, an error: counted as failed

@@ -60,6 +60,8 @@ typedef struct {
     double copy_Bps; /* the node's copy bandwidth, on its first rank; 0 elsewhere */
     double step_faults;  /* per entry of its step region (cf_region_step_faults); NaN: none */
     char step_region[64];
+    double post_gap_s;  /* median of its threads' gaps after nonblocking collectives' posts (cf_post_gap) */
+    uint64_t post_gaps; /* and their count; 0: none */
 } cf_rank_wire_t;
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
@@ -452,6 +454,24 @@ static void cf_fin_comms(cf_fin_run_t *m)
     m->cw = cw;
 }
 
+/* This rank's gaps after nonblocking collectives' posts, its threads'
+ * together: their median, s, and their count. */
+static void cf_rank_post_gap(cf_rank_wire_t *me)
+{
+    cf_stat_t all;
+    memset(&all, 0, sizeof(all));
+    for (uint32_t i = 0; i < cf_thread_count(); i++) {
+        const cf_thread_t *t = cf_thread_at(i);
+        if (t->post_gap != NULL && t->post_gap->calls > 0) {
+            if (all.calls == 0)
+                all.t_min = UINT64_MAX;
+            cf_stat_merge(&all, t->post_gap);
+        }
+    }
+    me->post_gaps = all.calls;
+    me->post_gap_s = all.calls ? 1e-9 * cf_hist_quantile(all.hist, 0.5, (double)all.t_min, (double)all.t_max) : 0;
+}
+
 /* 5. per-rank figures, gathered on rank 0 */
 static void cf_fin_ranks(cf_fin_run_t *m)
 {
@@ -464,6 +484,7 @@ static void cf_fin_ranks(cf_fin_run_t *m)
     me.node_cpus = cf_g.node_cpus;
     me.copy_Bps = cf_node_first() ? cf_memcpy_bandwidth() : 0;
     me.step_faults = cf_region_step_faults(me.step_region, sizeof(me.step_region));
+    cf_rank_post_gap(&me);
     if (m->have_samples) {
         me.wait_s = cf_ns_to_s(m->sres.wait_ns);
         me.xfer_s = cf_ns_to_s(m->sres.xfer_ns);
@@ -471,6 +492,26 @@ static void cf_fin_ranks(cf_fin_run_t *m)
     m->all = cf_g.world_rank == 0 ? calloc((size_t)cf_g.world_size, sizeof(*m->all)) : NULL;
     if (cf_all_ok(cf_g.world_rank != 0 || m->all))
         PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, m->all, (int)sizeof(me), MPI_BYTE, 0, cf_g.tool_comm);
+}
+
+/* Rank 0: the framework's time after a post, the median over the ranks
+ * that measured it of their medians (cf_profile.h: post_gap_s). */
+static void cf_put_post_gap(cf_profile_t *p, const cf_rank_wire_t *all, int n)
+{
+    double *med = n > 0 ? malloc((size_t)n * sizeof(*med)) : NULL;
+    size_t k = 0;
+    uint64_t gaps = 0;
+    for (int i = 0; med != NULL && i < n; i++)
+        if (all[i].post_gaps > 0) {
+            med[k++] = all[i].post_gap_s;
+            gaps += all[i].post_gaps;
+        }
+    if (k > 0) {
+        qsort(med, k, sizeof(*med), cf_cmp_double);
+        p->post_gap_s = k % 2 ? med[k / 2] : 0.5 * (med[k / 2 - 1] + med[k / 2]);
+        p->post_gaps = gaps;
+    }
+    free(med);
 }
 
 /* Rank 0: the job's figures and its ranks. */
@@ -506,6 +547,7 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
         if (r->wall_s > p->wall_s)
             p->wall_s = r->wall_s;
     }
+    cf_put_post_gap(p, m->all, m->all ? cf_g.world_size : 0);
     cf_assemble_oversubscription(p);
     cf_partial_reasons(p, m->loss_all, m->fail_all, m->have_samples ? m->sres.lost : 0);
     p->failed_calls = m->loss_all[CF_LOSS_FAILED];

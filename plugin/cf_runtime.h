@@ -176,6 +176,13 @@ typedef struct {
     struct cf_site *site;
     uint32_t site_mask, site_used;
     uint64_t site_full; /* calls that found no slot */
+    /* the framework's time outside MPI after a nonblocking collective's
+     * post (cf_post_mark, cf_post_gap): the post's exit, in ticks (0: none
+     * pending), the thread's MPI time then, and the gaps, in ns (NULL
+     * until the first) */
+    uint64_t post_t1, post_mpi_ns;
+    cf_stat_t *post_gap;
+    uint32_t post_n; /* the thread's nonblocking collective posts, which one in CF_POST_GAP_EVERY marks */
 } cf_thread_t;
 #define CF_PEERS 1024
 #define CF_CHANNELS 4096
@@ -282,6 +289,23 @@ CF_HOT cf_thread_t *cf_enter_fast(unsigned op)
     t->cur_op = op;
     return t;
 }
+/* A nonblocking collective's post left at ticks t1 (after its time was
+ * added to mpi_ns): the completion call that comes next, with no MPI call
+ * between (mpi_ns unchanged), measures the framework's time from here to
+ * it (cf_post_gap: a hook's bindings between its post and its poll, which
+ * fewer, fused posts save).  One post in CF_POST_GAP_EVERY, from each
+ * thread's first, is marked: measuring every one cost a post and the Wait
+ * after it 60 instructions, the mark and the check of the others 8. */
+#define CF_POST_GAP_EVERY 16u /* a power of two */
+static inline void cf_post_mark(cf_thread_t *t, uint64_t t1)
+{
+    if (__builtin_expect((t->post_n++ & (CF_POST_GAP_EVERY - 1)) == 0, 0)) {
+        t->post_t1 = t1;
+        t->post_mpi_ns = t->mpi_ns;
+    }
+}
+CF_HIDDEN void cf_post_gap(cf_thread_t *t, uint64_t t0) __attribute__((noinline));
+
 CF_HOT cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_enter_fast(op);

@@ -202,6 +202,8 @@ def wrapper(e, head=None):
             # the time inside the call, converted once: MPI time, and the post's share of its record
             out.append("        uint64_t cf_pns = cf_ticks_to_ns(cf_t1 - cf_t0);")
             out.append("        cf_t->mpi_ns += cf_pns;")
+            if k == "icoll":
+                out.append("        cf_post_mark(cf_t, cf_t1);")
         if k == "send":
             out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
             out.append("        cf_memo_sent(cf_t, cf_m, %s, cf_t0);" % a["tag"])
@@ -219,6 +221,9 @@ def wrapper(e, head=None):
         out += timed
     if posted:
         out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
+    if k == "icoll":
+        # the framework's time from here to the completion call that follows (cf_post_gap)
+        out.append("    cf_post_mark(cf_t, cf_t1);")
     # what the call's object belongs to: a communicator, a file's or a window's
     if "comm" in a:
         out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])

@@ -213,8 +213,10 @@ def f(v):
     return "-" if v is None else str(v)
 
 
-# commfit's saving in MPI time, plus (blocking streams) the framework's time
-# between back-to-back calls that the buckets remove (call_gap_s), plus the
+# commfit's saving in MPI time, plus the framework's time outside MPI that
+# the buckets remove (framework_saving_s: blocking streams, the gap between
+# back-to-back calls; nonblocking, the gap from a post to the completion call
+# after it; call_gap_s), plus the
 # packing copies commfit charges the buckets (copy_step_s), which the
 # trainers do not pay: their buckets are views into one flat buffer (DDP's
 # gradient_as_bucket_view; overlapped, the hooks copy each gradient in per

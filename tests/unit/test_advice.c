@@ -956,6 +956,51 @@ static void test_nonblocking_polls_per_post(void **state)
     nonblocking_posts_polls(1.0, 1.0, 0);
 }
 
+/* The hooks' bindings from a post to the poll after it (the profile's
+ * post_gap_s): call_gap_s where 8 gaps or more were measured and the gap
+ * is under the stream's MPI time per post (its post and its share of the
+ * polls: 5 + 3000 / 160 = 23.75 us here), and framework_saving_s that gap
+ * times the posts the advised buckets remove; the verdict and the MPI
+ * saving are the same with it and without. */
+static void post_gap_case(double gap, uint64_t gaps, int want_finite)
+{
+    cf_profile_t p, q;
+    cf_analysis_t *a, *b;
+    const cf_advice_t *ad, *bd;
+
+    polls_profile(&p, 1.0, 1.0, 0);
+    polls_profile(&q, 1.0, 1.0, 0);
+    p.post_gap_s = gap;
+    p.post_gaps = gaps;
+    a = analyse(&p, NULL);
+    b = analyse(&q, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    bd = advice_of(b, "MPI_Iallreduce");
+    assert_string_equal(ad->verdict, "fuse");
+    assert_string_equal(bd->verdict, "fuse");
+    assert_rel(ad->bucket_bytes, bd->bucket_bytes, 0);
+    assert_rel(ad->predicted_saving_s, bd->predicted_saving_s, 1e-12);
+    assert_true(isnan(bd->call_gap_s) && isnan(bd->framework_saving_s));
+    assert_int_equal(ad->call_gap_pairs, gaps);
+    if (want_finite) {
+        assert_rel(ad->call_gap_s, gap, 0);
+        assert_rel(ad->framework_saving_s, gap * (16.0 - ad->buckets_per_step) * STEPS, 1e-12);
+    } else
+        assert_true(isnan(ad->call_gap_s) && isnan(ad->framework_saving_s));
+    cf_analysis_free(a);
+    cf_analysis_free(b);
+    cf_profile_free(&p);
+    cf_profile_free(&q);
+}
+
+static void test_nonblocking_post_gap(void **state)
+{
+    (void)state;
+    post_gap_case(2e-6, 100, 1);  /* a hook's bindings: a few microseconds */
+    post_gap_case(30e-6, 100, 0); /* more than the post and its polls: compute between them */
+    post_gap_case(2e-6, 7, 0);    /* too few to tell */
+}
+
 static void test_nonblocking_polls_apart(void **state)
 {
     (void)state;
@@ -1639,6 +1684,7 @@ int main(void)
         cmocka_unit_test(test_withheld_within_uncertainty),
         cmocka_unit_test(test_nonblocking_blocked),
         cmocka_unit_test(test_nonblocking_polls_per_post),
+        cmocka_unit_test(test_nonblocking_post_gap),
         cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_nonblocking_polls_tails),
         cmocka_unit_test(test_nonblocking_hidden),

@@ -1,0 +1,57 @@
+/* The framework's time after a nonblocking collective's post: each of
+ * --posts MPI_Iallreduce calls is followed by --gap-us of work outside MPI
+ * (MPI_Wtime, which commfit does not wrap), then MPI_Test and MPI_Wait;
+ * then as many posts whose gap holds an intercepted call (an all-reduce on
+ * MPI_COMM_SELF), which is no gap of the framework's: the profile's
+ * job.post_gaps is the first posts' count on every rank and job.post_gap_s
+ * their gap.  Prints "posts N" on rank 0: the gaps it made, summed over
+ * the ranks.
+ * usage: post_gap [--posts N] [--gap-us U] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void busy(double us)
+{
+    double t = MPI_Wtime() + us * 1e-6;
+    while (MPI_Wtime() < t) {
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int posts = 200;
+    double gap_us = 50;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--posts"))
+            posts = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--gap-us"))
+            gap_us = atof(argv[i + 1]);
+    }
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    float buf[8] = {0};
+    int one = 1, sum;
+    long long made = 0, total = 0;
+    MPI_Request req;
+    for (int between = 0; between < 2; between++)
+        for (int k = 0; k < posts; k++) {
+            int flag = 0;
+            MPI_Iallreduce(MPI_IN_PLACE, buf, 8, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+            busy(gap_us);
+            if (between)
+                MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+            else
+                made++;
+            MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            if (!flag)
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+    MPI_Reduce(&made, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("posts %lld\n", total);
+    MPI_Finalize();
+    return 0;
+}
