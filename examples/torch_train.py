@@ -72,6 +72,8 @@ Output (rank 0): '#' lines describing the run, then one line of key=value:
                   wait for it.  Then its mean and median over steps
   post_ms_mean    overlap: time per step in the hooks' MPI_Iallreduce and
                   MPI_Testall calls (mean over ranks)
+  wait_ms_mean    overlap: time per step in the MPI_Waitall call alone, without
+                  the Python around it in the exchange (mean over ranks)
   tensors, params, bytes_per_step, buckets_per_step, bucket_bytes, steps,
   warmup, ranks, aux_allreduce, checksum, ranks_agree
 
@@ -337,7 +339,7 @@ def main():
                 params[i].grad = f.slot(j, params[i])
 
     # overlap: hooks post the reductions
-    state = {"reqs": [], "arrived": [0] * nb, "posted": [False] * nb, "post_s": 0.0, "on": False}
+    state = {"reqs": [], "arrived": [0] * nb, "posted": [False] * nb, "post_s": 0.0, "wait_s": 0.0, "on": False}
     where = {}
     for k, b in enumerate(groups):
         for j, i in enumerate(b):
@@ -385,7 +387,9 @@ def main():
             for k in range(nb):  # the rest, at the end of the backward pass
                 if not state["posted"][k]:
                     post(k)
+            t0 = time.perf_counter()
             MPI.Request.Waitall(state["reqs"])
+            state["wait_s"] += time.perf_counter() - t0
             for f in flats:
                 for j, i in enumerate(f.idx):
                     params[i].grad = f.slot(j, params[i])
@@ -449,12 +453,12 @@ def main():
     comm.Barrier()
     st, ex, po = np.zeros(a.steps), np.zeros(a.steps), np.zeros(a.steps)
     t_run = time.perf_counter()
-    post0 = state["post_s"]
+    post0, wait0 = state["post_s"], state["wait_s"]
     del calls[:]
     for s in range(a.steps):
         st[s], ex[s], po[s], loss = step(True)
     run_s = time.perf_counter() - t_run
-    post_s = state["post_s"] - post0
+    post_s, wait_s = state["post_s"] - post0, state["wait_s"] - wait0
 
     # the check: every rank holds bitwise the same parameters
     flat = torch.cat([p.detach().reshape(-1) for p in params]).double().numpy()
@@ -468,10 +472,10 @@ def main():
     aux.Allreduce(MPI.IN_PLACE, smax, op=MPI.MAX)
     # per step the exchange summed over ranks (then the mean per step), and
     # the max over ranks of each rank's mean; the last element the post time
-    tot, mx = np.append(ex, post_s / a.steps), np.array([ex.mean()])
+    tot, mx = np.append(ex, [post_s / a.steps, wait_s / a.steps]), np.array([ex.mean()])
     aux.Allreduce(MPI.IN_PLACE, tot, op=MPI.SUM)
     aux.Allreduce(MPI.IN_PLACE, mx, op=MPI.MAX)
-    ex_step = tot[:-1] / size
+    ex_step = tot[:-2] / size
     # per step the exchange of the rank that waited least in it, its posts
     # included: the last to arrive, whose exchange the step waits for (the
     # others' longer time is their wait for it, set by the ranks' imbalance)
@@ -484,13 +488,13 @@ def main():
         print("torch_train: model=%s mode=%s ranks=%d steps=%d warmup=%d batch=%d tensors=%d params=%d "
               "bytes_per_step=%d buckets_per_step=%d bucket_bytes=%d step_ms_mean=%.4f step_ms_median=%.4f "
               "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_median=%.4f exchange_ms_max=%.4f "
-              "exchange_late_ms_mean=%.4f exchange_late_ms_median=%.4f post_ms_mean=%.4f "
+              "exchange_late_ms_mean=%.4f exchange_late_ms_median=%.4f post_ms_mean=%.4f wait_ms_mean=%.4f "
               "run_s=%.4f "
               "loss=%.5f aux_allreduce=%d checksum=%.10e crc=%d ranks_agree=%s"
               % (a.model, mode, size, a.steps, a.warmup, a.batch, len(params), sum(p.numel() for p in params),
                  sum(nbytes), nb, cap, 1e3 * smax.mean(), 1e3 * np.median(smax), 1e3 * smax.min(),
                  1e3 * ex_step.mean(), 1e3 * np.median(ex_step), 1e3 * mx[0],
-                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * tot[-1] / size, run_s, loss,
+                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * tot[-2] / size, 1e3 * tot[-1] / size, run_s, loss,
                  AUX_ALLREDUCES, cs,
                  int(crc), "yes" if agree else "NO"))
         if not agree:

@@ -50,6 +50,11 @@
 #                              -horovod with COMMFIT_CALIBRATE=2s: the calibration times
 #                              MPI_Iallreduce itself from 8 B up, so the stream's own
 #                              sizes and its buckets are priced on measurements
+#   veth-torch-resnet20-overlap-gap-2
+#                              -overlap with COMMFIT_CALIBRATE=2s, recorded with the
+#                              framework's time from each post to the hook's
+#                              MPI_Testall after it (job.post_gap_s), held to the
+#                              trainer's own post timer
 #   veth-torch-resnet-stream-overlap-cal-2
 #                              resnet-stream (ResNet-20 with many more, smaller tensors)
 #                              overlapped, COMMFIT_CALIBRATE=2s: its fused buckets are
@@ -103,7 +108,7 @@ shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 ne
 lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resnet20-overlap-2
 veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2
 veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2 veth-torch-mlp-again-2
-veth-torch-mlp-200mbit-2"
+veth-torch-mlp-200mbit-2 veth-torch-resnet20-overlap-gap-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -430,7 +435,7 @@ PY
 }
 
 run_torch() { # CASE
-    local case=$1 targs cal=auto envx=() refaults= rate=() runs=
+    local case=$1 targs cal=auto envx=() refaults= rate=() runs= gap=
     case $case in
         veth-torch-mlp-2) targs=(--model mlp --mode per-tensor) ;;
         veth-torch-mlp-again-2) targs=(--model mlp --mode per-tensor)
@@ -441,6 +446,8 @@ run_torch() { # CASE
         veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
         veth-torch-resnet-stream-2) targs=(--model resnet-stream --mode per-tensor) cal=2s refaults=true ;;
         veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
+        veth-torch-resnet20-overlap-gap-2) targs=(--model resnet20 --mode overlap) cal=2s
+            gap='"call_gap": {"op": "MPI_Iallreduce", "comm": "world", "min_s": 5e-7}' ;;
         veth-torch-resnet20-horovod-2) targs=(--model resnet20 --mode overlap --no-progress) ;;
         veth-torch-resnet20-horovod-cal-2) targs=(--model resnet20 --mode overlap --no-progress) cal=2s ;;
         veth-torch-resnet-stream-overlap-cal-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
@@ -498,15 +505,17 @@ for r in csv.DictReader(open(sys.argv[1])):
         truth='"calls.csv: per size the median over steps and ranks of one MPI_Allreduce as the trainer times it (perf_counter around mpi4py'"'"'s Allreduce, its binding included); truth.csv: size_bytes and that median; steps.csv: per step the slowest rank'"'"'s step time and the exchange time (mean and max over ranks)"'
     else
         # the time blocked in MPI_Waitall per rank over the recorded steps, as the trainer timed it
+        # (the call alone where it says, wait_ms_mean; its whole exchange in older trainers)
         local blocked
-        blocked=$("$PY" -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["exchange_ms_mean"] * r["steps"] / 1e3)' "$res")
+        blocked=$("$PY" -c 'import json, sys; r = json.loads(sys.argv[1]); print(r.get("wait_ms_mean", r["exchange_ms_mean"]) * r["steps"] / 1e3)' "$res")
         exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}}'
         local rf=
         [ -z "$refaults" ] || rf=', "refaults": {"op": "MPI_Iallreduce", "comm": "world", "memory_line": '"$refaults"'}'
         [ "$cal" = auto ] ||
             exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}, "in_flight": {"op": "MPI_Iallreduce", "comm": "world"}'"$rf"'}'
         [ -z "$runs" ] || exp=${exp%\}}", $runs}"
-        truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
+        [ -z "$gap" ] || exp=${exp%\}}", $gap}"
+        truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps) with the Python around the call, wait_ms_mean the call alone (the truth of blocked_per_rank_s where it is there), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
     fi
     meta case="$case" program="$(jsonarr "${rel[@]}")" \
         command="$(jsonarr env COMMFIT_CALIBRATE=$cal COMMFIT_OUTPUT=profile.json COMMFIT_SUMMARY=0 tests/cluster/cluster.sh run -- -np 2 -x LD_PRELOAD=libcommfit.so -x COMMFIT_CALIBRATE -x COMMFIT_OUTPUT -x COMMFIT_SUMMARY ${envx[@]+"${envx[@]}"} -x OMP_NUM_THREADS=1 "${rel[@]}")" \
