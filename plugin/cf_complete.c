@@ -114,7 +114,8 @@ void cf_post_gap(cf_thread_t *t, uint64_t t0)
 {
     uint64_t t1 = t->post_t1;
     t->post_t1 = 0;
-    if (t->mpi_ns != t->post_mpi_ns || t0 < t1)
+    if (t->mpi_ns != t->post_mpi_ns || t->post_gen != atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) ||
+        t0 < t1)
         return;
     if (t->post_gap == NULL && (t->post_gap = calloc(1, sizeof(*t->post_gap))) == NULL)
         return;

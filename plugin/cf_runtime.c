@@ -281,6 +281,9 @@ void cf_recording_resume(void)
 
 int cf_recording_pause(void)
 {
+    /* a post's mark does not reach over a pause (cf_post_mark); the memos
+     * refill after it */
+    atomic_fetch_add(&cf_memo_gen, 1);
     return atomic_exchange(&cf_g.enabled, 0) != 0;
 }
 

@@ -178,9 +178,9 @@ typedef struct {
     uint64_t site_full; /* calls that found no slot */
     /* the framework's time outside MPI after a nonblocking collective's
      * post (cf_post_mark, cf_post_gap): the post's exit, in ticks (0: none
-     * pending), the thread's MPI time then, and the gaps, in ns (NULL
-     * until the first) */
-    uint64_t post_t1, post_mpi_ns;
+     * pending), the thread's MPI time and cf_memo_gen then, and the gaps,
+     * in ns (NULL until the first) */
+    uint64_t post_t1, post_mpi_ns, post_gen;
     cf_stat_t *post_gap;
     uint32_t post_n; /* the thread's nonblocking collective posts, which one in CF_POST_GAP_EVERY marks */
 } cf_thread_t;
@@ -289,11 +289,19 @@ CF_HOT cf_thread_t *cf_enter_fast(unsigned op)
     t->cur_op = op;
     return t;
 }
+/* Moves on whenever the memo of a call site (cf_site.h) may no longer hold:
+ * a datatype freed (cf_type_gen moves too), the region changed, recording
+ * paused.  Its values have the top bit set, which no return address has:
+ * the word a memo's generation takes in a site of several frames never
+ * equals it. */
+CF_HIDDEN extern _Atomic uint64_t cf_memo_gen;
+
 /* A nonblocking collective's post left at ticks t1 (after its time was
  * added to mpi_ns): the completion call that comes next, with no MPI call
- * between (mpi_ns unchanged), measures the framework's time from here to
- * it (cf_post_gap: a hook's bindings between its post and its poll, which
- * fewer, fused posts save).  One post in CF_POST_GAP_EVERY, from each
+ * between (mpi_ns unchanged; cf_memo_gen too: no region entered or left,
+ * no datatype freed, recording not paused), measures the framework's time
+ * from here to it (cf_post_gap: a hook's bindings between its post and its
+ * poll, which fewer, fused posts save).  One post in CF_POST_GAP_EVERY, from each
  * thread's first, is marked: measuring every one cost a post and the Wait
  * after it 60 instructions, the mark and the check of the others 8. */
 #define CF_POST_GAP_EVERY 16u /* a power of two */
@@ -302,6 +310,7 @@ static inline void cf_post_mark(cf_thread_t *t, uint64_t t1)
     if (__builtin_expect((t->post_n++ & (CF_POST_GAP_EVERY - 1)) == 0, 0)) {
         t->post_t1 = t1;
         t->post_mpi_ns = t->mpi_ns;
+        t->post_gen = atomic_load_explicit(&cf_memo_gen, memory_order_relaxed);
     }
 }
 CF_HIDDEN void cf_post_gap(cf_thread_t *t, uint64_t t0) __attribute__((noinline));
@@ -390,11 +399,6 @@ static inline int cf_comm_local_size(const cf_comm_t *c) { return c ? c->local_s
 /* ---- payload helpers ---- */
 /* Per-thread cache of datatype sizes; MPI_Type_free bumps the generation. */
 CF_HIDDEN extern _Atomic unsigned cf_type_gen;
-/* Moves on whenever the memo of a call site (cf_site.h) may no longer hold:
- * a datatype freed (cf_type_gen moves too), the region changed.  Its
- * values have the top bit set, which no return address has: the word a
- * memo's generation takes in a site of several frames never equals it. */
-CF_HIDDEN extern _Atomic uint64_t cf_memo_gen;
 #define CF_MEMO_GEN_FIRST (UINT64_C(1) << 63 | 1)
 typedef struct {
     MPI_Datatype type;

@@ -1,10 +1,11 @@
 /* The framework's time after a nonblocking collective's post: each of
  * --posts MPI_Iallreduce calls is followed by --gap-us of work outside MPI
  * (MPI_Wtime, which commfit does not wrap), then MPI_Test and MPI_Wait;
- * then as many posts whose gap holds an intercepted call (an all-reduce on
- * MPI_COMM_SELF), which is no gap of the framework's: the profile's
- * job.post_gaps is the first posts' count on every rank and job.post_gap_s
- * their gap.  Prints "posts N" on rank 0: the gaps it made, summed over
+ * then three times as many posts whose gap holds an MPI call, which is no
+ * gap of the framework's: an all-reduce on MPI_COMM_SELF, a region entered
+ * (MPI_Pcontrol), recording paused and resumed.  The profile's
+ * job.post_gaps counts the first posts' gaps on every rank and
+ * job.post_gap_s is their gap.  Prints "posts N" on rank 0: the gaps it made, summed over
  * the ranks.
  * usage: post_gap [--posts N] [--gap-us U] */
 #include <mpi.h>
@@ -36,18 +37,25 @@ int main(int argc, char **argv)
     int one = 1, sum;
     long long made = 0, total = 0;
     MPI_Request req;
-    for (int between = 0; between < 2; between++)
+    for (int between = 0; between < 4; between++)
         for (int k = 0; k < posts; k++) {
             int flag = 0;
             MPI_Iallreduce(MPI_IN_PLACE, buf, 8, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
             busy(gap_us);
-            if (between)
+            if (between == 1)
                 MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
-            else
+            else if (between == 2)
+                MPI_Pcontrol(1, "between");
+            else if (between == 3) {
+                MPI_Pcontrol(0);
+                MPI_Pcontrol(1);
+            } else
                 made++;
             MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
             if (!flag)
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
+            if (between == 2)
+                MPI_Pcontrol(-1, "between");
         }
     MPI_Reduce(&made, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)

@@ -4,8 +4,9 @@
 # thread's first (CF_POST_GAP_EVERY), is counted (job.post_gaps: exactly
 # those of the posts tests/mpi/post_gap.c made with nothing but work
 # between, on every rank) and measured (job.post_gap_s: at least the 200 us
-# the program spins, a fifth more at most); the gaps that hold an
-# intercepted call (the program's next 160 posts) are not.
+# the program spins, a fifth more at most); the gaps that hold an MPI call
+# (the program's next 480 posts: an all-reduce, a region entered, recording
+# paused and resumed) are not.
 . "$CF_SRCDIR/tests/mpi/run_mpi.sh"
 COMMFIT_OUTPUT="$cf_tmp/p.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/post_gap" \
     --posts 160 --gap-us 200 > "$cf_tmp/out" || cf_fail "the job failed"
