@@ -122,6 +122,7 @@ static int cf_comm_made(int rc, const MPI_Comm *newcomm, const char *how, const 
     va_list ap;
     int room;
 
+    cf_post_unmark();
     if (rc != MPI_SUCCESS || atomic_load(&cf_g.state) != 1 || *newcomm == MPI_COMM_NULL)
         return rc;
     /* the parent first: it may be described now, on first use */
@@ -228,6 +229,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
  * one that gets the handle back (MPI_Comm_idup) must not be booked to it. */
 static int cf_comm_gone(int rc, MPI_Comm h)
 {
+    cf_post_unmark();
     if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1)
         cf_comm_unregister(h);
     return rc;
@@ -275,6 +277,7 @@ int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm co
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     int rc = PMPI_Comm_set_name(comm, comm_name);
+    cf_post_unmark();
     if (rc == MPI_SUCCESS && atomic_load(&cf_g.state) == 1 && comm_name != NULL) {
         cf_comm_t *c = cf_comm_get(comm);
         if (c != NULL) {
@@ -303,6 +306,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
  * closes it. */
 int MPI_Pcontrol(const int level, ...)
 {
+    cf_post_unmark();
     const char *name = NULL;
     int paused = atomic_load(&cf_g.state) == 1 && !cf_recording();
     if ((level == 1 && !paused) || level == -1) {

@@ -274,6 +274,22 @@ static int cf_rec_hooks(void)
     return cf_g.enter_hook || cf_g.leave_hook ? CF_REC_HOOKS : 0;
 }
 
+/* The mark of a nonblocking collective's post (cf_runtime.h, cf_post_mark):
+ * the clock after the post's bookkeeping, the thread's MPI time and
+ * generation, and the posts to skip before the next mark, 0 to 30. */
+void cf_post_mark_slow(cf_thread_t *t)
+{
+    uint32_t x = t->post_rng ? t->post_rng : 2463534242u; /* xorshift32 */
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    t->post_rng = x;
+    t->post_left = x % 31; /* posts skipped before the next mark: 0 to 30 */
+    t->post_t1 = cf_ticks();
+    t->post_mpi_ns = t->mpi_ns;
+    t->post_gen = atomic_load_explicit(&cf_memo_gen, memory_order_relaxed);
+}
+
 void cf_recording_resume(void)
 {
     atomic_store(&cf_g.enabled, CF_REC_ON | cf_rec_hooks());

@@ -182,7 +182,8 @@ typedef struct {
      * in ns (NULL until the first) */
     uint64_t post_t1, post_mpi_ns, post_gen;
     cf_stat_t *post_gap;
-    uint32_t post_n; /* the thread's nonblocking collective posts, which one in CF_POST_GAP_EVERY marks */
+    /* posts to the next mark, and the generator that draws it (cf_post_mark) */
+    uint32_t post_left, post_rng;
 } cf_thread_t;
 #define CF_PEERS 1024
 #define CF_CHANNELS 4096
@@ -296,24 +297,33 @@ CF_HOT cf_thread_t *cf_enter_fast(unsigned op)
  * equals it. */
 CF_HIDDEN extern _Atomic uint64_t cf_memo_gen;
 
-/* A nonblocking collective's post left at ticks t1 (after its time was
- * added to mpi_ns): the completion call that comes next, with no MPI call
- * between (mpi_ns unchanged; cf_memo_gen too: no region entered or left,
- * no datatype freed, recording not paused), measures the framework's time
- * from here to it (cf_post_gap: a hook's bindings between its post and its
- * poll, which fewer, fused posts save).  One post in CF_POST_GAP_EVERY, from each
- * thread's first, is marked: measuring every one cost a post and the Wait
- * after it 60 instructions, the mark and the check of the others 8. */
-#define CF_POST_GAP_EVERY 16u /* a power of two */
-static inline void cf_post_mark(cf_thread_t *t, uint64_t t1)
+/* A nonblocking collective's post, about to return (its time added to
+ * mpi_ns): the completion call that comes next, with no MPI call between
+ * (mpi_ns unchanged; cf_memo_gen too: no region entered or left, no
+ * datatype freed, recording not paused; the calls that make or free
+ * communicators unmark, cf_post_unmark), measures when it calls MPI the
+ * framework's time from here to it (cf_post_gap: a hook's bindings between
+ * its post and its poll, which fewer, fused posts save).  The thread's
+ * first post is marked, then one after every 1 to 31 posts, drawn at
+ * random (16 on average), so that a step of 16 posts does not mark the
+ * same hook every time: measuring every post cost a post and the Wait
+ * after it 60 instructions, a countdown and the check costs 8.
+ * cf_post_mark_slow reads the clock there, after the post's bookkeeping. */
+CF_HIDDEN void cf_post_mark_slow(cf_thread_t *t) __attribute__((noinline));
+static inline void cf_post_mark(cf_thread_t *t)
 {
-    if (__builtin_expect((t->post_n++ & (CF_POST_GAP_EVERY - 1)) == 0, 0)) {
-        t->post_t1 = t1;
-        t->post_mpi_ns = t->mpi_ns;
-        t->post_gen = atomic_load_explicit(&cf_memo_gen, memory_order_relaxed);
-    }
+    if (__builtin_expect(t->post_left-- == 0, 0))
+        cf_post_mark_slow(t);
 }
 CF_HIDDEN void cf_post_gap(cf_thread_t *t, uint64_t t0) __attribute__((noinline));
+/* A wrapped call that moves no MPI time (communicators made or freed,
+ * names, MPI_Pcontrol): no gap reaches over it. */
+static inline void cf_post_unmark(void)
+{
+    cf_thread_t *t = cf_self;
+    if (t != NULL)
+        t->post_t1 = 0;
+}
 
 CF_HOT cf_thread_t *cf_enter(unsigned op)
 {

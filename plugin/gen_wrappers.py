@@ -202,8 +202,6 @@ def wrapper(e, head=None):
             # the time inside the call, converted once: MPI time, and the post's share of its record
             out.append("        uint64_t cf_pns = cf_ticks_to_ns(cf_t1 - cf_t0);")
             out.append("        cf_t->mpi_ns += cf_pns;")
-            if k == "icoll":
-                out.append("        cf_post_mark(cf_t, cf_t1);")
         if k == "send":
             out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
             out.append("        cf_memo_sent(cf_t, cf_m, %s, cf_t0);" % a["tag"])
@@ -214,6 +212,8 @@ def wrapper(e, head=None):
             out.append("        cf_req_post_memo(cf_t, *%s, cf_m, %s, cf_t0, cf_pns, %s);"
                        % (a["request"], "%(flags)s", a["tag"] if k != "icoll" else "0"))
             out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
+        if k == "icoll":  # the framework's time from here to the completion call that follows (cf_post_gap)
+            out.append("        cf_post_mark(cf_t);")
         out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
     if head:
         out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0)) {", "        %s;" % fail, "        return;", "    }"]
@@ -221,9 +221,6 @@ def wrapper(e, head=None):
         out += timed
     if posted:
         out.append("    cf_t->mpi_ns += cf_ticks_to_ns(cf_t1 - cf_t0);")
-    if k == "icoll":
-        # the framework's time from here to the completion call that follows (cf_post_gap)
-        out.append("    cf_post_mark(cf_t, cf_t1);")
     # what the call's object belongs to: a communicator, a file's or a window's
     if "comm" in a:
         out.append("    cf_comm_t *cf_c = cf_comm_get(%s);" % a["comm"])
@@ -318,6 +315,8 @@ def wrapper(e, head=None):
         out.append("    }")
     elif site:
         out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)
+    if k == "icoll":
+        out.append("    cf_post_mark(cf_t);")
     out.append("    cf_leave(cf_t);")
     out.append("    return;" if head else "    return cf_rc;")
     out.append("}")

@@ -349,7 +349,7 @@
       /* the framework's time outside MPI that the buckets save (call_gap_s) */
       var fw = ad.verdict === 'fuse' && typeof ad.framework_saving_s === 'number' ? ad.framework_saving_s : null;
       if (fw !== null) lines.push('outside MPI, ' + fmtTime(fw) + ' more: ' + (nb ?
-        fmtTime(ad.call_gap_s) + ' from a post to the completion call after it (median over the ranks, ' + ad.call_gap_pairs + ' posts), the framework\'s cost per post; not priced: its time before each post, which fewer posts also save' :
+        fmtTime(ad.call_gap_s) + ' from a post to the completion call after it (median over the ranks, ' + ad.call_gap_pairs + ' gaps), the framework\'s cost per post; not priced: its time before each post, which fewer posts also save' :
         'the calls go back to back, ' + fmtTime(ad.call_gap_s) + ' apart (median of ' + ad.call_gap_pairs + ' sampled pairs), the framework\'s cost per call'));
       else if (nb && ad.verdict === 'fuse') lines.push('not priced: the program\'s own time around each post outside MPI (bindings, request lists), which fewer posts also save');
       var ifr = nb && typeof ad.in_flight_ratio === 'number' && isFinite(ad.in_flight_ratio) ? ad.in_flight_ratio : null;

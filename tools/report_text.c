@@ -742,7 +742,7 @@ static void text_outside_mpi(FILE *out, const cf_advice_t *ad)
     char b[2][CF_FMT_LEN];
     if (isfinite(ad->framework_saving_s) && ad->nonblocking)
         fprintf(out, "          outside MPI, %s more: %s from a post to the completion call after it (median over "
-                "the ranks, %zu posts), the framework's cost per post; not priced: its time before each post, "
+                "the ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, "
                 "which fewer posts also save\n",
                 fmt_t(ad->framework_saving_s, b[0]), fmt_t(ad->call_gap_s, b[1]), ad->call_gap_pairs);
     else if (isfinite(ad->framework_saving_s))

@@ -1,9 +1,10 @@
 /* The framework's time after a nonblocking collective's post: each of
  * --posts MPI_Iallreduce calls is followed by --gap-us of work outside MPI
  * (MPI_Wtime, which commfit does not wrap), then MPI_Test and MPI_Wait;
- * then three times as many posts whose gap holds an MPI call, which is no
+ * then four times as many posts whose gap holds an MPI call, which is no
  * gap of the framework's: an all-reduce on MPI_COMM_SELF, a region entered
- * (MPI_Pcontrol), recording paused and resumed.  The profile's
+ * (MPI_Pcontrol), recording paused and resumed, a communicator duplicated
+ * and freed.  The profile's
  * job.post_gaps counts the first posts' gaps on every rank and
  * job.post_gap_s is their gap.  Prints "posts N" on rank 0: the gaps it made, summed over
  * the ranks.
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
     int one = 1, sum;
     long long made = 0, total = 0;
     MPI_Request req;
-    for (int between = 0; between < 4; between++)
+    for (int between = 0; between < 5; between++)
         for (int k = 0; k < posts; k++) {
             int flag = 0;
             MPI_Iallreduce(MPI_IN_PLACE, buf, 8, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
@@ -49,6 +50,10 @@ int main(int argc, char **argv)
             else if (between == 3) {
                 MPI_Pcontrol(0);
                 MPI_Pcontrol(1);
+            } else if (between == 4) {
+                MPI_Comm dup;
+                MPI_Comm_dup(MPI_COMM_SELF, &dup);
+                MPI_Comm_free(&dup);
             } else
                 made++;
             MPI_Test(&req, &flag, MPI_STATUS_IGNORE);

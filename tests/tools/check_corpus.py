@@ -728,7 +728,7 @@ def check_post_gap(case, a, gap, d, want):
         text = subprocess.run([commfit, "report", os.path.join(d, "profile.json")], capture_output=True,
                               text=True).stdout
         check(case, "the text's outside MPI line names the post gap, and no 'not priced' line",
-              "from a post to the completion call after it (median over the ranks, %d posts)" % job["post_gaps"]
+              "from a post to the completion call after it (median over the ranks, %d gaps)" % job["post_gaps"]
               in text and "not priced: the program's own time around each post" not in text, "")
     else:
         check(case, "no framework_saving_s without fusion", a.get("framework_saving_s") is None,
