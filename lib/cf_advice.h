@@ -277,6 +277,21 @@ CF_HIDDEN const cf_advice_t *cf_advice_same_stream(const cf_analysis_t *r, const
 /* Several runs (above): ad, of this run, combined with the same stream in
  * the other runs' analyses; a stream no other run has is left alone. */
 CF_HIDDEN void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns);
+/* The rule of several runs on its figures: n runs of which fuse advise
+ * fusion; per candidate (nc of them) the median saving per step sv and its
+ * uncertainty unc (the runs' spread included; NaN where some run does not
+ * price it), against the median reference time ref.  *best_p: the
+ * candidate saving the most ((size_t)-1: none priced); *pick_p: the one
+ * advised (CF_RUNS_FUSE), else (size_t)-1. */
+enum {
+    CF_RUNS_OWN,      /* no run fuses, or no size priced by all: this run's advice stands */
+    CF_RUNS_FUSE,     /* every run fuses and the medians pass cf_advice_pick */
+    CF_RUNS_DISAGREE, /* some runs fuse, some do not: "uncertain" */
+    CF_RUNS_NO_GAIN,  /* every run fuses, the best median is beyond its uncertainty but under 5 % */
+    CF_RUNS_WITHIN    /* every run fuses, the best median is within its uncertainty: "uncertain" */
+};
+CF_HIDDEN int cf_advice_runs_rule(size_t n, size_t fuse, const double *sv, const double *unc, size_t nc, double ref,
+                                  size_t *pick_p, size_t *best_p);
 
 /* Whether the program's allocator faulted in afresh at least
  * CF_ADV_REFAULT_SHARE of the pages at stake: in_flight, the advised

@@ -90,10 +90,32 @@ static void set_not_fused(cf_advice_t *ad, const char *verdict, const char *reas
     ad->refault_pages = (float)best->refault_pages;
 }
 
+int cf_advice_runs_rule(size_t n, size_t fuse, const double *sv, const double *unc, size_t nc, double ref,
+                        size_t *pick_p, size_t *best_p)
+{
+    size_t best = (size_t)-1, pick = (size_t)-1;
+    for (size_t c = 0; c < nc; c++)
+        if (isfinite(sv[c]) && (best == (size_t)-1 || sv[c] > sv[best]))
+            best = c;
+    *best_p = best;
+    *pick_p = (size_t)-1;
+    if (best == (size_t)-1 || fuse == 0 || n < 2)
+        return CF_RUNS_OWN;
+    if (fuse == n)
+        pick = cf_advice_pick(sv, unc, nc, ref);
+    *pick_p = pick;
+    if (pick != (size_t)-1)
+        return CF_RUNS_FUSE;
+    if (fuse < n)
+        return CF_RUNS_DISAGREE;
+    return sv[best] > unc[best] ? CF_RUNS_NO_GAIN : CF_RUNS_WITHIN;
+}
+
 void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nruns)
 {
     const cf_advice_t *r[RUNS_MAX];
     size_t n = 1, fuse, best = (size_t)-1, pick = (size_t)-1;
+    int rule;
     over_runs_t o[CF_ADV_MAX_CAND], *ob;
     int ok[CF_ADV_MAX_CAND] = {0};
     double ref[RUNS_MAX], rf;
@@ -115,45 +137,39 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
         ref[k] = cf_advice_ref_step(r[k]);
     }
     rf = median(ref, n);
-    for (size_t c = 0; c < ad->ncand && c < CF_ADV_MAX_CAND; c++) {
+    size_t nc = ad->ncand < CF_ADV_MAX_CAND ? ad->ncand : CF_ADV_MAX_CAND;
+    double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
+    for (size_t c = 0; c < nc; c++) {
         ok[c] = cand_over_runs(r, n, ad->cand[c].bucket_bytes, &o[c]);
-        if (ok[c] && (best == (size_t)-1 || o[c].sv > o[best].sv))
-            best = c;
+        sv[c] = ok[c] ? o[c].sv : NAN;
+        unc[c] = ok[c] ? o[c].unc : NAN;
     }
+    rule = cf_advice_runs_rule(n, fuse, sv, unc, nc, rf, &pick, &best);
     /* the figures are the medians only where some run advises fusion and
      * every run prices a size; otherwise this run's advice stands, and
      * runs > 1 with no spread says so */
     ad->runs = (int)n;
-    if (best == (size_t)-1 || fuse == 0)
+    if (rule == CF_RUNS_OWN)
         return;
-    /* the trusted rule on the medians, where every run fuses */
-    if (fuse == n) {
-        double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
-        for (size_t c = 0; c < ad->ncand && c < CF_ADV_MAX_CAND; c++) {
-            sv[c] = ok[c] ? o[c].sv : NAN;
-            unc[c] = ok[c] ? o[c].unc : NAN;
-        }
-        pick = cf_advice_pick(sv, unc, ad->ncand < CF_ADV_MAX_CAND ? ad->ncand : CF_ADV_MAX_CAND, rf);
-    }
     ob = &o[pick != (size_t)-1 ? pick : best];
     ad->run_spread_step_s = (float)ob->spread;
     ad->best_saving_share = rf > 0 ? o[best].sv / rf : NAN; /* the text's "best bucket size saves" */
-    if (pick != (size_t)-1) {
+    if (rule == CF_RUNS_FUSE) {
         cf_advice_set_fuse(ad, &ad->cand[pick], ob->sv, ob->unc);
         ad->predicted_saving_s = ob->run_sv * (double)ad->steps;
         ad->predicted_s = ad->current_s - ad->predicted_saving_s;
         return;
     }
-    if (fuse < n)
+    if (rule == CF_RUNS_DISAGREE)
         set_not_fused(ad, "uncertain", "the runs disagree", &ad->cand[best]);
-    else if (ob->sv > ob->unc) /* beyond its uncertainty, under 5 % */
+    else if (rule == CF_RUNS_NO_GAIN) /* beyond its uncertainty, under 5 % */
         set_not_fused(ad, "no gain", "fusing saves under 5% (the runs' median)", &ad->cand[best]);
     else
         set_not_fused(ad, "uncertain", "the runs' median saving is within its uncertainty (their spread included)",
                       &ad->cand[best]);
     ad->saving_step_s = ob->sv;
     ad->saving_unc_step_s = ob->unc;
-    if (fuse == n && ob->sv > ob->unc)
+    if (rule == CF_RUNS_NO_GAIN)
         snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step (median of %zu runs), under 5%% of %s",
                  cf_fmt_size(ad->cand[best].bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ob->sv, b2, sizeof(b2)), n,
                  cf_fmt_time(rf, b3, sizeof(b3)));

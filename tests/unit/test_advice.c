@@ -1001,6 +1001,50 @@ static void test_nonblocking_post_gap(void **state)
     post_gap_case(2e-6, 7, 0);    /* too few to tell */
 }
 
+/* The rule of several runs (cf_advice_runs_rule) on its figures alone:
+ * every outcome, the "no gain" one included, which real runs rarely reach
+ * (with two runs that each save 5 %, their median does too; with three it
+ * takes runs that fuse at different sizes). */
+static void test_runs_rule(void **state)
+{
+    size_t pick, best;
+    (void)state;
+    /* three sizes; 100 us a step now */
+    {
+        /* medians under 5 % (4.9, 4.0, 3.0 us), each beyond its 0.2 us uncertainty: no gain, best the first */
+        const double sv[] = {4.9e-6, 4.0e-6, 3.0e-6}, unc[] = {0.2e-6, 0.2e-6, 0.2e-6};
+        assert_int_equal(cf_advice_runs_rule(3, 3, sv, unc, 3, 100e-6, &pick, &best), CF_RUNS_NO_GAIN);
+        assert_int_equal(best, 0);
+        assert_true(pick == (size_t)-1);
+        /* the same when 2 of 3 runs fuse: they disagree */
+        assert_int_equal(cf_advice_runs_rule(3, 2, sv, unc, 3, 100e-6, &pick, &best), CF_RUNS_DISAGREE);
+        /* none fuses: this run's advice stands */
+        assert_int_equal(cf_advice_runs_rule(3, 0, sv, unc, 3, 100e-6, &pick, &best), CF_RUNS_OWN);
+    }
+    {
+        /* the best median (8 us) within its uncertainty (9 us): uncertain */
+        const double sv[] = {8e-6, 2e-6, NAN}, unc[] = {9e-6, 0.1e-6, NAN};
+        assert_int_equal(cf_advice_runs_rule(2, 2, sv, unc, 3, 100e-6, &pick, &best), CF_RUNS_WITHIN);
+        assert_int_equal(best, 0);
+    }
+    {
+        /* 10 and 10.4 us beyond their uncertainty, the larger within 5 % of the other's time: the smaller size */
+        const double sv[] = {10e-6, 10.4e-6, 1e-6}, unc[] = {1e-6, 1e-6, 0.1e-6};
+        assert_int_equal(cf_advice_runs_rule(2, 2, sv, unc, 3, 100e-6, &pick, &best), CF_RUNS_FUSE);
+        assert_int_equal(pick, 0);
+        assert_int_equal(best, 1);
+        /* one run does not fuse: the medians do not decide */
+        assert_int_equal(cf_advice_runs_rule(2, 1, sv, unc, 3, 100e-6, &pick, &best), CF_RUNS_DISAGREE);
+        assert_true(pick == (size_t)-1);
+    }
+    {
+        /* no size priced by every run */
+        const double sv[] = {NAN, NAN}, unc[] = {NAN, NAN};
+        assert_int_equal(cf_advice_runs_rule(2, 2, sv, unc, 2, 100e-6, &pick, &best), CF_RUNS_OWN);
+        assert_true(best == (size_t)-1);
+    }
+}
+
 static void test_nonblocking_polls_apart(void **state)
 {
     (void)state;
@@ -1685,6 +1729,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_blocked),
         cmocka_unit_test(test_nonblocking_polls_per_post),
         cmocka_unit_test(test_nonblocking_post_gap),
+        cmocka_unit_test(test_runs_rule),
         cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_nonblocking_polls_tails),
         cmocka_unit_test(test_nonblocking_hidden),
