@@ -418,11 +418,7 @@ static void stream_gap(const cf_profile_t *p, cf_advice_t *ad)
             gap[ng++] = g[i].t0 - g[i - 1].t1;
     ad->call_gap_pairs = ng;
     if (ng >= 8) {
-        double gm, dm;
-        qsort(gap, ng, sizeof(*gap), cf_cmp_double);
-        qsort(dur, n, sizeof(*dur), cf_cmp_double);
-        gm = ng % 2 ? gap[ng / 2] : 0.5 * (gap[ng / 2 - 1] + gap[ng / 2]);
-        dm = n % 2 ? dur[n / 2] : 0.5 * (dur[n / 2 - 1] + dur[n / 2]);
+        double gm = cf_median(gap, ng), dm = cf_median(dur, n);
         if (gm < dm)
             ad->call_gap_s = gm;
     }

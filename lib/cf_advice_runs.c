@@ -38,12 +38,6 @@ static const cf_adv_cand_t *cand_of(const cf_advice_t *ad, double S)
     return NULL;
 }
 
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cf_cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* One candidate over the runs: median saving per step and predicted run
  * saving per step, half the range of the savings, and the combined
  * uncertainty.  0 where a run lacks it or has no number for it. */
@@ -66,9 +60,9 @@ static int cand_over_runs(const cf_advice_t *const *r, size_t n, double S, over_
         hi = fmax(hi, sv[k]);
     }
     o->spread = 0.5 * (hi - lo);
-    o->sv = median(sv, n);
-    o->run_sv = median(run, n);
-    double u = median(unc, n);
+    o->sv = cf_median(sv, n);
+    o->run_sv = cf_median(run, n);
+    double u = cf_median(unc, n);
     o->unc = sqrt(u * u + o->spread * o->spread);
     return 1;
 }
@@ -136,7 +130,7 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
         fuse += is_fuse(r[k]);
         ref[k] = cf_advice_ref_step(r[k]);
     }
-    rf = median(ref, n);
+    rf = cf_median(ref, n);
     size_t nc = ad->ncand < CF_ADV_MAX_CAND ? ad->ncand : CF_ADV_MAX_CAND;
     double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
     for (size_t c = 0; c < nc; c++) {

@@ -78,6 +78,9 @@ static inline uint64_t cf_gcd_u64(uint64_t a, uint64_t b)
 
 /* qsort order of doubles, ascending (NaN compares equal to everything). */
 int cf_cmp_double(const void *pa, const void *pb);
+/* The median of v[0..n-1], which it sorts; the mean of the middle two for
+ * an even n; NaN for none. */
+double cf_median(double *v, size_t n);
 
 /* splitmix64's finalizer: every bit of x reaches every bit of the result */
 static inline uint64_t cf_mix64(uint64_t x)

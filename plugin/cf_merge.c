@@ -507,8 +507,7 @@ static void cf_put_post_gap(cf_profile_t *p, const cf_rank_wire_t *all, int n)
             gaps += all[i].post_gaps;
         }
     if (k > 0) {
-        qsort(med, k, sizeof(*med), cf_cmp_double);
-        p->post_gap_s = k % 2 ? med[k / 2] : 0.5 * (med[k / 2 - 1] + med[k / 2]);
+        p->post_gap_s = cf_median(med, k);
         p->post_gaps = gaps;
     }
     free(med);

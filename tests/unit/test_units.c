@@ -351,12 +351,24 @@ static void test_index(void **state)
     assert_null(x.slot);
 }
 
+/* cf_median: odd and even counts, unsorted input, none. */
+static void test_median(void **state)
+{
+    double odd[] = {5, 1, 4, 2, 3}, even[] = {10, 2, 8, 4}, one[] = {7};
+    (void)state;
+    assert_true(cf_median(odd, 5) == 3.0);
+    assert_true(cf_median(even, 4) == 6.0);
+    assert_true(cf_median(one, 1) == 7.0);
+    assert_true(isnan(cf_median(NULL, 0)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index),
         cmocka_unit_test(test_blocking_op_name),
         cmocka_unit_test(test_parse_time),
+        cmocka_unit_test(test_median),
         cmocka_unit_test(test_parse_time_invalid),
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_parse_size_invalid),
