@@ -1333,6 +1333,31 @@ int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+/* The outside-MPI line (cf_advice.h "Time outside MPI"). */
+int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
+{
+    char b[2][CF_FMT_LEN];
+    if (ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0)
+        return 0;
+    if (isfinite(ad->framework_saving_s) && ad->nonblocking)
+        snprintf(buf, len, "outside MPI, %s more: %s from a post to the completion call after it (median over the "
+                 "ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, which "
+                 "fewer posts also save",
+                 cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
+                 ad->call_gap_pairs);
+    else if (isfinite(ad->framework_saving_s))
+        snprintf(buf, len, "outside MPI, %s more: the calls go back to back, %s apart (median of %zu sampled pairs), "
+                 "the framework's cost per call",
+                 cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
+                 ad->call_gap_pairs);
+    else if (ad->nonblocking)
+        snprintf(buf, len, "not priced: the program's own time around each post outside MPI (bindings, request "
+                 "lists), which fewer posts also save");
+    else
+        return 0;
+    return 1;
+}
+
 char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
 {
     char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];

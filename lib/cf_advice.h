@@ -312,6 +312,11 @@ CF_HIDDEN int cf_advice_keeps_heap(const cf_advice_t *ad);
  * what keeps the heap.  1 when written, 0 where there is none. */
 CF_HIDDEN int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len);
 #define CF_ADV_NOTE_LEN 1024
+/* The line of an advised ("fuse") stream on the framework's time outside
+ * MPI that its buckets save (framework_saving_s), or, for a nonblocking
+ * stream without it, that it is not priced: the text report's and, through
+ * the JSON's outside_mpi_note, the HTML's.  1 when written, 0 where none. */
+CF_HIDDEN int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len);
 
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);

@@ -450,6 +450,8 @@ static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     }
     /* the text's memory line, for the HTML (cf_advice_memory_note) */
     jset(c, o, "memory_note", cf_advice_memory_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
+    /* and its outside-MPI line (cf_advice_outside_note) */
+    jset(c, o, "outside_mpi_note", cf_advice_outside_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
 }
 
 /* One stream's fusion advice (cf_advice.h). */

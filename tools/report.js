@@ -346,12 +346,9 @@
       if (hid !== null) lines.push('if the overlap hid the ' + (ad.verdict === 'fuse' ? 'advised buckets' : 'buckets named above') +
         ' as it hides the calls now: saving ' + fmtTime(hid) + '/step' +
         (typeof ad.hidden_saving_uncertainty_step_s === 'number' ? ', uncertainty ' + fmtTime(ad.hidden_saving_uncertainty_step_s) : ''));
-      /* the framework's time outside MPI that the buckets save (call_gap_s) */
-      var fw = ad.verdict === 'fuse' && typeof ad.framework_saving_s === 'number' ? ad.framework_saving_s : null;
-      if (fw !== null) lines.push('outside MPI, ' + fmtTime(fw) + ' more: ' + (nb ?
-        fmtTime(ad.call_gap_s) + ' from a post to the completion call after it (median over the ranks, ' + ad.call_gap_pairs + ' gaps), the framework\'s cost per post; not priced: its time before each post, which fewer posts also save' :
-        'the calls go back to back, ' + fmtTime(ad.call_gap_s) + ' apart (median of ' + ad.call_gap_pairs + ' sampled pairs), the framework\'s cost per call'));
-      else if (nb && ad.verdict === 'fuse') lines.push('not priced: the program\'s own time around each post outside MPI (bindings, request lists), which fewer posts also save');
+      /* the framework's time outside MPI that the buckets save: the text report's
+       * sentence (outside_mpi_note, cf_advice_outside_note) */
+      if (typeof ad.outside_mpi_note === 'string') lines.push(ad.outside_mpi_note);
       var ifr = nb && typeof ad.in_flight_ratio === 'number' && isFinite(ad.in_flight_ratio) ? ad.in_flight_ratio : null;
       if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) {
         /* the set's page faults, where the calibration timed it on the

@@ -734,30 +734,10 @@ static void text_in_flight(FILE *out, const cf_advice_t *ad)
                 ad->buckets_per_step);
 }
 
-/* An advised stream's time outside MPI that the buckets save
- * (framework_saving_s, cf_advice.h "Time outside MPI"), or, for a
- * nonblocking stream without it, that it is not priced */
-static void text_outside_mpi(FILE *out, const cf_advice_t *ad)
-{
-    char b[2][CF_FMT_LEN];
-    if (isfinite(ad->framework_saving_s) && ad->nonblocking)
-        fprintf(out, "          outside MPI, %s more: %s from a post to the completion call after it (median over "
-                "the ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, "
-                "which fewer posts also save\n",
-                fmt_t(ad->framework_saving_s, b[0]), fmt_t(ad->call_gap_s, b[1]), ad->call_gap_pairs);
-    else if (isfinite(ad->framework_saving_s))
-        fprintf(out, "          outside MPI, %s more: the calls go back to back, %s apart (median of %zu "
-                "sampled pairs), the framework's cost per call\n",
-                fmt_t(ad->framework_saving_s, b[0]), fmt_t(ad->call_gap_s, b[1]), ad->call_gap_pairs);
-    else if (ad->nonblocking)
-        fprintf(out, "          not priced: the program's own time around each post outside MPI (bindings, "
-                "request lists), which fewer posts also save\n");
-}
-
 static void text_fusion(FILE *out, const cf_analysis_t *a)
 {
     size_t shown = 0;
-    char label[COMM_TEXT_LEN], b[8][CF_FMT_LEN];
+    char label[COMM_TEXT_LEN], b[8][CF_FMT_LEN], note[CF_ADV_NOTE_LEN];
 
     for (size_t i = 0; i < cf_analysis_nfusion(a); i++) {
         const cf_advice_t *ad = cf_analysis_fusion(a, i);
@@ -831,7 +811,8 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                         "per step, uncertainty %s\n",
                         fmt_t(ad->skew_s, b[1]), fmt_t(ad->hidden_saving_step_s, b[0]),
                         fmt_t(ad->hidden_saving_unc_step_s, b[2]));
-            text_outside_mpi(out, ad);
+            if (cf_advice_outside_note(ad, note, sizeof(note)))
+                fprintf(out, "          %s\n", note);
             text_in_flight(out, ad);
         } else if (strcmp(ad->verdict, "uncertain") == 0) {
             fprintf(out, "    uncertain: %s%s%s\n", ad->why, ad->why[0] ? "; " : "", ad->reason);

@@ -730,6 +730,9 @@ def check_post_gap(case, a, gap, d, want):
         check(case, "the text's outside MPI line names the post gap, and no 'not priced' line",
               "from a post to the completion call after it (median over the ranks, %d gaps)" % job["post_gaps"]
               in text and "not priced: the program's own time around each post" not in text, "")
+        check(case, "outside_mpi_note (the HTML's line) is the text's line",
+              a.get("outside_mpi_note") is not None and ("          %s\n" % a["outside_mpi_note"]) in text,
+              str(a.get("outside_mpi_note")))
     else:
         check(case, "no framework_saving_s without fusion", a.get("framework_saving_s") is None,
               str(a.get("framework_saving_s")))
