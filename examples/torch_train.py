@@ -74,6 +74,9 @@ Output (rank 0): '#' lines describing the run, then one line of key=value:
                   MPI_Testall calls (mean over ranks)
   wait_ms_mean    overlap: time per step in the MPI_Waitall call alone, without
                   the Python around it in the exchange (mean over ranks)
+  preempted_per_step  involuntary context switches of the process per timed
+                  step (getrusage ru_nivcsw, mean over ranks): the scheduler
+                  taking the CPU from it, the machine's load as this run felt it
   tensors, params, bytes_per_step, buckets_per_step, bucket_bytes, steps,
   warmup, ranks, aux_allreduce, checksum, ranks_agree
 
@@ -83,6 +86,7 @@ Run with /usr/bin/python3 (Debian's python3-torch, python3-mpi4py):
 import argparse
 import ctypes
 import os
+import resource
 import sys
 import time
 import zlib
@@ -453,11 +457,13 @@ def main():
     comm.Barrier()
     st, ex, po = np.zeros(a.steps), np.zeros(a.steps), np.zeros(a.steps)
     t_run = time.perf_counter()
+    csw0 = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
     post0, wait0 = state["post_s"], state["wait_s"]
     del calls[:]
     for s in range(a.steps):
         st[s], ex[s], po[s], loss = step(True)
     run_s = time.perf_counter() - t_run
+    csw = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - csw0
     post_s, wait_s = state["post_s"] - post0, state["wait_s"] - wait0
 
     # the check: every rank holds bitwise the same parameters
@@ -472,10 +478,10 @@ def main():
     aux.Allreduce(MPI.IN_PLACE, smax, op=MPI.MAX)
     # per step the exchange summed over ranks (then the mean per step), and
     # the max over ranks of each rank's mean; the last element the post time
-    tot, mx = np.append(ex, [post_s / a.steps, wait_s / a.steps]), np.array([ex.mean()])
+    tot, mx = np.append(ex, [post_s / a.steps, wait_s / a.steps, csw / a.steps]), np.array([ex.mean()])
     aux.Allreduce(MPI.IN_PLACE, tot, op=MPI.SUM)
     aux.Allreduce(MPI.IN_PLACE, mx, op=MPI.MAX)
-    ex_step = tot[:-2] / size
+    ex_step = tot[:-3] / size
     # per step the exchange of the rank that waited least in it, its posts
     # included: the last to arrive, whose exchange the step waits for (the
     # others' longer time is their wait for it, set by the ranks' imbalance)
@@ -489,12 +495,12 @@ def main():
               "bytes_per_step=%d buckets_per_step=%d bucket_bytes=%d step_ms_mean=%.4f step_ms_median=%.4f "
               "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_median=%.4f exchange_ms_max=%.4f "
               "exchange_late_ms_mean=%.4f exchange_late_ms_median=%.4f post_ms_mean=%.4f wait_ms_mean=%.4f "
-              "run_s=%.4f "
+              "preempted_per_step=%.2f run_s=%.4f "
               "loss=%.5f aux_allreduce=%d checksum=%.10e crc=%d ranks_agree=%s"
               % (a.model, mode, size, a.steps, a.warmup, a.batch, len(params), sum(p.numel() for p in params),
                  sum(nbytes), nb, cap, 1e3 * smax.mean(), 1e3 * np.median(smax), 1e3 * smax.min(),
                  1e3 * ex_step.mean(), 1e3 * np.median(ex_step), 1e3 * mx[0],
-                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * tot[-2] / size, 1e3 * tot[-1] / size, run_s, loss,
+                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * tot[-3] / size, 1e3 * tot[-2] / size, tot[-1] / size, run_s, loss,
                  AUX_ALLREDUCES, cs,
                  int(crc), "yes" if agree else "NO"))
         if not agree:

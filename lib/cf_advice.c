@@ -330,15 +330,19 @@ static double stream_blocked(const cf_analysis_t *a, const cf_index_t *x, const 
  * times their median duration, summed over ranks: their tails (a poll
  * descheduled on a busy machine, or one that did progress work the fused
  * buckets' final wait will do instead), which polling less is not counted
- * on to save: the conservative side, as for the blocked excess. */
-static double polls_over_median(const cf_profile_t *p)
+ * on to save: the conservative side, as for the blocked excess; *longest_p
+ * the longest of them. */
+static double polls_over_median(const cf_profile_t *p, double *longest_p)
 {
     double excess = 0;
+    *longest_p = NAN;
     for (size_t i = 0; i < p->nrec; i++) {
         const cf_record_t *r = &p->rec[i];
         if (!cf_an_is_poll(r) || !(r->t_p50 > 0) || !(r->t_sum > 0))
             continue;
         excess += fmax(0.0, r->t_sum - (double)r->calls * r->t_p50);
+        if (r->t_max > 0 && !(r->t_max <= *longest_p))
+            *longest_p = r->t_max;
     }
     return excess;
 }
@@ -347,13 +351,16 @@ static double polls_over_median(const cf_profile_t *p)
  * completed nothing (the completion operations' uncharged time, summed
  * over ranks), divided among the nonblocking operations by their posts;
  * *excess_p its share of their time beyond their median (polls_over_median).
- * *with_posts_p: about one poll per post (0.5 to 2). */
-static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *with_posts_p, double *excess_p)
+ * *with_posts_p: about one poll per post (0.5 to 2); *longest_p: the
+ * longest poll (NaN: none). */
+static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *with_posts_p, double *excess_p,
+                           double *longest_p)
 {
     double polls = 0, tests = 0, posted = 0;
 
     *with_posts_p = 0;
     *excess_p = 0;
+    *longest_p = NAN;
     for (size_t k = 0; k < a->nop; k++) {
         const cf_an_op_t *o = &a->op[k];
         if (strcmp(o->kind, "completion") == 0 && strncmp(o->op, "MPI_Test", 8) == 0) {
@@ -366,7 +373,7 @@ static double stream_polls(const cf_analysis_t *a, const cf_an_fit_t *f, int *wi
     if (!(posted > 0) || !(polls > 0))
         return 0.0;
     *with_posts_p = tests >= 0.5 * posted && tests <= 2.0 * posted;
-    *excess_p = fmin(polls, polls_over_median(cf_analysis_profile(a))) * (double)f->calls / posted;
+    *excess_p = fmin(polls, polls_over_median(cf_analysis_profile(a), longest_p)) * (double)f->calls / posted;
     return polls * (double)f->calls / posted;
 }
 
@@ -416,7 +423,7 @@ static void stream_gap(const cf_profile_t *p, cf_advice_t *ad)
     for (i = 1; i < n; i++)
         if (g[i].rank == g[i - 1].rank && g[i].seq == g[i - 1].seq + 1 && g[i].t0 >= g[i - 1].t1)
             gap[ng++] = g[i].t0 - g[i - 1].t1;
-    ad->call_gap_pairs = ng;
+    ad->call_gap_pairs = ng < UINT32_MAX ? (uint32_t)ng : UINT32_MAX;
     if (ng >= 8) {
         double gm = cf_median(gap, ng), dm = cf_median(dur, n);
         if (gm < dm)
@@ -437,7 +444,7 @@ static void post_gap(const cf_profile_t *p, cf_advice_t *ad)
 {
     double per_rank = ad->comm_size > 0 ? (double)ad->calls / (double)ad->comm_size : 0;
     ad->call_gap_s = NAN;
-    ad->call_gap_pairs = (size_t)p->post_gaps;
+    ad->call_gap_pairs = p->post_gaps < UINT32_MAX ? (uint32_t)p->post_gaps : UINT32_MAX;
     if (p->post_gaps >= 8 && per_rank > 0 && isfinite(p->post_gap_s) &&
         p->post_gap_s < (ad->post_s + ad->poll_s) / per_rank)
         ad->call_gap_s = p->post_gap_s;
@@ -466,14 +473,53 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
     return n == p->nrank ? fmin(sum / (double)n / (double)ad->steps, ad->blocked_s / (double)ad->steps) : 0;
 }
 
-/* What the polls' tails (poll_excess_s) would leave of themselves per step
- * with S's buckets, under the rule of predict_nb, against keeping them
- * whole: added to S's uncertainty (price_in_flight, hidden_saving). */
+/* The ranks' involuntary context switches per step of region, mean over
+ * the ranks that recorded them with the steps' period; the period's mean
+ * in *step_s_p.  NaN where none did. */
+static double step_load(const cf_profile_t *p, const char *region, double *step_s_p)
+{
+    double sp = 0, ss = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < p->nrank; i++) {
+        const char *sr;
+        double s, c = cf_profile_rank_load(p, i, &s);
+        (void)cf_profile_rank_faults(p, i, &sr);
+        if (sr != NULL && strcmp(sr, region) == 0 && c >= 0 && s > 0) {
+            sp += c;
+            ss += s;
+            n++;
+        }
+    }
+    *step_s_p = n ? ss / (double)n : NAN;
+    return n ? sp / (double)n : NAN;
+}
+
+/* The part of the polls' tails load can hold (cf_advice.h, "The polls'
+ * tails"): the preemptions that land in the stream's polls where they come
+ * at times that do not depend on them, step_preempt x poll_s / step_s over
+ * the run, each adding at most the longest poll; NaN where the profile did
+ * not record them (all of the tails may be load). */
+static float poll_load(const cf_profile_t *p, const cf_advice_t *ad, double longest)
+{
+    double step_s, preempt = ad->steps_source != NULL && strcmp(ad->steps_source, "region") == 0
+                                 ? step_load(p, ad->steps_region, &step_s)
+                                 : NAN;
+    if (!(preempt >= 0) || !(step_s > 0) || !(longest > 0) || !(ad->poll_excess_s >= 0))
+        return NAN;
+    return (float)fmin(ad->poll_excess_s, preempt * ad->poll_s / step_s * longest);
+}
+
+/* What the load in the polls' tails (poll_load_s, else all of
+ * poll_excess_s) would leave of itself per step with S's buckets, under
+ * the rule of predict_nb, against keeping it whole: added to S's
+ * uncertainty (price_in_flight, hidden_saving).  The rest of the tails is
+ * progress work, which the buckets' measured time holds. */
 static double poll_tail_gap(const cf_advice_t *ad, const cf_adv_cand_t *cd)
 {
-    if (!ad->polls_with_posts || !(ad->poll_excess_s > 0) || !(ad->steps > 0) || !(ad->calls_per_step > 0))
+    double load = isfinite(ad->poll_load_s) ? (double)ad->poll_load_s : ad->poll_excess_s;
+    if (!ad->polls_with_posts || !(load > 0) || !(ad->steps > 0) || !(ad->calls_per_step > 0))
         return 0.0;
-    return ad->poll_excess_s * (1.0 - fmin(1.0, cd->buckets / ad->calls_per_step)) / (double)ad->steps;
+    return load * (1.0 - fmin(1.0, cd->buckets / ad->calls_per_step)) / (double)ad->steps;
 }
 
 /* The run's time, per rank, with the calls in buckets: a candidate's T(S)
@@ -588,6 +634,7 @@ static void advice_init(cf_advice_t *ad)
     ad->runs = 1;
     ad->run_spread_step_s = NAN;
     ad->inflight_ratio = ad->inflight_faults = ad->step_faults = NAN;
+    ad->step_preempt = ad->poll_load_s = NAN;
     ad->page_fault_s = ad->refault_pages = NAN;
     ad->measured_over_model = NAN;
     ad->blocked_excess_s = 0;
@@ -613,7 +660,7 @@ static int candidates(cf_advice_t *ad)
                              : S == CF_ADV_HOROVOD_NEW_BYTES ? "Horovod recent default (128 MiB)"
                                                              : NULL;
     }
-    ad->ncand = n;
+    ad->ncand = (uint32_t)n;
     return CF_OK;
 }
 
@@ -703,13 +750,14 @@ static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, doub
  * costs.  0 where the profile does not charge the blocked time. */
 static int nonblocking_cost(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f, cf_advice_t *ad)
 {
-    double post = 0, blocked = stream_blocked(a, x, f, &post);
+    double post = 0, blocked = stream_blocked(a, x, f, &post), longest;
     if (!isfinite(blocked))
         return 0;
     ad->post_s = post / (double)f->comm_size;
     ad->blocked_s = (blocked - post) / (double)f->comm_size;
-    ad->poll_s = stream_polls(a, f, &ad->polls_with_posts, &ad->poll_excess_s) / (double)f->comm_size;
+    ad->poll_s = stream_polls(a, f, &ad->polls_with_posts, &ad->poll_excess_s, &longest) / (double)f->comm_size;
     ad->poll_excess_s /= (double)f->comm_size;
+    ad->poll_load_s = poll_load(cf_analysis_profile(a), ad, longest);
     ad->skew_s = arrival_skew(cf_analysis_profile(a), ad);
     ad->current_s = ad->post_s + ad->blocked_s + ad->poll_s;
     ad->current_source = "blocked";
@@ -785,6 +833,8 @@ static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_
             }
         }
         ad->step_faults = n ? (float)(sum / (double)n) : NAN;
+        double step_s;
+        ad->step_preempt = (float)step_load(p, region, &step_s);
     } else {
         ad->steps = steps_from_pattern(f);
         ad->steps_source = "pattern";
@@ -1333,6 +1383,31 @@ int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+/* The polls' tails line (cf_advice.h, "The polls' tails"). */
+int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len)
+{
+    char b[3][CF_FMT_LEN], load[480];
+    if (!ad->nonblocking || !ad->polls_with_posts || !(ad->poll_excess_s > 0) ||
+        !(ad->poll_excess_s >= 0.1 * ad->poll_s) || !(ad->steps > 0))
+        return 0;
+    if (isfinite(ad->poll_load_s))
+        snprintf(load, sizeof(load), "the processes were preempted %.1f times a step (involuntary context "
+                 "switches, mean per rank): load can hold about %s/step of the tails (the preemptions landing in "
+                 "these polls, each at most the longest poll), which the buckets keep: that is in their "
+                 "uncertainty; the rest is progress work, which the buckets' measured time holds",
+                 (double)ad->step_preempt, cf_fmt_time((double)ad->poll_load_s / (double)ad->steps, b[2], CF_FMT_LEN));
+    else
+        snprintf(load, sizeof(load), "keeping them whole is in their uncertainty (the profile has no "
+                 "preemptions per step, which would say how much of them is load: recorded without a step "
+                 "region, or by an older plugin)");
+    snprintf(buf, len, "%s/step of the polls' %s/step (their mean %.1fx their median: load, or progress work "
+             "inside a poll): fewer calls make fewer polls, so the buckets pay them per bucket; %s",
+             cf_fmt_time(ad->poll_excess_s / (double)ad->steps, b[0], CF_FMT_LEN),
+             cf_fmt_time(ad->poll_s / (double)ad->steps, b[1], CF_FMT_LEN), ad->poll_s / (ad->poll_s - ad->poll_excess_s),
+             load);
+    return 1;
+}
+
 /* The outside-MPI line (cf_advice.h "Time outside MPI"). */
 int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
 {
@@ -1344,12 +1419,12 @@ int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
                  "ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, which "
                  "fewer posts also save",
                  cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
-                 ad->call_gap_pairs);
+                 (size_t)ad->call_gap_pairs);
     else if (isfinite(ad->framework_saving_s))
         snprintf(buf, len, "outside MPI, %s more: the calls go back to back, %s apart (median of %zu sampled pairs), "
                  "the framework's cost per call",
                  cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
-                 ad->call_gap_pairs);
+                 (size_t)ad->call_gap_pairs);
     else if (ad->nonblocking)
         snprintf(buf, len, "not priced: the program's own time around each post outside MPI (bindings, request "
                  "lists), which fewer posts also save");

@@ -434,6 +434,7 @@ static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     char note[CF_ADV_NOTE_LEN];
 
     jset(c, o, "step_page_faults", jnum(ad->step_faults));
+    jset(c, o, "step_preemptions", jnum(ad->step_preempt));
     /* the calibration's fresh page, and the advised (else the best)
      * buckets' refaults at it: priced (nonblocking), or stated beside a
      * price that leaves them out (blocking: one bucket's temporary buffer) */
@@ -452,6 +453,8 @@ static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     jset(c, o, "memory_note", cf_advice_memory_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* and its outside-MPI line (cf_advice_outside_note) */
     jset(c, o, "outside_mpi_note", cf_advice_outside_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
+    /* and its polls' tails line (cf_advice_polls_note) */
+    jset(c, o, "polls_note", cf_advice_polls_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
 }
 
 /* One stream's fusion advice (cf_advice.h). */
@@ -511,6 +514,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "disturbed", isfinite(ad->measured_over_model) ? json_boolean(ad->disturbed) : json_null());
     jset(c, o, "blocked_excess_s", ad->nonblocking ? jnum(ad->blocked_excess_s) : json_null());
     jset(c, o, "poll_excess_s", ad->nonblocking ? jnum(ad->poll_excess_s) : json_null());
+    jset(c, o, "poll_load_s", ad->nonblocking ? jnum(ad->poll_load_s) : json_null());
     jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "in_flight_page_faults", isfinite(ad->inflight_ratio) ? jnum(ad->inflight_faults) : json_null());

@@ -385,7 +385,11 @@ typedef struct cf_advice {
      * times the calls the advised buckets remove, per rank over the run
      * (NaN unless "fuse") */
     double call_gap_s;
-    size_t call_gap_pairs;
+    uint32_t call_gap_pairs;
+    /* nonblocking: the part of poll_excess_s load can hold (cf_advice.h,
+     * "The polls' tails"); NaN: unknown, all of it (in call_gap_pairs'
+     * padding) */
+    float poll_load_s;
     double framework_saving_s;
     double model_current_s;   /* T per step of the calls as they are */
     double model_current_unc_s; /* its uncertainty */
@@ -446,7 +450,12 @@ typedef struct cf_advice {
     /* ascending S, at most CF_ADV_MAX_CAND; NULL (ncand 0) for a stream
      * without a model, which most streams of a large job are */
     cf_adv_cand_t *cand;
-    size_t ncand;
+    uint32_t ncand;
+    /* over the steps of step_faults, the processes' involuntary context
+     * switches per step (the scheduler taking a CPU from one of their
+     * threads), mean over the ranks; NaN: not recorded (in ncand's
+     * padding) */
+    float step_preempt;
 } cf_advice_t;
 
 /* Beneath MPI: the UCX messages posted under one MPI operation (the

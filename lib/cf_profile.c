@@ -55,8 +55,24 @@ int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, do
     }
     if ((id = fault_region(p, region)) == 0)
         return CF_ERR_NOMEM;
-    p->rank_faults[i] = (cf_rank_faults_t){(float)per_step, (uint16_t)id};
+    p->rank_faults[i] = (cf_rank_faults_t){(float)per_step, (uint16_t)id, NAN, NAN};
     return CF_OK;
+}
+
+void cf_profile_set_rank_load(cf_profile_t *p, size_t i, double preempt, double step_s)
+{
+    if (i < p->nrank_faults && p->rank_faults[i].region >= 1) {
+        p->rank_faults[i].preempt = preempt >= 0 ? (float)preempt : NAN;
+        p->rank_faults[i].step_s = step_s > 0 ? (float)step_s : NAN;
+    }
+}
+
+double cf_profile_rank_load(const cf_profile_t *p, size_t i, double *step_s_p)
+{
+    const cf_rank_faults_t *f = i < p->nrank_faults && p->rank_faults[i].region >= 1 ? &p->rank_faults[i] : NULL;
+    if (step_s_p != NULL)
+        *step_s_p = f != NULL ? (double)f->step_s : NAN;
+    return f != NULL ? (double)f->preempt : NAN;
 }
 
 double cf_profile_rank_faults(const cf_profile_t *p, size_t i, const char **region_p)
@@ -250,8 +266,13 @@ json_t *cf_profile_to_json(const cf_profile_t *p)
         const char *sr;
         double sf = cf_profile_rank_faults(p, i, &sr);
         if (isfinite(sf)) {
+            double ss, sp = cf_profile_rank_load(p, i, &ss);
             json_object_set_new(jr, "step_minor_faults", json_real(sf));
             json_object_set_new(jr, "step_region", json_string(sr));
+            if (isfinite(sp))
+                json_object_set_new(jr, "step_preemptions", json_real(sp));
+            if (isfinite(ss))
+                json_object_set_new(jr, "step_s", json_real(ss));
         }
     }
     json_object_set_new(root, "ranks", ranks);
@@ -759,6 +780,10 @@ static int cf_rd_rank(cf_rd_t *rd, json_t *o)
         cf_profile_set_rank_faults(p, p->nrank - 1, json_string_value(json_object_get(o, "step_region")),
                                    json_number_value(x)) != CF_OK)
         return CF_ERR_NOMEM;
+    json_t *sp = json_object_get(o, "step_preemptions"), *ss = json_object_get(o, "step_s");
+    if (json_is_number(sp) || json_is_number(ss))
+        cf_profile_set_rank_load(p, p->nrank - 1, json_is_number(sp) ? json_number_value(sp) : NAN,
+                                 json_is_number(ss) ? json_number_value(ss) : NAN);
     return CF_OK;
 }
 

@@ -58,10 +58,13 @@ typedef struct {
 
 /* A rank's minor page faults (memory the kernel mapped in afresh) per
  * entry of its outermost region with the most entries, between the first
- * entry and the last (cf_profile_rank_faults) */
+ * entry and the last (cf_profile_rank_faults); over the same entries, the
+ * process's involuntary context switches per entry and the entries'
+ * period in seconds (cf_profile_rank_load; NaN: not recorded) */
 typedef struct {
     float per_step;
     uint16_t region; /* 1 + its index in the profile's fault_region; 0: none */
+    float preempt, step_s;
 } cf_rank_faults_t;
 
 typedef struct {
@@ -135,6 +138,12 @@ int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, do
 /* Rank index i's faults per step, its region's name in *region_p; NaN
  * (and NULL) where not recorded. */
 double cf_profile_rank_faults(const cf_profile_t *p, size_t i, const char **region_p);
+/* Rank index i's involuntary context switches per step and step period
+ * (cf_rank_faults_t), set after its faults (ignored where they are not). */
+void cf_profile_set_rank_load(cf_profile_t *p, size_t i, double preempt, double step_s);
+/* Rank index i's involuntary context switches per step; its step period
+ * in *step_s_p.  NaN where not recorded. */
+double cf_profile_rank_load(const cf_profile_t *p, size_t i, double *step_s_p);
 void cf_profile_free(cf_profile_t *p);
 /* Appends a reason for partial (printf format); sets partial. */
 int cf_profile_add_partial_reason(cf_profile_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

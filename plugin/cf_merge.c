@@ -58,7 +58,8 @@ typedef struct {
     uint64_t dropped;
     int node_ranks, node_cpus;
     double copy_Bps; /* the node's copy bandwidth, on its first rank; 0 elsewhere */
-    double step_faults;  /* per entry of its step region (cf_region_step_faults); NaN: none */
+    double step_faults;  /* per entry of its step region (cf_region_step); NaN: none */
+    double step_preempt, step_s; /* the same region's involuntary switches per entry, its period */
     char step_region[64];
     double post_gap_s;  /* median of its threads' gaps after nonblocking collectives' posts (cf_post_gap) */
     uint64_t post_gaps; /* and their count; 0: none */
@@ -483,7 +484,10 @@ static void cf_fin_ranks(cf_fin_run_t *m)
     me.node_ranks = cf_g.node_ranks;
     me.node_cpus = cf_g.node_cpus;
     me.copy_Bps = cf_node_first() ? cf_memcpy_bandwidth() : 0;
-    me.step_faults = cf_region_step_faults(me.step_region, sizeof(me.step_region));
+    cf_region_step_t st = cf_region_step(me.step_region, sizeof(me.step_region));
+    me.step_faults = st.faults;
+    me.step_preempt = st.preempt;
+    me.step_s = st.period_s;
     cf_rank_post_gap(&me);
     if (m->have_samples) {
         me.wait_s = cf_ns_to_s(m->sres.wait_ns);
@@ -539,8 +543,9 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
         r->xfer_s = a->xfer_s;
         r->node_ranks = a->node_ranks;
         r->node_cpus = a->node_cpus;
-        if (a->step_faults >= 0 && a->step_region[0])
-            (void)cf_profile_set_rank_faults(p, p->nrank - 1, a->step_region, a->step_faults);
+        if (a->step_faults >= 0 && a->step_region[0] &&
+            cf_profile_set_rank_faults(p, p->nrank - 1, a->step_region, a->step_faults) == CF_OK)
+            cf_profile_set_rank_load(p, p->nrank - 1, a->step_preempt, a->step_s);
         if (a->copy_Bps > 0 && (!(p->memcpy_Bps > 0) || a->copy_Bps < p->memcpy_Bps))
             p->memcpy_Bps = a->copy_Bps;
         if (r->wall_s > p->wall_s)

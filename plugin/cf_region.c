@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <math.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include "cf_region.h"
@@ -22,9 +23,10 @@ typedef struct {
     unsigned id;
     uint64_t entries;
     char path[CF_REGION_NAME];
-    /* the process's minor page faults at the first and the last entry of
-     * an outermost region (cf_region_step_faults) */
-    double flt_first, flt_last;
+    /* the process's minor page faults, involuntary context switches and
+     * the monotonic clock at the first and the last entry of an outermost
+     * region (cf_region_step) */
+    double flt_first, flt_last, csw_first, csw_last, t_first, t_last;
 } cf_region_t;
 
 /* The table grows by chunks up to the region ids there are (CF_MAX_REGIONS):
@@ -127,6 +129,22 @@ static cf_region_t *cf_region_find(unsigned id)
     return s ? cf_region_at(s - 1) : NULL;
 }
 
+/* An outermost region entered: the figures of cf_region_step. */
+static void cf_region_mark_step(cf_region_t *r)
+{
+    struct rusage ru;
+    struct timespec ts;
+    int ok = getrusage(RUSAGE_SELF, &ru) == 0;
+    r->flt_last = ok ? (double)ru.ru_minflt : NAN;
+    r->csw_last = ok ? (double)ru.ru_nivcsw : NAN;
+    r->t_last = clock_gettime(CLOCK_MONOTONIC, &ts) == 0 ? (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec : NAN;
+    if (r->entries == 0) {
+        r->flt_first = r->flt_last;
+        r->csw_first = r->csw_last;
+        r->t_first = r->t_last;
+    }
+}
+
 void cf_pcontrol(int level, const char *name)
 {
     if (atomic_load(&cf_g.state) != 1)
@@ -154,12 +172,8 @@ void cf_pcontrol(int level, const char *name)
             cf_region_deep++;
         if (id) {
             cf_region_t *r = cf_region_find(id);
-            if (cf_depth == 0) {
-                struct rusage ru;
-                r->flt_last = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_minflt : NAN;
-                if (r->entries == 0)
-                    r->flt_first = r->flt_last;
-            }
+            if (cf_depth == 0)
+                cf_region_mark_step(r);
             cf_stack[cf_depth++] = id;
             r->entries++;
             atomic_store(&cf_g.region, id);
@@ -209,7 +223,12 @@ uint64_t cf_region_outer_entries(unsigned id)
     return n;
 }
 
-double cf_region_step_faults(char *name, size_t len)
+static double cf_per_step(double first, double last, uint64_t entries)
+{
+    return last >= first ? (last - first) / (double)(entries - 1) : NAN;
+}
+
+cf_region_step_t cf_region_step(char *name, size_t len)
 {
     const cf_region_t *best = NULL;
     pthread_mutex_lock(&cf_region_lock);
@@ -218,11 +237,15 @@ double cf_region_step_faults(char *name, size_t len)
         if (strchr(r->path, '/') == NULL && r->entries >= 3 && (best == NULL || r->entries > best->entries))
             best = r;
     }
-    double f = best && best->flt_last >= best->flt_first ? (best->flt_last - best->flt_first) / (double)(best->entries - 1)
-                                                          : NAN;
-    snprintf(name, len, "%s", best && isfinite(f) ? best->path : "");
+    cf_region_step_t s = {NAN, NAN, NAN};
+    if (best != NULL) {
+        s.faults = cf_per_step(best->flt_first, best->flt_last, best->entries);
+        s.preempt = cf_per_step(best->csw_first, best->csw_last, best->entries);
+        s.period_s = cf_per_step(best->t_first, best->t_last, best->entries);
+    }
+    snprintf(name, len, "%s", isfinite(s.faults) ? best->path : "");
     pthread_mutex_unlock(&cf_region_lock);
-    return f;
+    return s;
 }
 
 /* For a part written without MPI (cf_spill.c): plain reads, no lock (a

@@ -23,10 +23,16 @@ CF_HIDDEN size_t cf_regions_copy(cf_spill_region_t *out, size_t max, uint64_t *f
  * for "step/allreduce"); 0 for none. */
 CF_HIDDEN uint64_t cf_region_outer_entries(unsigned id);
 
-/* The process's minor page faults per entry of this rank's outermost
- * region with the most entries (at least 3), between its first entry and
- * its last: memory the kernel mapped in afresh per step, in the steady
- * state; its name in name.  NaN (name "") without such a region. */
-CF_HIDDEN double cf_region_step_faults(char *name, size_t len);
+/* Per entry of this rank's outermost region with the most entries (at
+ * least 3), between its first entry and its last, in the steady state: the
+ * process's minor page faults (memory the kernel mapped in afresh), its
+ * involuntary context switches (the scheduler taking a CPU from one of its
+ * threads: the machine's load as the job felt it) and the time from one
+ * entry to the next (the step's period); its name in name.  NaN (name "")
+ * without such a region. */
+typedef struct {
+    double faults, preempt, period_s;
+} cf_region_step_t;
+CF_HIDDEN cf_region_step_t cf_region_step(char *name, size_t len);
 
 #endif

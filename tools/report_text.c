@@ -690,17 +690,11 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
                 "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
                 "the predictor's, not scaled to this run; a run on a quiet machine settles it\n",
                 ad->measured_over_model);
-    /* the polls' tails, where the advice pays the polls per call and the
-     * tails are a tenth of them or more (polls apart from the posts are
-     * kept whole) */
-    if (ad->nonblocking && ad->polls_with_posts && ad->poll_excess_s > 0 && ad->poll_excess_s >= 0.1 * ad->poll_s)
-        fprintf(out, "    polls beyond their median: %s/step of the polls' %s/step (their mean %.1fx their median: "
-                "load, or progress work inside a poll): fewer calls make fewer polls, so the buckets below pay "
-                "them per bucket; keeping them whole is in their uncertainty\n",
-                fmt_t(ad->poll_excess_s / (double)ad->steps, b[0]), fmt_t(ad->poll_s / (double)ad->steps, b[1]),
-                ad->poll_s / (ad->poll_s - ad->poll_excess_s));
-    /* memory the kernel mapped in afresh every step (cf_advice_memory_note) */
     char note[CF_ADV_NOTE_LEN];
+    /* the polls' tails (cf_advice_polls_note) */
+    if (cf_advice_polls_note(ad, note, sizeof(note)))
+        fprintf(out, "    polls beyond their median: %s\n", note);
+    /* memory the kernel mapped in afresh every step (cf_advice_memory_note) */
     if (cf_advice_memory_note(ad, note, sizeof(note)))
         fprintf(out, "    memory: %s\n", note);
 }

@@ -498,7 +498,7 @@ def check_candidates(case, text):
         cand_seen["uncertain" if want else "priced"] += 1
 
 
-def check_poll_excess(case, rep, text, prof):
+def check_poll_excess(case, rep, text, prof, meta):
     """A nonblocking stream's polls beyond their median (the Tests that
     completed nothing: their time over calls x p50, from the profile's own
     records) are its share by posts, kept in its prediction: the report
@@ -520,6 +520,46 @@ def check_poll_excess(case, rep, text, prof):
         block = fusion_block(text, a["op"], a["comm"])
         check(case, "%s: the report %s the polls' tails" % (a["op"], "states" if said else "does not state"),
               ("polls beyond their median: " in block) == bool(said), "%s of %s" % (got, a["poll_s"]))
+        if said:
+            check(case, "%s: polls_note (the HTML's line) is the text's line" % a["op"],
+                  ("    polls beyond their median: %s\n" % a.get("polls_note")) in block, str(a.get("polls_note")))
+        check_poll_load(case, a, recs, json.load(open(prof)), meta, got, block if said else None)
+
+
+def check_poll_load(case, a, recs, p, meta, excess, block):
+    """The part of the polls' tails load can hold (poll_load_s): the
+    preemptions the ranks recorded per step of the step region
+    (ranks[].step_preemptions, its period step_s) that land in the
+    stream's polls, each at most the longest poll, at most the tails; null
+    where the profile has no preemptions.  Where the trainer counted its
+    own (getrusage over its timed steps, meta's trainer), the profile's
+    are held to them."""
+    ranks = [r for r in p.get("ranks", []) if r.get("step_preemptions") is not None and r.get("step_s")
+             and r.get("step_region") == a.get("steps_region")]
+    got = a.get("poll_load_s")
+    if not ranks or a.get("steps_source") != "region":
+        check(case, "%s: no poll_load_s without the step's preemptions" % a["op"], got is None, str(got))
+        return
+    pre = sum(r["step_preemptions"] for r in ranks) / len(ranks)
+    step = sum(r["step_s"] for r in ranks) / len(ranks)
+    longest = max(r["time_s"]["max"] for r in recs
+                  if r.get("layer") == "mpi" and r.get("kind") == "completion" and r["op"].startswith("MPI_Test") and
+                  r.get("size_hi") == 0 and not (r.get("blocked_s") or 0) > 0 and (r["time_s"].get("p50") or 0) > 0)
+    want = min(excess, pre * a["poll_s"] / step * longest)
+    check(case, "%s: poll_load_s %s: %.2f preemptions a step of %s in polls of %s a step, the longest %s" %
+          (a["op"], human_time(want), pre, human_time(step), human_time(a["poll_s"] / a["steps"]), human_time(longest)),
+          got is not None and abs(got - want) <= 1e-5 * max(want, 1e-9), str(got))
+    check(case, "%s: step_preemptions is the ranks' mean" % a["op"],
+          a.get("step_preemptions") is not None and abs(a["step_preemptions"] - pre) <= 1e-5 * max(pre, 1), "")
+    if block is not None:
+        check(case, "%s: the text says the preemptions and the load" % a["op"],
+              "were preempted %.1f times a step" % pre in block and
+              "load can hold about %s/step" % human_time(want / a["steps"]) in block, "")
+    tr = meta.get("trainer")
+    if tr is not None and tr.get("preempted_per_step") is not None:
+        truth = tr["preempted_per_step"]
+        check(case, "%s: step_preemptions %.2f against the trainer's own getrusage count %.2f" % (a["op"], pre, truth),
+              abs(pre - truth) <= max(1.0, 0.5 * truth), "")
 
 
 def check_calibrated(case, rep, prof, exp):
@@ -933,7 +973,7 @@ def main():
             check_app(case, rep, txt.stdout, exp)
             if exp.get("overlap"):
                 check_overlap(case, rep, txt.stdout, meta, exp)
-                check_poll_excess(case, rep, txt.stdout, prof)
+                check_poll_excess(case, rep, txt.stdout, prof, meta)
             check_memory(case, rep, txt.stdout, prof, exp)
         elif exp.get("refaults"):
             txt = subprocess.run([commfit, "report", prof], capture_output=True, text=True)

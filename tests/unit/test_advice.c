@@ -1258,6 +1258,77 @@ static void set_step_faults(cf_profile_t *p, double faults, double page_fault_s)
         json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
 }
 
+/* The polls' tails of nonblocking_posts_polls (mean twice the median) in
+ * a region "step" whose processes were preempted preempt times a step of
+ * step_s: load holds at most the preemptions that land in the stream's
+ * polls (preempt x poll_s / step_s over the run) times the longest poll,
+ * and only that is kept whole in the uncertainty; the rest is progress
+ * work.  Returns the advised candidate's uncertainty. */
+static double polls_load_unc(double preempt, double step_s, double *load_p, int *preempted_said, double *buckets_p)
+{
+    static const char *const names[] = {"step"};
+    static const int entries[] = {STEPS};
+    cf_profile_t p;
+    char note[CF_ADV_NOTE_LEN];
+    polls_profile(&p, 1.0, 2.0, 0);
+    set_regions(&p, names, entries, 1);
+    for (size_t i = 0; i < p.nrec; i++)
+        p.rec[i].region = 1;
+    set_step_faults(&p, 0, NAN);
+    for (size_t i = 0; isfinite(preempt) && i < P; i++)
+        cf_profile_set_rank_load(&p, i, preempt, step_s);
+    cf_analysis_t *a = analyse(&p, NULL);
+    const cf_advice_t *ad = advice_of(a, "MPI_Iallreduce");
+    assert_string_equal(ad->verdict, "fuse");
+    *load_p = ad->poll_load_s;
+    assert_true(cf_advice_polls_note(ad, note, sizeof(note)));
+    *preempted_said = strstr(note, "were preempted") != NULL;
+    double unc = cand_of(ad, ad->bucket_bytes)->unc_s;
+    *buckets_p = cand_of(ad, ad->bucket_bytes)->buckets;
+    if (isfinite(preempt)) {
+        assert_rel(ad->step_preempt, preempt, 1e-6);
+        json_t *j = cf_analysis_to_json(a), *x, *e = NULL;
+        size_t i;
+        json_array_foreach(json_object_get(j, "advice"), i, x)
+            if (strcmp(json_string_value(json_object_get(x, "op")), "MPI_Iallreduce") == 0)
+                e = x;
+        assert_rel(json_number_value(json_object_get(e, "poll_load_s")), ad->poll_load_s, 1e-6);
+        assert_rel(json_number_value(json_object_get(e, "step_preemptions")), preempt, 1e-6);
+        assert_string_equal(json_string_value(json_object_get(e, "polls_note")), note);
+        json_decref(j);
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+    return unc;
+}
+
+static void test_nonblocking_polls_load(void **state)
+{
+    (void)state;
+    const double poll = POLLS_TIME, longest = 10.0 * poll / (16.0 * STEPS) / 2.0, excess = poll / 2.0;
+    double load, whole, none, some, capped, b, b2;
+    int said;
+    /* without the figures: all of the tails kept whole, as before */
+    whole = polls_load_unc(NAN, NAN, &load, &said, &b);
+    assert_true(isnan(load));
+    assert_false(said);
+    /* not preempted: the tails are progress work, none of them kept */
+    none = polls_load_unc(0.0, 20e-3, &load, &said, &b2);
+    assert_rel(load, 0.0, 0);
+    assert_true(said);
+    assert_rel(b2, b, 0);
+    assert_rel(whole - none, excess * (1.0 - b / 16.0) / STEPS, 1e-6);
+    /* 2 a step of 20 ms: 2 x poll_s / 20 ms of them land in the polls, each at most the longest */
+    some = polls_load_unc(2.0, 20e-3, &load, &said, &b2);
+    assert_rel(load, 2.0 * poll / 20e-3 * longest, 1e-5);
+    assert_true(load < excess);
+    assert_rel(some - none, load * (1.0 - b / 16.0) / STEPS, 1e-5);
+    /* more than the tails: capped at them, the uncertainty of the whole tails */
+    capped = polls_load_unc(1e6, 20e-3, &load, &said, &b2);
+    assert_rel(load, excess, 1e-5);
+    assert_rel(capped, whole, 1e-6);
+}
+
 /* The hooks' stream in a region "step" whose ranks fault in faults pages
  * a step, with the calibration's sets in flight at a ratio of 1 (no
  * faults) and a fresh page of page_fault_s (NaN: none in the section). */
@@ -1732,6 +1803,7 @@ int main(void)
         cmocka_unit_test(test_runs_rule),
         cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_nonblocking_polls_tails),
+        cmocka_unit_test(test_nonblocking_polls_load),
         cmocka_unit_test(test_nonblocking_hidden),
         cmocka_unit_test(test_nonblocking_calibrated),
         cmocka_unit_test(test_nonblocking_only_hidden),
