@@ -1383,6 +1383,28 @@ int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+/* The disturbed line (cf_advice.h): a run that measured more than its
+ * calls' own time, and what the advice does with it. */
+int cf_advice_disturbed_note(const cf_advice_t *ad, char *buf, size_t len)
+{
+    char b[CF_FMT_LEN];
+    if (ad->nonblocking && ad->blocked_excess_s > 0 && ad->steps > 0)
+        snprintf(buf, len, "%s: blocked %.1fx what the calls as they are take one at a time, exposed, with the "
+                 "ranks' wait for the last (%s/step more; load on the machine, a partner late%s): kept in every "
+                 "prediction, not counted as a saving",
+                 ad->disturbed ? "disturbed" : "blocked beyond the calls' time", ad->measured_over_model,
+                 cf_fmt_time(ad->blocked_excess_s / (double)ad->steps, b, CF_FMT_LEN),
+                 ad->current_pred_source == CF_PRED_MODEL ? ", or a nonblocking algorithm slower than the line" : "");
+    else if (ad->disturbed)
+        snprintf(buf, len, "disturbed: the run measured %.1fx what the medians predict per step (tails the "
+                 "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
+                 "the predictor's, not scaled to this run; a run on a quiet machine settles it",
+                 ad->measured_over_model);
+    else
+        return 0;
+    return 1;
+}
+
 /* The polls' tails line (cf_advice.h, "The polls' tails"). */
 int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len)
 {

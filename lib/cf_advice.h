@@ -329,6 +329,12 @@ CF_HIDDEN int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len
  * stream without it, that it is not priced: the text report's and, through
  * the JSON's outside_mpi_note, the HTML's.  1 when written, 0 where none. */
 CF_HIDDEN int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len);
+/* The line of a run that measured more than its calls' own time (a
+ * nonblocking stream's blocked_excess_s, a disturbed run), with its label
+ * ("disturbed: ", "blocked beyond the calls' time: "), and what the advice
+ * does with it: the text report's and, through the JSON's disturbed_note,
+ * the HTML's.  1 when written, 0 where none. */
+CF_HIDDEN int cf_advice_disturbed_note(const cf_advice_t *ad, char *buf, size_t len);
 /* The line on a nonblocking stream's polls' tails (poll_excess_s, where
  * they are a tenth of the polls or more and the polls go with the posts),
  * after "polls beyond their median: ": how the buckets pay them and the

@@ -453,6 +453,8 @@ static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     jset(c, o, "memory_note", cf_advice_memory_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* and its outside-MPI line (cf_advice_outside_note) */
     jset(c, o, "outside_mpi_note", cf_advice_outside_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
+    /* its disturbed line, label included (cf_advice_disturbed_note) */
+    jset(c, o, "disturbed_note", cf_advice_disturbed_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* and its polls' tails line (cf_advice_polls_note) */
     jset(c, o, "polls_note", cf_advice_polls_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
 }

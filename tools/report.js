@@ -329,8 +329,9 @@
       if (ad.runs > 1) lines.push(typeof ad.saving_run_spread_step_s === 'number' ?
         'over ' + ad.runs + ' runs of the program: the verdict and the saving are their medians; half the range between them (' + fmtTime(ad.saving_run_spread_step_s) + '/step) is in its uncertainty; the sizes in the chart are this profile\'s' :
         'over ' + ad.runs + ' runs of the program: none advises fusion (or not every run prices the sizes): this profile\'s advice and figures');
-      if (nb && ad.blocked_excess_s > 0) lines.push({ text: (ad.disturbed ? 'disturbed' : 'blocked beyond the calls\' time') + ': blocked ' + ad.measured_over_model.toFixed(1) + 'x what the calls as they are take one at a time, exposed, with the ranks\' wait for the last (' + fmtTime(ad.blocked_excess_s / ad.steps) + '/step more; load on the machine, a partner late' + (ad.model && ad.model.current_time_source === 'model' ? ', or a nonblocking algorithm slower than the line' : '') + '): kept in every prediction, not counted as a saving', cls: 'caption uncertain' });
-      else if (ad.disturbed === true) lines.push({ text: 'disturbed: the run measured ' + ad.measured_over_model.toFixed(1) + 'x what the medians predict per step (tails the medians leave out: load on the machine, a partner late to the calls): the saving counted is the predictor\'s, not scaled to this run', cls: 'caption uncertain' });
+      /* a run that measured more than its calls' own time: the text report's
+       * sentence (disturbed_note, cf_advice_disturbed_note) */
+      if (typeof ad.disturbed_note === 'string') lines.push({ text: ad.disturbed_note, cls: 'caption uncertain' });
       /* the polls' tails: the text report's sentence (polls_note, cf_advice_polls_note) */
       if (typeof ad.polls_note === 'string') lines.push({ text: 'polls beyond their median: ' + ad.polls_note, cls: 'caption uncertain' });
       /* memory the kernel mapped in afresh every step: the text report's

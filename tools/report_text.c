@@ -677,20 +677,10 @@ static const char *pred_src(int s)
  * the advice does with it (cf_advice.h). */
 static void text_disturbed(FILE *out, const cf_advice_t *ad)
 {
-    char b[2][CF_FMT_LEN];
-    if (ad->nonblocking && ad->blocked_excess_s > 0)
-        fprintf(out, "    %s: blocked %.1fx what the calls as they are take one at a time, exposed, with the "
-                "ranks' wait for the last (%s/step more; load on the machine, a partner late%s): kept in every "
-                "prediction below, not counted as a saving\n",
-                ad->disturbed ? "disturbed" : "blocked beyond the calls' time", ad->measured_over_model,
-                fmt_t(ad->blocked_excess_s / (double)ad->steps, b[0]),
-                ad->current_pred_source == CF_PRED_MODEL ? ", or a nonblocking algorithm slower than the line" : "");
-    else if (ad->disturbed)
-        fprintf(out, "    disturbed: the run measured %.1fx what the medians predict per step (tails the "
-                "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
-                "the predictor's, not scaled to this run; a run on a quiet machine settles it\n",
-                ad->measured_over_model);
     char note[CF_ADV_NOTE_LEN];
+    /* a run that measured more than its calls' own time (cf_advice_disturbed_note) */
+    if (cf_advice_disturbed_note(ad, note, sizeof(note)))
+        fprintf(out, "    %s\n", note);
     /* the polls' tails (cf_advice_polls_note) */
     if (cf_advice_polls_note(ad, note, sizeof(note)))
         fprintf(out, "    polls beyond their median: %s\n", note);

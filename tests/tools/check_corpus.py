@@ -524,6 +524,10 @@ def check_poll_excess(case, rep, text, prof, meta):
             check(case, "%s: polls_note (the HTML's line) is the text's line" % a["op"],
                   ("    polls beyond their median: %s\n" % a.get("polls_note")) in block, str(a.get("polls_note")))
         check_poll_load(case, a, recs, json.load(open(prof)), meta, got, block if said else None)
+        # the blocked excess (or a disturbed run) is said, the HTML's line the text's
+        note, want = a.get("disturbed_note"), bool((a.get("blocked_excess_s") or 0) > 0 or a.get("disturbed"))
+        check(case, "%s: disturbed_note %s, and is the text's line" % (a["op"], "given" if want else "null"),
+              (note is not None) == want and (note is None or ("    %s\n" % note) in block), str(note))
 
 
 def check_poll_load(case, a, recs, p, meta, excess, block):
