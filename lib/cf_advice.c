@@ -1383,6 +1383,38 @@ int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+/* The in-flight lines (cf_advice.h): an advised nonblocking stream's
+ * buckets posted together, and the memory MPI takes per bucket. */
+int cf_advice_in_flight_notes(const cf_advice_t *ad, char note[CF_ADV_IN_FLIGHT_LINES][CF_ADV_NOTE_LEN])
+{
+    char b[CF_FMT_LEN];
+    int n = 0;
+    if (!ad->nonblocking || ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0 || !(ad->buckets_per_step >= 2))
+        return 0;
+    if (!isfinite(ad->inflight_ratio)) {
+        snprintf(note[n++], CF_ADV_NOTE_LEN, "not priced: the calibration times one bucket at a time; %.0f in "
+                 "flight together at the final wait can take longer, so the saving may be smaller",
+                 ad->buckets_per_step);
+        return n;
+    }
+    snprintf(note[n++], CF_ADV_NOTE_LEN, "in flight: %.0f buckets posted together priced at %.2fx their time one "
+             "at a time (calibration: %d calls of %s posted at once%s)", ad->buckets_per_step, ad->inflight_ratio,
+             ad->inflight_calls, cf_fmt_size(ad->bucket_bytes, b, CF_FMT_LEN),
+             ad->buckets_per_step > ad->inflight_calls ? "; more buckets than that: its ratio, uncertain by 10 % "
+                                                         "more per doubling"
+                                                       : "");
+    if (!isfinite(ad->inflight_faults))
+        snprintf(note[n++], CF_ADV_NOTE_LEN, "not priced: the memory MPI takes per bucket, if the program's malloc "
+                 "hands it back and faults it in afresh (this profile's calibration timed the buckets in flight "
+                 "after its other sweeps, on a heap they had moved); " CF_ADV_KEEP_HEAP " keeps it");
+    else if (cf_advice_refaulted(ad, 1) == 1)
+        snprintf(note[n++], CF_ADV_NOTE_LEN, "priced in: the program's malloc hands back the memory MPI takes per "
+                 "bucket and faults it in afresh, %.0f page faults a set of %d calls (%.0f pages); " CF_ADV_KEEP_HEAP
+                 " keeps it, and makes buckets in flight cheaper",
+                 ad->inflight_faults, ad->inflight_calls, (double)ad->inflight_calls * ad->bucket_bytes / CF_ADV_PAGE_BYTES);
+    return n;
+}
+
 /* The disturbed line (cf_advice.h): a run that measured more than its
  * calls' own time, and what the advice does with it. */
 int cf_advice_disturbed_note(const cf_advice_t *ad, char *buf, size_t len)

@@ -329,6 +329,14 @@ CF_HIDDEN int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len
  * stream without it, that it is not priced: the text report's and, through
  * the JSON's outside_mpi_note, the HTML's.  1 when written, 0 where none. */
 CF_HIDDEN int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len);
+/* The lines under an advised ("fuse") nonblocking stream of two buckets
+ * a step or more on its buckets in flight together: their price against
+ * one at a time (the calibration's set), or that it is not priced, and
+ * the memory MPI takes per bucket; the text report's and, through the
+ * JSON's in_flight_notes, the HTML's.  Returns how many (0 to
+ * CF_ADV_IN_FLIGHT_LINES). */
+#define CF_ADV_IN_FLIGHT_LINES 2
+CF_HIDDEN int cf_advice_in_flight_notes(const cf_advice_t *ad, char note[CF_ADV_IN_FLIGHT_LINES][CF_ADV_NOTE_LEN]);
 /* The line of a run that measured more than its calls' own time (a
  * nonblocking stream's blocked_excess_s, a disturbed run), with its label
  * ("disturbed: ", "blocked beyond the calls' time: "), and what the advice

@@ -453,6 +453,15 @@ static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     jset(c, o, "memory_note", cf_advice_memory_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* and its outside-MPI line (cf_advice_outside_note) */
     jset(c, o, "outside_mpi_note", cf_advice_outside_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
+    /* its in-flight lines (cf_advice_in_flight_notes) */
+    {
+        char lines[CF_ADV_IN_FLIGHT_LINES][CF_ADV_NOTE_LEN];
+        int n = cf_advice_in_flight_notes(ad, lines);
+        json_t *arr = json_array();
+        for (int k = 0; k < n; k++)
+            json_array_append_new(arr, json_string(lines[k]));
+        jset(c, o, "in_flight_notes", arr);
+    }
     /* its disturbed line, label included (cf_advice_disturbed_note) */
     jset(c, o, "disturbed_note", cf_advice_disturbed_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* and its polls' tails line (cf_advice_polls_note) */

@@ -351,16 +351,9 @@
       /* the framework's time outside MPI that the buckets save: the text report's
        * sentence (outside_mpi_note, cf_advice_outside_note) */
       if (typeof ad.outside_mpi_note === 'string') lines.push(ad.outside_mpi_note);
-      var ifr = nb && typeof ad.in_flight_ratio === 'number' && isFinite(ad.in_flight_ratio) ? ad.in_flight_ratio : null;
-      if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2 && ifr !== null) {
-        /* the set's page faults, where the calibration timed it on the
-         * heap as the program left it */
-        var pages = ad.in_flight_calls * ad.bucket_bytes / 4096, pf = ad.in_flight_page_faults;  /* 4 KiB pages, as the plugin counts */
-        lines.push('in flight: ' + ad.buckets_per_step + ' buckets posted together priced at ' + ifr.toFixed(2) + 'x their time one at a time (calibration: ' + ad.in_flight_calls + ' calls of ' + fmtSize(ad.bucket_bytes) + ' posted at once' + (ad.buckets_per_step > ad.in_flight_calls ? '; more buckets than that: its ratio, uncertain by 10 % more per doubling' : '') + ')');
-        if (ad.in_flight_refaulted !== true && ad.in_flight_refaulted !== false) lines.push('not priced: the memory MPI takes per bucket, if the program\'s malloc hands it back and faults it in afresh (this profile\'s calibration timed the buckets in flight after its other sweeps, on a heap they had moved); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it');
-        else if (ad.in_flight_refaulted) lines.push('priced in: the program\'s malloc hands back the memory MPI takes per bucket and faults it in afresh, ' + Math.round(pf) + ' page faults a set of ' + ad.in_flight_calls + ' calls (' + Math.round(pages) + ' pages); MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824 keeps it, and makes buckets in flight cheaper');
-      }
-      else if (nb && ad.verdict === 'fuse' && ad.buckets_per_step >= 2) lines.push('not priced: the calibration times one bucket at a time; ' + ad.buckets_per_step + ' in flight together at the final wait can take longer, so the saving may be smaller');
+      /* an advised overlapped stream's buckets in flight together: the text
+       * report's lines (in_flight_notes, cf_advice_in_flight_notes) */
+      (ad.in_flight_notes || []).forEach(function (l) { lines.push(l); });
       var cv = card(parent, id, title, lines);
       draw(cv, {
         type: 'scatter', data: { datasets: ds },

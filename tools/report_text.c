@@ -693,29 +693,10 @@ static void text_disturbed(FILE *out, const cf_advice_t *ad)
  * price, and what the program's allocator adds to it */
 static void text_in_flight(FILE *out, const cf_advice_t *ad)
 {
-    char b[2][CF_FMT_LEN];
-    if (ad->nonblocking && ad->buckets_per_step >= 2 && isfinite(ad->inflight_ratio)) {
-        fprintf(out, "          in flight: %.0f buckets posted together priced at %.2fx their time one "
-                "at a time (calibration: %d calls of %s posted at once%s)\n",
-                ad->buckets_per_step, ad->inflight_ratio, ad->inflight_calls, fmt_s(ad->bucket_bytes, b[0]),
-                ad->buckets_per_step > ad->inflight_calls
-                    ? "; more buckets than that: its ratio, uncertain by 10 % more per doubling"
-                    : "");
-        if (!isfinite(ad->inflight_faults))
-            fprintf(out, "          not priced: the memory MPI takes per bucket, if the program's malloc hands "
-                    "it back and faults it in afresh (this profile's calibration timed the buckets in "
-                    "flight after its other sweeps, on a heap they had moved); " CF_ADV_KEEP_HEAP " keeps it\n");
-        else if (cf_advice_refaulted(ad, 1) == 1)
-            fprintf(out, "          priced in: the program's malloc hands back the memory MPI takes per "
-                    "bucket and faults it in afresh, %.0f page faults a set of %d calls (%.0f pages); "
-                    CF_ADV_KEEP_HEAP " keeps it, and makes "
-                    "buckets in flight cheaper\n",
-                    ad->inflight_faults, ad->inflight_calls,
-                    (double)ad->inflight_calls * ad->bucket_bytes / CF_ADV_PAGE_BYTES);
-    } else if (ad->nonblocking && ad->buckets_per_step >= 2)
-        fprintf(out, "          not priced: the calibration times one bucket at a time; %.0f in flight "
-                "together at the final wait can take longer, so the saving may be smaller\n",
-                ad->buckets_per_step);
+    char note[CF_ADV_IN_FLIGHT_LINES][CF_ADV_NOTE_LEN];
+    int n = cf_advice_in_flight_notes(ad, note);
+    for (int k = 0; k < n; k++)
+        fprintf(out, "          %s\n", note[k]);
 }
 
 static void text_fusion(FILE *out, const cf_analysis_t *a)

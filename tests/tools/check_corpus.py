@@ -441,6 +441,10 @@ def check_overlap(case, rep, text, meta, exp):
     check(case, "a fused overlapped stream priced in flight says at what ratio",
           all("in flight: %.0f buckets posted together priced at %.2fx" % (a["buckets_per_step"], a["in_flight_ratio"])
               in fusion for a in priced), "%d priced in flight" % len(priced))
+    check(case, "in_flight_notes (the HTML's lines) are the text's, one for each of its lines on the buckets in flight",
+          all(all(("          %s\n" % l) in fusion for l in a.get("in_flight_notes") or []) for a in adv) and
+          sum(len(a.get("in_flight_notes") or []) for a in adv) ==
+          len(several) + len(old) + len(refault), "%d notes" % sum(len(a.get("in_flight_notes") or []) for a in adv))
     verdict = text.split("\nFUSION ADVICE", 1)[0]
     line = [l for l in verdict.splitlines() if "%s on %s: " % (op, comm) in l and "Wait/Test" in l]
     check(case, "the verdict tells the overlap", bool(line) and

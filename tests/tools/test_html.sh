@@ -67,7 +67,8 @@ page "$CF_SRCDIR/tests/corpus/veth-torch-resnet-stream-2/profile.json" resnet-st
 # a hook trainer whose gap after each post is measured: the buckets save it once per post removed
 page "$CF_SRCDIR/tests/corpus/veth-torch-resnet20-overlap-gap-2/profile.json" resnet20-overlap-gap \
     --expect-text "outside MPI, 4.07 ms more: 2.56 us from a post to the completion call after it (median over the ranks, 232 gaps)" \
-    --expect-text "the processes were preempted 2.1 times a step (involuntary context switches, mean per rank): load can hold about 26.3 us/step of the tails"
+    --expect-text "the processes were preempted 2.1 times a step (involuntary context switches, mean per rank): load can hold about 26.3 us/step of the tails" \
+    --expect-text "in flight: 12 buckets posted together priced at 0.43x their time one at a time (calibration: 9 calls of 131 kB posted at once"
 
 # strings from the profile are text, never markup: host, library, region names, the file name
 evil="$cf_tmp/evil<&>'\".json"
