@@ -74,6 +74,11 @@ Output (rank 0): '#' lines describing the run, then one line of key=value:
                   MPI_Testall calls (mean over ranks)
   wait_ms_mean    overlap: time per step in the MPI_Waitall call alone, without
                   the Python around it in the exchange (mean over ranks)
+  poll_offcpu_ms_mean, poll_wall_ms_mean  with --poll-cpu (overlap): per step
+                  the hooks' MPI_Testall calls that completed nothing, their time
+                  off the CPU (wall time less the thread's CPU time, time.thread_time,
+                  less what the two clocks read around nothing) and their wall time
+                  (mean over ranks)
   preempted_per_step  involuntary context switches of the process per timed
                   step (getrusage ru_nivcsw, mean over ranks): the scheduler
                   taking the CPU from it, the machine's load as this run felt it
@@ -282,6 +287,8 @@ def parse():
     ap.add_argument("--region", action="store_true", help='mark MPI_Pcontrol regions "step" and "allreduce"')
     ap.add_argument("--no-progress", action="store_true",
                     help="overlap: do not call MPI_Testall from the hooks (progress only in MPI_Waitall)")
+    ap.add_argument("--poll-cpu", action="store_true",
+                    help="overlap: time each hook's MPI_Testall against the thread's CPU time (poll_offcpu_ms_mean)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timings", metavar="DIR",
                     help="write DIR/steps.csv (per step: the slowest rank's time, the exchange's) and, blocking "
@@ -343,17 +350,37 @@ def main():
                 params[i].grad = f.slot(j, params[i])
 
     # overlap: hooks post the reductions
-    state = {"reqs": [], "arrived": [0] * nb, "posted": [False] * nb, "post_s": 0.0, "wait_s": 0.0, "on": False}
+    state = {"reqs": [], "arrived": [0] * nb, "posted": [False] * nb, "post_s": 0.0, "wait_s": 0.0, "on": False,
+             "poll_off_s": 0.0, "poll_wall_s": 0.0}
     where = {}
     for k, b in enumerate(groups):
         for j, i in enumerate(b):
             where[i] = (k, j)
 
+    # --poll-cpu: what the two clocks read around nothing (their own calls,
+    # on the CPU), the median of 201 tries, taken off each poll's reading
+    clock_bias = 0.0
+    if a.poll_cpu:
+        tries = []
+        for _ in range(201):
+            w0, c0 = time.perf_counter(), time.thread_time()
+            c1, w1 = time.thread_time(), time.perf_counter()
+            tries.append((w1 - w0) - (c1 - c0))
+        clock_bias = sorted(tries)[100]
+
     def post(k):
         t0 = time.perf_counter()
         state["reqs"].append(comm.Iallreduce(MPI.IN_PLACE, flats[k].view, op=MPI.SUM))
         state["posted"][k] = True
-        if not a.no_progress:
+        if not a.no_progress and a.poll_cpu:
+            # the poll's time off the CPU: its wall time less this thread's CPU time
+            w0, c0 = time.perf_counter(), time.thread_time()
+            done = MPI.Request.Testall(state["reqs"])
+            c1, w1 = time.thread_time(), time.perf_counter()
+            if not done:
+                state["poll_off_s"] += max(0.0, (w1 - w0) - (c1 - c0) - clock_bias)
+                state["poll_wall_s"] += w1 - w0
+        elif not a.no_progress:
             MPI.Request.Testall(state["reqs"])
         state["post_s"] += time.perf_counter() - t0
 
@@ -458,13 +485,14 @@ def main():
     st, ex, po = np.zeros(a.steps), np.zeros(a.steps), np.zeros(a.steps)
     t_run = time.perf_counter()
     csw0 = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
-    post0, wait0 = state["post_s"], state["wait_s"]
+    post0, wait0, off0, pw0 = state["post_s"], state["wait_s"], state["poll_off_s"], state["poll_wall_s"]
     del calls[:]
     for s in range(a.steps):
         st[s], ex[s], po[s], loss = step(True)
     run_s = time.perf_counter() - t_run
     csw = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - csw0
     post_s, wait_s = state["post_s"] - post0, state["wait_s"] - wait0
+    poll_off, poll_wall = state["poll_off_s"] - off0, state["poll_wall_s"] - pw0
 
     # the check: every rank holds bitwise the same parameters
     flat = torch.cat([p.detach().reshape(-1) for p in params]).double().numpy()
@@ -477,11 +505,12 @@ def main():
     smax = st.copy()
     aux.Allreduce(MPI.IN_PLACE, smax, op=MPI.MAX)
     # per step the exchange summed over ranks (then the mean per step), and
-    # the max over ranks of each rank's mean; the last element the post time
-    tot, mx = np.append(ex, [post_s / a.steps, wait_s / a.steps, csw / a.steps]), np.array([ex.mean()])
+    # the max over ranks of each rank's mean; then the per-step figures of tail
+    tail = [post_s / a.steps, wait_s / a.steps, csw / a.steps, poll_off / a.steps, poll_wall / a.steps]
+    tot, mx = np.append(ex, tail), np.array([ex.mean()])
     aux.Allreduce(MPI.IN_PLACE, tot, op=MPI.SUM)
     aux.Allreduce(MPI.IN_PLACE, mx, op=MPI.MAX)
-    ex_step = tot[:-3] / size
+    ex_step, per = tot[:-len(tail)] / size, tot[-len(tail):] / size
     # per step the exchange of the rank that waited least in it, its posts
     # included: the last to arrive, whose exchange the step waits for (the
     # others' longer time is their wait for it, set by the ranks' imbalance)
@@ -495,12 +524,14 @@ def main():
               "bytes_per_step=%d buckets_per_step=%d bucket_bytes=%d step_ms_mean=%.4f step_ms_median=%.4f "
               "step_ms_min=%.4f exchange_ms_mean=%.4f exchange_ms_median=%.4f exchange_ms_max=%.4f "
               "exchange_late_ms_mean=%.4f exchange_late_ms_median=%.4f post_ms_mean=%.4f wait_ms_mean=%.4f "
-              "preempted_per_step=%.2f run_s=%.4f "
+              "preempted_per_step=%.2f %srun_s=%.4f "
               "loss=%.5f aux_allreduce=%d checksum=%.10e crc=%d ranks_agree=%s"
               % (a.model, mode, size, a.steps, a.warmup, a.batch, len(params), sum(p.numel() for p in params),
                  sum(nbytes), nb, cap, 1e3 * smax.mean(), 1e3 * np.median(smax), 1e3 * smax.min(),
                  1e3 * ex_step.mean(), 1e3 * np.median(ex_step), 1e3 * mx[0],
-                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * tot[-3] / size, 1e3 * tot[-2] / size, tot[-1] / size, run_s, loss,
+                 1e3 * late.mean(), 1e3 * np.median(late), 1e3 * per[0], 1e3 * per[1], per[2],
+                 "poll_offcpu_ms_mean=%.4f poll_wall_ms_mean=%.4f " % (1e3 * per[3], 1e3 * per[4]) if a.poll_cpu else "",
+                 run_s, loss,
                  AUX_ALLREDUCES, cs,
                  int(crc), "yes" if agree else "NO"))
         if not agree:

@@ -305,6 +305,13 @@ static void measured(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit
     ad->current_source = join_source(source ? source : CF_AN_TIME_DURATION);
 }
 
+/* The report holds one per stream of a job of 10 000 communicators within
+ * 3 times its profile's size (tests/tools/test_heap.sh, a few kB to spare):
+ * a field more goes into a padding. */
+#if defined(__x86_64__)
+_Static_assert(sizeof(cf_advice_t) <= 480, "cf_advice_t grew past 480 bytes");
+#endif
+
 /* A nonblocking stream's cost: the time inside its posts and the time
  * blocked in Wait/Test charged to its requests (records' post_s and
  * blocked_s), summed over ranks; NaN when the profile does not charge
@@ -474,39 +481,45 @@ static double arrival_skew(const cf_profile_t *p, const cf_advice_t *ad)
 }
 
 /* The ranks' involuntary context switches per step of region, mean over
- * the ranks that recorded them with the steps' period; the period's mean
- * in *step_s_p.  NaN where none did. */
-static double step_load(const cf_profile_t *p, const char *region, double *step_s_p)
+ * the ranks that recorded them with the steps' period (step_preempt); the
+ * highest rate of them in *rate_p, per second, at the upper end of each
+ * rank's count over steps entries (N + 2 sqrt(N + 1) + 1, about its 97.5 %
+ * Poisson limit: a rank that counted none may still have been preempted).
+ * NaN where none did. */
+static double step_load(const cf_profile_t *p, const char *region, uint64_t steps, double *rate_p)
 {
-    double sp = 0, ss = 0;
+    double sp = 0, rate = NAN;
     size_t n = 0;
     for (size_t i = 0; i < p->nrank; i++) {
         const char *sr;
         double s, c = cf_profile_rank_load(p, i, &s);
         (void)cf_profile_rank_faults(p, i, &sr);
         if (sr != NULL && strcmp(sr, region) == 0 && c >= 0 && s > 0) {
+            double N = c * (double)steps, up = (N + 2.0 * sqrt(N + 1.0) + 1.0) / ((double)steps * s);
             sp += c;
-            ss += s;
+            if (!(up <= rate))
+                rate = up;
             n++;
         }
     }
-    *step_s_p = n ? ss / (double)n : NAN;
+    *rate_p = rate;
     return n ? sp / (double)n : NAN;
 }
 
 /* The part of the polls' tails load can hold (cf_advice.h, "The polls'
  * tails"): the preemptions that land in the stream's polls where they come
- * at times that do not depend on them, step_preempt x poll_s / step_s over
- * the run, each adding at most the longest poll; NaN where the profile did
- * not record them (all of the tails may be load). */
+ * at times that do not depend on them, at the highest rank's rate (upper
+ * end of its count, step_load) times poll_s over the run, each adding at
+ * most the longest poll; NaN where the profile did not record them (all
+ * of the tails count as load). */
 static float poll_load(const cf_profile_t *p, const cf_advice_t *ad, double longest)
 {
-    double step_s, preempt = ad->steps_source != NULL && strcmp(ad->steps_source, "region") == 0
-                                 ? step_load(p, ad->steps_region, &step_s)
-                                 : NAN;
-    if (!(preempt >= 0) || !(step_s > 0) || !(longest > 0) || !(ad->poll_excess_s >= 0))
+    double rate = NAN;
+    if (ad->steps_source != NULL && strcmp(ad->steps_source, "region") == 0 && ad->steps > 0)
+        (void)step_load(p, ad->steps_region, ad->steps, &rate);
+    if (!(rate >= 0) || !(longest > 0) || !(ad->poll_excess_s >= 0))
         return NAN;
-    return (float)fmin(ad->poll_excess_s, preempt * ad->poll_s / step_s * longest);
+    return (float)fmin(ad->poll_excess_s, rate * ad->poll_s * longest);
 }
 
 /* What the load in the polls' tails (poll_load_s, else all of
@@ -833,8 +846,8 @@ static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_
             }
         }
         ad->step_faults = n ? (float)(sum / (double)n) : NAN;
-        double step_s;
-        ad->step_preempt = (float)step_load(p, region, &step_s);
+        double rate;
+        ad->step_preempt = (float)step_load(p, region, ad->steps, &rate);
     } else {
         ad->steps = steps_from_pattern(f);
         ad->steps_source = "pattern";
@@ -1383,6 +1396,20 @@ int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+/* The hidden end's line (cf_advice.h): an advised nonblocking stream
+ * priced exposed, and what it saves if the overlap hid its buckets. */
+int cf_advice_hidden_note(const cf_advice_t *ad, char *buf, size_t len)
+{
+    char b[3][CF_FMT_LEN];
+    if (ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0 || !isfinite(ad->hidden_saving_step_s))
+        return 0;
+    snprintf(buf, len, "priced with the buckets' time exposed (no progress thread) and the ranks' wait for the "
+             "last, %s/step; if the overlap hid them as it hides the calls now: saving %s per step, uncertainty %s",
+             cf_fmt_time(ad->skew_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->hidden_saving_step_s, b[1], CF_FMT_LEN),
+             cf_fmt_time(ad->hidden_saving_unc_step_s, b[2], CF_FMT_LEN));
+    return 1;
+}
+
 /* The in-flight lines (cf_advice.h): an advised nonblocking stream's
  * buckets posted together, and the memory MPI takes per bucket. */
 int cf_advice_in_flight_notes(const cf_advice_t *ad, char note[CF_ADV_IN_FLIGHT_LINES][CF_ADV_NOTE_LEN])
@@ -1420,14 +1447,16 @@ int cf_advice_in_flight_notes(const cf_advice_t *ad, char note[CF_ADV_IN_FLIGHT_
 int cf_advice_disturbed_note(const cf_advice_t *ad, char *buf, size_t len)
 {
     char b[CF_FMT_LEN];
-    if (ad->nonblocking && ad->blocked_excess_s > 0 && ad->steps > 0)
+    if (ad->nonblocking && ad->blocked_excess_s > 0) {
+        if (!(ad->steps > 0))
+            return 0;
         snprintf(buf, len, "%s: blocked %.1fx what the calls as they are take one at a time, exposed, with the "
                  "ranks' wait for the last (%s/step more; load on the machine, a partner late%s): kept in every "
                  "prediction, not counted as a saving",
                  ad->disturbed ? "disturbed" : "blocked beyond the calls' time", ad->measured_over_model,
                  cf_fmt_time(ad->blocked_excess_s / (double)ad->steps, b, CF_FMT_LEN),
                  ad->current_pred_source == CF_PRED_MODEL ? ", or a nonblocking algorithm slower than the line" : "");
-    else if (ad->disturbed)
+    } else if (ad->disturbed)
         snprintf(buf, len, "disturbed: the run measured %.1fx what the medians predict per step (tails the "
                  "medians leave out: load on the machine, a partner late to the calls): the saving counted is "
                  "the predictor's, not scaled to this run; a run on a quiet machine settles it",
@@ -1445,17 +1474,16 @@ int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len)
         !(ad->poll_excess_s >= 0.1 * ad->poll_s) || !(ad->steps > 0))
         return 0;
     if (isfinite(ad->poll_load_s))
-        snprintf(load, sizeof(load), "the processes were preempted %.1f times a step (involuntary context "
-                 "switches, mean per rank): load can hold about %s/step of the tails (the preemptions landing in "
-                 "these polls, each at most the longest poll), which the buckets keep: that is in their "
-                 "uncertainty; the rest is progress work, which the buckets' measured time holds",
-                 (double)ad->step_preempt, cf_fmt_time((double)ad->poll_load_s / (double)ad->steps, b[2], CF_FMT_LEN));
+        snprintf(load, sizeof(load), "of the tails, about %s/step is CPU contention if the processes' %.1f "
+                 "involuntary context switches a step (mean per rank) fall at times that do not depend on the "
+                 "polls (those landing in polls, each at most the longest poll), kept whole in the uncertainty; "
+                 "the rest counts as progress work inside the polls, which the buckets' measured time holds",
+                 cf_fmt_time((double)ad->poll_load_s / (double)ad->steps, b[2], CF_FMT_LEN), (double)ad->step_preempt);
     else
-        snprintf(load, sizeof(load), "keeping them whole is in their uncertainty (the profile has no "
-                 "preemptions per step, which would say how much of them is load: recorded without a step "
-                 "region, or by an older plugin)");
-    snprintf(buf, len, "%s/step of the polls' %s/step (their mean %.1fx their median: load, or progress work "
-             "inside a poll): fewer calls make fewer polls, so the buckets pay them per bucket; %s",
+        snprintf(load, sizeof(load), "the profile does not record context switches per step (no step region, or "
+                 "an older plugin), so all of them count as CPU contention, kept whole in the uncertainty");
+    snprintf(buf, len, "%s/step of the polls' %s/step (their mean %.1fx their median: CPU contention, or progress "
+             "work inside a poll): fewer calls make fewer polls, so the buckets pay them per bucket; %s",
              cf_fmt_time(ad->poll_excess_s / (double)ad->steps, b[0], CF_FMT_LEN),
              cf_fmt_time(ad->poll_s / (double)ad->steps, b[1], CF_FMT_LEN), ad->poll_s / (ad->poll_s - ad->poll_excess_s),
              load);

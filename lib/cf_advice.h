@@ -124,15 +124,22 @@
  * to S's uncertainty (load x (1 - buckets / calls) / steps), so "fuse"
  * holds at that end too.  Where the profile has the processes'
  * involuntary context switches per step (step_preempt, over the step
- * region's entries, with its period step_s), load is at most what the
- * preemptions that land in the stream's polls add: step_preempt x poll_s
- * / step_s of them over the run, where they come at times that do not
- * depend on the polls, each adding at most the longest poll (poll_load_s;
- * the rest is progress work).  Without those figures all of the tails
- * count as load.  On two TCP nodes (ResNet-20, overlapped, 65 posts a
- * step) the processes were preempted 2.05 times in a step of 25.3 ms and
- * spent 1.59 ms of it in polls whose longest took 204 us: load about 26 us
- * of the tails' 459 us a step.
+ * region's entries, with its period), load is what the preemptions that
+ * land in the stream's polls add, each at most the longest poll, where
+ * they come at times that do not depend on the polls: the highest rank's
+ * rate of them (per second, at the upper end of its count N over the
+ * steps, N + 2 sqrt(N + 1) + 1) times poll_s (poll_load_s; the rest is
+ * progress work).  That is an estimate under that assumption, not a
+ * bound: preemptions drawn by the polls themselves (a thread the same
+ * packets wake, a library that yields the CPU in its progress loop) land
+ * in them more often; where every one of them did, the load would be
+ * step_preempt x steps x the longest poll.  Without those figures all of
+ * the tails count as load.  On two TCP nodes (ResNet-20, overlapped, 65
+ * posts a step, the corpus case veth-torch-resnet20-overlap-gap-2) the
+ * processes were preempted about 2 times in a step of 24 ms: load about 43
+ * us of the tails' 371 us a step, where the trainer's own clocks read at
+ * most 68 us a step off the CPU in those polls (docs/fusion.md has the
+ * measurements).
  * "fuse" rests on the exposed end; where only the hidden end saves, the
  * verdict is "uncertain", saying both.  A nonblocking stream's
  * saving_step_s is per step in measured time, current_s - predicted_s
@@ -329,6 +336,12 @@ CF_HIDDEN int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len
  * stream without it, that it is not priced: the text report's and, through
  * the JSON's outside_mpi_note, the HTML's.  1 when written, 0 where none. */
 CF_HIDDEN int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len);
+/* The line under an advised ("fuse") nonblocking stream on the two ends
+ * of its price: exposed (the verdict's, with the ranks' wait for the
+ * last) and hidden as the overlap hides the calls now; the text report's
+ * and, through the JSON's hidden_note, the HTML's ("uncertain" says both
+ * ends in its why).  1 when written, 0 where none. */
+CF_HIDDEN int cf_advice_hidden_note(const cf_advice_t *ad, char *buf, size_t len);
 /* The lines under an advised ("fuse") nonblocking stream of two buckets
  * a step or more on its buckets in flight together: their price against
  * one at a time (the calibration's set), or that it is not priced, and

@@ -453,6 +453,8 @@ static void advice_memory_json(jctx_t *c, json_t *o, const cf_advice_t *ad)
     jset(c, o, "memory_note", cf_advice_memory_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* and its outside-MPI line (cf_advice_outside_note) */
     jset(c, o, "outside_mpi_note", cf_advice_outside_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
+    /* its line on the two ends of the price (cf_advice_hidden_note) */
+    jset(c, o, "hidden_note", cf_advice_hidden_note(ad, note, sizeof(note)) ? json_string(note) : json_null());
     /* its in-flight lines (cf_advice_in_flight_notes) */
     {
         char lines[CF_ADV_IN_FLIGHT_LINES][CF_ADV_NOTE_LEN];

@@ -339,15 +339,12 @@
       if (typeof ad.memory_note === 'string') lines.push({ text: 'memory: ' + ad.memory_note, cls: 'caption uncertain' });
       if (!nb && ad.step_refaulted === true && ad.heap_kept === true) lines.push('the advice is the buckets with the heap kept (the price assumes it): MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=1073741824');
       if (ad.extrapolated) lines.push({ text: 'the buckets lie beyond the sizes measured: their times come from the line', cls: 'caption uncertain' });
-      /* an overlapped stream's buckets are priced exposed (no progress
-       * thread), plus the ranks' wait for the last one; what they would
-       * save if the overlap hid them as it hides the calls now */
+      /* an advised overlapped stream's price, exposed and hidden: the text
+       * report's sentence (hidden_note, cf_advice_hidden_note) */
+      if (typeof ad.hidden_note === 'string') lines.push(ad.hidden_note);
+      /* recorded with the chart, for the page's readers and its test */
       var skew = nb && isFinite(ad.arrival_skew_step_s) && ad.arrival_skew_step_s !== null ? ad.arrival_skew_step_s : null;
       var hid = nb && isFinite(ad.hidden_saving_step_s) && ad.hidden_saving_step_s !== null ? ad.hidden_saving_step_s : null;
-      if (skew !== null) lines.push('priced with the buckets\' time exposed (no progress thread), plus the ranks\' wait for the last one: ' + fmtTime(skew) + '/step');
-      if (hid !== null) lines.push('if the overlap hid the ' + (ad.verdict === 'fuse' ? 'advised buckets' : 'buckets named above') +
-        ' as it hides the calls now: saving ' + fmtTime(hid) + '/step' +
-        (typeof ad.hidden_saving_uncertainty_step_s === 'number' ? ', uncertainty ' + fmtTime(ad.hidden_saving_uncertainty_step_s) : ''));
       /* the framework's time outside MPI that the buckets save: the text report's
        * sentence (outside_mpi_note, cf_advice_outside_note) */
       if (typeof ad.outside_mpi_note === 'string') lines.push(ad.outside_mpi_note);

@@ -770,12 +770,8 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
                    cf_advice_keeps_heap(ad) ? "   the heap kept (the price assumes it; memory above): " CF_ADV_KEEP_HEAP
                                             : "");
-            if (isfinite(ad->hidden_saving_step_s))
-                fprintf(out, "          priced with the buckets' time exposed (no progress thread) and the ranks' "
-                        "wait for the last, %s/step; if the overlap hid them as it hides the calls now: saving %s "
-                        "per step, uncertainty %s\n",
-                        fmt_t(ad->skew_s, b[1]), fmt_t(ad->hidden_saving_step_s, b[0]),
-                        fmt_t(ad->hidden_saving_unc_step_s, b[2]));
+            if (cf_advice_hidden_note(ad, note, sizeof(note)))
+                fprintf(out, "          %s\n", note);
             if (cf_advice_outside_note(ad, note, sizeof(note)))
                 fprintf(out, "          %s\n", note);
             text_in_flight(out, ad);

@@ -446,7 +446,7 @@ run_torch() { # CASE
         veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
         veth-torch-resnet-stream-2) targs=(--model resnet-stream --mode per-tensor) cal=2s refaults=true ;;
         veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
-        veth-torch-resnet20-overlap-gap-2) targs=(--model resnet20 --mode overlap) cal=2s
+        veth-torch-resnet20-overlap-gap-2) targs=(--model resnet20 --mode overlap --poll-cpu) cal=2s
             gap='"call_gap": {"op": "MPI_Iallreduce", "comm": "world", "min_s": 5e-7}' ;;
         veth-torch-resnet20-horovod-2) targs=(--model resnet20 --mode overlap --no-progress) ;;
         veth-torch-resnet20-horovod-cal-2) targs=(--model resnet20 --mode overlap --no-progress) cal=2s ;;

@@ -20,10 +20,13 @@ PY
 
 # Memory mapped in afresh per step (ranks[].step_minor_faults): 256 pages a
 # step faulted in by the program counted per entry of region "step" (the
-# outermost region entered most), against none
+# outermost region entered most), against none; the 256-page run sleeps 2
+# ms a step, its period (ranks[].step_s) at least that, and both count the
+# processes' involuntary context switches per step (step_preemptions)
 for pages in 256 0; do
     COMMFIT_OUTPUT="$cf_tmp/flt$pages.json" COMMFIT_SUMMARY=0 COMMFIT_CALIBRATE=0 \
-        cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/step_faults" $pages 12 > /dev/null || cf_fail "step_faults $pages failed"
+        cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/step_faults" $pages 12 $(( pages ? 2000 : 0 )) > /dev/null ||
+        cf_fail "step_faults $pages failed"
 done
 "$CF_PYTHON" - "$cf_tmp/flt256.json" "$cf_tmp/flt0.json" <<'PY' || exit 1
 import json, sys
@@ -37,5 +40,11 @@ for path, pages in zip(sys.argv[1:], (256, 0)):
         bad += not ok
         print("%s %d pages a step, rank %d: %s minor faults a step in %r" %
               ("ok  " if ok else "FAIL", pages, r["rank"], f, r.get("step_region")))
+        # the period: the 2 ms sleep and under a second (a busy machine), or
+        # under a second without it; the switches a count per step
+        s, c = r.get("step_s"), r.get("step_preemptions")
+        ok = s is not None and (2e-3 if pages else 0) <= s < 1.0 and c is not None and 0 <= c < 1e4
+        bad += not ok
+        print("%s rank %d: steps of %s s, %s involuntary context switches a step" % ("ok  " if ok else "FAIL", r["rank"], s, c))
 sys.exit(1 if bad else 0)
 PY

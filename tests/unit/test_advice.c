@@ -1259,12 +1259,15 @@ static void set_step_faults(cf_profile_t *p, double faults, double page_fault_s)
 }
 
 /* The polls' tails of nonblocking_posts_polls (mean twice the median) in
- * a region "step" whose processes were preempted preempt times a step of
- * step_s: load holds at most the preemptions that land in the stream's
- * polls (preempt x poll_s / step_s over the run) times the longest poll,
- * and only that is kept whole in the uncertainty; the rest is progress
- * work.  Returns the advised candidate's uncertainty. */
-static double polls_load_unc(double preempt, double step_s, double *load_p, int *preempted_said, double *buckets_p)
+ * a region "step" whose ranks' processes were preempted preempt[i] times a
+ * step of step_s[i] (NaN: not recorded; rank 3's step region is another
+ * one where other_region): load holds at most the preemptions that land in
+ * the stream's polls at the highest rank's rate, its count's upper end
+ * (N + 2 sqrt(N + 1) + 1 over STEPS entries), times poll_s, each at most
+ * the longest poll, and only that is kept whole in the uncertainty; the
+ * rest is progress work.  Returns the advised candidate's uncertainty. */
+static double polls_load_unc(const double *preempt, const double *step_s, int other_region, double *load_p,
+                             int *counted_said, double *buckets_p, double *mean_p)
 {
     static const char *const names[] = {"step"};
     static const int entries[] = {STEPS};
@@ -1275,58 +1278,86 @@ static double polls_load_unc(double preempt, double step_s, double *load_p, int 
     for (size_t i = 0; i < p.nrec; i++)
         p.rec[i].region = 1;
     set_step_faults(&p, 0, NAN);
-    for (size_t i = 0; isfinite(preempt) && i < P; i++)
-        cf_profile_set_rank_load(&p, i, preempt, step_s);
+    if (other_region)
+        assert_int_equal(cf_profile_set_rank_faults(&p, 3, "warmup", 0), CF_OK);
+    for (size_t i = 0; i < P; i++)
+        if (isfinite(preempt[i]))
+            cf_profile_set_rank_load(&p, i, preempt[i], step_s[i]);
     cf_analysis_t *a = analyse(&p, NULL);
     const cf_advice_t *ad = advice_of(a, "MPI_Iallreduce");
     assert_string_equal(ad->verdict, "fuse");
     *load_p = ad->poll_load_s;
+    *mean_p = ad->step_preempt;
     assert_true(cf_advice_polls_note(ad, note, sizeof(note)));
-    *preempted_said = strstr(note, "were preempted") != NULL;
+    *counted_said = strstr(note, "involuntary context switches a step") != NULL;
     double unc = cand_of(ad, ad->bucket_bytes)->unc_s;
     *buckets_p = cand_of(ad, ad->bucket_bytes)->buckets;
-    if (isfinite(preempt)) {
-        assert_rel(ad->step_preempt, preempt, 1e-6);
-        json_t *j = cf_analysis_to_json(a), *x, *e = NULL;
-        size_t i;
-        json_array_foreach(json_object_get(j, "advice"), i, x)
-            if (strcmp(json_string_value(json_object_get(x, "op")), "MPI_Iallreduce") == 0)
-                e = x;
-        assert_rel(json_number_value(json_object_get(e, "poll_load_s")), ad->poll_load_s, 1e-6);
-        assert_rel(json_number_value(json_object_get(e, "step_preemptions")), preempt, 1e-6);
-        assert_string_equal(json_string_value(json_object_get(e, "polls_note")), note);
-        json_decref(j);
-    }
+    json_t *j = cf_analysis_to_json(a), *x, *e = NULL;
+    size_t i;
+    json_array_foreach(json_object_get(j, "advice"), i, x)
+        if (strcmp(json_string_value(json_object_get(x, "op")), "MPI_Iallreduce") == 0)
+            e = x;
+    assert_non_null(e);
+    assert_true(isfinite(ad->poll_load_s) ? fabs(json_number_value(json_object_get(e, "poll_load_s")) - ad->poll_load_s) <= 1e-6 * ad->poll_load_s
+                                          : json_is_null(json_object_get(e, "poll_load_s")));
+    assert_string_equal(json_string_value(json_object_get(e, "polls_note")), note);
+    json_decref(j);
     cf_analysis_free(a);
     cf_profile_free(&p);
     return unc;
+}
+
+/* a rank's rate of preemptions per second at the upper end of its count */
+static double preempt_rate(double per_step, double step_s)
+{
+    double n = per_step * STEPS;
+    return (n + 2.0 * sqrt(n + 1.0) + 1.0) / (STEPS * step_s);
 }
 
 static void test_nonblocking_polls_load(void **state)
 {
     (void)state;
     const double poll = POLLS_TIME, longest = 10.0 * poll / (16.0 * STEPS) / 2.0, excess = poll / 2.0;
-    double load, whole, none, some, capped, b, b2;
+    const double none[P] = {NAN, NAN, NAN, NAN}, s20[P] = {20e-3, 20e-3, 20e-3, 20e-3};
+    double load, mean, whole, zero, some, capped, b, b2;
     int said;
     /* without the figures: all of the tails kept whole, as before */
-    whole = polls_load_unc(NAN, NAN, &load, &said, &b);
+    whole = polls_load_unc(none, none, 0, &load, &said, &b, &mean);
     assert_true(isnan(load));
+    assert_true(isnan(mean));
     assert_false(said);
-    /* not preempted: the tails are progress work, none of them kept */
-    none = polls_load_unc(0.0, 20e-3, &load, &said, &b2);
-    assert_rel(load, 0.0, 0);
-    assert_true(said);
-    assert_rel(b2, b, 0);
-    assert_rel(whole - none, excess * (1.0 - b / 16.0) / STEPS, 1e-6);
-    /* 2 a step of 20 ms: 2 x poll_s / 20 ms of them land in the polls, each at most the longest */
-    some = polls_load_unc(2.0, 20e-3, &load, &said, &b2);
-    assert_rel(load, 2.0 * poll / 20e-3 * longest, 1e-5);
-    assert_true(load < excess);
-    assert_rel(some - none, load * (1.0 - b / 16.0) / STEPS, 1e-5);
+    /* counted none: at most the count's upper end, 3 over the steps */
+    {
+        const double z[P] = {0, 0, 0, 0};
+        zero = polls_load_unc(z, s20, 0, &load, &said, &b2, &mean);
+        assert_rel(load, preempt_rate(0, 20e-3) * poll * longest, 1e-5);
+        assert_true(said);
+        assert_rel(b2, b, 0);
+        assert_rel(whole - zero, (excess - load) * (1.0 - b / 16.0) / STEPS, 1e-5);
+    }
+    /* 1 and 3 a step on two ranks, one without figures, one whose step region is
+     * another: the highest rate of the two that count, and their mean */
+    {
+        const double pr[P] = {1.0, 3.0, NAN, 1e6};
+        some = polls_load_unc(pr, s20, 1, &load, &said, &b2, &mean);
+        assert_rel(load, preempt_rate(3.0, 20e-3) * poll * longest, 1e-5);
+        assert_rel(mean, 2.0, 1e-6);
+        assert_true(load < excess);
+        assert_rel(some - zero, (load - preempt_rate(0, 20e-3) * poll * longest) * (1.0 - b / 16.0) / STEPS, 1e-4);
+    }
+    /* a slower step of the same count is a lower rate: the other rank's is higher */
+    {
+        const double pr[P] = {1.0, 3.0, NAN, NAN}, st[P] = {10e-3, 40e-3, 20e-3, 20e-3};
+        (void)polls_load_unc(pr, st, 0, &load, &said, &b2, &mean);
+        assert_rel(load, fmax(preempt_rate(1.0, 10e-3), preempt_rate(3.0, 40e-3)) * poll * longest, 1e-5);
+    }
     /* more than the tails: capped at them, the uncertainty of the whole tails */
-    capped = polls_load_unc(1e6, 20e-3, &load, &said, &b2);
-    assert_rel(load, excess, 1e-5);
-    assert_rel(capped, whole, 1e-6);
+    {
+        const double big[P] = {1e6, 1e6, 1e6, 1e6};
+        capped = polls_load_unc(big, s20, 0, &load, &said, &b2, &mean);
+        assert_rel(load, excess, 1e-5);
+        assert_rel(capped, whole, 1e-6);
+    }
 }
 
 /* The hooks' stream in a region "step" whose ranks fault in faults pages

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,6 +52,9 @@ static void make_profile(cf_profile_t *p)
                               .sample_eligible = 28, .sample_selected = 5};
     p->rec[1] = (cf_record_t){.layer = 1, .op = "ucp_tag_send_nbx", .kind = "p2p", .parent_op = "MPI_Send",
                               .path = 1, .size_lo = 1, .size_hi = 1, .calls = 1, .bytes = 1};
+    /* rank 0's step: its page faults, context switches and period; rank 1 none */
+    assert_int_equal(cf_profile_set_rank_faults(p, 0, "step", 812.5), CF_OK);
+    cf_profile_set_rank_load(p, 0, 2.25, 0.025);
 }
 
 static void test_roundtrip(void **state)
@@ -95,6 +99,14 @@ static void test_roundtrip(void **state)
     assert_int_equal(q.rank[0].node_ranks, 3);
     assert_int_equal(q.rank[0].node_cpus, 2);
     assert_int_equal(q.rank[1].node_cpus, 8);
+    const char *sr;
+    double step_s;
+    assert_true(cf_profile_rank_faults(&q, 0, &sr) == 812.5);
+    assert_string_equal(sr, "step");
+    assert_true(cf_profile_rank_load(&q, 0, &step_s) == 2.25);
+    assert_true(step_s == 0.025f);
+    assert_true(isnan(cf_profile_rank_faults(&q, 1, &sr)) && sr == NULL);
+    assert_true(isnan(cf_profile_rank_load(&q, 1, &step_s)) && isnan(step_s));
     /* no temporary file is left behind */
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q tmp", tmpdir);
