@@ -111,11 +111,6 @@ CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
  * nonblocking collective's post (cf_post_mark): the time between them,
  * where no MPI call came between, is one gap.  It holds the completion
  * call's copy of its requests (tens of ns): checked at the entry instead,
- * the check cost the Testall of a growing list 10 instructions a call. */
-/* The completion call that called MPI at ticks t0 follows a marked
- * nonblocking collective's post (cf_post_mark): the time between them,
- * where no MPI call came between, is one gap.  It holds the completion
- * call's copy of its requests (tens of ns): checked at the entry instead,
  * or defined in another file than its caller, the check cost the Testall
  * of a growing list 10 instructions a call. */
 void cf_post_gap(cf_thread_t *t, uint64_t t0)
