@@ -41,7 +41,8 @@ static unsigned fault_region(cf_profile_t *p, const char *name)
     return (unsigned)p->nfault_region;
 }
 
-int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, double per_step)
+int cf_profile_set_rank_step(cf_profile_t *p, size_t i, const char *region, double faults, double preempt,
+                             double step_s)
 {
     unsigned id;
     if (i >= p->nrank_faults) {
@@ -55,16 +56,9 @@ int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, do
     }
     if ((id = fault_region(p, region)) == 0)
         return CF_ERR_NOMEM;
-    p->rank_faults[i] = (cf_rank_faults_t){(float)per_step, (uint16_t)id, NAN, NAN};
+    p->rank_faults[i] = (cf_rank_faults_t){(float)faults, (uint16_t)id, preempt >= 0 ? (float)preempt : NAN,
+                                           step_s > 0 ? (float)step_s : NAN};
     return CF_OK;
-}
-
-void cf_profile_set_rank_load(cf_profile_t *p, size_t i, double preempt, double step_s)
-{
-    if (i < p->nrank_faults && p->rank_faults[i].region >= 1) {
-        p->rank_faults[i].preempt = preempt >= 0 ? (float)preempt : NAN;
-        p->rank_faults[i].step_s = step_s > 0 ? (float)step_s : NAN;
-    }
 }
 
 double cf_profile_rank_load(const cf_profile_t *p, size_t i, double *step_s_p)
@@ -775,15 +769,13 @@ static int cf_rd_rank(cf_rd_t *rd, json_t *o)
     if ((x = json_object_get(o, "node_cpus")) && json_is_integer(x) && json_integer_value(x) >= 0 &&
         json_integer_value(x) <= INT32_MAX)
         r->node_cpus = (int)json_integer_value(x);
+    json_t *sp = json_object_get(o, "step_preemptions"), *ss = json_object_get(o, "step_s");
     if ((x = json_object_get(o, "step_minor_faults")) && json_is_number(x) && json_number_value(x) >= 0 &&
         json_is_string(json_object_get(o, "step_region")) &&
-        cf_profile_set_rank_faults(p, p->nrank - 1, json_string_value(json_object_get(o, "step_region")),
-                                   json_number_value(x)) != CF_OK)
+        cf_profile_set_rank_step(p, p->nrank - 1, json_string_value(json_object_get(o, "step_region")),
+                                 json_number_value(x), json_is_number(sp) ? json_number_value(sp) : NAN,
+                                 json_is_number(ss) ? json_number_value(ss) : NAN) != CF_OK)
         return CF_ERR_NOMEM;
-    json_t *sp = json_object_get(o, "step_preemptions"), *ss = json_object_get(o, "step_s");
-    if (json_is_number(sp) || json_is_number(ss))
-        cf_profile_set_rank_load(p, p->nrank - 1, json_is_number(sp) ? json_number_value(sp) : NAN,
-                                 json_is_number(ss) ? json_number_value(ss) : NAN);
     return CF_OK;
 }
 

@@ -132,15 +132,14 @@ typedef struct {
 } cf_profile_t;
 
 void cf_profile_init(cf_profile_t *p);
-/* Rank index i's faults per step in region (cf_rank_faults_t).  CF_OK,
- * CF_ERR_NOMEM (nothing set). */
-int cf_profile_set_rank_faults(cf_profile_t *p, size_t i, const char *region, double per_step);
+/* Rank index i's figures per step of region (cf_rank_faults_t): its
+ * faults, and its involuntary context switches and the step's period (NaN:
+ * not recorded).  CF_OK, CF_ERR_NOMEM (nothing set). */
+int cf_profile_set_rank_step(cf_profile_t *p, size_t i, const char *region, double faults, double preempt,
+                             double step_s);
 /* Rank index i's faults per step, its region's name in *region_p; NaN
  * (and NULL) where not recorded. */
 double cf_profile_rank_faults(const cf_profile_t *p, size_t i, const char **region_p);
-/* Rank index i's involuntary context switches per step and step period
- * (cf_rank_faults_t), set after its faults (ignored where they are not). */
-void cf_profile_set_rank_load(cf_profile_t *p, size_t i, double preempt, double step_s);
 /* Rank index i's involuntary context switches per step; its step period
  * in *step_s_p.  NaN where not recorded. */
 double cf_profile_rank_load(const cf_profile_t *p, size_t i, double *step_s_p);

@@ -543,9 +543,8 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
         r->xfer_s = a->xfer_s;
         r->node_ranks = a->node_ranks;
         r->node_cpus = a->node_cpus;
-        if (a->step_faults >= 0 && a->step_region[0] &&
-            cf_profile_set_rank_faults(p, p->nrank - 1, a->step_region, a->step_faults) == CF_OK)
-            cf_profile_set_rank_load(p, p->nrank - 1, a->step_preempt, a->step_s);
+        if (a->step_faults >= 0 && a->step_region[0])
+            (void)cf_profile_set_rank_step(p, p->nrank - 1, a->step_region, a->step_faults, a->step_preempt, a->step_s);
         if (a->copy_Bps > 0 && (!(p->memcpy_Bps > 0) || a->copy_Bps < p->memcpy_Bps))
             p->memcpy_Bps = a->copy_Bps;
         if (r->wall_s > p->wall_s)

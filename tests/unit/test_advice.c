@@ -1253,7 +1253,7 @@ static void test_nonblocking_in_flight(void **state)
 static void set_step_faults(cf_profile_t *p, double faults, double page_fault_s)
 {
     for (size_t i = 0; i < P; i++)
-        assert_int_equal(cf_profile_set_rank_faults(p, i, "step", faults), CF_OK);
+        assert_int_equal(cf_profile_set_rank_step(p, i, "step", faults, NAN, NAN), CF_OK);
     if (isfinite(page_fault_s))
         json_object_set_new(json_object_get(p->extra, "calibration"), "page_fault_s", json_real(page_fault_s));
 }
@@ -1278,11 +1278,10 @@ static double polls_load_unc(const double *preempt, const double *step_s, int ot
     for (size_t i = 0; i < p.nrec; i++)
         p.rec[i].region = 1;
     set_step_faults(&p, 0, NAN);
-    if (other_region)
-        assert_int_equal(cf_profile_set_rank_faults(&p, 3, "warmup", 0), CF_OK);
     for (size_t i = 0; i < P; i++)
-        if (isfinite(preempt[i]))
-            cf_profile_set_rank_load(&p, i, preempt[i], step_s[i]);
+        assert_int_equal(cf_profile_set_rank_step(&p, i, other_region && i == 3 ? "warmup" : "step", 0, preempt[i],
+                                                  step_s[i]),
+                         CF_OK);
     cf_analysis_t *a = analyse(&p, NULL);
     const cf_advice_t *ad = advice_of(a, "MPI_Iallreduce");
     assert_string_equal(ad->verdict, "fuse");

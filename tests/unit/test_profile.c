@@ -53,8 +53,7 @@ static void make_profile(cf_profile_t *p)
     p->rec[1] = (cf_record_t){.layer = 1, .op = "ucp_tag_send_nbx", .kind = "p2p", .parent_op = "MPI_Send",
                               .path = 1, .size_lo = 1, .size_hi = 1, .calls = 1, .bytes = 1};
     /* rank 0's step: its page faults, context switches and period; rank 1 none */
-    assert_int_equal(cf_profile_set_rank_faults(p, 0, "step", 812.5), CF_OK);
-    cf_profile_set_rank_load(p, 0, 2.25, 0.025);
+    assert_int_equal(cf_profile_set_rank_step(p, 0, "step", 812.5, 2.25, 0.025), CF_OK);
 }
 
 static void test_roundtrip(void **state)
