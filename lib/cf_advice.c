@@ -710,29 +710,37 @@ double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd
     return ad->model_current_s > 0 ? predict_run(ad, cd, ad->model_current_s) : NAN;
 }
 
+/* The framework's time outside MPI that n calls a step cost, at the
+ * measured gap each (call_gap_s; 0 where none was measured): the time a
+ * step pays for the stream beside its MPI time, which fewer calls pay
+ * less of (cf_advice.h, "Time outside MPI"). */
+static double framework_step(const cf_advice_t *ad, double n)
+{
+    return isfinite(ad->call_gap_s) && n > 0 ? ad->call_gap_s * n : 0.0;
+}
+
 /* A candidate judged per step: blocking streams in the predictor's times
  * (T(S) against now), nonblocking ones in measured time (predict_run over
  * the steps against current_s over the steps), since only their blocked
- * part follows the predictor.  The reference time, a candidate's time and
- * its saving with the saving's uncertainty. */
+ * part follows the predictor; both with the framework's time per call.
+ * The reference time, a candidate's time and its saving with the
+ * saving's uncertainty. */
 static double judge_ref(const cf_advice_t *ad, double now)
 {
-    return ad->nonblocking ? ad->current_s / (double)ad->steps : now;
+    return (ad->nonblocking ? ad->current_s / (double)ad->steps : now) + framework_step(ad, ad->calls_per_step);
 }
 
 static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
 {
-    return ad->nonblocking ? predict_run(ad, cd, now) / (double)ad->steps : cd->model_s;
+    return (ad->nonblocking ? predict_run(ad, cd, now) / (double)ad->steps : cd->model_s) +
+           framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
 static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
 {
-    if (!ad->nonblocking) {
-        *unc_p = cd->saving_unc_s;
-        return now - cd->model_s;
-    }
-    /* measured now against the fused buckets' T(S): its uncertainty */
-    *unc_p = cd->unc_s;
+    /* blocking: the predictor's difference, its uncertainty; nonblocking:
+     * measured now against the fused buckets' T(S), the latter's */
+    *unc_p = ad->nonblocking ? cd->unc_s : cd->saving_unc_s;
     return judge_ref(ad, now) - judge_time(ad, cd, now);
 }
 
@@ -748,13 +756,15 @@ double cf_advice_ref_step(const cf_advice_t *ad)
 }
 
 /* A nonblocking stream's saving per step if the overlap hid the fused
- * buckets as it hides the calls now, with its uncertainty (the
- * predictor's, scaled as the blocked time is). */
+ * buckets as it hides the calls now, the framework's time outside MPI
+ * they remove included, with its uncertainty (the predictor's, scaled as
+ * the blocked time is). */
 static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
 {
     /* the polls' tails kept whole, as for the exposed end (poll_tail_gap) */
     *unc_p = now > 0 ? cd->saving_unc_s * ad->blocked_s / (double)ad->steps / now + poll_tail_gap(ad, cd) : NAN;
-    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps;
+    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps + framework_step(ad, ad->calls_per_step) -
+           framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
 /* What a nonblocking stream costs the step: the time blocked on it in
@@ -1497,13 +1507,13 @@ int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
     if (ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0)
         return 0;
     if (isfinite(ad->framework_saving_s) && ad->nonblocking)
-        snprintf(buf, len, "outside MPI, %s more: %s from a post to the completion call after it (median over the "
+        snprintf(buf, len, "outside MPI, %s more, counted in the saving per step: %s from a post to the completion call after it (median over the "
                  "ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, which "
                  "fewer posts also save",
                  cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
                  (size_t)ad->call_gap_pairs);
     else if (isfinite(ad->framework_saving_s))
-        snprintf(buf, len, "outside MPI, %s more: the calls go back to back, %s apart (median of %zu sampled pairs), "
+        snprintf(buf, len, "outside MPI, %s more, counted in the saving per step: the calls go back to back, %s apart (median of %zu sampled pairs), "
                  "the framework's cost per call",
                  cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
                  (size_t)ad->call_gap_pairs);

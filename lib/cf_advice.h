@@ -200,7 +200,9 @@
  * stream hold at least 8 consecutive pairs on one rank and their median
  * gap is under their median duration (back to back), that gap is
  * call_gap_s and framework_saving_s what the advised buckets save of it;
- * predicted_saving_s stays MPI time alone, and the verdict rests on it.
+ * predicted_saving_s stays MPI time alone, and the verdict adds the gap
+ * once per call a candidate removes (saving_step_s, and the reference
+ * time per step, hold it: the step pays it as it pays the MPI time).
  * A nonblocking stream's posts have compute between them; its call_gap_s
  * is the profile's post_gap_s, the time from a post to the completion
  * call after it (a hook's poll), where at least 8 were measured and it is

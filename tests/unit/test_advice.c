@@ -960,8 +960,10 @@ static void test_nonblocking_polls_per_post(void **state)
  * post_gap_s): call_gap_s where 8 gaps or more were measured and the gap
  * is under the stream's MPI time per post (its post and its share of the
  * polls: 5 + 3000 / 160 = 23.75 us here), and framework_saving_s that gap
- * times the posts the advised buckets remove; the verdict and the MPI
- * saving are the same with it and without. */
+ * times the posts the advised buckets remove; the MPI saving is the same
+ * with it and without, and every candidate's saving as the verdict judges
+ * it, and the reference time, are larger by the gap once per post saved
+ * (per post made). */
 static void post_gap_case(double gap, uint64_t gaps, int want_finite)
 {
     cf_profile_t p, q;
@@ -982,9 +984,18 @@ static void post_gap_case(double gap, uint64_t gaps, int want_finite)
     assert_rel(ad->predicted_saving_s, bd->predicted_saving_s, 1e-12);
     assert_true(isnan(bd->call_gap_s) && isnan(bd->framework_saving_s));
     assert_int_equal(ad->call_gap_pairs, gaps);
+    assert_int_equal(ad->ncand, bd->ncand);
+    for (size_t c = 0; c < ad->ncand; c++) {
+        double ua, ub, sa = cf_advice_cand_saving(ad, &ad->cand[c], &ua), sb = cf_advice_cand_saving(bd, &bd->cand[c], &ub);
+        double fw = want_finite ? gap * (16.0 - fmin(16.0, ad->cand[c].buckets)) : 0.0;
+        assert_rel(sa - sb, fw, 1e-6);
+        assert_rel(ua, ub, 1e-12);
+    }
+    assert_rel(cf_advice_ref_step(ad) - cf_advice_ref_step(bd), want_finite ? gap * 16.0 : 0.0, 1e-6);
     if (want_finite) {
         assert_rel(ad->call_gap_s, gap, 0);
         assert_rel(ad->framework_saving_s, gap * (16.0 - ad->buckets_per_step) * STEPS, 1e-12);
+        assert_rel(ad->saving_step_s - bd->saving_step_s, gap * (16.0 - ad->buckets_per_step), 1e-6);
     } else
         assert_true(isnan(ad->call_gap_s) && isnan(ad->framework_saving_s));
     cf_analysis_free(a);
@@ -1718,6 +1729,11 @@ static void call_gap_case(double gap, double step_gap, int want_finite)
         cd = cand_of(ad, ad->bucket_bytes);
         assert_rel(ad->call_gap_s, gap, 1e-6);
         assert_rel(ad->framework_saving_s, gap * (16 - cd->buckets) * STEPS, 1e-6);
+        /* the verdict's saving: the predictor's, and the gap once per call saved */
+        for (size_t c = 0; c < ad->ncand; c++) {
+            double u, sv = cf_advice_cand_saving(ad, &ad->cand[c], &u);
+            assert_rel(sv, ad->model_current_s - ad->cand[c].model_s + gap * (16 - fmin(16, ad->cand[c].buckets)), 1e-6);
+        }
     } else {
         assert_true(isnan(ad->call_gap_s) && isnan(ad->framework_saving_s));
     }
