@@ -1527,21 +1527,23 @@ int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
 
 char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
 {
-    char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
+    char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], fw[CF_FMT_LEN + 40] = "";
 
     cf_comm_label(ad->comm, label, sizeof(label));
+    if (isfinite(ad->framework_saving_s) && ad->framework_saving_s > 0) /* counted in the verdict */
+        snprintf(fw, sizeof(fw), ", and %s outside MPI", cf_fmt_time(ad->framework_saving_s, b1, sizeof(b1)));
     if (ad->verdict == NULL)
         snprintf(buf, len, "%s on %s: no fusion advice (%s)", ad->op, label, ad->reason);
     else if (strcmp(ad->verdict, "fuse") == 0)
         snprintf(buf, len,
                  "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; DDP "
-                 "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f%s%s) to save %s of %s per rank (%.0f%%)",
+                 "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f%s%s) to save %s of %s per rank (%.0f%%)%s",
                  ad->op, label, ad->calls_per_step, cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
                  ad->buckets_per_step, ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
                  cf_advice_keeps_heap(ad) ? "; the heap kept: " : "", cf_advice_keeps_heap(ad) ? CF_ADV_KEEP_HEAP : "",
                  cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),
-                 ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0);
+                 ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0, fw);
     else if (strcmp(ad->verdict, "uncertain") == 0)
         snprintf(buf, len, "%s on %s, %.0f calls/step: fusion gain uncertain (%s%s%s)", ad->op, label,
                  ad->calls_per_step, ad->why, ad->why[0] ? "; " : "", ad->reason);

@@ -996,6 +996,11 @@ static void post_gap_case(double gap, uint64_t gaps, int want_finite)
         assert_rel(ad->call_gap_s, gap, 0);
         assert_rel(ad->framework_saving_s, gap * (16.0 - ad->buckets_per_step) * STEPS, 1e-12);
         assert_rel(ad->saving_step_s - bd->saving_step_s, gap * (16.0 - ad->buckets_per_step), 1e-6);
+        /* the end-of-run summary's line names it beside the MPI saving */
+        char line[1024], want[96], t[CF_FMT_LEN];
+        snprintf(want, sizeof(want), ", and %s outside MPI", cf_fmt_time(ad->framework_saving_s, t, sizeof(t)));
+        assert_non_null(strstr(cf_advice_line(ad, line, sizeof(line)), want));
+        assert_null(strstr(cf_advice_line(bd, line, sizeof(line)), "outside MPI"));
     } else
         assert_true(isnan(ad->call_gap_s) && isnan(ad->framework_saving_s));
     cf_analysis_free(a);
