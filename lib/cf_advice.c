@@ -736,6 +736,18 @@ static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double 
            framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
+/* The framework's time a candidate saves per step: the gap once per call
+ * its buckets remove (0 where no gap was measured). */
+static double framework_saving_step(const cf_advice_t *ad, const cf_adv_cand_t *cd)
+{
+    return framework_step(ad, ad->calls_per_step) - framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
+}
+
+double cf_advice_cand_framework(const cf_advice_t *ad, const cf_adv_cand_t *cd)
+{
+    return framework_saving_step(ad, cd);
+}
+
 static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
 {
     /* blocking: the predictor's difference, its uncertainty; nonblocking:
@@ -763,8 +775,7 @@ static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, doub
 {
     /* the polls' tails kept whole, as for the exposed end (poll_tail_gap) */
     *unc_p = now > 0 ? cd->saving_unc_s * ad->blocked_s / (double)ad->steps / now + poll_tail_gap(ad, cd) : NAN;
-    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps + framework_step(ad, ad->calls_per_step) -
-           framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
+    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps + framework_saving_step(ad, cd);
 }
 
 /* What a nonblocking stream costs the step: the time blocked on it in
@@ -1061,7 +1072,9 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
 static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc, double now)
 {
     ad->verdict = "fuse";
-    ad->reason = "fewer calls pay fewer startups than packing costs";
+    ad->reason = framework_saving_step(ad, cd) > 0
+                     ? "fewer calls pay fewer startups, and less of the framework's time per call, than packing costs"
+                     : "fewer calls pay fewer startups than packing costs";
     ad->bucket_bytes = cd->bucket_bytes;
     ad->buckets_per_step = cd->buckets;
     ad->model_s = cd->model_s;
@@ -1085,6 +1098,13 @@ void cf_advice_set_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, dou
     advise_fuse(ad, cd, sv, unc, ad->model_current_s);
 }
 
+double cf_advice_eligible(double sv, double fw)
+{
+    /* the framework's time rests on one measured median: it makes a
+     * saving larger, never an MPI loss into a gain */
+    return sv - fw < 0 ? sv - fw : sv;
+}
+
 size_t cf_advice_pick(const double *sv, const double *unc, size_t n, double ref)
 {
     size_t ti = (size_t)-1;
@@ -1103,7 +1123,7 @@ static int advise_trusted(cf_advice_t *ad, double now, double ref)
 {
     double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
     for (size_t c = 0; c < ad->ncand; c++)
-        sv[c] = judge_saving(ad, &ad->cand[c], now, &unc[c]);
+        sv[c] = cf_advice_eligible(judge_saving(ad, &ad->cand[c], now, &unc[c]), framework_saving_step(ad, &ad->cand[c]));
     size_t c = cf_advice_pick(sv, unc, ad->ncand, ref);
     if (c == (size_t)-1)
         return 0;
@@ -1163,6 +1183,22 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
             return;
         }
     }
+    double fw = framework_saving_step(ad, cb);
+    if (ad->saving_step_s > ad->saving_unc_step_s && ad->saving_step_s >= CF_ADV_MIN_GAIN * ref &&
+        ad->saving_step_s - fw < 0) {
+        /* a saving beyond its uncertainty that the framework's time per
+         * call makes, the buckets' MPI time higher (cf_advice_eligible) */
+        char b5[CF_FMT_LEN];
+        ad->verdict = "uncertain";
+        ad->reason = "the saving rests on the framework's time per call alone, and the buckets' MPI time rises: "
+                     "time one run with the buckets to settle it";
+        snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step (uncertainty %s), of which %s is the "
+                 "framework's time per call; their MPI time %s more per step",
+                 cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),
+                 cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)), cf_fmt_time(fw, b4, sizeof(b4)),
+                 cf_fmt_time(fw - ad->saving_step_s, b5, sizeof(b5)));
+        return;
+    }
     double slow = calib_slowdown(pr);
     if (gain < CF_ADV_MIN_GAIN * ref && cb->source == CF_PRED_CALIBRATION && slow > CF_ADV_CAL_SLOW) {
         /* the buckets priced by a calibration that ran slower than any
@@ -1187,9 +1223,11 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
         best_buckets_why(ad, cb, ref, lead);
         return;
     }
-    if (gain < CF_ADV_MIN_GAIN * ref || (!ad->nonblocking && ad->startup_share < CF_ADV_MIN_GAIN)) {
+    if (gain < CF_ADV_MIN_GAIN * ref ||
+        (!ad->nonblocking && ad->startup_share * now + framework_step(ad, ad->calls_per_step) < CF_ADV_MIN_GAIN * ref)) {
         /* even at the end of its uncertainty the best saves under 5 %, or
-         * the startups, all that fusing can save, are under 5 % */
+         * the startups and the framework's time per call, all that fusing
+         * can save, are under 5 % */
         ad->verdict = "no gain";
         ad->reason = ad->startup_share < 0.5 ? "bandwidth-bound: fusing saves under 5%" : "fusing saves under 5%";
         best_buckets_why(ad, cb, ref, NULL);

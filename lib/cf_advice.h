@@ -109,7 +109,8 @@
  * ms: the overlap the tensors had was lost.  The other end of the range,
  * the overlap hiding the buckets as it hides the calls now (a progress
  * thread, offload), is max(blocked_s x T(S) / T(calls as they are), steps
- * x (T(last bucket) + skew_s)) in place of steps x (T(S) + skew_s): hidden_saving_step_s.
+ * x (T(last bucket) + skew_s)) in place of steps x (T(S) + skew_s): hidden_saving_step_s
+ * (with the framework's time the buckets remove, as the exposed end).
  * Time blocked beyond steps x (T(calls as they are) + skew_s), what the
  * calls take one at a time exposed (a disturbed run, a partner late, or a
  * nonblocking algorithm slower than the line it is priced on), is
@@ -143,7 +144,8 @@
  * "fuse" rests on the exposed end; where only the hidden end saves, the
  * verdict is "uncertain", saying both.  A nonblocking stream's
  * saving_step_s is per step in measured time, current_s - predicted_s
- * over the steps, with T(S)'s uncertainty.  predicted_saving_s =
+ * over the steps, and the framework's time the buckets remove (below:
+ * "Time outside MPI"), with T(S)'s uncertainty.  predicted_saving_s =
  * current_s - predicted_s; the JSON's model_saving_s is the predictor's
  * own difference, steps x (T(calls as they are) - T(S)); saving_step_s
  * and saving_uncertainty_step_s those per step of the advised (else the
@@ -185,9 +187,11 @@
  * to do.
  *
  * Verdicts: "fuse" when a candidate's saving exceeds both its uncertainty
- * and 5 % of the time; "no gain" when the stream already makes at most one
+ * and 5 % of the time, its MPI part no loss (cf_advice_eligible); "no
+ * gain" when the stream already makes at most one
  * call per step, when even the saving plus its uncertainty is under 5 %,
- * or when the startups, all that fusing can save, are under 5 % (the
+ * or when the startups and the framework's time per call (call_gap_s),
+ * all that fusing can save, are under 5 % (the
  * reason and `why` give the numbers); otherwise "uncertain", with what
  * would settle it: buckets beyond the measured sizes (the calibration
  * budget that would measure them, 32 T(S) rounded up, in `why`: "budget:
@@ -276,10 +280,22 @@ CF_HIDDEN double cf_advice_step_time(const double *sizes, size_t n, double S, do
  * rank, with its buckets (the rule above); NaN without a model. */
 CF_HIDDEN double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd);
 /* A candidate's saving per step as the verdict judges it (T(calls as they
- * are) - T(S); nonblocking, in measured time) with its uncertainty, and
- * the time per step it is judged against; NaN without a model. */
+ * are) - T(S); nonblocking, in measured time; both with the framework's
+ * time it removes, cf_advice_cand_framework) with its uncertainty, and
+ * the time per step it is judged against (the calls' MPI time and the
+ * framework's, call_gap_s once per call); NaN without a model. */
 CF_HIDDEN double cf_advice_cand_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double *unc_p);
 CF_HIDDEN double cf_advice_ref_step(const cf_advice_t *ad);
+/* The part of that saving that is the framework's time outside MPI:
+ * call_gap_s once per call the candidate removes; 0 where no gap was
+ * measured. */
+CF_HIDDEN double cf_advice_cand_framework(const cf_advice_t *ad, const cf_adv_cand_t *cd);
+/* The saving the rules judge a candidate by, of its saving per step sv
+ * of which fw is the framework's time: sv where its MPI part is no loss,
+ * else that loss, so that no rule advises a candidate whose MPI time
+ * rises on the gap's strength alone (one measured median, without an
+ * uncertainty of its own). */
+CF_HIDDEN double cf_advice_eligible(double sv, double fw);
 /* The trusted rule: of n candidates saving sv[c] per step (uncertainty
  * unc[c]; NaN: not priced) against a reference time ref per step (a
  * candidate's time is ref - sv[c]), the fastest that saves beyond its

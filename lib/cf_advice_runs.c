@@ -39,20 +39,23 @@ static const cf_adv_cand_t *cand_of(const cf_advice_t *ad, double S)
 }
 
 /* One candidate over the runs: median saving per step and predicted run
- * saving per step, half the range of the savings, and the combined
- * uncertainty.  0 where a run lacks it or has no number for it. */
+ * saving per step, half the range of the savings, the combined
+ * uncertainty, and the median of the savings' MPI parts (without the
+ * framework's time, cf_advice_cand_framework).  0 where a run lacks it or
+ * has no number for it. */
 typedef struct {
-    double sv, run_sv, spread, unc;
+    double sv, run_sv, spread, unc, mpi;
 } over_runs_t;
 
 static int cand_over_runs(const cf_advice_t *const *r, size_t n, double S, over_runs_t *o)
 {
-    double sv[RUNS_MAX], unc[RUNS_MAX], run[RUNS_MAX], lo = INFINITY, hi = -INFINITY;
+    double sv[RUNS_MAX], unc[RUNS_MAX], run[RUNS_MAX], mpi[RUNS_MAX], lo = INFINITY, hi = -INFINITY;
     for (size_t k = 0; k < n; k++) {
         const cf_adv_cand_t *cd = cand_of(r[k], S);
         if (cd == NULL)
             return 0;
         sv[k] = cf_advice_cand_saving(r[k], cd, &unc[k]);
+        mpi[k] = sv[k] - cf_advice_cand_framework(r[k], cd);
         run[k] = (r[k]->current_s - cf_advice_cand_predicted_s(r[k], cd)) / (double)r[k]->steps;
         if (!isfinite(sv[k]) || !isfinite(unc[k]) || !isfinite(run[k]))
             return 0;
@@ -62,6 +65,7 @@ static int cand_over_runs(const cf_advice_t *const *r, size_t n, double S, over_
     o->spread = 0.5 * (hi - lo);
     o->sv = cf_median(sv, n);
     o->run_sv = cf_median(run, n);
+    o->mpi = cf_median(mpi, n);
     double u = cf_median(unc, n);
     o->unc = sqrt(u * u + o->spread * o->spread);
     return 1;
@@ -135,7 +139,7 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
     double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
     for (size_t c = 0; c < nc; c++) {
         ok[c] = cand_over_runs(r, n, ad->cand[c].bucket_bytes, &o[c]);
-        sv[c] = ok[c] ? o[c].sv : NAN;
+        sv[c] = ok[c] ? cf_advice_eligible(o[c].sv, o[c].sv - o[c].mpi) : NAN;
         unc[c] = ok[c] ? o[c].unc : NAN;
     }
     rule = cf_advice_runs_rule(n, fuse, sv, unc, nc, rf, &pick, &best);

@@ -408,8 +408,9 @@ typedef struct cf_advice {
     double model_s;           /* T(S) per step; NaN unless "fuse" */
     double predicted_s;       /* whole run, mean per rank */
     double predicted_saving_s;
-    double best_saving_share; /* of the best candidate, model; NaN without a model */
-    double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S */
+    double best_saving_share; /* of the best candidate, of cf_advice_ref_step; NaN without a model */
+    double saving_step_s;     /* T(calls as they are) - T(S) of the advised, else the best S, and the
+                               * framework's time it removes (cf_advice_cand_saving) */
     double saving_unc_step_s; /* its uncertainty (cf_adv_cand_t.saving_unc_s) */
     /* nonblocking: the saving per step of the advised S (else of the one
      * `why` names) if the overlap hid its buckets as it hides the calls
