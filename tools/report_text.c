@@ -799,10 +799,15 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                                          : cd->unc_s / ad->model_current_s;
             /* a figure its own uncertainty swamps is no figure: said so, with what measures it */
             int vague = !(unc < fabs(gain));
-            fprintf(out, "    %s: %.0f call%s/step, %s%s %s (+-%s, %s)%s\n", cd->name, cd->buckets,
+            /* of the MPI time; the framework's time it removes beside (the verdict counts both) */
+            double fw = cf_advice_cand_framework(ad, cd);
+            char fws[CF_FMT_LEN + 32] = "";
+            if (fw > 0)
+                snprintf(fws, sizeof(fws), ", and %s/step outside MPI", fmt_t(fw, b[3]));
+            fprintf(out, "    %s: %.0f call%s/step, %s%s %s (+-%s, %s)%s%s\n", cd->name, cd->buckets,
                    cd->buckets == 1 ? "" : "s", vague ? "uncertain: " : "", gain >= 0 ? "saves" : "adds",
                    cf_fmt_pct(fabs(gain), 0, b[1], CF_FMT_LEN), cf_fmt_pct(unc, 0, b[2], CF_FMT_LEN),
-                   pred_src(cd->source),
+                   pred_src(cd->source), fws,
                    !vague ? ""
                    : cd->source == CF_PRED_MODEL ? "; beyond the sizes measured: the calibration measures them where "
                                                    "its budget and memory allow (calibration.skipped says why not)"

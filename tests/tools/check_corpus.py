@@ -484,7 +484,7 @@ def fusion_block(text, op, comm):
 
 
 CAND_LINE = re.compile(r"^    ((?:DDP|Horovod)[^:]*): (\d+) calls?/step, (uncertain: )?(saves|adds) ([\d.]+)% "
-                       r"\(\+-([\d.]+)%, (\w+)\)(.*)$")
+                       r"\(\+-([\d.]+)%, (\w+)\)(, and [\d.]+ [mun]?s/step outside MPI)?(.*)$")
 cand_seen = {"uncertain": 0, "priced": 0}
 
 
@@ -496,7 +496,7 @@ def check_candidates(case, text):
         m = CAND_LINE.match(l)
         if not m:
             continue
-        name, vague, gain, unc, src, rest = m.group(1), m.group(3), float(m.group(5)), float(m.group(6)), m.group(7), m.group(8)
+        name, vague, gain, unc, src, rest = m.group(1), m.group(3), float(m.group(5)), float(m.group(6)), m.group(7), m.group(9)
         want = unc >= gain
         settle = "calibration.skipped" in rest if src == "model" else "run's spread" in rest
         # equal as printed (to 0.1 %): the report decided on the unrounded figures, either reading stands
@@ -815,6 +815,9 @@ def check_post_gap(case, a, gap, d, want):
               "%s vs %s" % (a.get("framework_saving_s"), fw))
         text = subprocess.run([commfit, "report", os.path.join(d, "profile.json")], capture_output=True,
                               text=True).stdout
+        ddp = [l for l in text.splitlines() if l.strip().startswith("DDP default (25 MiB): 1 call/step")]
+        check(case, "the text's DDP default line names the framework's time it removes beside its MPI saving",
+              len(ddp) == 1 and re.search(r"\), and [0-9.]+ [mun]?s/step outside MPI(;|$)", ddp[0]) is not None, str(ddp))
         check(case, "the text's outside MPI line names the post gap, and no 'not priced' line",
               "from a post to the completion call after it (median over the ranks, %d gaps)" % job["post_gaps"]
               in text and "not priced: the program's own time around each post" not in text, "")
