@@ -997,6 +997,8 @@ static void post_gap_case(double gap, uint64_t gaps, int want_finite)
         assert_rel(ad->call_gap_s, gap, 0);
         assert_rel(ad->framework_saving_s, gap * (16.0 - ad->buckets_per_step) * STEPS, 1e-12);
         assert_rel(ad->saving_step_s - bd->saving_step_s, gap * (16.0 - ad->buckets_per_step), 1e-6);
+        /* the hidden end saves it too */
+        assert_rel(ad->hidden_saving_step_s - bd->hidden_saving_step_s, gap * (16.0 - ad->buckets_per_step), 1e-6);
         /* the end-of-run summary's line names it beside the MPI saving */
         char line[1024], want[96], t[CF_FMT_LEN];
         snprintf(want, sizeof(want), ", and %s outside MPI", cf_fmt_time(ad->framework_saving_s, t, sizeof(t)));
