@@ -736,16 +736,9 @@ static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double 
            framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
-/* The framework's time a candidate saves per step: the gap once per call
- * its buckets remove (0 where no gap was measured). */
-static double framework_saving_step(const cf_advice_t *ad, const cf_adv_cand_t *cd)
-{
-    return framework_step(ad, ad->calls_per_step) - framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
-}
-
 double cf_advice_cand_framework(const cf_advice_t *ad, const cf_adv_cand_t *cd)
 {
-    return framework_saving_step(ad, cd);
+    return framework_step(ad, ad->calls_per_step) - framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
 static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
@@ -775,7 +768,7 @@ static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, doub
 {
     /* the polls' tails kept whole, as for the exposed end (poll_tail_gap) */
     *unc_p = now > 0 ? cd->saving_unc_s * ad->blocked_s / (double)ad->steps / now + poll_tail_gap(ad, cd) : NAN;
-    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps + framework_saving_step(ad, cd);
+    return (ad->current_s - predict_nb(ad, cd, now, 1)) / (double)ad->steps + cf_advice_cand_framework(ad, cd);
 }
 
 /* What a nonblocking stream costs the step: the time blocked on it in
@@ -1072,7 +1065,7 @@ static double price_candidates(cf_advice_t *ad, const double *ts, size_t nt, con
 static void advise_fuse(cf_advice_t *ad, const cf_adv_cand_t *cd, double sv, double unc, double now)
 {
     ad->verdict = "fuse";
-    ad->reason = framework_saving_step(ad, cd) > 0
+    ad->reason = cf_advice_cand_framework(ad, cd) > 0
                      ? "fewer calls pay fewer startups, and less of the framework's time per call, than packing costs"
                      : "fewer calls pay fewer startups than packing costs";
     ad->bucket_bytes = cd->bucket_bytes;
@@ -1123,7 +1116,7 @@ static int advise_trusted(cf_advice_t *ad, double now, double ref)
 {
     double sv[CF_ADV_MAX_CAND], unc[CF_ADV_MAX_CAND];
     for (size_t c = 0; c < ad->ncand; c++)
-        sv[c] = cf_advice_eligible(judge_saving(ad, &ad->cand[c], now, &unc[c]), framework_saving_step(ad, &ad->cand[c]));
+        sv[c] = cf_advice_eligible(judge_saving(ad, &ad->cand[c], now, &unc[c]), cf_advice_cand_framework(ad, &ad->cand[c]));
     size_t c = cf_advice_pick(sv, unc, ad->ncand, ref);
     if (c == (size_t)-1)
         return 0;
@@ -1183,7 +1176,7 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
             return;
         }
     }
-    double fw = framework_saving_step(ad, cb);
+    double fw = cf_advice_cand_framework(ad, cb);
     if (ad->saving_step_s > ad->saving_unc_step_s && ad->saving_step_s >= CF_ADV_MIN_GAIN * ref &&
         ad->saving_step_s - fw < 0) {
         /* a saving beyond its uncertainty that the framework's time per

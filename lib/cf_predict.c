@@ -181,8 +181,7 @@ static size_t tame_disturbed(cf_calib_size_t *s, size_t n)
         return 0;
     for (size_t k = 0; k < n; k++)
         ratio[k] = s[k].p50_s / s[k].best_s;
-    qsort(ratio, n, sizeof(ratio[0]), cf_cmp_double);
-    usual = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
+    usual = cf_median(ratio, n);
     for (size_t k = 0; k < n; k++)
         if (s[k].p50_s > CF_CALIB_DISTURBED * usual * s[k].best_s) {
             s[k].p50_s = usual * s[k].best_s;
