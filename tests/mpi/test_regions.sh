@@ -48,3 +48,24 @@ for path, pages in zip(sys.argv[1:], (256, 0)):
         print("%s rank %d: steps of %s s, %s involuntary context switches a step" % ("ok  " if ok else "FAIL", r["rank"], s, c))
 sys.exit(1 if bad else 0)
 PY
+
+# Involuntary context switches per step (ranks[].step_preemptions) against
+# the program's own getrusage count at each entry of "step": each rank
+# spins 20 ms a step beside a spinning child pinned to its CPU, so the
+# scheduler takes the CPU from it every step (at least one switch a step)
+COMMFIT_OUTPUT="$cf_tmp/csw.json" COMMFIT_SUMMARY=0 COMMFIT_CALIBRATE=0 \
+    cf_mpirun 2 -- "$CF_BUILDDIR/tests/mpi/step_faults" 0 12 0 20 > "$cf_tmp/csw.out" || cf_fail "step_faults spinning failed"
+"$CF_PYTHON" - "$cf_tmp/csw.json" "$cf_tmp/csw.out" <<'PY' || exit 1
+import json, re, sys
+prof = json.load(open(sys.argv[1]))
+own = {int(m.group(1)): float(m.group(2))
+       for m in re.finditer(r"^step_faults: rank (\d+) ivcsw_per_step ([\d.]+)$", open(sys.argv[2]).read(), re.M)}
+bad = len(own) != 2
+for r in prof["ranks"]:
+    c, w = r.get("step_preemptions"), own.get(r["rank"])
+    ok = c is not None and w is not None and w >= 1 and abs(c - w) <= 0.5 + 0.1 * w
+    bad += not ok
+    print("%s rank %d: %s involuntary context switches a step in the profile, %s by the program's own count" %
+          ("ok  " if ok else "FAIL", r["rank"], c, w))
+sys.exit(1 if bad else 0)
+PY
