@@ -814,8 +814,8 @@ static int hidden_verdict(cf_advice_t *ad, double now, double ref)
     exposed = judge_saving(ad, &ad->cand[hc], now, &eunc);
     ad->verdict = "uncertain";
     ad->reason = "the saving depends on the overlap: MPI moves a nonblocking collective only inside MPI calls "
-                 "unless it has a progress thread, and fused buckets leave few; time one run with the buckets "
-                 "to settle it";
+                 "unless it has a progress thread, and fused buckets leave few; run once with the buckets "
+                 "and compare the two profiles with commfit diff to settle it";
     ad->hidden_saving_step_s = hbest;
     ad->hidden_saving_unc_step_s = hunc;
     snprintf(ad->why, CF_ADV_WHY_LEN,
@@ -1184,7 +1184,7 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
         char b5[CF_FMT_LEN];
         ad->verdict = "uncertain";
         ad->reason = "the saving rests on the framework's time per call alone, and the buckets' MPI time rises: "
-                     "time one run with the buckets to settle it";
+                     "run once with the buckets and compare the two profiles with commfit diff to settle it";
         snprintf(ad->why, CF_ADV_WHY_LEN, "buckets of %s: saving %s per step (uncertainty %s), of which %s is the "
                  "framework's time per call; their MPI time %s more per step",
                  cf_fmt_size(cb->bucket_bytes, b1, sizeof(b1)), cf_fmt_time(ad->saving_step_s, b2, sizeof(b2)),

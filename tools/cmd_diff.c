@@ -5,7 +5,8 @@
  *
  * Per operation, communicator and path: calls and calls per step, time per
  * rank with its change, the fits side by side, and, where A's fusion advice
- * predicted a saving, how much of it B realised.
+ * predicted a saving, how much of it B realised; where B changed a stream's
+ * calls per step, what each side measured per step (cf_diff_settle).
  *
  * Communicators are matched by identity where both profiles know it (world,
  * self, and any communicator whose id appears in both: ids derive from the
@@ -41,7 +42,8 @@ static void usage(FILE *f)
             "Usage: commfit diff [options] A.json B.json\n"
             "Compares two profiles per operation and communicator: calls and calls per step,\n"
             "time per rank (B - A), the fits T = alpha + M/B side by side, and, where A's\n"
-            "fusion advice predicted a saving, the saving B realised.\n"
+            "fusion advice predicted a saving, the saving B realised; where B changed a\n"
+            "stream's calls per step (buckets), what each side measured per step.\n"
             "\n"
             "  -f, --format FMT        text (default) or json\n"
             "  -l, --link RATE,TIME    link for operations without a fit (as in report)\n"

@@ -33,6 +33,23 @@ double cf_diff_per_rank(const side_t *s, const cf_an_op_t *o);
 /* A's predicted saving and the saving B realised, per rank on the slowest
  * rank over A's steps; NaN when A did not advise fusing or B lacks the stream. */
 void cf_diff_fusion_check(const row_t *r, double *pred_p, double *real_p);
+/* A stream whose calls per step B changed (B bucketed it, or unbucketed
+ * it): what each side measured per step, mean per rank.  This is what
+ * settles an "uncertain" verdict: one run with the buckets against one
+ * without. */
+typedef struct {
+    double calls_step[2];  /* calls per step */
+    double bytes_step[2];  /* bytes per step */
+    double mpi_step[2];    /* its MPI time (nonblocking: posts, polls, blocked) */
+    double fw_step[2];     /* the framework's time outside MPI: measured call gap x calls; NaN: not measured */
+    double step_s[2];      /* the step's period (its region), mean over ranks; NaN: not recorded */
+    double saving_step;    /* A - B, the MPI time plus the framework's where both sides measured it */
+    double saving_share;   /* of A's */
+    int with_framework;    /* both sides measured the framework's time */
+} cf_diff_settle_t;
+/* 1 and *st set when both sides have the stream with steps, and B makes
+ * at least one call a step fewer or more than A; else 0. */
+int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st);
 /* The operation of a row, A's where it has one. */
 const cf_an_op_t *cf_diff_either(const row_t *r);
 

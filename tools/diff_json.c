@@ -90,6 +90,22 @@ int cf_diff_json(side_t s[2], const row_t *rows, size_t n)
         } else {
             json_object_set_new(j, "fusion", json_null());
         }
+        cf_diff_settle_t st;
+        if (cf_diff_settle(s, r, &st)) {
+            json_t *e = json_object();
+            json_object_set_new(e, "a_verdict", r->adv[0]->verdict ? json_string(r->adv[0]->verdict) : json_null());
+            json_object_set_new(e, "calls_per_step", pair(jnum(st.calls_step[0]), jnum(st.calls_step[1])));
+            json_object_set_new(e, "bytes_per_step", pair(jnum(st.bytes_step[0]), jnum(st.bytes_step[1])));
+            json_object_set_new(e, "mpi_step_s", pair(jnum(st.mpi_step[0]), jnum(st.mpi_step[1])));
+            json_object_set_new(e, "framework_step_s", pair(jnum(st.fw_step[0]), jnum(st.fw_step[1])));
+            json_object_set_new(e, "step_period_s", pair(jnum(st.step_s[0]), jnum(st.step_s[1])));
+            json_object_set_new(e, "saving_step_s", jnum(st.saving_step));
+            json_object_set_new(e, "saving_share", jnum(st.saving_share));
+            json_object_set_new(e, "with_framework", json_boolean(st.with_framework));
+            json_object_set_new(j, "measured_per_step", e);
+        } else {
+            json_object_set_new(j, "measured_per_step", json_null());
+        }
         json_array_append_new(ops, j);
     }
     json_object_set_new(root, "operations", ops);

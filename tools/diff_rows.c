@@ -123,6 +123,47 @@ void cf_diff_fusion_check(const row_t *r, double *pred_p, double *real_p)
         *real_p = (a->current_s / (double)a->steps - b->current_s / (double)b->steps) * (double)a->steps;
 }
 
+/* The step's period, mean over the ranks that recorded it; NaN: none. */
+static double step_period(const cf_profile_t *p)
+{
+    double sum = 0.0, v;
+    int n = 0;
+
+    for (size_t i = 0; i < (size_t)p->ranks; i++) {
+        cf_profile_rank_load(p, i, &v);
+        if (isfinite(v) && v > 0) {
+            sum += v;
+            n++;
+        }
+    }
+    return n > 0 ? sum / n : NAN;
+}
+
+int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st)
+{
+    double total[2];
+
+    memset(st, 0, sizeof(*st));
+    for (int k = 0; k < 2; k++) {
+        const cf_advice_t *ad = r->adv[k];
+        if (ad == NULL || ad->steps == 0 || !isfinite(ad->calls_per_step) || !isfinite(ad->current_s))
+            return 0;
+        st->calls_step[k] = ad->calls_per_step;
+        st->bytes_step[k] = ad->bytes_per_step;
+        st->mpi_step[k] = ad->current_s / (double)ad->steps;
+        st->fw_step[k] = isfinite(ad->call_gap_s) ? ad->call_gap_s * ad->calls_per_step : NAN;
+        st->step_s[k] = step_period(&s[k].p);
+    }
+    if (fabs(st->calls_step[0] - st->calls_step[1]) < 1.0)
+        return 0;
+    st->with_framework = isfinite(st->fw_step[0]) && isfinite(st->fw_step[1]);
+    for (int k = 0; k < 2; k++)
+        total[k] = st->mpi_step[k] + (st->with_framework ? st->fw_step[k] : 0.0);
+    st->saving_step = total[0] - total[1];
+    st->saving_share = total[0] > 0 ? st->saving_step / total[0] : NAN;
+    return 1;
+}
+
 const cf_an_op_t *cf_diff_either(const row_t *r)
 {
     return r->op[0] != NULL ? r->op[0] : r->op[1];

@@ -95,24 +95,48 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         const row_t *r = &rows[i];
         const cf_advice_t *aa = r->adv[0], *ab = r->adv[1];
+        cf_diff_settle_t st;
         double pred, real;
+        int settle = cf_diff_settle(s, r, &st);
         cf_diff_fusion_check(r, &pred, &real);
-        if (!isfinite(pred))
+        if (!isfinite(pred) && !settle)
             continue;
         if (!any++)
-            printf("\nFUSION  A's advice against B, mean per rank (transfer time where "
-                   "sampled), over A's %llu steps\n",
-                   (unsigned long long)aa->steps);
-        printf("  %s on %s: A advised buckets of %s (%.4g -> %.4g calls/step); B makes %s calls/step\n",
-               aa->op, cf_comm_name(&s[0].p, aa->comm, name, sizeof(name)),
-               cf_fmt_size(aa->bucket_bytes, b[0], CF_FMT_LEN), aa->calls_per_step,
-               aa->buckets_per_step, fmt_cps(ab, b[1]));
-        if (isfinite(real))
-            printf("    predicted saving %s, realised %s (%.0f%% of predicted); A %s -> B %s\n",
-                   fmt_t(pred, b[2]), real < 0 ? "none" : fmt_t(real, b[3]),
-                   pred > 0 ? 100.0 * real / pred : 0.0, fmt_t(aa->current_s, b[4]),
-                   fmt_t(ab->current_s / (double)ab->steps * (double)aa->steps, b[5]));
-        else
-            printf("    predicted saving %s; B does not have this stream\n", fmt_t(pred, b[2]));
+            printf("\nFUSION  A's advice against what B measured, per step of one rank (mean over ranks; "
+                   "transfer time where sampled)\n");
+        if (isfinite(pred)) {
+            printf("  %s on %s: A advised buckets of %s (%.4g -> %.4g calls/step); B makes %s calls/step\n",
+                   aa->op, cf_comm_name(&s[0].p, aa->comm, name, sizeof(name)),
+                   cf_fmt_size(aa->bucket_bytes, b[0], CF_FMT_LEN), aa->calls_per_step, aa->buckets_per_step,
+                   fmt_cps(ab, b[1]));
+            if (isfinite(real))
+                printf("    predicted saving %s, realised %s (%.0f%% of predicted) over A's %llu steps; A %s -> B %s\n",
+                       fmt_t(pred, b[2]), real < 0 ? "none" : fmt_t(real, b[3]), pred > 0 ? 100.0 * real / pred : 0.0,
+                       (unsigned long long)aa->steps, fmt_t(aa->current_s, b[4]),
+                       fmt_t(ab->current_s / (double)ab->steps * (double)aa->steps, b[5]));
+            else
+                printf("    predicted saving %s; B does not have this stream\n", fmt_t(pred, b[2]));
+        } else {
+            const char *why = aa->why != NULL && aa->why[0] ? aa->why : aa->reason;
+            printf("  %s on %s: A %s%s%s; B makes %s calls/step (A %s), %s a call on average\n", aa->op,
+                   cf_comm_name(&s[0].p, aa->comm, name, sizeof(name)), aa->verdict ? aa->verdict : "gave no verdict",
+                   why != NULL ? ": " : "", why != NULL ? why : "", fmt_cps(ab, b[0]),
+                   fmt_cps(aa, b[1]), cf_fmt_size(st.bytes_step[1] / st.calls_step[1], b[2], CF_FMT_LEN));
+        }
+        if (!settle)
+            continue;
+        printf("    measured: in MPI %s -> %s a step%s", fmt_t(st.mpi_step[0], b[0]), fmt_t(st.mpi_step[1], b[1]),
+               aa->nonblocking ? " (posts, polls and blocked)" : "");
+        if (st.with_framework)
+            printf(", outside MPI %s -> %s (the framework's time per call, measured, x calls)",
+                   fmt_t(st.fw_step[0], b[2]), fmt_t(st.fw_step[1], b[3]));
+        printf(": B %s %s a step (%.1f%% of A's%s)\n", st.saving_step >= 0 ? "saves" : "costs",
+               fmt_t(fabs(st.saving_step), b[4]), 100.0 * fabs(st.saving_share),
+               st.with_framework ? "" : ", MPI time only: the framework's time per call is not measured on both");
+        if (isfinite(st.step_s[0]) && isfinite(st.step_s[1]))
+            printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
+                   fmt_t(st.step_s[0], b[0]), fmt_t(st.step_s[1], b[1]), st.step_s[1] <= st.step_s[0] ? "-" : "+",
+                   fmt_t(fabs(st.step_s[1] - st.step_s[0]), b[2]));
+        printf("    one run each: a second pair (commfit diff A2 B2) shows how far runs of this machine differ\n");
     }
 }

@@ -70,6 +70,12 @@
 #   veth-torch-resnet-stream-2 resnet-stream per tensor (blocking), COMMFIT_CALIBRATE=2s:
 #                              the heap faulted in afresh every step, which the
 #                              blocking buckets' price leaves out (the report says so)
+#   veth-torch-resnet-stream-overlap-pt-2 veth-torch-resnet-stream-overlap-512k-2
+#                              a pair, recorded one after the other as a user settles
+#                              an "uncertain" overlap verdict: resnet-stream overlapped
+#                              per tensor, then in the 512 KiB buckets its advice names
+#                              (--mode overlap-bucket), COMMFIT_CALIBRATE=2s each;
+#                              `commfit diff` of the two held to the trainers' timers
 #   veth-torch-mlp-again-2     veth-torch-mlp-2 run again: its fusion advice over both
 #                              runs (commfit report A B) against each run's alone
 #   veth-torch-mlp-200mbit-2   the same trainer through tbf 200mbit: a run whose advice
@@ -108,7 +114,8 @@ shaped-1gbit-allreduce-2 shaped-200mbit-pingpong-4 shaped-200mbit-allreduce-4 ne
 lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resnet20-overlap-2
 veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2
 veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2 veth-torch-mlp-again-2
-veth-torch-mlp-200mbit-2 veth-torch-resnet20-overlap-gap-2"
+veth-torch-mlp-200mbit-2 veth-torch-resnet20-overlap-gap-2 veth-torch-resnet-stream-overlap-pt-2
+veth-torch-resnet-stream-overlap-512k-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -435,7 +442,7 @@ PY
 }
 
 run_torch() { # CASE
-    local case=$1 targs cal=auto envx=() refaults= rate=() runs= gap=
+    local case=$1 targs cal=auto envx=() refaults= rate=() runs= gap= against=
     case $case in
         veth-torch-mlp-2) targs=(--model mlp --mode per-tensor) ;;
         veth-torch-mlp-again-2) targs=(--model mlp --mode per-tensor)
@@ -452,6 +459,9 @@ run_torch() { # CASE
         veth-torch-resnet20-horovod-cal-2) targs=(--model resnet20 --mode overlap --no-progress) cal=2s ;;
         veth-torch-resnet-stream-overlap-cal-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
         veth-torch-resnet-stream-overlap-refault-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=true ;;
+        veth-torch-resnet-stream-overlap-pt-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
+        veth-torch-resnet-stream-overlap-512k-2) targs=(--model resnet-stream --mode overlap-bucket --bucket 524288) cal=2s
+            against='"diff": {"against": "veth-torch-resnet-stream-overlap-pt-2", "op": "MPI_Iallreduce", "comm": "world"}' ;;
         veth-torch-resnet-stream-overlap-malloc-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=false
             envx=(-x MALLOC_MMAP_THRESHOLD_=67108864 -x MALLOC_TRIM_THRESHOLD_=1073741824)
             runs='"runs": {"combine": [["veth-torch-resnet-stream-overlap-refault-2"]], "op": "MPI_Iallreduce", "comm": "world"}' ;;
@@ -515,6 +525,7 @@ for r in csv.DictReader(open(sys.argv[1])):
             exp='{"no_fuse": false, "nonblocking_not_cost": true, "overlap": {"op": "MPI_Iallreduce", "comm": "world", "blocked_per_rank_s": '"$blocked"'}, "calibrated": {"op": "MPI_Iallreduce", "comm": "world"}, "in_flight": {"op": "MPI_Iallreduce", "comm": "world"}'"$rf"'}'
         [ -z "$runs" ] || exp=${exp%\}}", $runs}"
         [ -z "$gap" ] || exp=${exp%\}}", $gap}"
+        [ -z "$against" ] || exp=${exp%\}}", $against}"
         truth='"steps.csv: per step the slowest rank'"'"'s step time and the time blocked in MPI_Waitall (mean and max over ranks); train.out: the trainer'"'"'s summary line: exchange_ms_mean is that time (mean over ranks and steps) with the Python around the call, wait_ms_mean the call alone (the truth of blocked_per_rank_s where it is there), post_ms_mean the hooks'"'"' posts (and MPI_Testall calls where the hooks make them) per step; a nonblocking call has no per-call truth"'
     fi
     meta case="$case" program="$(jsonarr "${rel[@]}")" \

@@ -29,6 +29,14 @@ the physics of the path says (meta.json `expect`):
              around its completion calls; no span carries a share, startup
              share or verdict; what the overlap hid is stated; the headline
              claims no startup or bandwidth dominance the fits do not explain
+  diff       (a pair: the program run again with buckets) `commfit diff A B`
+             measures the stream per step on both sides: calls per step as
+             each trainer made them, the exchange (MPI time and the
+             framework's measured time per call) within [75 %, 105 %] of each
+             trainer's timer around its MPI calls, the saving B - A of the same
+             sign as the trainers' and within [60 %, 110 %] of it, the step's
+             period within 5 % of each trainer's step time, and the text says
+             what B saved and what A said
   calibrated (a run with a calibration budget) the profile's calibration timed
              the nonblocking operation itself for the stream, from 8 B; its
              size bins within the sizes calibrated are priced on it, and no
@@ -770,6 +778,64 @@ def check_gap(case, rep, d, exp):
                                                                             human_time(hi)))
 
 
+def trainer(meta):
+    return meta.get("trainer", {})
+
+
+def check_diff(case, d, meta, exp):
+    """`commfit diff A B`, A the same trainer run before B without the
+    buckets.  The trainers' post timer (post_ms_mean: the hooks'
+    MPI_Iallreduce and MPI_Testall with mpi4py's binding around them) and
+    wait timer (wait_ms_mean: the MPI_Waitall call) hold what commfit
+    measures, plus the binding's time outside MPI that commfit sees only
+    from the post to the poll after it (call_gap_s): so commfit's exchange
+    lies a little under the trainer's, and its saving under the trainers'
+    by what the binding's time falls with the calls."""
+    want = exp["diff"]
+    ad = os.path.join(corpus, want["against"])
+    ma = json.load(open(os.path.join(ad, "meta.json")))
+    run = subprocess.run([commfit, "diff", "--format", "json", os.path.join(ad, "profile.json"),
+                          os.path.join(d, "profile.json")], capture_output=True, text=True)
+    txt = subprocess.run([commfit, "diff", os.path.join(ad, "profile.json"), os.path.join(d, "profile.json")],
+                         capture_output=True, text=True)
+    name = "diff against %s" % want["against"]
+    if run.returncode != 0 or txt.returncode != 0:
+        check(case, name, False, "exit %d/%d: %s" % (run.returncode, txt.returncode, run.stderr.strip()))
+        return
+    rows = [o for o in json.loads(run.stdout)["operations"]
+            if o["op"] == want["op"] and o["comm"] == {"a": want["comm"], "b": want["comm"]}]
+    e = rows[0]["measured_per_step"] if rows else None
+    if e is None:
+        check(case, name + ": %s on %s measured per step on both sides" % (want["op"], want["comm"]), False,
+              "row %s" % (rows[0] if rows else "missing"))
+        return
+    ta, tb = trainer(ma), trainer(meta)
+    check(case, name + ": calls per step as the trainers made them",
+          abs(e["calls_per_step"]["a"] - ta["buckets_per_step"]) < 0.5 and
+          abs(e["calls_per_step"]["b"] - tb["buckets_per_step"]) < 0.5,
+          "%s against %s, %s" % (e["calls_per_step"], ta["buckets_per_step"], tb["buckets_per_step"]))
+    mine, theirs = {}, {}
+    for k, t in (("a", ta), ("b", tb)):
+        mine[k] = e["mpi_step_s"][k] + (e["framework_step_s"][k] or 0.0)
+        theirs[k] = (t["post_ms_mean"] + t["wait_ms_mean"]) / 1e3
+        check(case, name + ": %s's exchange within [75 %%, 105 %%] of its trainer's timer" % k.upper(),
+              0.75 * theirs[k] <= mine[k] <= 1.05 * theirs[k],
+              "%s (MPI %s, outside %s) against %s" % (human_time(mine[k]), human_time(e["mpi_step_s"][k]),
+                                                      human_time(e["framework_step_s"][k] or 0.0), human_time(theirs[k])))
+        st = e["step_period_s"][k]
+        check(case, name + ": %s's step period within 5 %% of its trainer's step time" % k.upper(),
+              st is not None and abs(st - t["step_ms_mean"] / 1e3) <= 0.05 * t["step_ms_mean"] / 1e3,
+              "%s against %s" % (st and human_time(st), human_time(t["step_ms_mean"] / 1e3)))
+    sv, tsv = e["saving_step_s"], theirs["a"] - theirs["b"]
+    check(case, name + ": the saving B - A within [60 %, 110 %] of the trainers', same sign",
+          e["with_framework"] and sv * tsv > 0 and 0.6 * abs(tsv) <= abs(sv) <= 1.1 * abs(tsv),
+          "%s against %s" % (human_time(sv), human_time(tsv)))
+    verdict = e.get("a_verdict")
+    check(case, name + ": the text says A's verdict and what B %s" % ("saves" if sv > 0 else "costs"),
+          ("A %s" % verdict) in txt.stdout and ("B %s " % ("saves" if sv > 0 else "costs")) in txt.stdout,
+          "A %s" % verdict)
+
+
 def check_gap_counted(case, a, gap):
     """Each candidate's saving as the verdict judges it is its MPI saving
     per step (blocking: the predictor's, now against the candidate;
@@ -1045,6 +1111,8 @@ def main():
             check_in_flight(case, rep, prof, exp)
         if exp.get("runs"):
             check_runs(case, rep, prof, exp)
+        if exp.get("diff"):
+            check_diff(case, d, meta, exp)
     if not only:
         check("corpus", "framework defaults both priced and uncertain among the cases",
               cand_seen["uncertain"] > 0 and cand_seen["priced"] > 0, "%r" % cand_seen)
