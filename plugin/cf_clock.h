@@ -39,6 +39,40 @@ static inline uint64_t cf_ticks(void)
     return cf_clock_mono_ns();
 }
 
+/* The TSC as the clock (cf_ticks reads it then), and a read of it. */
+static inline int cf_clock_tsc(void)
+{
+#ifdef CF_HAVE_TSC
+    return cf_clock.use_tsc;
+#else
+    return 0;
+#endif
+}
+static inline uint64_t cf_tsc(void)
+{
+#ifdef CF_HAVE_TSC
+    return __rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/* The statement `call` (an MPI call) timed from t0 to t1 in ticks: one
+ * test of the clock source for both reads, the call written once per
+ * source, so that the read after the call does not load and test it again. */
+#define CF_TIMED(t0, t1, call)                                                                                \
+    do {                                                                                                      \
+        if (cf_clock_tsc()) {                                                                                 \
+            t0 = cf_tsc();                                                                                    \
+            call;                                                                                             \
+            t1 = cf_tsc();                                                                                    \
+        } else {                                                                                              \
+            t0 = cf_clock_mono_ns();                                                                          \
+            call;                                                                                             \
+            t1 = cf_clock_mono_ns();                                                                          \
+        }                                                                                                     \
+    } while (0)
+
 static inline uint64_t cf_ticks_to_ns(uint64_t ticks)
 {
     return (uint64_t)(((unsigned __int128)ticks * cf_clock.mult) >> 24);

@@ -173,9 +173,9 @@ def wrapper(e, head=None):
     # a call that returned an error moved nothing: counted by operation and
     # error class (cf_fail), booked as no traffic; past here cf_rc is MPI_SUCCESS
     fail = "cf_fail(cf_t, %s, cf_rc, cf_t0, cf_t1)" % op
-    timed = ["    uint64_t cf_t0 = cf_ticks();",
-             "    int cf_rc = %s;" % call(e, repl),
-             "    uint64_t cf_t1 = cf_ticks();",
+    timed = ["    uint64_t cf_t0, cf_t1;",
+             "    int cf_rc;",
+             "    CF_TIMED(cf_t0, cf_t1, cf_rc = %s);" % call(e, repl),
              "    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0))",
              "        return %s;" % fail]
     if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
