@@ -290,9 +290,17 @@ void cf_post_mark_slow(cf_thread_t *t)
     t->post_gen = atomic_load_explicit(&cf_memo_gen, memory_order_relaxed);
 }
 
+/* The switch, and cf_g.fast beside it (cf_site.h: the inline hit reads
+ * the TSC and the memo of a call site of one frame) */
+static void cf_rec_set(int enabled)
+{
+    atomic_store(&cf_g.fast, enabled == CF_REC_ON && cf_clock.use_tsc && cf_g.cfg.site_depth == 1);
+    atomic_store(&cf_g.enabled, enabled);
+}
+
 void cf_recording_resume(void)
 {
-    atomic_store(&cf_g.enabled, CF_REC_ON | cf_rec_hooks());
+    cf_rec_set(CF_REC_ON | cf_rec_hooks());
 }
 
 int cf_recording_pause(void)
@@ -300,12 +308,13 @@ int cf_recording_pause(void)
     /* a post's mark does not reach over a pause (cf_post_mark); the memos
      * refill after it */
     atomic_fetch_add(&cf_memo_gen, 1);
+    atomic_store(&cf_g.fast, 0);
     return atomic_exchange(&cf_g.enabled, 0) != 0;
 }
 
 void cf_recording_restore(int on)
 {
-    atomic_store(&cf_g.enabled, on ? CF_REC_ON | cf_rec_hooks() : 0);
+    cf_rec_set(on ? CF_REC_ON | cf_rec_hooks() : 0);
 }
 
 void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thread_t *t, unsigned op))
@@ -313,7 +322,7 @@ void cf_call_hooks(void (*enter)(cf_thread_t *t), void (*leave)(cf_thread_t *t, 
     cf_g.enter_hook = enter;
     cf_g.leave_hook = leave;
     int on = atomic_load(&cf_g.enabled) != 0;
-    atomic_store(&cf_g.enabled, on ? CF_REC_ON | cf_rec_hooks() : 0);
+    cf_rec_set(on ? CF_REC_ON | cf_rec_hooks() : 0);
 }
 
 /* A call that cf_enter's inline test did not let through: nested, recording

@@ -149,6 +149,7 @@ typedef struct {
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
+    void *handed; /* a call handed out of line (cf_site.h): where it was made, or its memo's slot */
     cf_table_t table;
     uint64_t mpi_ns;   /* time inside intercepted calls */
     uint64_t missed;   /* completions of requests that were not tracked */
@@ -197,6 +198,10 @@ typedef struct {
      * program goes on to use them.) */
     _Atomic int finalizing;
     _Atomic int enabled;
+    /* 1 when a call may take the inline hit of a wrapper in two parts
+     * (cf_site.h): enabled is CF_REC_ON (recording, no hooks), the clock
+     * is the TSC and call sites are of one frame; set with enabled */
+    _Atomic int fast;
     _Atomic unsigned region; /* current region id, 0 = none */
     cf_config_t cfg;
     int world_rank, world_size;
@@ -339,6 +344,13 @@ CF_HOT cf_thread_t *cf_enter(unsigned op)
             return NULL;
     }
     return cf_enter_slow(t, op);
+}
+/* cf_leave where the call was entered by cf_enter_fast (in_wrapper 1,
+ * which nothing in between changes: a nested call passes through). */
+CF_HOT void cf_leave_fast(cf_thread_t *t)
+{
+    t->cur_op = 0;
+    t->in_wrapper = 0;
 }
 CF_HOT void cf_leave(cf_thread_t *t)
 {

@@ -150,8 +150,22 @@ def wrapper(e, head=None):
     a = e["attr"]
     op = "CF_OP_" + e["name"]
     k = e["kind"]
-    out = head or ["int %s(%s)" % (e["name"], e["params"]), "{",
-                   "    cf_thread_t *cf_t = cf_enter(%s);" % op]
+    # a call a memo can hold (cf_site.h): a blocking send or collective, or
+    # the post of a matched nonblocking one, whose payload is cf_bytes of
+    # its count and datatype; its wrapper is in two parts
+    keyed = memo_args(a["bytes"], a.get("peer")) if not head and "bytes" in a else None
+    memo = keyed if k in ("send", "coll") else None
+    post_memo = keyed if k in ("isend", "irecv", "icoll") and a.get("match") != "no" else None
+    split = bool(memo or post_memo)
+    hit = []  # split: the memo's hit, in the part the exported wrapper reaches first
+    if split:
+        out = ["static int __attribute__((noinline)) cf_full_%s(%s)" % (e["name"], e["params"]), "{",
+               "    void *cf_ra;",
+               "    int cf_handed;",
+               "    cf_thread_t *cf_t = cf_take(%s, &cf_ra, __builtin_return_address(0), &cf_handed);" % op]
+    else:
+        out = head or ["int %s(%s)" % (e["name"], e["params"]), "{",
+                       "    cf_thread_t *cf_t = cf_enter(%s);" % op]
     if head:
         pass
     elif e["kind"] == "coll":
@@ -163,7 +177,8 @@ def wrapper(e, head=None):
         out += ["    if (!cf_t)",
                 "        return %s;" % call(e)]
     # where the program called MPI: the return address of this function
-    out.append("    void *cf_ra = __builtin_return_address(0);")
+    if not split:
+        out.append("    void *cf_ra = __builtin_return_address(0);")
     repl = {}
     if "status" in a and not head:
         st = a["status"]
@@ -181,39 +196,48 @@ def wrapper(e, head=None):
     if "peer" in a and k in ("send", "isend", "psend", "sendrecv", "irecv", "precv", "isendrecv", "rma", "irma"):
         # nothing moves to or from MPI_PROC_NULL
         a = dict(a, bytes="%s == MPI_PROC_NULL ? 0 : %s" % (a["peer"], a["bytes"]))
-    memo = k in ("send", "coll") and not head and memo_args(a["bytes"], a.get("peer"))
-    post_memo = (k in ("isend", "irecv", "icoll") and a.get("match") != "no" and not head
-                 and memo_args(a["bytes"], a.get("peer")))
     posted = k in ("isend", "irecv", "psend", "precv", "icoll", "pcoll", "isendrecv", "iio", "irma")
     if memo or post_memo:
         # a call that repeats its site's last call is recorded from what that
         # call resolved to (cf_site.h), found before the MPI call, so that
-        # the hit needs after it the memo, not the arguments; both paths are
-        # inline (a miss out of line costs the lightest settings a second
-        # frame, docs/benchmarks.md).  The full path below fills the memo.
+        # the hit needs after it the memo, not the arguments.  The exported
+        # wrapper holds the hit timed by the TSC; the full path, out of line,
+        # holds it too for the calls handed to it unentered (another clock,
+        # call sites off, hooks) and fills the memo (cf_site.h, "a wrapper
+        # in two parts").
         count, dtype = memo or post_memo
         dest = "CF_MEMO_ANY_DEST" if k in ("coll", "icoll") else a["peer"]
-        out.append("    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op)
-        out.append("    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
-                   % (op, a["comm"], dtype, count, dest))
-        out.append("    if (cf_m) {")
-        out += ["    " + l for l in timed]
+        body = []
         if posted:
             # the time inside the call, converted once: MPI time, and the post's share of its record
-            out.append("        uint64_t cf_pns = cf_ticks_to_ns(cf_t1 - cf_t0);")
-            out.append("        cf_t->mpi_ns += cf_pns;")
+            body.append("    uint64_t cf_pns = cf_ticks_to_ns(cf_t1 - cf_t0);")
+            body.append("    cf_t->mpi_ns += cf_pns;")
         if k == "send":
-            out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
-            out.append("        cf_memo_sent(cf_t, cf_m, %s, cf_t0);" % a["tag"])
+            body.append("    cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
+            body.append("    cf_memo_sent(cf_t, cf_m, %s, cf_t0);" % a["tag"])
         elif k == "coll":
-            out.append("        cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
-            out.append("        cf_coll_sample_memo(cf_t, cf_m, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
+            body.append("    cf_memo_record(cf_t, cf_s, cf_m, cf_t0, cf_t1);")
+            body.append("    cf_coll_sample_memo(cf_t, cf_m, %s, cf_t0, cf_t1);" % a.get("root", "-1"))
         else:
-            out.append("        cf_req_post_memo(cf_t, *%s, cf_m, %s, cf_t0, cf_pns, %s);"
-                       % (a["request"], "%(flags)s", a["tag"] if k != "icoll" else "0"))
-            out.append("        cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
+            body.append("    cf_req_post_memo(cf_t, *%s, cf_m, %s, cf_t0, cf_pns, %s);"
+                        % (a["request"], "%(flags)s", a["tag"] if k != "icoll" else "0"))
+            body.append("    cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
         if k == "icoll":  # the framework's time from here to the completion call that follows (cf_post_gap)
-            out.append("        cf_post_mark(cf_t);")
+            body.append("    cf_post_mark(cf_t);")
+        find = ["    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op,
+                "    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
+                % (op, a["comm"], dtype, count, dest)]
+        # in the hit's part (cf_t entered by cf_enter_split: the TSC is the clock)
+        hit += find + ["    if (cf_m) {",
+                       "        uint64_t cf_t0 = cf_tsc();",
+                       "        int cf_rc = %s;" % call(e, repl),
+                       "        uint64_t cf_t1 = cf_tsc();"]
+        hit += ["    " + l for l in timed[3:]] + ["    " + l for l in body]
+        hit += ["        cf_leave_fast(cf_t);", "        return cf_rc;", "    }"]
+        # in the full path: not for a call handed to it, which missed
+        out += [find[0], find[1].replace("cf_s ?", "!cf_handed && cf_s ?"),
+                "    if (cf_m) {"]
+        out += ["    " + l for l in timed] + ["    " + l for l in body]
         out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
     if head:
         out += ["    if (__builtin_expect(cf_rc != MPI_SUCCESS, 0)) {", "        %s;" % fail, "        return;", "    }"]
@@ -289,6 +313,7 @@ def wrapper(e, head=None):
         if post_memo:
             dest, tag = (a["peer"], a["tag"]) if k != "icoll" else ("-1", "0")
             out[:] = [l % {"flags": flags} if "%(flags)s" in l else l for l in out]
+            hit[:] = [l % {"flags": flags} if "%(flags)s" in l else l for l in hit]
         # the call site of a nonblocking call: its posted bytes, the time of the call itself
         out.append("    uint64_t cf_nb = %s;" % a["bytes"])
         site = "%s, cf_comm_id(cf_c), cf_ra, cf_nb" % op
@@ -320,6 +345,32 @@ def wrapper(e, head=None):
     out.append("    cf_leave(cf_t);")
     out.append("    return;" if head else "    return cf_rc;")
     out.append("}")
+    if split:
+        full = "cf_full_%s(%s)" % (e["name"], ", ".join(e["names"]))
+        fast = "cf_fast_%s(%s)" % (e["name"], ", ".join(e["names"]))
+        out += ["", "#ifdef __OPTIMIZE__",
+                "static int __attribute__((noinline)) cf_fast_%s(%s)" % (e["name"], e["params"]),
+                "#else",
+                "int %s(%s)" % (e["name"], e["params"]),
+                "#endif",
+                "{",
+                "    cf_thread_t *cf_t = cf_enter_split(%s);" % op,
+                "    if (__builtin_expect(cf_t != NULL, 1)) {",
+                "        void *cf_ra = __builtin_return_address(0);"]
+        out += ["    " + l for l in hit]
+        out += ["        cf_hand(cf_t, cf_ra);",
+                "    }",
+                "    CF_HAND_SITE(cf_t);",
+                "    return %s;" % full,
+                "}",
+                "#ifdef __OPTIMIZE__",
+                "int %s(%s)" % (e["name"], e["params"]),
+                "{",
+                "    if (__builtin_expect(!cf_split_fast(), 0))",
+                "        return %s;" % full,
+                "    return %s;" % fast,
+                "}",
+                "#endif"]
     if e["mpi"] > 3:  # a function of a later standard: wrapped where the library has it
         out = ["#if MPI_VERSION >= %d" % e["mpi"]] + out + ["#endif"]
     return "\n".join(out)

@@ -97,6 +97,19 @@ PY
 }
 COMMFIT_OUTPUT="$cf_tmp/d1.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" > "$cf_tmp/d1.printed" || cf_fail "job failed"
 check callsite "$cf_tmp/d1.json" "$cf_tmp/d1.printed"
+# Each clock: with the TSC a repeated call is recorded inline in the exported
+# wrapper and the others reach the full path by tail calls; with
+# CLOCK_MONOTONIC every call does (cf_site.h, "a wrapper in two parts").
+# Either way each call is counted at its own line.
+for tm in tsc monotonic; do
+    COMMFIT_TIMER=$tm COMMFIT_OUTPUT="$cf_tmp/t-$tm.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" > "$cf_tmp/t-$tm.printed" ||
+        cf_fail "job failed with COMMFIT_TIMER=$tm"
+    if [ "$tm" = tsc ] && ! grep -q '"timer": "tsc"' "$cf_tmp/t-$tm.json"; then
+        echo "skip COMMFIT_TIMER=tsc: no invariant TSC here"
+        continue
+    fi
+    check "callsite-$tm" "$cf_tmp/t-$tm.json" "$cf_tmp/t-$tm.printed"
+done
 COMMFIT_CALLSITE_DEPTH=2 COMMFIT_OUTPUT="$cf_tmp/d2.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" > "$cf_tmp/d2.printed" ||
     cf_fail "job failed at depth 2"
 check callsite-depth2 "$cf_tmp/d2.json" "$cf_tmp/d2.printed" 2

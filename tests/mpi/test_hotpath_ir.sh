@@ -10,8 +10,8 @@ command -v valgrind >/dev/null || { echo "no valgrind: skipped"; exit 77; }
 [ "$CF_MPI_FAMILY" = openmpi ] || { echo "ceilings are for Open MPI's singleton: skipped"; exit 77; }
 # The ceilings are for the TSC, which a kernel with another clock source
 # (kvm-clock in many virtual machines) does not let auto take: ask for it.
-ceilings="send_null 136 send_vary 196 self_p2p 226 allreduce 140 iallreduce 157 waitall3 308 waitall64 356 testall64 353
-testall_grow 521 thread 135"
+ceilings="send_null 119 send_vary 200 self_p2p 219 allreduce 120 iallreduce 149 waitall3 302 waitall64 343 testall64 339
+testall_grow 512 thread 119"
 COMMFIT_TIMER=tsc IR_CONFIGS="plain default" bash "$CF_SRCDIR/tests/bench_ir.sh" "$CF_BUILDDIR" > "$cf_tmp/ir" ||
     cf_fail "bench_ir.sh failed"
 cat "$cf_tmp/ir"
