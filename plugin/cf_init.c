@@ -212,6 +212,7 @@ void cf_runtime_init(int provided)
     cf_g.init_wall = (double)now.tv_sec + now.tv_nsec * 1e-9;
 
     atomic_store(&cf_g.state, 1);
+    cf_g.tail_calls = cf_tail_calls();
     cf_recording_resume();
     cf_comm_register(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     cf_comm_register(MPI_COMM_SELF, "MPI_COMM_SELF");

@@ -294,7 +294,8 @@ void cf_post_mark_slow(cf_thread_t *t)
  * the TSC and the memo of a call site of one frame) */
 static void cf_rec_set(int enabled)
 {
-    atomic_store(&cf_g.fast, enabled == CF_REC_ON && cf_clock.use_tsc && cf_g.cfg.site_depth == 1);
+    atomic_store(&cf_g.fast,
+                 enabled == CF_REC_ON && cf_clock.use_tsc && cf_g.cfg.site_depth == 1 && cf_g.tail_calls);
     atomic_store(&cf_g.enabled, enabled);
 }
 

@@ -149,7 +149,7 @@ typedef struct {
 typedef struct {
     int in_wrapper;
     unsigned cur_op; /* MPI operation in progress on this thread, 0 if none */
-    void *handed; /* a call handed out of line (cf_site.h): where it was made, or its memo's slot */
+    void *handed; /* a call handed to its full path entered (cf_site.h): where it was made */
     cf_table_t table;
     uint64_t mpi_ns;   /* time inside intercepted calls */
     uint64_t missed;   /* completions of requests that were not tracked */
@@ -198,10 +198,12 @@ typedef struct {
      * program goes on to use them.) */
     _Atomic int finalizing;
     _Atomic int enabled;
-    /* 1 when a call may take the inline hit of a wrapper in two parts
+    /* 1 when a call may take the hit's part of a wrapper in two parts
      * (cf_site.h): enabled is CF_REC_ON (recording, no hooks), the clock
-     * is the TSC and call sites are of one frame; set with enabled */
+     * is the TSC, call sites are of one frame and the wrappers' dispatch
+     * is a tail call (tail_calls, from MPI_Init); set with enabled */
     _Atomic int fast;
+    int tail_calls;
     _Atomic unsigned region; /* current region id, 0 = none */
     cf_config_t cfg;
     int world_rank, world_size;
@@ -330,6 +332,10 @@ static inline void cf_post_unmark(void)
         t->post_t1 = 0;
 }
 
+/* 1 when the dispatch of the wrappers in two parts is a tail call, as this
+ * build compiled them (cf_site.h; generated beside the wrappers) */
+CF_HIDDEN int cf_tail_calls(void);
+
 CF_HOT cf_thread_t *cf_enter(unsigned op)
 {
     cf_thread_t *t = cf_enter_fast(op);
@@ -345,7 +351,7 @@ CF_HOT cf_thread_t *cf_enter(unsigned op)
     }
     return cf_enter_slow(t, op);
 }
-/* cf_leave where the call was entered by cf_enter_fast (in_wrapper 1,
+/* cf_leave where the call was entered by cf_enter_split (in_wrapper 1,
  * which nothing in between changes: a nested call passes through). */
 CF_HOT void cf_leave_fast(cf_thread_t *t)
 {

@@ -10,6 +10,7 @@
 #include "cf_site.h"
 
 __thread void *cf_site_caller __attribute__((tls_model("initial-exec")));
+__thread void *cf_split_ra __attribute__((tls_model("initial-exec")));
 
 #define CF_SITE_PROBE 32
 

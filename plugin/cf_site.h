@@ -87,34 +87,32 @@ static inline void cf_site_caller_end(void **scope)
         __builtin_return_address(0)
 
 /* ---- a wrapper in two parts (gen_wrappers.py) ----
- * A call that a memo can hold: the exported wrapper holds the memo's hit,
- * timed by the TSC, and nothing else; every other call goes, with the same
- * arguments, by a tail call to the full wrapper out of line, which holds
- * the hit too (timed by either clock) and the full path.  The hit inline
- * then keeps no argument across the MPI call but the few it records, and
- * saves no register that only the full path needs.  cf_enter_split lets
- * into the inline hit only what it can record (cf_g.fast: recording, no
- * hooks, the TSC as the clock, call sites of one frame); the rest (another
- * clock, call sites off, hooks, recording paused, a new thread, a nested
- * call) goes to the full path unentered, which enters it as any wrapper
- * does.  A call that entered and missed the memo is handed over entered,
- * with its call site, and the full path goes straight to its full part. */
+ * A call that a memo can hold: the exported wrapper is a dispatch of two
+ * tail calls, which saves no register.  When cf_g.fast says the hit's part
+ * may record (recording, no hooks, the TSC as the clock, call sites of one
+ * frame, and tail calls made: below), to that part, which holds the memo's
+ * hit timed by the TSC and nothing else; else to the full wrapper, out of
+ * line, which holds the hit too (timed by either clock) and the full path.
+ * The hit then keeps across the MPI call only what it records, and saves no
+ * register that only the full path needs.  A call the hit's part entered and
+ * missed is handed to the full path entered, with its call site, and goes
+ * straight to its full part; any other call (another clock, call sites off,
+ * hooks, recording paused, a new thread, a nested call) reaches it unentered,
+ * its call site in cf_split_ra.  The hit's part takes the program's call
+ * site as its own return address, which holds only if the dispatch was a
+ * tail call: cf_tail_calls checks at MPI_Init that the compiler made one in
+ * the wrappers' file (a build without tail calls, -Og or -O0, then sends
+ * every call to the full path). */
 #define CF_IN_HANDED 3
-/* Optimized, the exported wrapper is a dispatch of two tail calls, which
- * saves no register: to the full path (cf_g.fast not 1), else to the part
- * with the inline hit (cf_fast_*); each has the program's return address.
- * Unoptimized, the exported wrapper is the part with the hit, and tests
- * cf_g.fast itself. */
+CF_HIDDEN extern __thread void *cf_split_ra __attribute__((tls_model("initial-exec")));
 static inline int cf_split_fast(void)
 {
     return atomic_load_explicit(&cf_g.fast, memory_order_relaxed) == 1;
 }
+/* cf_enter_fast for the hit's part, which the dispatch reached with
+ * cf_g.fast 1: a registered thread, not nested */
 CF_HOT cf_thread_t *cf_enter_split(unsigned op)
 {
-#ifndef __OPTIMIZE__
-    if (!cf_split_fast())
-        return NULL;
-#endif
     cf_thread_t *t = cf_self;
     if (__builtin_expect(t == NULL, 0) || __builtin_expect(t->in_wrapper != 0, 0))
         return NULL;
@@ -122,29 +120,21 @@ CF_HOT cf_thread_t *cf_enter_split(unsigned op)
     t->cur_op = op;
     return t;
 }
+/* Entered, the memo missed: to the full path with its call site. */
 static inline void cf_hand(cf_thread_t *t, void *ra)
 {
     t->in_wrapper = CF_IN_HANDED;
     t->handed = ra;
 }
-/* An unentered call reaches the full path by a tail call, so the full
- * path's return address is the program's call site.  Where the compiler
- * does not optimize, the call may not be a tail call: the exported wrapper
- * names the site through cf_site_caller, unless a Fortran wrapper named
- * its own. */
-#ifdef __OPTIMIZE__
-#define CF_HAND_SITE(t) ((void)0)
-#else
-#define CF_HAND_SITE(t)                                                                                       \
-    do {                                                                                                      \
-        if ((t) == NULL && cf_site_caller == NULL)                                                            \
-            cf_site_caller = __builtin_return_address(0);                                                     \
-    } while (0)
-#endif
+/* Unentered: the call site for the full path. */
+static inline void cf_hand_site(void *ra)
+{
+    cf_split_ra = ra;
+}
 /* At the top of the full path: the thread, entered, and the call site in
  * *ra_p; *handed_p 1 for a call handed over entered (its memo missed).
- * NULL (and the site consumed) to pass the call through. */
-static inline cf_thread_t *cf_take(unsigned op, void **ra_p, void *own_ra, int *handed_p)
+ * NULL to pass the call through. */
+static inline cf_thread_t *cf_take(unsigned op, void **ra_p, int *handed_p)
 {
     cf_thread_t *t = cf_self;
     if (t != NULL && t->in_wrapper == CF_IN_HANDED) {
@@ -154,12 +144,7 @@ static inline cf_thread_t *cf_take(unsigned op, void **ra_p, void *own_ra, int *
         return t;
     }
     *handed_p = 0;
-#ifdef __OPTIMIZE__
-    /* reached by a tail call, and no Fortran wrapper goes through these */
-    *ra_p = own_ra;
-#else
-    *ra_p = cf_site_ra(own_ra);
-#endif
+    *ra_p = cf_split_ra;
     return cf_enter(op);
 }
 

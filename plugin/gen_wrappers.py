@@ -162,7 +162,7 @@ def wrapper(e, head=None):
         out = ["static int __attribute__((noinline)) cf_full_%s(%s)" % (e["name"], e["params"]), "{",
                "    void *cf_ra;",
                "    int cf_handed;",
-               "    cf_thread_t *cf_t = cf_take(%s, &cf_ra, __builtin_return_address(0), &cf_handed);" % op]
+               "    cf_thread_t *cf_t = cf_take(%s, &cf_ra, &cf_handed);" % op]
     else:
         out = head or ["int %s(%s)" % (e["name"], e["params"]), "{",
                        "    cf_thread_t *cf_t = cf_enter(%s);" % op]
@@ -200,10 +200,10 @@ def wrapper(e, head=None):
     if memo or post_memo:
         # a call that repeats its site's last call is recorded from what that
         # call resolved to (cf_site.h), found before the MPI call, so that
-        # the hit needs after it the memo, not the arguments.  The exported
-        # wrapper holds the hit timed by the TSC; the full path, out of line,
-        # holds it too for the calls handed to it unentered (another clock,
-        # call sites off, hooks) and fills the memo (cf_site.h, "a wrapper
+        # the hit needs after it the memo, not the arguments.  The hit's part
+        # holds the hit timed by the TSC; the full path, out of line, holds it
+        # too for the calls that reach it unentered (another clock, hooks, a
+        # build without tail calls) and fills the memo (cf_site.h, "a wrapper
         # in two parts").
         count, dtype = memo or post_memo
         dest = "CF_MEMO_ANY_DEST" if k in ("coll", "icoll") else a["peer"]
@@ -348,29 +348,27 @@ def wrapper(e, head=None):
     if split:
         full = "cf_full_%s(%s)" % (e["name"], ", ".join(e["names"]))
         fast = "cf_fast_%s(%s)" % (e["name"], ", ".join(e["names"]))
-        out += ["", "#ifdef __OPTIMIZE__",
-                "static int __attribute__((noinline)) cf_fast_%s(%s)" % (e["name"], e["params"]),
-                "#else",
-                "int %s(%s)" % (e["name"], e["params"]),
-                "#endif",
+        out += ["", "static int __attribute__((noinline)) cf_fast_%s(%s)" % (e["name"], e["params"]),
                 "{",
                 "    cf_thread_t *cf_t = cf_enter_split(%s);" % op,
                 "    if (__builtin_expect(cf_t != NULL, 1)) {",
                 "        void *cf_ra = __builtin_return_address(0);"]
         out += ["    " + l for l in hit]
         out += ["        cf_hand(cf_t, cf_ra);",
+                "    } else {",
+                "        cf_hand_site(__builtin_return_address(0));",
                 "    }",
-                "    CF_HAND_SITE(cf_t);",
                 "    return %s;" % full,
                 "}",
-                "#ifdef __OPTIMIZE__",
+                "",
                 "int %s(%s)" % (e["name"], e["params"]),
                 "{",
-                "    if (__builtin_expect(!cf_split_fast(), 0))",
+                "    if (__builtin_expect(!cf_split_fast(), 0)) {",
+                "        cf_hand_site(__builtin_return_address(0));",
                 "        return %s;" % full,
+                "    }",
                 "    return %s;" % fast,
-                "}",
-                "#endif"]
+                "}"]
     if e["mpi"] > 3:  # a function of a later standard: wrapped where the library has it
         out = ["#if MPI_VERSION >= %d" % e["mpi"]] + out + ["#endif"]
     return "\n".join(out)
@@ -767,6 +765,39 @@ def main_ucx(spec, ops_h, wrappers_c):
                 f.write(ucx_wrapper(e) + "\n\n")
 
 
+# Whether the compiler made the dispatch of a wrapper in two parts tail
+# calls, in this file with its flags (cf_site.h, cf_tail_calls): a dispatch
+# of seven arguments, one on the stack, as MPI_Isend's
+TAIL_PROBE = """/* cf_tail_calls (cf_site.h): the return address a dispatch saw, and the one
+ * the function it reached saw; equal when the dispatch was a tail call */
+static void *cf_probe_ra[2];
+static int __attribute__((noinline, noclone)) cf_probe_part(const void *a, int b, void *c, int d, int e, void *f,
+                                                             void **g)
+{
+    cf_probe_ra[1] = __builtin_return_address(0);
+    __asm__ volatile("" : : "r"(a), "r"(c), "r"(f), "r"(g) : "memory");
+    return b + d + e;
+}
+static int __attribute__((noinline, noclone)) cf_probe_dispatch(const void *a, int b, void *c, int d, int e, void *f,
+                                                                 void **g)
+{
+    cf_probe_ra[0] = __builtin_return_address(0);
+    if (__builtin_expect(!cf_split_fast(), 0))
+        return cf_probe_part(a, b, c, d, e, f, g);
+    return cf_probe_part(a, b + 1, c, d, e, f, g);
+}
+int cf_tail_calls(void)
+{
+    void *g = NULL;
+    cf_probe_ra[0] = cf_probe_ra[1] = NULL;
+    if (cf_probe_dispatch(NULL, 1, NULL, 2, 3, NULL, &g) < 0)
+        return 0;
+    return cf_probe_ra[0] != NULL && cf_probe_ra[0] == cf_probe_ra[1];
+}
+
+"""
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--ucx":
         try:
@@ -801,6 +832,7 @@ def main():
         for e in entries:
             if e["kind"] != "custom":
                 f.write(wrapper(e) + "\n\n")
+        f.write(TAIL_PROBE)
         # the Fortran bindings of Open MPI call PMPI_ directly: they get wrappers of their own
         f.write("#include \"cf_fortran.h\"\n#if CF_FORTRAN\n#define CF_UNUSED __attribute__((unused))\n\n")
         for w in fortran_wrappers(entries):

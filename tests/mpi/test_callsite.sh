@@ -97,9 +97,10 @@ PY
 }
 COMMFIT_OUTPUT="$cf_tmp/d1.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" > "$cf_tmp/d1.printed" || cf_fail "job failed"
 check callsite "$cf_tmp/d1.json" "$cf_tmp/d1.printed"
-# Each clock: with the TSC a repeated call is recorded inline in the exported
-# wrapper and the others reach the full path by tail calls; with
-# CLOCK_MONOTONIC every call does (cf_site.h, "a wrapper in two parts").
+# Each clock: with the TSC a repeated call is recorded in the hit's part of
+# its wrapper and the others reach the full path, each by tail calls; with
+# CLOCK_MONOTONIC every call takes the full path (cf_site.h, "a wrapper in
+# two parts").
 # Either way each call is counted at its own line.
 for tm in tsc monotonic; do
     COMMFIT_TIMER=$tm COMMFIT_OUTPUT="$cf_tmp/t-$tm.json" COMMFIT_SUMMARY=0 cf_mpirun 2 -- "$prog" > "$cf_tmp/t-$tm.printed" ||
