@@ -125,14 +125,19 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         }
         if (!settle)
             continue;
-        printf("    measured: in MPI %s -> %s a step%s", fmt_t(st.mpi_step[0], b[0]), fmt_t(st.mpi_step[1], b[1]),
-               aa->nonblocking ? " (posts, polls and blocked)" : "");
+        if (aa->nonblocking)
+            printf("    measured: in MPI %s -> %s a step (posts, polls and blocked)", fmt_t(st.mpi_step[0], b[0]),
+                   fmt_t(st.mpi_step[1], b[1]));
+        else
+            printf("    measured: in MPI %s -> %s a step (%s time, as the advice counts it)", fmt_t(st.mpi_step[0], b[0]),
+                   fmt_t(st.mpi_step[1], b[1]), aa->current_source ? aa->current_source : "call");
         if (st.with_framework)
             printf(", outside MPI %s -> %s (the framework's time per call, measured, x calls)",
                    fmt_t(st.fw_step[0], b[2]), fmt_t(st.fw_step[1], b[3]));
-        printf(": B %s %s a step (%.1f%% of A's%s)\n", st.saving_step >= 0 ? "saves" : "costs",
-               fmt_t(fabs(st.saving_step), b[4]), 100.0 * fabs(st.saving_share),
-               st.with_framework ? "" : ", MPI time only: the framework's time per call is not measured on both");
+        printf(": B %s %s a step", st.saving_step >= 0 ? "saves" : "costs", fmt_t(fabs(st.saving_step), b[4]));
+        if (isfinite(st.saving_share))
+            printf(" (%.1f%% of A's)", 100.0 * fabs(st.saving_share));
+        printf("%s\n", st.with_framework ? "" : "; MPI time only: the framework's time per call is not measured on both");
         if (isfinite(st.step_s[0]) && isfinite(st.step_s[1]))
             printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
                    fmt_t(st.step_s[0], b[0]), fmt_t(st.step_s[1], b[1]), st.step_s[1] <= st.step_s[0] ? "-" : "+",

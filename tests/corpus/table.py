@@ -45,9 +45,13 @@ def row(d, case):
         what += "; tbf %s burst %s" % (c[c.index("--rate") + 1], c[c.index("--burst") + 1])
     exp = m.get("expect", {})
     if trainer:
-        truth = "step %.3g ms (median, slowest rank), %s %.3g ms/step" % (
-            trainer["step_ms_median"], "MPI_Waitall" if trainer["mode"].startswith("overlap") else "exchange",
-            trainer["exchange_ms_mean"])
+        if trainer["mode"].startswith("overlap"):
+            # the call alone where the trainer timed it (wait_ms_mean), else with the Python around it
+            wait = ("MPI_Waitall", trainer["wait_ms_mean"]) if "wait_ms_mean" in trainer else (
+                "MPI_Waitall with the Python around it", trainer["exchange_ms_mean"])
+        else:
+            wait = ("exchange", trainer["exchange_ms_mean"])
+        truth = "step %.3g ms (median, slowest rank), %s %.3g ms/step" % ((trainer["step_ms_median"],) + wait)
         if os.path.isfile(os.path.join(d, case, "truth.csv")):
             rows = [(int(r["size_bytes"]), float(r["time_s"]))
                     for r in csv.DictReader(open(os.path.join(d, case, "truth.csv")))]
@@ -70,6 +74,9 @@ def row(d, case):
         want = "%s: %s, peak %.3g GB/s (reference link within 25%%)" % (
             "NetPIPE same path" if not n.get("source") else "its own ping-pong",
             human_time(n["latency_s"]), n["peak_Bps"] / 1e9)
+    elif "diff" in exp:
+        want = "commfit diff against %s: each side's exchange and step, and the saving, to the trainers' timers" % (
+            exp["diff"]["against"])
     elif trainer and not os.path.isfile(os.path.join(d, case, "truth.csv")):
         want = "none claimed (a nonblocking stream: no B; its fusion advice is checked by make bench-fusion)"
     else:

@@ -35,7 +35,7 @@ the physics of the path says (meta.json `expect`):
              framework's measured time per call) within [75 %, 105 %] of each
              trainer's timer around its MPI calls, the saving B - A of the same
              sign as the trainers' and within [60 %, 110 %] of it, the step's
-             period within 5 % of each trainer's step time, and the text says
+             period within 2 % of each trainer's step time, and the text says
              what B saved and what A said
   calibrated (a run with a calibration budget) the profile's calibration timed
              the nonblocking operation itself for the stream, from 8 B; its
@@ -823,8 +823,8 @@ def check_diff(case, d, meta, exp):
               "%s (MPI %s, outside %s) against %s" % (human_time(mine[k]), human_time(e["mpi_step_s"][k]),
                                                       human_time(e["framework_step_s"][k] or 0.0), human_time(theirs[k])))
         st = e["step_period_s"][k]
-        check(case, name + ": %s's step period within 5 %% of its trainer's step time" % k.upper(),
-              st is not None and abs(st - t["step_ms_mean"] / 1e3) <= 0.05 * t["step_ms_mean"] / 1e3,
+        check(case, name + ": %s's step period within 2 %% of its trainer's step time" % k.upper(),
+              st is not None and abs(st - t["step_ms_mean"] / 1e3) <= 0.02 * t["step_ms_mean"] / 1e3,
               "%s against %s" % (st and human_time(st), human_time(t["step_ms_mean"] / 1e3)))
     sv, tsv = e["saving_step_s"], theirs["a"] - theirs["b"]
     check(case, name + ": the saving B - A within [60 %, 110 %] of the trainers', same sign",
