@@ -235,7 +235,7 @@ def wrapper(e, head=None):
         hit += ["    " + l for l in timed[3:]] + ["    " + l for l in body]
         hit += ["        cf_leave_fast(cf_t);", "        return cf_rc;", "    }"]
         # in the full path: not for a call handed to it, which missed
-        out += [find[0], find[1].replace("cf_s ?", "!cf_handed && cf_s ?"),
+        out += [find[0].replace("= cf_site_first(", "= cf_handed ? NULL : cf_site_first("), find[1],
                 "    if (cf_m) {"]
         out += ["    " + l for l in timed] + ["    " + l for l in body]
         out += ["        cf_leave(cf_t);", "        return cf_rc;", "    }"]
