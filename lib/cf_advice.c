@@ -714,7 +714,7 @@ double cf_advice_cand_predicted_s(const cf_advice_t *ad, const cf_adv_cand_t *cd
  * measured gap each (call_gap_s; 0 where none was measured): the time a
  * step pays for the stream beside its MPI time, which fewer calls pay
  * less of (cf_advice.h, "Time outside MPI"). */
-static double framework_step(const cf_advice_t *ad, double n)
+double cf_advice_framework_step(const cf_advice_t *ad, double n)
 {
     return isfinite(ad->call_gap_s) && n > 0 ? ad->call_gap_s * n : 0.0;
 }
@@ -727,18 +727,20 @@ static double framework_step(const cf_advice_t *ad, double n)
  * saving's uncertainty. */
 static double judge_ref(const cf_advice_t *ad, double now)
 {
-    return (ad->nonblocking ? ad->current_s / (double)ad->steps : now) + framework_step(ad, ad->calls_per_step);
+    return (ad->nonblocking ? ad->current_s / (double)ad->steps : now) +
+           cf_advice_framework_step(ad, ad->calls_per_step);
 }
 
 static double judge_time(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now)
 {
     return (ad->nonblocking ? predict_run(ad, cd, now) / (double)ad->steps : cd->model_s) +
-           framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
+           cf_advice_framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
 double cf_advice_cand_framework(const cf_advice_t *ad, const cf_adv_cand_t *cd)
 {
-    return framework_step(ad, ad->calls_per_step) - framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
+    return cf_advice_framework_step(ad, ad->calls_per_step) -
+           cf_advice_framework_step(ad, fmin(cd->buckets, ad->calls_per_step));
 }
 
 static double judge_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, double now, double *unc_p)
@@ -1217,7 +1219,8 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
         return;
     }
     if (gain < CF_ADV_MIN_GAIN * ref ||
-        (!ad->nonblocking && ad->startup_share * now + framework_step(ad, ad->calls_per_step) < CF_ADV_MIN_GAIN * ref)) {
+        (!ad->nonblocking &&
+         ad->startup_share * now + cf_advice_framework_step(ad, ad->calls_per_step) < CF_ADV_MIN_GAIN * ref)) {
         /* even at the end of its uncertainty the best saves under 5 %, or
          * the startups and the framework's time per call, all that fusing
          * can save, are under 5 % */

@@ -290,6 +290,9 @@ CF_HIDDEN double cf_advice_ref_step(const cf_advice_t *ad);
  * call_gap_s once per call the candidate removes; 0 where no gap was
  * measured. */
 CF_HIDDEN double cf_advice_cand_framework(const cf_advice_t *ad, const cf_adv_cand_t *cd);
+/* The framework's time per step of n calls: the measured gap (call_gap_s)
+ * once per call; 0 where no gap was measured. */
+CF_HIDDEN double cf_advice_framework_step(const cf_advice_t *ad, double n);
 /* The saving the rules judge a candidate by, of its saving per step sv
  * of which fw is the framework's time: sv where its MPI part is no loss,
  * else that loss, so that no rule advises a candidate whose MPI time

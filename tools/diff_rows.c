@@ -129,7 +129,7 @@ static double step_period(const cf_profile_t *p)
     double sum = 0.0, v;
     int n = 0;
 
-    for (size_t i = 0; i < (size_t)p->ranks; i++) {
+    for (size_t i = 0; i < p->nrank; i++) {
         cf_profile_rank_load(p, i, &v);
         if (isfinite(v) && v > 0) {
             sum += v;
@@ -151,7 +151,7 @@ int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st)
         st->calls_step[k] = ad->calls_per_step;
         st->bytes_step[k] = ad->bytes_per_step;
         st->mpi_step[k] = ad->current_s / (double)ad->steps;
-        st->fw_step[k] = isfinite(ad->call_gap_s) ? ad->call_gap_s * ad->calls_per_step : NAN;
+        st->fw_step[k] = isfinite(ad->call_gap_s) ? cf_advice_framework_step(ad, ad->calls_per_step) : NAN;
         st->step_s[k] = step_period(&s[k].p);
     }
     if (fabs(st->calls_step[0] - st->calls_step[1]) < 1.0)
