@@ -138,6 +138,13 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         if (isfinite(st.saving_share))
             printf(" (%.1f%% of A's)", 100.0 * fabs(st.saving_share));
         printf("%s\n", st.with_framework ? "" : "; MPI time only: the framework's time per call is not measured on both");
+        /* the saving is the buckets' only where B moves what A moved */
+        if (isfinite(st.bytes_step[0]) && isfinite(st.bytes_step[1]) && st.bytes_step[0] > 0 &&
+            fabs(st.bytes_step[1] / st.bytes_step[0] - 1.0) > 0.01)
+            printf("    bytes: A moves %s a step, B %s (%+.1f%%): B does not exchange what A does, so the change is "
+                   "not the buckets' alone\n",
+                   cf_fmt_size(st.bytes_step[0], b[0], CF_FMT_LEN), cf_fmt_size(st.bytes_step[1], b[1], CF_FMT_LEN),
+                   100.0 * (st.bytes_step[1] / st.bytes_step[0] - 1.0));
         if (isfinite(st.step_s[0]) && isfinite(st.step_s[1]))
             printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
                    fmt_t(st.step_s[0], b[0]), fmt_t(st.step_s[1], b[1]), st.step_s[1] <= st.step_s[0] ? "-" : "+",

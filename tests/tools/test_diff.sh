@@ -114,4 +114,25 @@ for args in "" "$cf_tmp/a.json" "$cf_tmp/a.json $cf_tmp/b.json $cf_tmp/b.json" "
 done
 "$commfit" diff --help > "$cf_tmp/out" && grep -q "^Usage: commfit diff" "$cf_tmp/out" && ok "--help" || bad "--help"
 
+# the measured saving per step is the buckets' only where B moves A's bytes:
+# the corpus pair of one trainer (3 323 864 B a step each) says nothing of
+# bytes; two trainers' per-tensor runs (161 960 B against 3 323 864 B) say
+# how far they differ
+corpus=$CF_SRCDIR/tests/corpus
+"$commfit" diff "$corpus/veth-torch-resnet-stream-overlap-pt-2/profile.json" \
+    "$corpus/veth-torch-resnet-stream-overlap-512k-2/profile.json" > "$cf_tmp/same.txt" || bad "diff of the corpus pair"
+if grep -q "B saves" "$cf_tmp/same.txt" && ! grep -q "^    bytes:" "$cf_tmp/same.txt"; then
+    ok "the corpus pair: a saving, and no line on bytes (the same a step)"
+else
+    bad "the corpus pair: $(grep -E "B saves|bytes:" "$cf_tmp/same.txt")"
+fi
+"$commfit" diff "$corpus/veth-torch-mlp-2/profile.json" "$corpus/veth-torch-resnet-stream-2/profile.json" > "$cf_tmp/other.txt" \
+    || bad "diff of two trainers"
+if sed -n '/^  MPI_Allreduce on world:/,/^  MPI_/p' "$cf_tmp/other.txt" |
+    grep -q "^    bytes: A moves 162 kB a step, B 3.32 MB (+1952.3%): B does not exchange what A does"; then
+    ok "two trainers: the bytes a step differ, said with both figures"
+else
+    bad "two trainers: no line on bytes: $(grep -A6 "^  MPI_Allreduce on world" "$cf_tmp/other.txt")"
+fi
+
 cf_done
