@@ -431,7 +431,9 @@ static void stream_gap(const cf_profile_t *p, cf_advice_t *ad)
         if (g[i].rank == g[i - 1].rank && g[i].seq == g[i - 1].seq + 1 && g[i].t0 >= g[i - 1].t1)
             gap[ng++] = g[i].t0 - g[i - 1].t1;
     ad->call_gap_pairs = ng < UINT32_MAX ? (uint32_t)ng : UINT32_MAX;
-    if (ng >= 8) {
+    /* with under 3 calls a step, half the consecutive pairs or more span the
+     * step's compute: their median is no gap between back-to-back calls */
+    if (ng >= 8 && ad->calls_per_step >= CF_ADV_GAP_CALLS) {
         double gm = cf_median(gap, ng), dm = cf_median(dur, n);
         if (gm < dm)
             ad->call_gap_s = gm;

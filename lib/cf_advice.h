@@ -201,8 +201,10 @@
  * Time outside MPI: a framework that issues the calls one by one (Python
  * bindings, a loop over tensors) pays some microseconds between them,
  * which fusing saves as well.  Where the sampled calls of a blocking
- * stream hold at least 8 consecutive pairs on one rank and their median
- * gap is under their median duration (back to back), that gap is
+ * stream hold at least 8 consecutive pairs on one rank, the stream makes
+ * at least CF_ADV_GAP_CALLS calls a step (with fewer, half the pairs or
+ * more span the step's compute) and their median gap is under their
+ * median duration (back to back), that gap is
  * call_gap_s and framework_saving_s what the advised buckets save of it;
  * predicted_saving_s stays MPI time alone, and the verdict adds the gap
  * once per call a candidate removes (saving_step_s, and the reference
@@ -250,6 +252,7 @@
 #define CF_ADV_MIN_GAIN 0.05              /* fuse only when saving >= 5 % */
 #define CF_ADV_MIN_SHARE 0.01             /* advise only streams of >= 1 % of the MPI time */
 #define CF_ADV_MAX_MISFIT 0.25            /* nor on a fit that misses its bins by more (rms) */
+#define CF_ADV_GAP_CALLS 3.0              /* a blocking stream's call gap is measured from this many calls a step */
 #define CF_ADV_DISTURBED 2.0              /* a blocking stream measured this many times its predictor */
 /* a calibration point this many times the program's largest measured size
  * scaled up by the bytes (the most a linear cost grows): measured on a

@@ -45,7 +45,12 @@ typedef struct {
     double step_s[2];      /* the step's period (its region), mean over ranks; NaN: not recorded */
     double saving_step;    /* A - B, the MPI time plus the framework's where both sides measured it */
     double saving_share;   /* of A's */
-    int with_framework;    /* both sides measured the framework's time */
+    int with_framework;    /* both sides have the framework's time */
+    /* 1 on a side whose calls are too few a step to measure the gap
+     * between back-to-back calls (a blocking stream of under
+     * CF_ADV_GAP_CALLS a step): its framework's time is the other side's
+     * gap per call x its calls, the same framework's binding */
+    int gap_borrowed[2];
 } cf_diff_settle_t;
 /* 1 and *st set when both sides have the stream with steps, and B makes
  * at least one call a step fewer or more than A; else 0. */

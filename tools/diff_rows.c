@@ -156,6 +156,14 @@ int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st)
     }
     if (fabs(st->calls_step[0] - st->calls_step[1]) < 1.0)
         return 0;
+    for (int k = 0; k < 2; k++) {
+        const cf_advice_t *ad = r->adv[k], *other = r->adv[1 - k];
+        if (!isfinite(st->fw_step[k]) && isfinite(st->fw_step[1 - k]) && !ad->nonblocking &&
+            ad->calls_per_step < CF_ADV_GAP_CALLS) {
+            st->fw_step[k] = cf_advice_framework_step(other, ad->calls_per_step);
+            st->gap_borrowed[k] = 1;
+        }
+    }
     st->with_framework = isfinite(st->fw_step[0]) && isfinite(st->fw_step[1]);
     for (int k = 0; k < 2; k++)
         total[k] = st->mpi_step[k] + (st->with_framework ? st->fw_step[k] : 0.0);

@@ -132,8 +132,11 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
             printf("    measured: in MPI %s -> %s a step (%s time, as the advice counts it)", fmt_t(st.mpi_step[0], b[0]),
                    fmt_t(st.mpi_step[1], b[1]), aa->current_source ? aa->current_source : "call");
         if (st.with_framework)
-            printf(", outside MPI %s -> %s (the framework's time per call, measured, x calls)",
-                   fmt_t(st.fw_step[0], b[2]), fmt_t(st.fw_step[1], b[3]));
+            printf(", outside MPI %s -> %s (the framework's time per call, measured, x calls%s)",
+                   fmt_t(st.fw_step[0], b[2]), fmt_t(st.fw_step[1], b[3]),
+                   st.gap_borrowed[1]   ? "; B's calls, too few a step to measure it, at A's"
+                   : st.gap_borrowed[0] ? "; A's calls, too few a step to measure it, at B's"
+                                        : "");
         printf(": B %s %s a step", st.saving_step >= 0 ? "saves" : "costs", fmt_t(fabs(st.saving_step), b[4]));
         if (isfinite(st.saving_share))
             printf(" (%.1f%% of A's)", 100.0 * fabs(st.saving_share));

@@ -76,6 +76,12 @@
 #                              per tensor, then in the 512 KiB buckets its advice names
 #                              (--mode overlap-bucket), COMMFIT_CALIBRATE=2s each;
 #                              `commfit diff` of the two held to the trainers' timers
+#   veth-torch-mlp-200mbit-pt-2 veth-torch-mlp-200mbit-25m-2
+#                              the same for a blocking stream: the MLP per tensor
+#                              through tbf 200mbit ("uncertain"), then in one
+#                              bucket of 25 MiB a step (DDP's default), one call a
+#                              step: too few to measure the framework's gap between
+#                              calls, which `commfit diff` takes from A
 #   veth-torch-mlp-again-2     veth-torch-mlp-2 run again: its fusion advice over both
 #                              runs (commfit report A B) against each run's alone
 #   veth-torch-mlp-200mbit-2   the same trainer through tbf 200mbit: a run whose advice
@@ -115,7 +121,7 @@ lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resne
 veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2
 veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2 veth-torch-mlp-again-2
 veth-torch-mlp-200mbit-2 veth-torch-resnet20-overlap-gap-2 veth-torch-resnet-stream-overlap-pt-2
-veth-torch-resnet-stream-overlap-512k-2"
+veth-torch-resnet-stream-overlap-512k-2 veth-torch-mlp-200mbit-pt-2 veth-torch-mlp-200mbit-25m-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -450,6 +456,11 @@ run_torch() { # CASE
         # its per-size truth, through the tbf queue, holds the queue's wait: no fit claimed
         veth-torch-mlp-200mbit-2) targs=(--model mlp --mode per-tensor) rate=(--rate 200mbit --burst 64kb) refaults=none
             runs='"runs": {"combine": [["veth-torch-mlp-2"]], "op": "MPI_Allreduce", "comm": "world"}' ;;
+        veth-torch-mlp-200mbit-pt-2) targs=(--model mlp --mode per-tensor) rate=(--rate 200mbit --burst 64kb) cal=2s \
+            refaults=none ;;
+        veth-torch-mlp-200mbit-25m-2) targs=(--model mlp --mode bucket --bucket 26214400) rate=(--rate 200mbit --burst 64kb) \
+            cal=2s refaults=none
+            against='"diff": {"against": "veth-torch-mlp-200mbit-pt-2", "op": "MPI_Allreduce", "comm": "world"}' ;;
         veth-torch-resnet20-2) targs=(--model resnet20 --mode per-tensor) ;;
         veth-torch-resnet-stream-2) targs=(--model resnet-stream --mode per-tensor) cal=2s refaults=true ;;
         veth-torch-resnet20-overlap-2) targs=(--model resnet20 --mode overlap) ;;
@@ -512,6 +523,7 @@ for r in csv.DictReader(open(sys.argv[1])):
             *) exp='{"refaults": {"op": "MPI_Allreduce", "comm": "world", "memory_line": '"$refaults"'}}' ;;
         esac
         [ -z "$runs" ] || { [ "$exp" = '{}' ] && exp="{$runs}" || exp=${exp%\}}", $runs}"; }
+        [ -z "$against" ] || { [ "$exp" = '{}' ] && exp="{$against}" || exp=${exp%\}}", $against}"; }
         truth='"calls.csv: per size the median over steps and ranks of one MPI_Allreduce as the trainer times it (perf_counter around mpi4py'"'"'s Allreduce, its binding included); truth.csv: size_bytes and that median; steps.csv: per step the slowest rank'"'"'s step time and the exchange time (mean and max over ranks)"'
     else
         # the time blocked in MPI_Waitall per rank over the recorded steps, as the trainer timed it

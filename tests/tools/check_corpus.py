@@ -790,7 +790,9 @@ def check_diff(case, d, meta, exp):
     measures, plus the binding's time outside MPI that commfit sees only
     from the post to the poll after it (call_gap_s): so commfit's exchange
     lies a little under the trainer's, and its saving under the trainers'
-    by what the binding's time falls with the calls."""
+    by what the binding's time falls with the calls.  A blocking trainer's
+    exchange timer (exchange_ms_mean: its all-reduces with the Python
+    around each) holds the calls and the gaps between them."""
     want = exp["diff"]
     ad = os.path.join(corpus, want["against"])
     ma = json.load(open(os.path.join(ad, "meta.json")))
@@ -817,7 +819,8 @@ def check_diff(case, d, meta, exp):
     mine, theirs = {}, {}
     for k, t in (("a", ta), ("b", tb)):
         mine[k] = e["mpi_step_s"][k] + (e["framework_step_s"][k] or 0.0)
-        theirs[k] = (t["post_ms_mean"] + t["wait_ms_mean"]) / 1e3
+        theirs[k] = ((t["post_ms_mean"] + t["wait_ms_mean"]) if str(t.get("mode", "")).startswith("overlap")
+                     else t["exchange_ms_mean"]) / 1e3
         check(case, name + ": %s's exchange within [75 %%, 105 %%] of its trainer's timer" % k.upper(),
               0.75 * theirs[k] <= mine[k] <= 1.05 * theirs[k],
               "%s (MPI %s, outside %s) against %s" % (human_time(mine[k]), human_time(e["mpi_step_s"][k]),
@@ -827,9 +830,16 @@ def check_diff(case, d, meta, exp):
               st is not None and abs(st - t["step_ms_mean"] / 1e3) <= 0.02 * t["step_ms_mean"] / 1e3,
               "%s against %s" % (st and human_time(st), human_time(t["step_ms_mean"] / 1e3)))
     sv, tsv = e["saving_step_s"], theirs["a"] - theirs["b"]
-    check(case, name + ": the saving B - A within [60 %, 110 %] of the trainers', same sign",
-          e["with_framework"] and sv * tsv > 0 and 0.6 * abs(tsv) <= abs(sv) <= 1.1 * abs(tsv),
-          "%s against %s" % (human_time(sv), human_time(tsv)))
+    if abs(tsv) >= 0.05 * theirs["a"]:
+        check(case, name + ": the saving B - A within [60 %, 110 %] of the trainers', same sign",
+              e["with_framework"] and sv * tsv > 0 and 0.6 * abs(tsv) <= abs(sv) <= 1.1 * abs(tsv),
+              "%s against %s" % (human_time(sv), human_time(tsv)))
+    else:
+        # a saving under 5 % of the exchange is within one run's noise: held in
+        # absolute terms, to 2 % of A's exchange
+        check(case, name + ": the saving B - A within 2 % of A's exchange of the trainers' (under 5 % of it)",
+              e["with_framework"] and abs(sv - tsv) <= 0.02 * theirs["a"],
+              "%s against %s (A's exchange %s)" % (human_time(sv), human_time(tsv), human_time(theirs["a"])))
     verdict = e.get("a_verdict")
     check(case, name + ": the text says A's verdict and what B %s" % ("saves" if sv > 0 else "costs"),
           ("A %s" % verdict) in txt.stdout and ("B %s " % ("saves" if sv > 0 else "costs")) in txt.stdout,
