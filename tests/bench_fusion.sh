@@ -15,7 +15,10 @@
 #    bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB,
 #    and print the medians of the trainer's own timers: the late rank's
 #    exchange (the rank that waited least in it, whose exchange the step
-#    waits for), the exchange over all ranks, the step.  Skipped (with
+#    waits for), the exchange over all ranks, the step.  Then the settle
+#    step the advice names for an "uncertain": one profiled run at B's
+#    bucket, compared with the first profile by `commfit diff`, whose
+#    measured saving per step is set beside the trainers'.  Skipped (with
 #    the reason) without root and ip netns, or without python3-torch and
 #    python3-mpi4py.
 # Not a test: it asserts nothing, the numbers depend on the machine.
@@ -260,6 +263,28 @@ print("\t".join(f(v) for v in (a.get("op"), a.get("verdict"), a.get("bucket_byte
 PY
 }
 
+# settle_line A.json B.json: what commfit diff measured per step of the
+# exchange on world (its measured_per_step): the saving, A's and B's MPI time
+# and framework time, in ms, tab-separated ("-" where it has none, and why)
+settle_line() {
+    "$CF_BUILDDIR/tools/commfit" diff --format json "$1" "$2" 2> /dev/null | "$CF_PYTHON" -c '
+import json, sys
+try:
+    ops = json.load(sys.stdin)["operations"]
+except (KeyError, ValueError) as e:
+    print("-\t-\t-\t-\t-\tcommfit diff gave no JSON: %s" % e)
+    sys.exit()
+m = [o["measured_per_step"] for o in ops if o.get("measured_per_step") and (o.get("comm") or {}).get("a") == "world"
+     and o.get("op") in ("MPI_Allreduce", "MPI_Iallreduce")]
+if not m:
+    print("-\t-\t-\t-\t-\tno measured_per_step for the exchange on world (calls per step unchanged?)")
+    sys.exit()
+m = m[0]
+ms = lambda v: "-" if v is None else "%.6g" % (v * 1e3)
+print("\t".join((ms(m.get("saving_step_s")), ms(m["mpi_step_s"]["a"]), ms(m["mpi_step_s"]["b"]),
+                 ms((m.get("framework_step_s") or {}).get("a")), ms((m.get("framework_step_s") or {}).get("b")), "-")))'
+}
+
 # field KEY FILE: a key=value of the trainer's result line
 field() { sed -n "s/^torch_train: .* $1=\([^ ]*\).*/\1/p" "$2" | head -n 1; }
 
@@ -271,9 +296,10 @@ torch_part() {
         { echo "torch trainers: skipped: ${why#SKIP: }"; return; }
     export CFN_PREFIX=cft
     trap '"$cluster" down > /dev/null 2>&1; drop_tmp' EXIT
-    local res=$cf_tmp/torch-runs.tsv adv=$cf_tmp/torch-advice.tsv
+    local res=$cf_tmp/torch-runs.tsv adv=$cf_tmp/torch-advice.tsv settle=$cf_tmp/torch-settle.tsv
     : > "$res"
     : > "$adv"
+    : > "$settle"
     echo
     echo "torch trainers: 2 emulated nodes, 1 rank each (ob1 + tcp), $tsteps steps (+2 warmup), $reps pairs a comparison;"
     echo "links: $rates; times are the trainer's own (step: slowest rank, median over steps);"
@@ -349,15 +375,30 @@ torch_part() {
                         fi
                     done
                 done
+                # the settle step the advice names: one profiled run at B's bucket,
+                # compared with the first profile by commfit diff (its measured saving
+                # per step), to set beside what the trainers' timers measured
+                # (an "uncertain" with no candidate to run: at DDP's 25 MiB)
+                local sb=$bucket
+                [ "$sb" = - ] && [ "$(echo "$line" | cut -f 2)" = uncertain ] && sb=$DDP
+                if [ "$sb" != - ]; then
+                    run_env=()
+                    if train "$p-settle.out" "$p-settle.json" --model "$model" --mode "$fused" --bucket "$sb" --region; then
+                        printf '%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$sb" \
+                            "$(settle_line "$p.json" "$p-settle.json")" >> "$settle"
+                    else
+                        echo "$rate $model $group: profiled run at $sb failed: $(tail -n 2 "$p-settle.out" | tr '\n' ' ')"
+                    fi
+                fi
                 echo "  done: $rate $model $group ($(date -u +%H:%M:%S))"
             done
         done
         "$cluster" down > /dev/null
     done
     trap 'drop_tmp' EXIT
-    "$CF_PYTHON" - "$adv" "$res" "$tsteps" "$cf_tmp" <<'PY'
+    "$CF_PYTHON" - "$adv" "$res" "$tsteps" "$cf_tmp" "$settle" <<'PY'
 import statistics as st, sys
-adv_f, res_f, steps, tmp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+adv_f, res_f, steps, tmp, settle_f = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 adv = {}
 for l in open(adv_f):
     f = l.rstrip("\n").split("\t")
@@ -430,6 +471,7 @@ def pm(m, se):
 
 
 verdict_texts = []
+measured = {}
 order = ["unshaped", "mlp", "resnet20", "resnet-stream", "per-tensor", "overlap"]
 for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) for x in k]):
     a = adv[key]
@@ -476,6 +518,8 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
                 "no (no fusion advised, 25 MiB saves %s%%)" % ms(pct, "%.0f")
         else:
             held = ""
+        if n != "kept":
+            measured[key + (pairs[0][n][0],)] = (verdict, d_exch, se_exch, d_all, se_all)
         label = "best" if n == "advised" and verdict != "fuse" else n
         print(fmt % (key[0], key[1], key[2], verdict, label, human(pairs[0][n][0]), calls, ms(p), ms(a_exch),
                      pm(d_exch, se_exch), pm(d_all, se_all), ms(a_stepm), pm(d_step, se_step), ms(pct, "%.0f"), held))
@@ -490,6 +534,38 @@ print("(times in ms; pred/step: commfit's predicted saving per step for that buc
 print(" advised another, MPI time plus the framework's time between back-to-back calls it removes (call_gap_s),")
 print(" plus the packing copies it charges the buckets (copy_step_s), which these trainers do not pay: their")
 print(" buckets are views into one flat buffer; B: the bucket run; calls: its calls per step)")
+print()
+print("the settle step: commfit diff of the first profile against one profiled run at B's bucket (the advised or")
+print("  best one; DDP's 25 MiB for an 'uncertain' without one), what it measured per step (MPI time, with")
+print("  nonblocking posts and polls, plus the framework's time per call x calls), against the trainers' unprofiled")
+print("  timers above (saved exch: late rank; all ranks: the mean over ranks, the measure diff's mean per rank")
+print("  compares to).  agrees: the same sign as each of the trainers' two savings that lies beyond two standard")
+print("  errors of zero ('-' where neither does)")
+sfmt = "%-9s %-13s %-10s %-9s %10s %10s %21s %15s %15s %s"
+print(sfmt % ("link", "trainer", "exchange", "verdict", "bucket", "diff saves", "diff A -> B", "all ranks",
+              "saved exch", "agrees"))
+for l in open(settle_f):
+    f = l.rstrip("\n").split("\t")
+    key, bucket, (sav, ma, mb, fa, fb, why) = tuple(f[:3]), f[3], f[4:10]
+    if key + (bucket,) not in measured:
+        continue
+    verdict, d_exch, se_exch, d_all, se_all = measured[key + (bucket,)]
+    if num(sav) is None:
+        print(sfmt % (key + (verdict, human(bucket), "-", "-", pm(d_all, se_all), pm(d_exch, se_exch), why)))
+        continue
+    a_tot, b_tot = num(ma) + (num(fa) or 0.0), num(mb) + (num(fb) or 0.0)
+    # the trainers' savings beyond two standard errors of 0: the sign diff must match
+    sig = [(n, d) for n, d, se in (("all ranks'", d_all, se_all), ("late rank's", d_exch, se_exch))
+           if se == se and abs(d) > 2 * se]
+    pct = "; ".join("%.0f%% of the %s" % (100 * num(sav) / d, n) for n, d in sig)
+    if not sig:
+        ok = "- (the trainers' savings are within 2 se of 0)"
+    elif all((num(sav) > 0) == (d > 0) for n, d in sig):
+        ok = "yes (%s)" % pct
+    else:
+        ok = "NO (opposite sign: %s)" % pct
+    print(sfmt % (key + (verdict, human(bucket), "%.3g" % num(sav), "%.3g -> %.3g" % (a_tot, b_tot),
+                         pm(d_all, se_all), pm(d_exch, se_exch), ok)))
 print()
 print("commfit's verdicts (report --format json: verdict and reason; the text report's lines under it):")
 for t in verdict_texts:
