@@ -304,9 +304,14 @@
        * pays (posts, blocked, polls: predicted_s over the run) against its
        * measured time; a blocking one on the predictor's T(S) */
       var nb = ad.nonblocking && ad.steps > 0;
-      var per = function (c) { return nb ? c.predicted_s / ad.steps : c.model_step_s; };
-      var nowStep = nb ? ad.current_s / ad.steps : ad.model_current_step_s;
-      var what = nb ? 'predicted time per step' : 'modelled time per step';
+      /* with the framework's time outside MPI, the measured gap once per
+       * call (call_gap_s), as the verdict judges each size */
+      var gap = typeof ad.call_gap_s === 'number' && isFinite(ad.call_gap_s) ? ad.call_gap_s : 0;
+      var fw = function (calls) { return gap * Math.min(calls, ad.calls_per_step); };
+      var per = function (c) { return (nb ? c.predicted_s / ad.steps : c.model_step_s) + fw(c.buckets_per_step); };
+      var nowStep = (nb ? ad.current_s / ad.steps : ad.model_current_step_s) + fw(ad.calls_per_step);
+      var what = (nb ? 'predicted time per step' : 'modelled time per step') + (gap > 0 ? ' (MPI and the framework\'s time outside it)' : '');
+      var yTitle = (nb ? 'predicted' : 'modelled') + ' time per step' + (gap > 0 ? ', MPI + framework' : '');
       var id = 'fusion-' + i, title = 'Fusion of ' + ad.op + ' on ' + commText(ad) + ': ' + what + ' against bucket size';
       var cand = ad.candidates.filter(function (c) { return per(c) > 0; }).map(function (c) {
         return xy(c.bucket_bytes, per(c), { name: c.name, buckets: c.buckets_per_step, copy: c.copy_step_s });
@@ -319,7 +324,7 @@
           showLine: true, pointRadius: 0, borderColor: palette[1], borderDash: [6, 4] }
       ];
       if (ad.verdict === 'fuse') {
-        ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, nb ? ad.predicted_s / ad.steps : ad.model_step_s, { buckets: ad.buckets_per_step })],
+        ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, (nb ? ad.predicted_s / ad.steps : ad.model_step_s) + fw(ad.buckets_per_step), { buckets: ad.buckets_per_step })],
           pointRadius: 8, pointStyle: 'star', borderColor: palette[2], backgroundColor: palette[2], borderWidth: 2 });
       }
       var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' (mean per rank), ' +
@@ -357,7 +362,7 @@
         options: {
           scales: {
             x: { type: 'logarithmic', title: { display: true, text: 'bucket size S' }, ticks: { callback: logTicks(fmtSize) } },
-            y: { beginAtZero: true, title: { display: true, text: what }, ticks: { callback: function (v) { return fmtTime(v); } } }
+            y: { beginAtZero: true, title: { display: true, text: yTitle }, ticks: { callback: function (v) { return fmtTime(v); } } }
           },
           plugins: { tooltip: { callbacks: { label: function (c) {
             var r = c.raw;
@@ -367,7 +372,8 @@
         }
       });
       record(id, 'fusion', title, ds, { op: ad.op, verdict: ad.verdict, bucket_bytes: ad.bucket_bytes, now_step_s: nowStep,
-        advised_step_s: ad.verdict === 'fuse' ? (nb ? ad.predicted_s / ad.steps : ad.model_step_s) : null,
+        advised_step_s: ad.verdict === 'fuse' ? (nb ? ad.predicted_s / ad.steps : ad.model_step_s) + fw(ad.buckets_per_step) : null,
+        framework_gap_s: gap,
         arrival_skew_step_s: skew, hidden_saving_step_s: hid });
     });
   }

@@ -110,14 +110,20 @@ def expect_charts(rep, summary):
             fail("no fusion chart %s for %s" % (cid, ad["op"]))
         # the times the text report prints: an overlapped stream's predicted
         # time per step against its measured one, a blocking one's T(S)
+        # time per step, plus the framework's time outside MPI (call_gap_s
+        # once per call) as the verdict counts it
         nb = ad["nonblocking"] and ad["steps"]
         key = "predicted_s" if nb else "model_step_s"
         scale = ad["steps"] if nb else 1
-        now = ad["current_s"] / scale if nb else ad["model_current_step_s"]
+        gap = ad["call_gap_s"] or 0.0
+        if not close(charts[cid].get("framework_gap_s"), gap):
+            fail("%s: drawn with a gap of %s, the report's is %s" % (cid, charts[cid].get("framework_gap_s"), gap))
+        now = (ad["current_s"] / scale if nb else ad["model_current_step_s"]) + gap * ad["calls_per_step"]
         if not close(charts[cid].get("now_step_s"), now):
             fail("%s: calls as they are drawn at %s, the report says %s" % (cid, charts[cid].get("now_step_s"), now))
         if ad["verdict"] == "fuse":
-            want = ad["predicted_s"] / scale if nb else ad["model_step_s"]
+            want = (ad["predicted_s"] / scale if nb else ad["model_step_s"]) + \
+                gap * min(ad["buckets_per_step"], ad["calls_per_step"])
             if not close(charts[cid].get("advised_step_s"), want):
                 fail("%s: the advised bucket drawn at %s, the report says %s" % (cid, charts[cid].get("advised_step_s"),
                                                                                  want))
