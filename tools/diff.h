@@ -52,7 +52,8 @@ typedef struct {
      * gap per call x its calls, the same framework's binding */
     int gap_borrowed[2];
 } cf_diff_settle_t;
-/* 1 and *st set when both sides have the stream with steps, and B makes
+/* 1 and *st set when both sides have the stream with a repeating step (2
+ * steps or more, as the advice needs), and B makes
  * at least one call a step fewer or more than A; else 0. */
 int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st);
 /* The operation of a row, A's where it has one. */

@@ -146,7 +146,9 @@ int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st)
     memset(st, 0, sizeof(*st));
     for (int k = 0; k < 2; k++) {
         const cf_advice_t *ad = r->adv[k];
-        if (ad == NULL || ad->steps == 0 || !isfinite(ad->calls_per_step) || !isfinite(ad->current_s))
+        /* a stream without a repeating step (the advice's "no repeating
+         * step found") has no per-step figures */
+        if (ad == NULL || ad->steps < 2 || !isfinite(ad->calls_per_step) || !isfinite(ad->current_s))
             return 0;
         st->calls_step[k] = ad->calls_per_step;
         st->bytes_step[k] = ad->bytes_per_step;

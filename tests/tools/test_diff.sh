@@ -134,5 +134,12 @@ if sed -n '/^  MPI_Allreduce on world:/,/^  MPI_/p' "$cf_tmp/other.txt" |
 else
     bad "two trainers: no line on bytes: $(grep -A6 "^  MPI_Allreduce on world" "$cf_tmp/other.txt")"
 fi
+# a stream without a repeating step (the trainers' aux all-reduces, 4 and 5
+# calls in one step) has no per-step figures, so no line in FUSION
+if grep -q "^  MPI_Allreduce on aux:" "$cf_tmp/other.txt"; then
+    bad "a stream without a repeating step measured per step: $(grep -A2 "^  MPI_Allreduce on aux:" "$cf_tmp/other.txt")"
+else
+    ok "no per-step figures for a stream without a repeating step"
+fi
 
 cf_done
