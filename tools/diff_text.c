@@ -109,9 +109,13 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
                    aa->op, cf_comm_name(&s[0].p, aa->comm, name, sizeof(name)),
                    cf_fmt_size(aa->bucket_bytes, b[0], CF_FMT_LEN), aa->calls_per_step, aa->buckets_per_step,
                    fmt_cps(ab, b[1]));
-            if (isfinite(real))
+            if (isfinite(real) && real < 0)
+                printf("    predicted saving %s, realised none: B took %s more over A's %llu steps; A %s -> B %s\n",
+                       fmt_t(pred, b[2]), fmt_t(-real, b[3]), (unsigned long long)aa->steps,
+                       fmt_t(aa->current_s, b[4]), fmt_t(ab->current_s / (double)ab->steps * (double)aa->steps, b[5]));
+            else if (isfinite(real))
                 printf("    predicted saving %s, realised %s (%.0f%% of predicted) over A's %llu steps; A %s -> B %s\n",
-                       fmt_t(pred, b[2]), real < 0 ? "none" : fmt_t(real, b[3]), pred > 0 ? 100.0 * real / pred : 0.0,
+                       fmt_t(pred, b[2]), fmt_t(real, b[3]), pred > 0 ? 100.0 * real / pred : 0.0,
                        (unsigned long long)aa->steps, fmt_t(aa->current_s, b[4]),
                        fmt_t(ab->current_s / (double)ab->steps * (double)aa->steps, b[5]));
             else

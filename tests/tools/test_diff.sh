@@ -134,6 +134,12 @@ if sed -n '/^  MPI_Allreduce on world:/,/^  MPI_/p' "$cf_tmp/other.txt" |
 else
     bad "two trainers: no line on bytes: $(grep -A6 "^  MPI_Allreduce on world" "$cf_tmp/other.txt")"
 fi
+# A advised fusing and B's stream took longer: said as what B took more, not as a share
+if grep -q "^    predicted saving 16.5 ms, realised none: B took 97.4 ms more over A's 30 steps" "$cf_tmp/other.txt"; then
+    ok "a realised saving below zero: what B took more"
+else
+    bad "a realised saving below zero: $(grep "predicted saving" "$cf_tmp/other.txt")"
+fi
 # a stream without a repeating step (the trainers' aux all-reduces, 4 and 5
 # calls in one step) has no per-step figures, so no line in FUSION
 if grep -q "^  MPI_Allreduce on aux:" "$cf_tmp/other.txt"; then
