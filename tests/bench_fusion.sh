@@ -15,10 +15,12 @@
 #    bucketed at the advised size, at DDP's 25 MiB and at Horovod's 64 MiB,
 #    and print the medians of the trainer's own timers: the late rank's
 #    exchange (the rank that waited least in it, whose exchange the step
-#    waits for), the exchange over all ranks, the step.  Then the settle
-#    step the advice names for an "uncertain": one profiled run at B's
-#    bucket, compared with the first profile by `commfit diff`, whose
-#    measured saving per step is set beside the trainers'.  Skipped (with
+#    waits for), the exchange over all ranks, the step.  Then, on each
+#    trainer it buckets, the settle step the advice names for an
+#    "uncertain": one profiled run at B's bucket (an "uncertain" without a
+#    candidate: DDP's 25 MiB), compared with the first profile by `commfit
+#    diff`, whose measured saving per step is set beside the trainers'.
+#    Skipped (with
 #    the reason) without root and ip netns, or without python3-torch and
 #    python3-mpi4py.
 # Not a test: it asserts nothing, the numbers depend on the machine.
@@ -281,8 +283,10 @@ if not m:
     sys.exit()
 m = m[0]
 ms = lambda v: "-" if v is None else "%.6g" % (v * 1e3)
+# the framework columns only where diff counted them in its saving
+fw = (m.get("framework_step_s") or {}) if m.get("with_framework") else {}
 print("\t".join((ms(m.get("saving_step_s")), ms(m["mpi_step_s"]["a"]), ms(m["mpi_step_s"]["b"]),
-                 ms((m.get("framework_step_s") or {}).get("a")), ms((m.get("framework_step_s") or {}).get("b")), "-")))'
+                 ms(fw.get("a")), ms(fw.get("b")), "-")))'
 }
 
 # field KEY FILE: a key=value of the trainer's result line
@@ -545,7 +549,7 @@ sfmt = "%-9s %-13s %-10s %-9s %10s %10s %21s %15s %15s %s"
 print(sfmt % ("link", "trainer", "exchange", "verdict", "bucket", "diff saves", "diff A -> B", "all ranks",
               "saved exch", "agrees"))
 for l in open(settle_f):
-    f = l.rstrip("\n").split("\t")
+    f = (l.rstrip("\n").split("\t") + ["-"] * 10)[:10]  # a short row (a failed diff): "-"
     key, bucket, (sav, ma, mb, fa, fb, why) = tuple(f[:3]), f[3], f[4:10]
     if key + (bucket,) not in measured:
         continue

@@ -308,12 +308,14 @@
        * call (call_gap_s), as the verdict judges each size */
       var gap = typeof ad.call_gap_s === 'number' && isFinite(ad.call_gap_s) ? ad.call_gap_s : 0;
       var fw = function (calls) { return gap * Math.min(calls, ad.calls_per_step); };
-      var per = function (c) { return (nb ? c.predicted_s / ad.steps : c.model_step_s) + fw(c.buckets_per_step); };
+      /* a candidate without an MPI price (beyond the measured sizes with no line) is not drawn */
+      var mpi = function (c) { return nb ? c.predicted_s / ad.steps : c.model_step_s; };
+      var per = function (c) { return mpi(c) + fw(c.buckets_per_step); };
       var nowStep = (nb ? ad.current_s / ad.steps : ad.model_current_step_s) + fw(ad.calls_per_step);
       var what = (nb ? 'predicted time per step' : 'modelled time per step') + (gap > 0 ? ' (MPI and the framework\'s time outside it)' : '');
       var yTitle = (nb ? 'predicted' : 'modelled') + ' time per step' + (gap > 0 ? ', MPI + framework' : '');
       var id = 'fusion-' + i, title = 'Fusion of ' + ad.op + ' on ' + commText(ad) + ': ' + what + ' against bucket size';
-      var cand = ad.candidates.filter(function (c) { return per(c) > 0; }).map(function (c) {
+      var cand = ad.candidates.filter(function (c) { return mpi(c) > 0; }).map(function (c) {
         return xy(c.bucket_bytes, per(c), { name: c.name, buckets: c.buckets_per_step, copy: c.copy_step_s });
       });
       var xs = cand.map(function (p) { return p.x; });

@@ -817,6 +817,7 @@ def check_diff(case, d, meta, exp):
           abs(e["calls_per_step"]["b"] - tb["buckets_per_step"]) < 0.5,
           "%s against %s, %s" % (e["calls_per_step"], ta["buckets_per_step"], tb["buckets_per_step"]))
     mine, theirs = {}, {}
+    overlap = str(ta.get("mode", "")).startswith("overlap")
     for k, t in (("a", ta), ("b", tb)):
         mine[k] = e["mpi_step_s"][k] + (e["framework_step_s"][k] or 0.0)
         theirs[k] = ((t["post_ms_mean"] + t["wait_ms_mean"]) if str(t.get("mode", "")).startswith("overlap")
@@ -829,6 +830,17 @@ def check_diff(case, d, meta, exp):
         check(case, name + ": %s's step period within 2 %% of its trainer's step time" % k.upper(),
               st is not None and abs(st - t["step_ms_mean"] / 1e3) <= 0.02 * t["step_ms_mean"] / 1e3,
               "%s against %s" % (st and human_time(st), human_time(t["step_ms_mean"] / 1e3)))
+    # a blocking side of under 3 calls a step has no gap of its own: the
+    # other side's per call, times its calls, and the text says so
+    calls, fws = e["calls_per_step"], e["framework_step_s"]
+    for k, o in (("a", "b"), ("b", "a")):
+        want = not overlap and calls[k] < 3 <= calls[o]
+        got = (e.get("framework_gap_borrowed") or {}).get(k)
+        check(case, name + ": %s's framework time %s" % (k.upper(), "borrowed" if want else "its own"),
+              got is want and (not want or (fws[o] is not None and fws[k] is not None and
+                                            abs(fws[k] - fws[o] / calls[o] * calls[k]) <= 1e-6 * fws[o])) and
+              (not want or ("%s's calls, too few a step to measure it, at %s's" % (k.upper(), o.upper())) in txt.stdout),
+              "borrowed %s, framework %s, calls %s" % (e.get("framework_gap_borrowed"), fws, calls))
     sv, tsv = e["saving_step_s"], theirs["a"] - theirs["b"]
     if abs(tsv) >= 0.05 * theirs["a"]:
         check(case, name + ": the saving B - A within [60 %, 110 %] of the trainers', same sign",
