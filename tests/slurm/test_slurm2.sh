@@ -16,6 +16,10 @@ dl="$cf_tmp/limit"
 mkdir -p "$dl"
 script "$dl/job.sh" "COMMFIT_SPOOL_EVERY=0 COMMFIT_VERBOSE=1 $commfit run -o $dl/p.json -- $mpirun $abend term $dl"
 limit=$(sbatch --parsable -N 2 -n 2 -t 1 -J limit -o "$dl/log" "$dl/job.sh") || cf_fail "sbatch refused the job"
+# its ranks running before the next job starts: two mpiruns launching their
+# daemons on the other node at once lost one daemon (once in nine runs of
+# the suite, beside other load): the time-limited job's, then the next one's
+looping "$dl" 1 > /dev/null || { cat "$dl/log"; cf_fail "the time-limited job's ranks did not start"; }
 
 # 2. sbatch -N 2 with `commfit run -- mpirun`, to the end
 d="$cf_tmp/batch"
