@@ -41,6 +41,46 @@ static void text_job(const char *tag, const side_t *s)
            fmt_t(rk->mpi_mean_s, b2));
 }
 
+/* What each side measured per step of a stream whose calls per step B
+ * changed (cf_diff_settle): what settles an "uncertain". */
+static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st)
+{
+    char b[6][CF_FMT_LEN];
+
+    if (aa->nonblocking)
+        printf("    measured: in MPI %s -> %s a step (posts, polls and blocked)", fmt_t(st->mpi_step[0], b[0]),
+               fmt_t(st->mpi_step[1], b[1]));
+    else
+        printf("    measured: in MPI %s -> %s a step (%s time, as the advice counts it)", fmt_t(st->mpi_step[0], b[0]),
+               fmt_t(st->mpi_step[1], b[1]), aa->current_source ? aa->current_source : "call");
+    if (st->with_framework)
+        printf(", outside MPI %s -> %s (the framework's time per call, measured, x calls%s)",
+               fmt_t(st->fw_step[0], b[2]), fmt_t(st->fw_step[1], b[3]),
+               st->gap_borrowed[1]   ? "; B's calls, too few a step to measure it, at A's"
+               : st->gap_borrowed[0] ? "; A's calls, too few a step to measure it, at B's"
+                                    : "");
+    printf(": B %s %s a step", st->saving_step >= 0 ? "saves" : "costs", fmt_t(fabs(st->saving_step), b[4]));
+    if (isfinite(st->saving_share))
+        printf(" (%.1f%% of A's)", 100.0 * fabs(st->saving_share));
+    printf("%s\n", st->with_framework ? "" : "; MPI time only: the framework's time per call is not measured on both");
+    /* what the post gap leaves out, as the advice says it */
+    if (aa->nonblocking && st->with_framework)
+        printf("    not counted: the framework's time before each post, which fewer posts save too: the program's "
+               "own timers around its calls see more\n");
+    /* the saving is the buckets' only where B moves what A moved */
+    if (isfinite(st->bytes_step[0]) && isfinite(st->bytes_step[1]) && st->bytes_step[0] > 0 &&
+        fabs(st->bytes_step[1] / st->bytes_step[0] - 1.0) > 0.01)
+        printf("    bytes: A moves %s a step, B %s (%+.1f%%): B does not exchange what A does, so the change is "
+               "not the buckets' alone\n",
+               cf_fmt_size(st->bytes_step[0], b[0], CF_FMT_LEN), cf_fmt_size(st->bytes_step[1], b[1], CF_FMT_LEN),
+               100.0 * (st->bytes_step[1] / st->bytes_step[0] - 1.0));
+    if (isfinite(st->step_s[0]) && isfinite(st->step_s[1]))
+        printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
+               fmt_t(st->step_s[0], b[0]), fmt_t(st->step_s[1], b[1]), st->step_s[1] <= st->step_s[0] ? "-" : "+",
+               fmt_t(fabs(st->step_s[1] - st->step_s[0]), b[2]));
+    printf("    one run each: a second pair (commfit diff A2 B2) shows how far runs of this machine differ\n");
+}
+
 void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
 {
     char label[24], name[CF_COMM_NAME_LEN], b[10][CF_FMT_LEN], cell[3][2 * CF_FMT_LEN + 8];
@@ -129,33 +169,6 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         }
         if (!settle)
             continue;
-        if (aa->nonblocking)
-            printf("    measured: in MPI %s -> %s a step (posts, polls and blocked)", fmt_t(st.mpi_step[0], b[0]),
-                   fmt_t(st.mpi_step[1], b[1]));
-        else
-            printf("    measured: in MPI %s -> %s a step (%s time, as the advice counts it)", fmt_t(st.mpi_step[0], b[0]),
-                   fmt_t(st.mpi_step[1], b[1]), aa->current_source ? aa->current_source : "call");
-        if (st.with_framework)
-            printf(", outside MPI %s -> %s (the framework's time per call, measured, x calls%s)",
-                   fmt_t(st.fw_step[0], b[2]), fmt_t(st.fw_step[1], b[3]),
-                   st.gap_borrowed[1]   ? "; B's calls, too few a step to measure it, at A's"
-                   : st.gap_borrowed[0] ? "; A's calls, too few a step to measure it, at B's"
-                                        : "");
-        printf(": B %s %s a step", st.saving_step >= 0 ? "saves" : "costs", fmt_t(fabs(st.saving_step), b[4]));
-        if (isfinite(st.saving_share))
-            printf(" (%.1f%% of A's)", 100.0 * fabs(st.saving_share));
-        printf("%s\n", st.with_framework ? "" : "; MPI time only: the framework's time per call is not measured on both");
-        /* the saving is the buckets' only where B moves what A moved */
-        if (isfinite(st.bytes_step[0]) && isfinite(st.bytes_step[1]) && st.bytes_step[0] > 0 &&
-            fabs(st.bytes_step[1] / st.bytes_step[0] - 1.0) > 0.01)
-            printf("    bytes: A moves %s a step, B %s (%+.1f%%): B does not exchange what A does, so the change is "
-                   "not the buckets' alone\n",
-                   cf_fmt_size(st.bytes_step[0], b[0], CF_FMT_LEN), cf_fmt_size(st.bytes_step[1], b[1], CF_FMT_LEN),
-                   100.0 * (st.bytes_step[1] / st.bytes_step[0] - 1.0));
-        if (isfinite(st.step_s[0]) && isfinite(st.step_s[1]))
-            printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
-                   fmt_t(st.step_s[0], b[0]), fmt_t(st.step_s[1], b[1]), st.step_s[1] <= st.step_s[0] ? "-" : "+",
-                   fmt_t(fabs(st.step_s[1] - st.step_s[0]), b[2]));
-        printf("    one run each: a second pair (commfit diff A2 B2) shows how far runs of this machine differ\n");
+        text_settle(aa, &st);
     }
 }
