@@ -119,6 +119,8 @@ def human_size(n):
 def human_time(t):
     if t is None:
         return "-"
+    if t < 0:
+        return "-" + human_time(-t)
     if t >= 1e-3:
         return "%.3g ms" % (t * 1e3)
     if t >= 1e-6:
