@@ -476,6 +476,7 @@ def pm(m, se):
 
 verdict_texts = []
 measured = {}
+judged = {}
 order = ["unshaped", "mlp", "resnet20", "resnet-stream", "per-tensor", "overlap"]
 for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) for x in k]):
     a = adv[key]
@@ -527,6 +528,10 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
         label = "best" if n == "advised" and verdict != "fuse" else n
         print(fmt % (key[0], key[1], key[2], verdict, label, human(pairs[0][n][0]), calls, ms(p), ms(a_exch),
                      pm(d_exch, se_exch), pm(d_all, se_all), ms(a_stepm), pm(d_step, se_step), ms(pct, "%.0f"), held))
+        # the row the rule judges: the advised bucket (with the heap kept where
+        # the advice keeps it), else DDP's 25 MiB
+        if (verdict == "fuse" and n == ("kept" if "kept" in names else "advised")) or (verdict != "fuse" and n == "ddp"):
+            judged[key] = held
     txt = "%s/%s-%s-%s-advice.txt" % (tmp, key[0], key[1], key[2])
     try:
         body = [l.rstrip() for l in open(txt) if l.strip()]
@@ -534,6 +539,11 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
         body = []
     verdict_texts.append("%s %s %s: %s %s: %s" % (key[0], key[1], key[2], a["op"], verdict, a["reason"]))
     verdict_texts += ["    " + l.strip() for l in body[1:] if a["reason"] not in l]
+held_n = sum(1 for h in judged.values() if h.startswith(("yes", "noise")))
+slower = sorted(" ".join(k) for k, h in judged.items() if h.startswith("SLOWER"))
+missed = sorted(" ".join(k) for k, h in judged.items() if not h.startswith(("yes", "noise", "SLOWER")))
+print("the rule: held on %d of %d trainers; slower: %s; missed: %s" %
+      (held_n, len(judged), ", ".join(slower) or "none", ", ".join(missed) or "none"))
 print("(times in ms; pred/step: commfit's predicted saving per step for that bucket, from its candidates where it")
 print(" advised another, MPI time plus the framework's time between back-to-back calls it removes (call_gap_s),")
 print(" plus the packing copies it charges the buckets (copy_step_s), which these trainers do not pay: their")
