@@ -30,15 +30,6 @@ static inline uint64_t cf_clock_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t cf_ticks(void)
-{
-#ifdef CF_HAVE_TSC
-    if (cf_clock.use_tsc)
-        return __rdtsc();
-#endif
-    return cf_clock_mono_ns();
-}
-
 /* The TSC as the clock (cf_ticks reads it then), and a read of it. */
 static inline int cf_clock_tsc(void)
 {
@@ -55,6 +46,11 @@ static inline uint64_t cf_tsc(void)
 #else
     return 0;
 #endif
+}
+
+static inline uint64_t cf_ticks(void)
+{
+    return cf_clock_tsc() ? cf_tsc() : cf_clock_mono_ns();
 }
 
 /* The statement `call` (an MPI call) timed from t0 to t1 in ticks: one
