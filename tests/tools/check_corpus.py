@@ -818,6 +818,10 @@ def check_diff(case, d, meta, exp):
           abs(e["calls_per_step"]["a"] - ta["buckets_per_step"]) < 0.5 and
           abs(e["calls_per_step"]["b"] - tb["buckets_per_step"]) < 0.5,
           "%s against %s, %s" % (e["calls_per_step"], ta["buckets_per_step"], tb["buckets_per_step"]))
+    check(case, name + ": bytes per step as the trainers moved them",
+          all(abs(e["bytes_per_step"][k] - t["bytes_per_step"]) <= 0.001 * t["bytes_per_step"]
+              for k, t in (("a", ta), ("b", tb))),
+          "%s against %s, %s" % (e["bytes_per_step"], ta["bytes_per_step"], tb["bytes_per_step"]))
     mine, theirs = {}, {}
     overlap = str(ta.get("mode", "")).startswith("overlap")
     for k, t in (("a", ta), ("b", tb)):
