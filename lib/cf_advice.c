@@ -448,7 +448,8 @@ out:
  * the completion call that follows it (the profile's post_gap_s, median
  * over the ranks), where at least 8 gaps were measured and the gap is under
  * the stream's MPI time per post (its post and polls, the calls a hook
- * makes back to back); see cf_advice.h. */
+ * makes back to back); post_lead_s, the bound of its time before a post,
+ * where at least 8 were measured; see cf_advice.h. */
 static void post_gap(const cf_profile_t *p, cf_advice_t *ad)
 {
     double per_rank = ad->comm_size > 0 ? (double)ad->calls / (double)ad->comm_size : 0;
@@ -457,6 +458,8 @@ static void post_gap(const cf_profile_t *p, cf_advice_t *ad)
     if (p->post_gaps >= 8 && per_rank > 0 && isfinite(p->post_gap_s) &&
         p->post_gap_s < (ad->post_s + ad->poll_s) / per_rank)
         ad->call_gap_s = p->post_gap_s;
+    ad->post_leads = p->post_leads < UINT32_MAX ? (uint32_t)p->post_leads : UINT32_MAX;
+    ad->post_lead_s = p->post_leads >= 8 && isfinite(p->post_lead_s) ? (float)p->post_lead_s : NAN;
 }
 
 /* A nonblocking stream of the whole world: the ranks' wait, per step on
@@ -645,6 +648,7 @@ static void advice_init(cf_advice_t *ad)
     ad->saving_step_s = ad->saving_unc_step_s = NAN;
     ad->share = NAN;
     ad->call_gap_s = ad->framework_saving_s = NAN;
+    ad->post_lead_s = NAN;
     ad->hidden_saving_step_s = ad->hidden_saving_unc_step_s = NAN;
     ad->runs = 1;
     ad->run_spread_step_s = NAN;
@@ -782,11 +786,13 @@ static double hidden_saving(const cf_advice_t *ad, const cf_adv_cand_t *cd, doub
 static int nonblocking_cost(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f, cf_advice_t *ad)
 {
     double post = 0, blocked = stream_blocked(a, x, f, &post), longest;
+    int with_posts = 0;
     if (!isfinite(blocked))
         return 0;
     ad->post_s = post / (double)f->comm_size;
     ad->blocked_s = (blocked - post) / (double)f->comm_size;
-    ad->poll_s = stream_polls(a, f, &ad->polls_with_posts, &ad->poll_excess_s, &longest) / (double)f->comm_size;
+    ad->poll_s = stream_polls(a, f, &with_posts, &ad->poll_excess_s, &longest) / (double)f->comm_size;
+    ad->polls_with_posts = with_posts != 0;
     ad->poll_excess_s /= (double)f->comm_size;
     ad->poll_load_s = poll_load(cf_analysis_profile(a), ad, longest);
     ad->skew_s = arrival_skew(cf_analysis_profile(a), ad);
@@ -1536,18 +1542,32 @@ int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+double cf_advice_lead_step(const cf_advice_t *ad)
+{
+    if (!ad->nonblocking || !isfinite(ad->post_lead_s) || ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0 ||
+        !isfinite(ad->buckets_per_step))
+        return NAN;
+    return ad->post_lead_s * fmax(0.0, ad->calls_per_step - ad->buckets_per_step);
+}
+
 /* The outside-MPI line (cf_advice.h "Time outside MPI"). */
 int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
 {
     char b[2][CF_FMT_LEN];
     if (ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0)
         return 0;
+    char lead[256] = "";
+    if (isfinite(cf_advice_lead_step(ad)))
+        snprintf(lead, sizeof(lead), ": at most %s a post (the shortest tenth of %zu times from a poll to the next post, "
+                 "the hook's own work and any computation between included), up to %s a step more",
+                 cf_fmt_time(ad->post_lead_s, b[0], CF_FMT_LEN), (size_t)ad->post_leads,
+                 cf_fmt_time(cf_advice_lead_step(ad), b[1], CF_FMT_LEN));
     if (isfinite(ad->framework_saving_s) && ad->nonblocking)
         snprintf(buf, len, "outside MPI, %s more, counted in the saving per step: %s from a post to the completion call after it (median over the "
                  "ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, which "
-                 "fewer posts also save",
+                 "fewer posts also save%s",
                  cf_fmt_time(ad->framework_saving_s, b[0], CF_FMT_LEN), cf_fmt_time(ad->call_gap_s, b[1], CF_FMT_LEN),
-                 (size_t)ad->call_gap_pairs);
+                 (size_t)ad->call_gap_pairs, lead);
     else if (isfinite(ad->framework_saving_s))
         snprintf(buf, len, "outside MPI, %s more, counted in the saving per step: the calls go back to back, %s apart (median of %zu sampled pairs), "
                  "the framework's cost per call",
@@ -1555,7 +1575,7 @@ int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
                  (size_t)ad->call_gap_pairs);
     else if (ad->nonblocking)
         snprintf(buf, len, "not priced: the program's own time around each post outside MPI (bindings, request "
-                 "lists), which fewer posts also save");
+                 "lists), which fewer posts also save%s", lead);
     else
         return 0;
     return 1;

@@ -213,7 +213,15 @@
  * is the profile's post_gap_s, the time from a post to the completion
  * call after it (a hook's poll), where at least 8 were measured and it is
  * under the stream's MPI time per post (post_s + poll_s over its calls):
- * back to back.  The bindings' time before each post is not measured.
+ * back to back.  The bindings' time before each post cannot be told from
+ * the computation between hooks; what is measured is a bound of it: the
+ * profile's post_lead_s, the shortest tenth of the times from the
+ * completion call after a marked post to the next post (tensors that
+ * autograd produces together, a layer's weight and bias, have nothing but
+ * the hooks between them), which holds the hook's own work (a copy into
+ * its bucket) too, and which buckets do not save.  The advice prints it
+ * beside the saving as "at most" (cf_advice_lead_step); the verdict does
+ * not count it.
  *
  * Several runs: one run's saving moves with that run (its per-tensor
  * calls ran 20 % faster or slower than the next run's, on the same
@@ -355,10 +363,17 @@ CF_HIDDEN int cf_advice_keeps_heap(const cf_advice_t *ad);
  * what keeps the heap.  1 when written, 0 where there is none. */
 CF_HIDDEN int cf_advice_memory_note(const cf_advice_t *ad, char *buf, size_t len);
 #define CF_ADV_NOTE_LEN 1024
+/* At most what an advised ("fuse") nonblocking stream's buckets save per
+ * step of the framework's time before each post, which the saving does not
+ * price: the measured lead (post_lead_s) times the posts they remove; NaN
+ * elsewhere or without a lead. */
+CF_HIDDEN double cf_advice_lead_step(const cf_advice_t *ad);
 /* The line of an advised ("fuse") stream on the framework's time outside
  * MPI that its buckets save (framework_saving_s), or, for a nonblocking
- * stream without it, that it is not priced: the text report's and, through
- * the JSON's outside_mpi_note, the HTML's.  1 when written, 0 where none. */
+ * stream without it, that it is not priced, with the bound of that time
+ * where a lead was measured (cf_advice_lead_step): the text report's and,
+ * through the JSON's outside_mpi_note, the HTML's.  1 when written, 0
+ * where none. */
 CF_HIDDEN int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len);
 /* The line under an advised ("fuse") nonblocking stream on the two ends
  * of its price: exposed (the verdict's, with the ranks' wait for the

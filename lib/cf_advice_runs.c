@@ -146,7 +146,7 @@ void cf_advice_runs(cf_advice_t *ad, const cf_analysis_t *const *runs, size_t nr
     /* the figures are the medians only where some run advises fusion and
      * every run prices a size; otherwise this run's advice stands, and
      * runs > 1 with no spread says so */
-    ad->runs = (int)n;
+    ad->runs = n < UINT16_MAX ? (uint16_t)n : UINT16_MAX;
     if (rule == CF_RUNS_OWN)
         return;
     ob = &o[pick != (size_t)-1 ? pick : best];

@@ -504,6 +504,9 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "call_gap_s", jnum(ad->call_gap_s));
     jset(c, o, "call_gap_pairs", json_integer((json_int_t)ad->call_gap_pairs));
     jset(c, o, "framework_saving_s", jnum(ad->framework_saving_s));
+    jset(c, o, "post_lead_s", ad->nonblocking ? jnum(ad->post_lead_s) : json_null());
+    jset(c, o, "post_leads", ad->nonblocking ? json_integer((json_int_t)ad->post_leads) : json_null());
+    jset(c, o, "framework_lead_step_s", jnum(cf_advice_lead_step(ad)));
     jset(c, o, "ddp_bucket_cap_mb", jnum(ad->bucket_bytes / 1048576.0));
     jset(c, o, "horovod_fusion_threshold", jbytes(ad->bucket_bytes));
     jset(c, o, "steps", json_integer((json_int_t)ad->steps));

@@ -338,11 +338,14 @@ typedef struct cf_advice {
     uint32_t comm;
     int comm_size, path;
     cf_coll_t coll;
-    int nonblocking;          /* time is post to completion, overlapping compute */
+    uint8_t nonblocking;      /* time is post to completion, overlapping compute */
+    uint8_t polls_with_posts; /* nonblocking: the program polls about once per post (0.5 to 2 a post) */
     /* the runs that have the stream: 1, this profile alone; more where other
-     * runs of the program were given (cf_analysis_opts_t.runs); in an int's
-     * padding, as run_spread_step_s below is */
-    int runs;
+     * runs of the program were given (cf_analysis_opts_t.runs), as
+     * run_spread_step_s below is */
+    uint16_t runs;
+    /* nonblocking: the times post_lead_s below rests on (in these bytes) */
+    uint32_t post_leads;
     uint64_t calls, bytes;    /* summed over ranks */
     double share;             /* of the ranked MPI time */
 
@@ -367,10 +370,14 @@ typedef struct cf_advice {
     double post_s;            /* inside the calls that posted it */
     double blocked_s;         /* blocked in Wait/Test on its requests */
     double poll_s;            /* its share, by posts, of Test calls that completed nothing */
-    int polls_with_posts;     /* the program polls about once per post (0.5 to 2 a post) */
     /* nonblocking: the refaults of the advised (else the best) buckets
-     * (cf_adv_cand_t; their time: times page_fault_s), in an int's padding */
+     * (cf_adv_cand_t; their time: times page_fault_s) */
     float refault_pages;
+    /* nonblocking: the profile's post_lead_s (a poll to the next post:
+     * the bindings before a post, with the hook's own work and any
+     * computation between), where at least 8 were measured; NaN: unknown
+     * (cf_advice_lead_step) */
+    float post_lead_s;
     /* the ranks' mean wait per step for the last to arrive (their MPI
      * times' spread over the steps, at most blocked_s per step; 0 for a
      * part of the world), which the fused buckets' final wait pays */

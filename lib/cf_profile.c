@@ -236,6 +236,10 @@ static json_t *job_to_json(const cf_profile_t *p)
         json_object_set_new(job, "post_gap_s", json_real(p->post_gap_s));
         json_object_set_new(job, "post_gaps", json_integer((json_int_t)p->post_gaps));
     }
+    if (p->post_leads > 0) {
+        json_object_set_new(job, "post_lead_s", json_real(p->post_lead_s));
+        json_object_set_new(job, "post_leads", json_integer((json_int_t)p->post_leads));
+    }
     cf_sched_to_json(job, p->extra);
     return job;
 }
@@ -680,6 +684,17 @@ static int cf_rd_header(cf_rd_t *rd, json_t *fmt, json_t *ver)
     return CF_OK;
 }
 
+/* A job's time of the framework's per post (post_gap_s, post_lead_s) and
+ * its count, where the count is positive and the time a number >= 0. */
+static void cf_get_gap(json_t *job, const char *key_s, const char *key_n, double *s, uint64_t *n)
+{
+    json_t *x = json_object_get(job, key_n), *v = json_object_get(job, key_s);
+    if (x && json_is_integer(x) && json_integer_value(x) > 0 && json_is_number(v) && json_number_value(v) >= 0) {
+        *n = (uint64_t)json_integer_value(x);
+        *s = json_number_value(v);
+    }
+}
+
 static int cf_rd_job(cf_rd_t *rd, json_t *job)
 {
     cf_profile_t *p = &rd->p;
@@ -734,11 +749,8 @@ static int cf_rd_job(cf_rd_t *rd, json_t *job)
         p->clock_hz = json_number_value(x);
     if ((x = json_object_get(job, "memcpy_Bps")) && json_is_number(x))
         p->memcpy_Bps = json_number_value(x);
-    if ((x = json_object_get(job, "post_gaps")) && json_is_integer(x) && json_integer_value(x) > 0 &&
-        json_is_number(json_object_get(job, "post_gap_s")) && json_number_value(json_object_get(job, "post_gap_s")) >= 0) {
-        p->post_gaps = (uint64_t)json_integer_value(x);
-        p->post_gap_s = json_number_value(json_object_get(job, "post_gap_s"));
-    }
+    cf_get_gap(job, "post_gap_s", "post_gaps", &p->post_gap_s, &p->post_gaps);
+    cf_get_gap(job, "post_lead_s", "post_leads", &p->post_lead_s, &p->post_leads);
     return CF_OK;
 }
 

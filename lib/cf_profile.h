@@ -99,6 +99,13 @@ typedef struct {
      * none, post_gap_s then unset) */
     double post_gap_s;
     uint64_t post_gaps;
+    /* and from a completion call that measured such a gap to the next
+     * post, with no MPI call between: the bindings before a post, the
+     * hook's own work and any computation between; the median over the
+     * ranks of their shortest tenth (10th percentile), s, and the times
+     * measured (0: none, post_lead_s then unset) */
+    double post_lead_s;
+    uint64_t post_leads;
     cf_rank_info_t *rank;
     size_t nrank;
     cf_comm_info_t *comm;

@@ -82,7 +82,7 @@ CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
     cf_site_t *site = cf_site_first(t, op, ra);
     const cf_memo_t *m = site ? cf_memo_done(site, op, ra, path, bytes) : NULL;
     if (__builtin_expect(t->post_t1 != 0, 0))
-        cf_post_gap(t, t0);
+        cf_post_gap(t, t0, t1);
     t->mpi_ns += ns;
     if (m) {
         cf_stat_add_more(m->rec, bytes, ns); /* the full path recorded its call before it filled the memo */
@@ -112,17 +112,25 @@ CF_HOT void cf_record_wait(cf_thread_t *t, unsigned op, unsigned path, uint64_t 
  * where no MPI call came between, is one gap.  It holds the completion
  * call's copy of its requests (tens of ns): checked at the entry instead,
  * or defined in another file than its caller, the check cost the Testall
- * of a growing list 10 instructions a call. */
-void cf_post_gap(cf_thread_t *t, uint64_t t0)
+ * of a growing list 10 instructions a call.  The call left at t1; unless
+ * its post was an armed one, it arms the next post (cf_runtime.h:
+ * cf_post_mark). */
+void cf_post_gap(cf_thread_t *t, uint64_t t0, uint64_t t1)
 {
-    uint64_t t1 = t->post_t1;
+    uint64_t p1 = t->post_t1;
     t->post_t1 = 0;
     if (t->mpi_ns != t->post_mpi_ns || t->post_gen != atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) ||
-        t0 < t1)
+        t0 < p1)
         return;
     if (t->post_gap == NULL && (t->post_gap = calloc(1, sizeof(*t->post_gap))) == NULL)
         return;
-    cf_stat_add(t->post_gap, 0, cf_ticks_to_ns(t0 - t1));
+    cf_stat_add(t->post_gap, 0, cf_ticks_to_ns(t0 - p1));
+    if (!t->post_forced) {
+        t->poll_t1 = t1;
+        t->poll_mpi_ns = t->mpi_ns + cf_ticks_to_ns(t1 - t0); /* the caller adds it after */
+        t->poll_gen = t->post_gen;
+        t->post_left = 0;
+    }
 }
 
 /* A completion call that returned rc, an error: counted as failed

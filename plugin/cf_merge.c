@@ -63,6 +63,8 @@ typedef struct {
     char step_region[64];
     double post_gap_s;  /* median of its threads' gaps after nonblocking collectives' posts (cf_post_gap) */
     uint64_t post_gaps; /* and their count; 0: none */
+    double post_lead_s;  /* the shortest tenth of its threads' times from such a gap to the next post (cf_post_lead) */
+    uint64_t post_leads; /* and their count; 0: none */
 } cf_rank_wire_t;
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
@@ -455,22 +457,30 @@ static void cf_fin_comms(cf_fin_run_t *m)
     m->cw = cw;
 }
 
-/* This rank's gaps after nonblocking collectives' posts, its threads'
- * together: their median, s, and their count. */
-static void cf_rank_post_gap(cf_rank_wire_t *me)
+/* This rank's threads' stats of one kind together (the stat at offset
+ * off in cf_thread_t): their quantile q, s, and their count. */
+static uint64_t cf_rank_gap(size_t off, double q, double *s)
 {
     cf_stat_t all;
     memset(&all, 0, sizeof(all));
     for (uint32_t i = 0; i < cf_thread_count(); i++) {
-        const cf_thread_t *t = cf_thread_at(i);
-        if (t->post_gap != NULL && t->post_gap->calls > 0) {
+        const cf_stat_t *g = *(cf_stat_t *const *)((const char *)cf_thread_at(i) + off);
+        if (g != NULL && g->calls > 0) {
             if (all.calls == 0)
                 all.t_min = UINT64_MAX;
-            cf_stat_merge(&all, t->post_gap);
+            cf_stat_merge(&all, g);
         }
     }
-    me->post_gaps = all.calls;
-    me->post_gap_s = all.calls ? 1e-9 * cf_hist_quantile(all.hist, 0.5, (double)all.t_min, (double)all.t_max) : 0;
+    *s = all.calls ? 1e-9 * cf_hist_quantile(all.hist, q, (double)all.t_min, (double)all.t_max) : 0;
+    return all.calls;
+}
+
+/* This rank's gaps after nonblocking collectives' posts (their median)
+ * and before the posts that follow them (their shortest tenth) */
+static void cf_rank_post_gap(cf_rank_wire_t *me)
+{
+    me->post_gaps = cf_rank_gap(offsetof(cf_thread_t, post_gap), 0.5, &me->post_gap_s);
+    me->post_leads = cf_rank_gap(offsetof(cf_thread_t, post_lead), 0.1, &me->post_lead_s);
 }
 
 /* 5. per-rank figures, gathered on rank 0 */
@@ -498,21 +508,31 @@ static void cf_fin_ranks(cf_fin_run_t *m)
         PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, m->all, (int)sizeof(me), MPI_BYTE, 0, cf_g.tool_comm);
 }
 
-/* Rank 0: the framework's time after a post, the median over the ranks
- * that measured it of their medians (cf_profile.h: post_gap_s). */
+/* Rank 0: the framework's time after a post and before the next, the
+ * median over the ranks that measured it of their figures (cf_profile.h:
+ * post_gap_s, post_lead_s). */
 static void cf_put_post_gap(cf_profile_t *p, const cf_rank_wire_t *all, int n)
 {
-    double *med = n > 0 ? malloc((size_t)n * sizeof(*med)) : NULL;
-    size_t k = 0;
-    uint64_t gaps = 0;
-    for (int i = 0; med != NULL && i < n; i++)
+    double *med = n > 0 ? malloc(2 * (size_t)n * sizeof(*med)) : NULL;
+    size_t k = 0, l = 0;
+    uint64_t gaps = 0, leads = 0;
+    for (int i = 0; med != NULL && i < n; i++) {
         if (all[i].post_gaps > 0) {
             med[k++] = all[i].post_gap_s;
             gaps += all[i].post_gaps;
         }
+        if (all[i].post_leads > 0) {
+            med[n + l++] = all[i].post_lead_s;
+            leads += all[i].post_leads;
+        }
+    }
     if (k > 0) {
         p->post_gap_s = cf_median(med, k);
         p->post_gaps = gaps;
+    }
+    if (l > 0) {
+        p->post_lead_s = cf_median(med + n, l);
+        p->post_leads = leads;
     }
     free(med);
 }

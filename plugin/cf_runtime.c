@@ -274,17 +274,36 @@ static int cf_rec_hooks(void)
     return cf_g.enter_hook || cf_g.leave_hook ? CF_REC_HOOKS : 0;
 }
 
+/* An armed post (cf_runtime.h, cf_post_mark), entered at t0 ticks and
+ * left at t1, its time added to mpi_ns: the framework's time from the
+ * completion call that armed it, where no MPI call came between. */
+static void cf_post_lead(cf_thread_t *t, uint64_t t0, uint64_t t1)
+{
+    uint64_t p1 = t->poll_t1;
+    t->poll_t1 = 0;
+    if (t->mpi_ns - cf_ticks_to_ns(t1 - t0) != t->poll_mpi_ns ||
+        t->poll_gen != atomic_load_explicit(&cf_memo_gen, memory_order_relaxed) || t0 < p1)
+        return;
+    if (t->post_lead == NULL && (t->post_lead = calloc(1, sizeof(*t->post_lead))) == NULL)
+        return;
+    cf_stat_add(t->post_lead, 0, cf_ticks_to_ns(t0 - p1));
+}
+
 /* The mark of a nonblocking collective's post (cf_runtime.h, cf_post_mark):
  * the clock after the post's bookkeeping, the thread's MPI time and
- * generation, and the posts to skip before the next mark, 0 to 30. */
-void cf_post_mark_slow(cf_thread_t *t)
+ * generation, and the posts to skip before the next mark, 0 to 62; an
+ * armed post first measures its lead. */
+void cf_post_mark_slow(cf_thread_t *t, uint64_t t0, uint64_t t1)
 {
+    t->post_forced = t->poll_t1 != 0;
+    if (t->post_forced)
+        cf_post_lead(t, t0, t1);
     uint32_t x = t->post_rng ? t->post_rng : 2463534242u; /* xorshift32 */
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
     t->post_rng = x;
-    t->post_left = x % 31; /* posts skipped before the next mark: 0 to 30 */
+    t->post_left = x % 63; /* posts skipped before the next mark: 0 to 62 */
     t->post_t1 = cf_ticks();
     t->post_mpi_ns = t->mpi_ns;
     t->post_gen = atomic_load_explicit(&cf_memo_gen, memory_order_relaxed);

@@ -223,7 +223,7 @@ def wrapper(e, head=None):
                         % (a["request"], "%(flags)s", a["tag"] if k != "icoll" else "0"))
             body.append("    cf_site_add(cf_s, cf_m->nb, cf_t0, cf_t1);")
         if k == "icoll":  # the framework's time from here to the completion call that follows (cf_post_gap)
-            body.append("    cf_post_mark(cf_t);")
+            body.append("    cf_post_mark(cf_t, cf_t0, cf_t1);")
         find = ["    cf_site_t *cf_s = cf_site_first(cf_t, %s, cf_ra);" % op,
                 "    const cf_memo_t *cf_m = cf_s ? cf_memo_of(cf_s, %s, cf_ra, %s, %s, %s, %s) : NULL;"
                 % (op, a["comm"], dtype, count, dest)]
@@ -341,7 +341,7 @@ def wrapper(e, head=None):
     elif site:
         out.append("    cf_site_note(cf_t, %s, cf_t0, cf_t1);" % site)
     if k == "icoll":
-        out.append("    cf_post_mark(cf_t);")
+        out.append("    cf_post_mark(cf_t, cf_t0, cf_t1);")
     out.append("    cf_leave(cf_t);")
     out.append("    return;" if head else "    return cf_rc;")
     out.append("}")

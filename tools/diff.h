@@ -51,6 +51,14 @@ typedef struct {
      * CF_ADV_GAP_CALLS a step): its framework's time is the other side's
      * gap per call x its calls, the same framework's binding */
     int gap_borrowed[2];
+    /* a nonblocking stream: the bound of the framework's time before each
+     * post, which the saving does not count: the lead (post_lead_s) of the
+     * side with more posts a step times the posts the other makes fewer;
+     * lead_side, that side (0: A, whose fewer posts B saves at most this
+     * much more; 1: B, which costs at most this much more); NaN and -1
+     * where that side measured no lead */
+    double lead_step, lead_s;
+    int lead_side;
 } cf_diff_settle_t;
 /* 1 and *st set when both sides have the stream with a repeating step (2
  * steps or more, as the advice needs), and B makes

@@ -104,6 +104,9 @@ int cf_diff_json(side_t s[2], const row_t *rows, size_t n)
             json_object_set_new(e, "with_framework", json_boolean(st.with_framework));
             json_object_set_new(e, "framework_gap_borrowed",
                                 pair(json_boolean(st.gap_borrowed[0]), json_boolean(st.gap_borrowed[1])));
+            json_object_set_new(e, "framework_lead_step_s", jnum(st.lead_step));
+            json_object_set_new(e, "framework_lead_side",
+                                st.lead_side < 0 ? json_null() : json_string(st.lead_side ? "b" : "a"));
             json_object_set_new(j, "measured_per_step", e);
         } else {
             json_object_set_new(j, "measured_per_step", json_null());

@@ -167,6 +167,14 @@ int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st)
         }
     }
     st->with_framework = isfinite(st->fw_step[0]) && isfinite(st->fw_step[1]);
+    int more = st->calls_step[0] > st->calls_step[1] ? 0 : 1;
+    st->lead_s = st->lead_step = NAN;
+    st->lead_side = -1;
+    if (r->adv[more]->nonblocking && isfinite(r->adv[more]->post_lead_s)) {
+        st->lead_side = more;
+        st->lead_s = r->adv[more]->post_lead_s;
+        st->lead_step = st->lead_s * fabs(st->calls_step[0] - st->calls_step[1]);
+    }
     for (int k = 0; k < 2; k++)
         total[k] = st->mpi_step[k] + (st->with_framework ? st->fw_step[k] : 0.0);
     st->saving_step = total[0] - total[1];

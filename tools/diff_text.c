@@ -64,7 +64,13 @@ static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st)
         printf(" (%.1f%% of A's)", 100.0 * fabs(st->saving_share));
     printf("%s\n", st->with_framework ? "" : "; MPI time only: the framework's time per call is not measured on both");
     /* what the post gap leaves out, as the advice says it */
-    if (aa->nonblocking && st->with_framework)
+    if (aa->nonblocking && st->with_framework && st->lead_side >= 0)
+        printf("    not counted: the framework's time before each post, which fewer posts save too: at most %s a "
+               "post by %s's profile (the shortest tenth of its times from a poll to the next post), so B %s up to %s "
+               "a step more; the program's own timers around its calls see it\n",
+               fmt_t(st->lead_s, b[0]), st->lead_side ? "B" : "A", st->lead_side ? "costs" : "saves",
+               fmt_t(st->lead_step, b[1]));
+    else if (aa->nonblocking && st->with_framework)
         printf("    not counted: the framework's time before each post, which fewer posts save too: the program's "
                "own timers around its calls see more\n");
     /* the saving is the buckets' only where B moves what A moved */

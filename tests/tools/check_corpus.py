@@ -867,6 +867,25 @@ def check_diff(case, d, meta, exp):
     unmeasured = "not counted: the framework's time before each post" in txt.stdout
     check(case, name + ": the text %s the framework's time before each post" % ("names" if overlap else "does not name"),
           unmeasured == overlap, txt.stdout[-400:])
+    # where A measured its lead (job.post_lead_s, a poll to the next post),
+    # the bound: A's lead once per post B removes, and the trainers' saving
+    # no larger than the measured one plus that bound (10 % for one pair's
+    # noise); the text states it
+    pa = json.load(open(os.path.join(ad, "profile.json")))["job"]
+    lead, up = pa.get("post_lead_s"), e.get("framework_lead_step_s")
+    if overlap and lead is not None and pa.get("post_leads", 0) >= 8:
+        bound = lead * (calls["a"] - calls["b"])
+        check(case, name + ": the bound of the time before each post: A's lead %s x the %g posts B removes" %
+              (human_time(lead), calls["a"] - calls["b"]),
+              up is not None and abs(up - bound) <= 1e-6 * bound + 1e-12 and e.get("framework_lead_side") == "a",
+              "%s (side %s) against %s" % (up, e.get("framework_lead_side"), bound))
+        check(case, name + ": the trainers' saving within the measured one plus that bound (+10 %)",
+              up is not None and tsv <= 1.1 * (sv + up),
+              "%s against %s + %s" % (human_time(tsv), human_time(sv), human_time(up or 0.0)))
+        check(case, name + ": the text states the bound", "so B saves up to %s a step more" % human_time(bound)
+              in txt.stdout, txt.stdout[-500:])
+    else:
+        check(case, name + ": no bound without A's lead", up is None, str(up))
 
 
 def check_gap_counted(case, a, gap):

@@ -1020,6 +1020,62 @@ static void test_nonblocking_post_gap(void **state)
     post_gap_case(2e-6, 7, 0);    /* too few to tell */
 }
 
+/* The bound of the framework's time before each post (the profile's
+ * post_lead_s, which may hold computation, so no gate on its size): from 8
+ * leads, the advice keeps it, the verdict and every saving stay as without
+ * it, and cf_advice_lead_step is the lead times the posts the advised
+ * buckets remove, which the outside-MPI line states as "at most"; with 7,
+ * nothing. */
+static void post_lead_case(double lead, uint64_t leads, int want_finite)
+{
+    cf_profile_t p, q;
+    cf_analysis_t *a, *b;
+    const cf_advice_t *ad, *bd;
+    char note[CF_ADV_NOTE_LEN], want[160], t[2][CF_FMT_LEN];
+
+    polls_profile(&p, 1.0, 1.0, 0);
+    polls_profile(&q, 1.0, 1.0, 0);
+    p.post_gap_s = q.post_gap_s = 2e-6;
+    p.post_gaps = q.post_gaps = 100;
+    p.post_lead_s = lead;
+    p.post_leads = leads;
+    a = analyse(&p, NULL);
+    b = analyse(&q, NULL);
+    ad = advice_of(a, "MPI_Iallreduce");
+    bd = advice_of(b, "MPI_Iallreduce");
+    assert_string_equal(ad->verdict, "fuse");
+    assert_rel(ad->bucket_bytes, bd->bucket_bytes, 0);
+    assert_rel(ad->saving_step_s, bd->saving_step_s, 1e-12);
+    assert_rel(ad->framework_saving_s, bd->framework_saving_s, 1e-12);
+    assert_true(isnan(cf_advice_lead_step(bd)));
+    assert_int_equal(ad->post_leads, leads);
+    assert_int_equal(cf_advice_outside_note(ad, note, sizeof(note)), 1);
+    if (want_finite) {
+        assert_rel(ad->post_lead_s, lead, 1e-7); /* a float */
+        assert_rel(cf_advice_lead_step(ad), ad->post_lead_s * (16.0 - ad->buckets_per_step), 1e-12);
+        snprintf(want, sizeof(want), "at most %s a post (the shortest tenth of %llu times",
+                 cf_fmt_time(ad->post_lead_s, t[0], CF_FMT_LEN), (unsigned long long)leads);
+        assert_non_null(strstr(note, want));
+        snprintf(want, sizeof(want), "up to %s a step more", cf_fmt_time(cf_advice_lead_step(ad), t[1], CF_FMT_LEN));
+        assert_non_null(strstr(note, want));
+    } else {
+        assert_true(isnan(ad->post_lead_s) && isnan(cf_advice_lead_step(ad)));
+        assert_null(strstr(note, "at most"));
+    }
+    cf_analysis_free(a);
+    cf_analysis_free(b);
+    cf_profile_free(&p);
+    cf_profile_free(&q);
+}
+
+static void test_nonblocking_post_lead(void **state)
+{
+    (void)state;
+    post_lead_case(9e-6, 100, 1);
+    post_lead_case(300e-6, 8, 1); /* computation between: a loose bound, still a bound */
+    post_lead_case(9e-6, 7, 0);   /* too few to tell */
+}
+
 /* The rule of several runs (cf_advice_runs_rule) on its figures alone:
  * every outcome, the "no gain" one included, which real runs rarely reach
  * (with two runs that each save 5 %, their median does too; with three it
@@ -1876,6 +1932,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_blocked),
         cmocka_unit_test(test_nonblocking_polls_per_post),
         cmocka_unit_test(test_nonblocking_post_gap),
+        cmocka_unit_test(test_nonblocking_post_lead),
         cmocka_unit_test(test_runs_rule),
         cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_nonblocking_polls_tails),
