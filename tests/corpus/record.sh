@@ -76,6 +76,11 @@
 #                              per tensor, then in the 512 KiB buckets its advice names
 #                              (--mode overlap-bucket), COMMFIT_CALIBRATE=2s each;
 #                              `commfit diff` of the two held to the trainers' timers
+#   veth-torch-resnet20-overlap-lead-2 veth-torch-resnet20-overlap-64k-2
+#                              the same for ResNet-20 overlapped, then in 64 KiB
+#                              buckets, recorded with the framework's time from a
+#                              poll to the next post (job.post_lead_s): the bound
+#                              diff states beside its saving, held to the trainers'
 #   veth-torch-mlp-200mbit-pt-2 veth-torch-mlp-200mbit-25m-2
 #                              the same for a blocking stream: the MLP per tensor
 #                              through tbf 200mbit ("uncertain"), then in one
@@ -121,7 +126,8 @@ lammps-melt-2 hpcc-shm-2 veth-torch-mlp-2 veth-torch-resnet20-2 veth-torch-resne
 veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resnet-stream-overlap-cal-2
 veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2 veth-torch-mlp-again-2
 veth-torch-mlp-200mbit-2 veth-torch-resnet20-overlap-gap-2 veth-torch-resnet-stream-overlap-pt-2
-veth-torch-resnet-stream-overlap-512k-2 veth-torch-mlp-200mbit-pt-2 veth-torch-mlp-200mbit-25m-2"
+veth-torch-resnet-stream-overlap-512k-2 veth-torch-mlp-200mbit-pt-2 veth-torch-mlp-200mbit-25m-2
+veth-torch-resnet20-overlap-lead-2 veth-torch-resnet20-overlap-64k-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -473,6 +479,9 @@ run_torch() { # CASE
         veth-torch-resnet-stream-overlap-pt-2) targs=(--model resnet-stream --mode overlap) cal=2s ;;
         veth-torch-resnet-stream-overlap-512k-2) targs=(--model resnet-stream --mode overlap-bucket --bucket 524288) cal=2s
             against='"diff": {"against": "veth-torch-resnet-stream-overlap-pt-2", "op": "MPI_Iallreduce", "comm": "world"}' ;;
+        veth-torch-resnet20-overlap-lead-2) targs=(--model resnet20 --mode overlap) cal=2s ;;
+        veth-torch-resnet20-overlap-64k-2) targs=(--model resnet20 --mode overlap-bucket --bucket 65536) cal=2s
+            against='"diff": {"against": "veth-torch-resnet20-overlap-lead-2", "op": "MPI_Iallreduce", "comm": "world"}' ;;
         veth-torch-resnet-stream-overlap-malloc-2) targs=(--model resnet-stream --mode overlap) cal=2s refaults=false
             envx=(-x MALLOC_MMAP_THRESHOLD_=67108864 -x MALLOC_TRIM_THRESHOLD_=1073741824)
             runs='"runs": {"combine": [["veth-torch-resnet-stream-overlap-refault-2"]], "op": "MPI_Iallreduce", "comm": "world"}' ;;
