@@ -2,6 +2,7 @@
  *
  *   commfit diff per-tensor.json bucketed.json
  *   commfit diff --format json A.json B.json
+ *   commfit diff A.json B.json A2.json B2.json   (the spread over pairs)
  *
  * Per operation, communicator and path: calls and calls per step, time per
  * rank with its change, the fits side by side, and, where A's fusion advice
@@ -18,6 +19,7 @@
  * This file parses the arguments and dispatches: the rows diff_rows.c,
  * text diff_text.c, json diff_json.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cf_analysis.h"
@@ -33,17 +35,20 @@ typedef enum { FMT_TEXT, FMT_JSON } diff_fmt_t;
 typedef struct {
     diff_fmt_t fmt;
     cf_analysis_opts_t an;
-    const char *path[2];
+    const char *path[2 * CF_DIFF_PAIRS];
+    size_t npath;
 } diff_opts_t;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: commfit diff [options] A.json B.json\n"
+            "Usage: commfit diff [options] A.json B.json [A2.json B2.json ...]\n"
             "Compares two profiles per operation and communicator: calls and calls per step,\n"
             "time per rank (B - A), the fits T = alpha + M/B side by side, and, where A's\n"
             "fusion advice predicted a saving, the saving B realised; where B changed a\n"
-            "stream's calls per step (buckets), what each side measured per step.\n"
+            "stream's calls per step (buckets), what each side measured per step.  Further\n"
+            "pairs (runs again of A's and B's settings, up to 8 pairs in all) give the\n"
+            "median and range of that saving over the pairs.\n"
             "\n"
             "  -f, --format FMT        text (default) or json\n"
             "  -l, --link RATE,TIME    link for operations without a fit (as in report)\n"
@@ -70,10 +75,14 @@ static int parse_args(int argc, char **argv, diff_opts_t *o)
     o->an = args.an;
     if (args.nargs < 2)
         return cf_tool_usage_error(&diff_tool, "need two profiles, A and B", NULL, NULL);
-    if (args.nargs > 2)
-        return cf_tool_usage_error(&diff_tool, "two profiles only: extra argument", args.args[2], "");
-    o->path[0] = args.args[0];
-    o->path[1] = args.args[1];
+    if (args.nargs % 2)
+        return cf_tool_usage_error(&diff_tool, "profiles come in pairs, A B [A2 B2 ...]: no B for",
+                                   args.args[args.nargs - 1], "");
+    if (args.nargs > 2 * CF_DIFF_PAIRS)
+        return cf_tool_usage_error(&diff_tool, "8 pairs at most: extra argument", args.args[2 * CF_DIFF_PAIRS], "");
+    for (int i = 0; i < args.nargs; i++)
+        o->path[i] = args.args[i];
+    o->npath = (size_t)args.nargs;
     return 0;
 }
 
@@ -83,43 +92,50 @@ static int load(side_t *s, const cf_analysis_opts_t *an)
     return cf_tool_load(&diff_tool, s->path, an, &s->p, &s->a);
 }
 
+static void free_sides(side_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(s[i].ord);
+        cf_analysis_free(s[i].a);
+        cf_profile_free(&s[i].p);
+    }
+}
+
 int cf_cmd_diff(int argc, char **argv)
 {
     diff_opts_t o;
-    side_t s[2];
-    row_t *rows = NULL;
-    size_t n = 0;
+    side_t s[2 * CF_DIFF_PAIRS];
+    row_t *rows[CF_DIFF_PAIRS] = {NULL};
+    size_t n[CF_DIFF_PAIRS] = {0}, pairs;
     int rc;
 
     rc = parse_args(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     memset(s, 0, sizeof(s));
-    s[0].path = o.path[0];
-    s[1].path = o.path[1];
-    if ((rc = load(&s[0], &o.an)) != CF_OK)
-        return rc;
-    if ((rc = load(&s[1], &o.an)) != CF_OK) {
-        cf_analysis_free(s[0].a);
-        cf_profile_free(&s[0].p);
-        return rc;
+    for (size_t i = 0; i < o.npath; i++) {
+        s[i].path = o.path[i];
+        if ((rc = load(&s[i], &o.an)) != CF_OK) { /* it said why */
+            free_sides(s, i);
+            return rc;
+        }
     }
-    rc = cf_diff_rows(s, &rows, &n);
+    pairs = o.npath / 2;
+    for (size_t k = 0; k < pairs && rc == CF_OK; k++)
+        rc = cf_diff_rows(&s[2 * k], &rows[k], &n[k]);
     if (rc == CF_OK) {
+        cf_diff_more_t m = {pairs - 1, &s[2], &rows[1], &n[1]};
         if (o.fmt == FMT_JSON)
-            rc = cf_diff_json(s, rows, n);
+            rc = cf_diff_json(s, rows[0], n[0], &m);
         else
-            cf_diff_text(s, rows, n);
+            cf_diff_text(s, rows[0], n[0], &m);
     }
     if (rc == CF_OK && fflush(stdout) != 0)
         rc = CF_ERR_IO;
     if (rc != CF_OK)
         fprintf(stderr, "commfit diff: %s\n", cf_status_str(rc));
-    free(rows);
-    for (int i = 0; i < 2; i++) {
-        free(s[i].ord);
-        cf_analysis_free(s[i].a);
-        cf_profile_free(&s[i].p);
-    }
+    for (size_t k = 0; k < pairs; k++)
+        free(rows[k]);
+    free_sides(s, o.npath);
     return rc == CF_OK ? 0 : 1;
 }

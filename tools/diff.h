@@ -60,6 +60,24 @@ typedef struct {
     double lead_step, lead_s;
     int lead_side;
 } cf_diff_settle_t;
+/* Further pairs of runs of the same two configurations (commfit diff A B
+ * A2 B2 ...): their sides, A2 B2 A3 B3 ..., and each pair's rows. */
+typedef struct {
+    size_t n; /* pairs beyond the first */
+    side_t *s;
+    row_t **rows;
+    size_t *nrows;
+} cf_diff_more_t;
+#define CF_DIFF_PAIRS 8 /* pairs at most, the first included */
+/* The measured saving per step of a settled stream (cf_diff_settle) over
+ * every pair that has it, the first's (first) included. */
+typedef struct {
+    size_t n, missing; /* the pairs that settle it, and those that do not */
+    double median, lo, hi;
+} cf_diff_spread_t;
+/* Row r of the first pair, first its saving_step: 1 and *sp set where
+ * more pairs were given; else 0. */
+int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, double first, cf_diff_spread_t *sp);
 /* 1 and *st set when both sides have the stream with a repeating step (2
  * steps or more, as the advice needs), and B makes
  * at least one call a step fewer or more than A; else 0. */
@@ -67,9 +85,9 @@ int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st);
 /* The operation of a row, A's where it has one. */
 const cf_an_op_t *cf_diff_either(const row_t *r);
 
-/* To stdout. */
-void cf_diff_text(side_t s[2], const row_t *rows, size_t n);
+/* To stdout; m: the further pairs (none: m->n 0). */
+void cf_diff_text(side_t s[2], const row_t *rows, size_t n, const cf_diff_more_t *m);
 /* CF_OK or CF_ERR_NOMEM. */
-int cf_diff_json(side_t s[2], const row_t *rows, size_t n);
+int cf_diff_json(side_t s[2], const row_t *rows, size_t n, const cf_diff_more_t *m);
 
 #endif

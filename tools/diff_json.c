@@ -46,7 +46,7 @@ static json_t *jside(const side_t *s)
     return o;
 }
 
-int cf_diff_json(side_t s[2], const row_t *rows, size_t n)
+int cf_diff_json(side_t s[2], const row_t *rows, size_t n, const cf_diff_more_t *m)
 {
     json_t *root = json_object(), *ops = json_array();
     char label[24], *text;
@@ -55,6 +55,11 @@ int cf_diff_json(side_t s[2], const row_t *rows, size_t n)
     json_object_set_new(root, "version", json_integer(1));
     json_object_set_new(root, "a", jside(&s[0]));
     json_object_set_new(root, "b", jside(&s[1]));
+    /* the further pairs, for the spread of each settled stream's saving */
+    json_t *more = json_array();
+    for (size_t k = 0; m != NULL && k < m->n; k++)
+        json_array_append_new(more, pair(jside(&m->s[2 * k]), jside(&m->s[2 * k + 1])));
+    json_object_set_new(root, "more_pairs", more);
     for (size_t i = 0; i < n; i++) {
         const row_t *r = &rows[i];
         const cf_an_op_t *o = cf_diff_either(r);
@@ -105,6 +110,18 @@ int cf_diff_json(side_t s[2], const row_t *rows, size_t n)
             json_object_set_new(e, "framework_gap_borrowed",
                                 pair(json_boolean(st.gap_borrowed[0]), json_boolean(st.gap_borrowed[1])));
             json_object_set_new(e, "framework_lead_step_s", jnum(st.lead_step));
+            cf_diff_spread_t sp;
+            if (cf_diff_spread(m, r, st.saving_step, &sp)) {
+                json_t *ov = json_object();
+                json_object_set_new(ov, "pairs", json_integer((json_int_t)sp.n));
+                json_object_set_new(ov, "pairs_without", json_integer((json_int_t)sp.missing));
+                json_object_set_new(ov, "saving_step_median_s", jnum(sp.median));
+                json_object_set_new(ov, "saving_step_min_s", jnum(sp.lo));
+                json_object_set_new(ov, "saving_step_max_s", jnum(sp.hi));
+                json_object_set_new(e, "over_pairs", ov);
+            } else {
+                json_object_set_new(e, "over_pairs", json_null());
+            }
             json_object_set_new(e, "framework_lead_side",
                                 st.lead_side < 0 ? json_null() : json_string(st.lead_side ? "b" : "a"));
             json_object_set_new(j, "measured_per_step", e);

@@ -182,6 +182,38 @@ int cf_diff_settle(const side_t s[2], const row_t *r, cf_diff_settle_t *st)
     return 1;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, double first, cf_diff_spread_t *sp)
+{
+    double v[CF_DIFF_PAIRS];
+    cf_diff_settle_t st;
+
+    memset(sp, 0, sizeof(*sp));
+    if (m == NULL || m->n == 0)
+        return 0;
+    v[sp->n++] = first;
+    for (size_t k = 0; k < m->n && sp->n < CF_DIFF_PAIRS; k++) {
+        const row_t *o = NULL;
+        for (size_t i = 0; i < m->nrows[k] && o == NULL; i++)
+            if (strcmp(m->rows[k][i].key, r->key) == 0)
+                o = &m->rows[k][i];
+        if (o != NULL && cf_diff_settle(&m->s[2 * k], o, &st) && isfinite(st.saving_step))
+            v[sp->n++] = st.saving_step;
+        else
+            sp->missing++;
+    }
+    qsort(v, sp->n, sizeof(v[0]), cmp_double);
+    sp->lo = v[0];
+    sp->hi = v[sp->n - 1];
+    sp->median = sp->n % 2 ? v[sp->n / 2] : 0.5 * (v[sp->n / 2 - 1] + v[sp->n / 2]);
+    return 1;
+}
+
 const cf_an_op_t *cf_diff_either(const row_t *r)
 {
     return r->op[0] != NULL ? r->op[0] : r->op[1];

@@ -43,7 +43,7 @@ static void text_job(const char *tag, const side_t *s)
 
 /* What each side measured per step of a stream whose calls per step B
  * changed (cf_diff_settle): what settles an "uncertain". */
-static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st)
+static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st, const cf_diff_spread_t *sp)
 {
     char b[6][CF_FMT_LEN];
 
@@ -84,10 +84,18 @@ static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st)
         printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
                fmt_t(st->step_s[0], b[0]), fmt_t(st->step_s[1], b[1]), st->step_s[1] <= st->step_s[0] ? "-" : "+",
                fmt_t(fabs(st->step_s[1] - st->step_s[0]), b[2]));
-    printf("    one run each: a second pair (commfit diff A2 B2) shows how far runs of this machine differ\n");
+    if (sp->n >= 2)
+        printf("    over %zu pairs: B %s %s a step (the median; from %s to %s): how far runs of this machine "
+               "differ%s\n",
+               sp->n, sp->median >= 0 ? "saves" : "costs", fmt_t(fabs(sp->median), b[0]), fmt_t(sp->lo, b[1]),
+               fmt_t(sp->hi, b[2]), sp->missing ? "; some pairs do not have the stream in both runs" : "");
+    else if (sp->missing)
+        printf("    the other pairs do not have the stream in both runs: one run each\n");
+    else
+        printf("    one run each: a second pair (commfit diff A B A2 B2) shows how far runs of this machine differ\n");
 }
 
-void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
+void cf_diff_text(side_t s[2], const row_t *rows, size_t n, const cf_diff_more_t *m)
 {
     char label[24], name[CF_COMM_NAME_LEN], b[10][CF_FMT_LEN], cell[3][2 * CF_FMT_LEN + 8];
     int w = 9, any = 0;
@@ -97,6 +105,8 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         w = len > w ? len : w;
     }
     printf("commfit diff: %s -> %s\n", s[0].path, s[1].path);
+    for (size_t k = 0; m != NULL && k < m->n; k++)
+        printf("  and %s -> %s (for the spread of what B saves a step)\n", m->s[2 * k].path, m->s[2 * k + 1].path);
     text_job("A", &s[0]);
     text_job("B", &s[1]);
     printf("\nOPERATIONS  A -> B; time per rank = summed over ranks / ranks; calls/step per rank "
@@ -175,6 +185,8 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n)
         }
         if (!settle)
             continue;
-        text_settle(aa, &st);
+        cf_diff_spread_t sp;
+        (void)cf_diff_spread(m, r, st.saving_step, &sp);
+        text_settle(aa, &st, &sp);
     }
 }

@@ -157,4 +157,42 @@ else
     ok "no per-step figures for a stream without a repeating step"
 fi
 
+# further pairs (commfit diff A B A2 B2 ...): the spread of the settled
+# stream's saving per step over the pairs that have it, each pair's as its
+# own diff measures it; a pair without the stream is counted apart
+lead=$corpus/veth-torch-resnet20-overlap-lead-2/profile.json b64=$corpus/veth-torch-resnet20-overlap-64k-2/profile.json
+pt=$corpus/veth-torch-resnet-stream-overlap-pt-2/profile.json b512=$corpus/veth-torch-resnet-stream-overlap-512k-2/profile.json
+"$commfit" diff --format json "$lead" "$b64" > "$cf_tmp/p1.json" || bad "diff of the first pair"
+"$commfit" diff --format json "$pt" "$b512" > "$cf_tmp/p2.json" || bad "diff of the second pair"
+"$commfit" diff --format json "$lead" "$b64" "$lead" "$b64" "$pt" "$b512" "$cf_tmp/a.json" "$cf_tmp/b.json" \
+    > "$cf_tmp/pairs.json" || bad "diff of four pairs"
+"$commfit" diff "$lead" "$b64" "$lead" "$b64" "$pt" "$b512" "$cf_tmp/a.json" "$cf_tmp/b.json" \
+    > "$cf_tmp/pairs.txt" || bad "diff of four pairs (text)"
+"$CF_PYTHON" - "$cf_tmp/p1.json" "$cf_tmp/p2.json" "$cf_tmp/pairs.json" "$cf_tmp/pairs.txt" <<'PY'
+import json, statistics, sys
+from checks import check, done
+def settled(f):
+    return [o for o in json.load(open(f))["operations"] if o["op"] == "MPI_Iallreduce" and o["measured_per_step"]][0]
+s1, s2 = (settled(f)["measured_per_step"]["saving_step_s"] for f in sys.argv[1:3])
+m = settled(sys.argv[3])["measured_per_step"]
+ov = m["over_pairs"]
+want = sorted([s1, s1, s2])
+check("over_pairs: 3 pairs that settle the stream, 1 without it", ov["pairs"] == 3 and ov["pairs_without"] == 1, str(ov))
+check("over_pairs: min, median and max of the pairs' own savings (%s)" % want,
+      [ov["saving_step_min_s"], ov["saving_step_median_s"], ov["saving_step_max_s"]] == want, str(ov))
+check("the first pair's figures stand", m["saving_step_s"] == s1, "%s against %s" % (m["saving_step_s"], s1))
+txt = open(sys.argv[4]).read()
+def us(x):
+    return "%.3g us" % (x * 1e6) if x < 1e-3 else "%.3g ms" % (x * 1e3)
+line = "over 3 pairs: B saves %s a step (the median; from %s to %s)" % (us(want[1]), us(want[0]), us(want[2]))
+check("the text: " + line, line in txt and "some pairs do not have the stream in both runs" in txt,
+      [l for l in txt.splitlines() if "pairs" in l])
+done()
+PY
+[ $? -eq 0 ] && ok "the spread over pairs" || bad "the spread over pairs"
+set -- "$lead" "$b64"
+for i in 2 3 4 5 6 7 8 9; do set -- "$@" "$lead" "$b64"; done
+"$commfit" diff "$@" > "$cf_tmp/out" 2> "$cf_tmp/err"
+[ $? -eq 2 ] && grep -q "8 pairs at most" "$cf_tmp/err" && ok "9 pairs: a usage error" || bad "9 pairs: $(head -n 1 "$cf_tmp/err")"
+
 cf_done
