@@ -257,36 +257,46 @@ if saving is not None:
     saving += copies(a.get("bucket_bytes"))
 
 
+# the bound the advice states beside a nonblocking saving: at most this much
+# more over the run, the framework's time before each post it does not price
+lead = a.get("framework_lead_step_s")
+lead = lead * (a.get("steps") or 0) if lead is not None else None
 reason = a.get("reason") or (err if not a else None)
 print("\t".join(f(v) for v in (a.get("op"), a.get("verdict"), a.get("bucket_bytes"), saving,
                                a.get("current_s"), a.get("steps"), cand_saving(26214400), cand_saving(67108864),
-                               a.get("calls_per_step"), a.get("step_refaulted") is True and not a.get("nonblocking")))
+                               a.get("calls_per_step"), a.get("step_refaulted") is True and not a.get("nonblocking"),
+                               lead))
       + "\t" + (reason or "-").replace("\t", " "))
 PY
 }
 
-# settle_line A.json B.json: what commfit diff measured per step of the
-# exchange on world (its measured_per_step): the saving, A's and B's MPI time
-# and framework time, in ms, tab-separated ("-" where it has none, and why)
+# settle_line A.json B.json [A2.json B2.json]: what commfit diff measured
+# per step of the exchange on world (its measured_per_step): the saving, A's
+# and B's MPI time and framework time, and over the pairs the saving's
+# median, least and greatest, in ms, tab-separated ("-" where it has none,
+# and why)
 settle_line() {
-    "$CF_BUILDDIR/tools/commfit" diff --format json "$1" "$2" 2> /dev/null | "$CF_PYTHON" -c '
+    "$CF_BUILDDIR/tools/commfit" diff --format json "$@" 2> /dev/null | "$CF_PYTHON" -c '
 import json, sys
+no = "-\t" * 8
 try:
     ops = json.load(sys.stdin)["operations"]
 except (KeyError, ValueError) as e:
-    print("-\t-\t-\t-\t-\tcommfit diff gave no JSON: %s" % e)
+    print(no + "commfit diff gave no JSON: %s" % e)
     sys.exit()
 m = [o["measured_per_step"] for o in ops if o.get("measured_per_step") and (o.get("comm") or {}).get("a") == "world"
      and o.get("op") in ("MPI_Allreduce", "MPI_Iallreduce")]
 if not m:
-    print("-\t-\t-\t-\t-\tno measured_per_step for the exchange on world (calls per step unchanged?)")
+    print(no + "no measured_per_step for the exchange on world (calls per step unchanged?)")
     sys.exit()
 m = m[0]
 ms = lambda v: "-" if v is None else "%.6g" % (v * 1e3)
 # the framework columns only where diff counted them in its saving
 fw = (m.get("framework_step_s") or {}) if m.get("with_framework") else {}
+ov = m.get("over_pairs") or {}
 print("\t".join((ms(m.get("saving_step_s")), ms(m["mpi_step_s"]["a"]), ms(m["mpi_step_s"]["b"]),
-                 ms(fw.get("a")), ms(fw.get("b")), "-")))'
+                 ms(fw.get("a")), ms(fw.get("b")), ms(ov.get("saving_step_median_s")),
+                 ms(ov.get("saving_step_min_s")), ms(ov.get("saving_step_max_s")), "-")))'
 }
 
 # field KEY FILE: a key=value of the trainer's result line
@@ -379,17 +389,22 @@ torch_part() {
                         fi
                     done
                 done
-                # the settle step the advice names: one profiled run at B's bucket,
+                # the settle step the advice names: a profiled run at B's bucket,
                 # compared with the first profile by commfit diff (its measured saving
-                # per step), to set beside what the trainers' timers measured
-                # (an "uncertain" with no candidate to run: at DDP's 25 MiB)
+                # per step), and a second, compared with the second profile (the
+                # median and range over the two pairs), to set beside what the
+                # trainers' timers measured (an "uncertain" with no candidate to
+                # run: at DDP's 25 MiB)
                 local sb=$bucket
                 [ "$sb" = - ] && [ "$(echo "$line" | cut -f 2)" = uncertain ] && sb=$DDP
                 if [ "$sb" != - ]; then
                     run_env=()
                     if train "$p-settle.out" "$p-settle.json" --model "$model" --mode "$fused" --bucket "$sb" --region; then
+                        local two=("$p.json" "$p-settle.json")
+                        train "$p-settle-2.out" "$p-settle-2.json" --model "$model" --mode "$fused" --bucket "$sb" \
+                            --region && two+=("$p-2.json" "$p-settle-2.json")
                         printf '%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$sb" \
-                            "$(settle_line "$p.json" "$p-settle.json")" >> "$settle"
+                            "$(settle_line "${two[@]}")" >> "$settle"
                     else
                         echo "$rate $model $group: profiled run at $sb failed: $(tail -n 2 "$p-settle.out" | tr '\n' ' ')"
                     fi
@@ -407,7 +422,7 @@ adv = {}
 for l in open(adv_f):
     f = l.rstrip("\n").split("\t")
     adv[tuple(f[:3])] = dict(zip(("total", "op", "verdict", "bucket", "saving", "current", "steps", "ddp", "hvd",
-                                  "calls", "refaulted", "reason"), f[3:]))
+                                  "calls", "refaulted", "lead", "reason"), f[3:]))
 runs = {}
 for l in open(res_f):
     f = l.rstrip("\n").split("\t")
@@ -453,7 +468,9 @@ print("  exchange's mean over ranks (all ranks), which adds the others' wait for
 print("  imbalance; and of the step timer, which also holds the forward, backward and optimizer, identical in A and")
 print("  B, whose run-to-run spread is often larger than the saving.  held (late rank's exchange): the advised")
 print("  bucket saves within 25% of the predicted")
-print("  saving, or within two standard errors of it (noise); where fusion was not advised, 25 MiB saves under 10%")
+print("  saving, or within two standard errors of it (noise); in its bound: a nonblocking stream's saving beyond")
+print("  that, up to 25% over the advice's 'at most' with the time before each post, which it does not price; where")
+print("  fusion was not advised, 25 MiB saves under 10%")
 print("  of the exchange.  SLOWER: the advised bucket measured slower, beyond two standard errors; where commfit")
 print("  did not advise fusion, the row 'best' is its best candidate, run to compare.  kept: where a")
 print("  blocking stream's heap refaults (the advice's memory line), the advised bucket with the line's")
@@ -500,6 +517,9 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
         calls = pairs[0][n][3]
         p = pred_step[n]
         p = None if p is None else 1e3 * p / asteps  # ms per step
+        # the advice's "at most ... more" of a nonblocking stream, ms per step
+        up = num(a.get("lead")) if n in ("advised", "kept") else None
+        up = None if up is None or p is None else p + 1e3 * up / asteps
         pct = None if not a_exch else 100 * d_exch / a_exch
         if n == "advised" and "kept" in names:
             held = "(the bucket alone; the advice keeps the heap: next row)"
@@ -516,6 +536,9 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
                 held = "yes (%.0f%% of predicted)" % (100 * d_exch / p)
             elif abs(d_exch - p) <= noise:
                 held = "noise (%.0f%% of predicted, within 2 se)" % (100 * d_exch / p if p else float("nan"))
+            elif up is not None and 0.75 * p <= d_exch <= 1.25 * up:
+                held = "in its bound (%.0f%% of predicted; at most %.3g with the time before each post)" % (
+                    100 * d_exch / p, up)
             else:
                 held = "no (%.0f%% of predicted)" % (100 * d_exch / p if p else float("nan"))
         elif n == "ddp" and verdict != "fuse":
@@ -540,32 +563,37 @@ for key in sorted(adv, key=lambda k: [(order.index(x) if x in order else 9, x) f
     verdict_texts.append("%s %s %s: %s %s: %s" % (key[0], key[1], key[2], a["op"], verdict, a["reason"]))
     verdict_texts += ["    " + l.strip() for l in body[1:] if a["reason"] not in l]
 held_n = sum(1 for h in judged.values() if h.startswith(("yes", "noise")))
+bound = sorted(" ".join(k) for k, h in judged.items() if h.startswith("in its bound"))
 slower = sorted(" ".join(k) for k, h in judged.items() if h.startswith("SLOWER"))
-missed = sorted(" ".join(k) for k, h in judged.items() if not h.startswith(("yes", "noise", "SLOWER")))
-print("the rule: held on %d of %d trainers; slower: %s; missed: %s" %
-      (held_n, len(judged), ", ".join(slower) or "none", ", ".join(missed) or "none"))
+missed = sorted(" ".join(k) for k, h in judged.items() if not h.startswith(("yes", "noise", "SLOWER", "in its bound")))
+print("the rule: held on %d of %d trainers; beyond the saving but within its stated bound: %s; slower: %s; missed: %s"
+      % (held_n, len(judged), ", ".join(bound) or "none", ", ".join(slower) or "none", ", ".join(missed) or "none"))
 print("(times in ms; pred/step: commfit's predicted saving per step for that bucket, from its candidates where it")
 print(" advised another, MPI time plus the framework's time between back-to-back calls it removes (call_gap_s),")
 print(" plus the packing copies it charges the buckets (copy_step_s), which these trainers do not pay: their")
 print(" buckets are views into one flat buffer; B: the bucket run; calls: its calls per step)")
 print()
-print("the settle step: commfit diff of the first profile against one profiled run at B's bucket (the advised or")
+print("the settle step: commfit diff of the first profile against a profiled run at B's bucket (the advised or")
 print("  best one; DDP's 25 MiB for an 'uncertain' without one), what it measured per step (MPI time, with")
-print("  nonblocking posts and polls, plus the framework's time per call x calls), against the trainers' unprofiled")
-print("  timers above (saved exch: late rank; all ranks: the mean over ranks, the measure diff's mean per rank")
-print("  compares to).  agrees: the same sign as each of the trainers' two savings that lies beyond two standard")
-print("  errors of zero ('-' where neither does)")
-sfmt = "%-9s %-13s %-10s %-9s %10s %10s %21s %15s %15s %s"
-print(sfmt % ("link", "trainer", "exchange", "verdict", "bucket", "diff saves", "diff A -> B", "all ranks",
-              "saved exch", "agrees"))
+print("  nonblocking posts and polls, plus the framework's time per call x calls), and of the second profile")
+print("  against a second run at B's bucket (commfit diff A B A2 B2: the median and range over the two pairs),")
+print("  against the trainers' unprofiled timers above (saved exch: late rank; all ranks: the mean over ranks,")
+print("  the measure diff's mean per rank compares to).  agrees: the median over the pairs (else the first")
+print("  pair's) has the sign of each of the trainers' two savings that lies beyond two standard errors of zero")
+print("  ('-' where neither does)")
+sfmt = "%-9s %-13s %-10s %-9s %10s %10s %21s %22s %15s %15s %s"
+print(sfmt % ("link", "trainer", "exchange", "verdict", "bucket", "diff saves", "diff A -> B", "2 pairs: median (range)",
+              "all ranks", "saved exch", "agrees"))
 for l in open(settle_f):
-    f = (l.rstrip("\n").split("\t") + ["-"] * 10)[:10]  # a short row (a failed diff): "-"
-    key, bucket, (sav, ma, mb, fa, fb, why) = tuple(f[:3]), f[3], f[4:10]
+    f = (l.rstrip("\n").split("\t") + ["-"] * 13)[:13]  # a short row (a failed diff): "-"
+    key, bucket, (sav1, ma, mb, fa, fb, med, lo, hi, why) = tuple(f[:3]), f[3], f[4:13]
+    sav = med if num(med) is not None else sav1
+    spread = "%.3g (%.3g .. %.3g)" % (num(med), num(lo), num(hi)) if num(med) is not None else "-"
     if key + (bucket,) not in measured:
         continue
     verdict, d_exch, se_exch, d_all, se_all = measured[key + (bucket,)]
     if num(sav) is None:
-        print(sfmt % (key + (verdict, human(bucket), "-", "-", pm(d_all, se_all), pm(d_exch, se_exch), why)))
+        print(sfmt % (key + (verdict, human(bucket), "-", "-", "-", pm(d_all, se_all), pm(d_exch, se_exch), why)))
         continue
     a_tot, b_tot = num(ma) + (num(fa) or 0.0), num(mb) + (num(fb) or 0.0)
     # the trainers' savings beyond two standard errors of 0: the sign diff must match
@@ -578,7 +606,7 @@ for l in open(settle_f):
         ok = "yes (%s)" % pct
     else:
         ok = "NO (opposite sign: %s)" % pct
-    print(sfmt % (key + (verdict, human(bucket), "%.3g" % num(sav), "%.3g -> %.3g" % (a_tot, b_tot),
+    print(sfmt % (key + (verdict, human(bucket), "%.3g" % num(sav1), "%.3g -> %.3g" % (a_tot, b_tot), spread,
                          pm(d_all, se_all), pm(d_exch, se_exch), ok)))
 print()
 print("commfit's verdicts (report --format json: verdict and reason; the text report's lines under it):")
