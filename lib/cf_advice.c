@@ -454,6 +454,11 @@ static void post_gap(const cf_profile_t *p, cf_advice_t *ad)
 {
     double per_rank = ad->comm_size > 0 ? (double)ad->calls / (double)ad->comm_size : 0;
     ad->call_gap_s = NAN;
+    ad->post_lead_s = NAN;
+    /* a persistent stream's MPI_Start marks no post: the job's figures
+     * are other streams' */
+    if (strstr(ad->op, "_init") != NULL)
+        return;
     ad->call_gap_pairs = p->post_gaps < UINT32_MAX ? (uint32_t)p->post_gaps : UINT32_MAX;
     if (p->post_gaps >= 8 && per_rank > 0 && isfinite(p->post_gap_s) &&
         p->post_gap_s < (ad->post_s + ad->poll_s) / per_rank)
@@ -1553,15 +1558,17 @@ double cf_advice_lead_step(const cf_advice_t *ad)
 /* The outside-MPI line (cf_advice.h "Time outside MPI"). */
 int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
 {
-    char b[2][CF_FMT_LEN];
+    char b[3][CF_FMT_LEN];
     if (ad->verdict == NULL || strcmp(ad->verdict, "fuse") != 0)
         return 0;
     char lead[256] = "";
     if (isfinite(cf_advice_lead_step(ad)))
-        snprintf(lead, sizeof(lead), ": at most %s a post (the shortest tenth of %zu times from a poll to the next post, "
-                 "the hook's own work and any computation between included), up to %s a step more",
+        snprintf(lead, sizeof(lead), ": about %s a post at most (the shortest tenth of %zu times from a poll to the next "
+                 "post, the hook's own work and any computation between included), up to %s more over the run "
+                 "(%s a step)",
                  cf_fmt_time(ad->post_lead_s, b[0], CF_FMT_LEN), (size_t)ad->post_leads,
-                 cf_fmt_time(cf_advice_lead_step(ad), b[1], CF_FMT_LEN));
+                 cf_fmt_time(cf_advice_lead_step(ad) * (double)ad->steps, b[1], CF_FMT_LEN),
+                 cf_fmt_time(cf_advice_lead_step(ad), b[2], CF_FMT_LEN));
     if (isfinite(ad->framework_saving_s) && ad->nonblocking)
         snprintf(buf, len, "outside MPI, %s more, counted in the saving per step: %s from a post to the completion call after it (median over the "
                  "ranks, %zu gaps), the framework's cost per post; not priced: its time before each post, which "

@@ -401,8 +401,10 @@ torch_part() {
                     run_env=()
                     if train "$p-settle.out" "$p-settle.json" --model "$model" --mode "$fused" --bucket "$sb" --region; then
                         local two=("$p.json" "$p-settle.json")
-                        train "$p-settle-2.out" "$p-settle-2.json" --model "$model" --mode "$fused" --bucket "$sb" \
-                            --region && two+=("$p-2.json" "$p-settle-2.json")
+                        # the second pair: the second profile (if it was made) against a second run
+                        [ ${#runs[@]} -ge 2 ] &&
+                            train "$p-settle-2.out" "$p-settle-2.json" --model "$model" --mode "$fused" --bucket "$sb" \
+                                --region && two+=("${runs[1]}" "$p-settle-2.json")
                         printf '%s\t%s\t%s\t%s\t%s\n' "$rate" "$model" "$group" "$sb" \
                             "$(settle_line "${two[@]}")" >> "$settle"
                     else

@@ -72,12 +72,16 @@ typedef struct {
 /* The measured saving per step of a settled stream (cf_diff_settle) over
  * every pair that has it, the first's (first) included. */
 typedef struct {
-    size_t n, missing; /* the pairs that settle it, and those that do not */
+    /* the pairs that settle it, and those that do not: without the stream
+     * with a repeating step, or with other calls or bytes a step (beyond
+     * half a call, 1 %) or the framework's time counted otherwise than in
+     * the first pair: not runs again of the same two settings */
+    size_t n, missing;
     double median, lo, hi;
 } cf_diff_spread_t;
-/* Row r of the first pair, first its saving_step: 1 and *sp set where
+/* Row r of the first pair, first what it measured: 1 and *sp set where
  * more pairs were given; else 0. */
-int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, double first, cf_diff_spread_t *sp);
+int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, const cf_diff_settle_t *first, cf_diff_spread_t *sp);
 /* 1 and *st set when both sides have the stream with a repeating step (2
  * steps or more, as the advice needs), and B makes
  * at least one call a step fewer or more than A; else 0. */

@@ -111,7 +111,7 @@ int cf_diff_json(side_t s[2], const row_t *rows, size_t n, const cf_diff_more_t 
                                 pair(json_boolean(st.gap_borrowed[0]), json_boolean(st.gap_borrowed[1])));
             json_object_set_new(e, "framework_lead_step_s", jnum(st.lead_step));
             cf_diff_spread_t sp;
-            if (cf_diff_spread(m, r, st.saving_step, &sp)) {
+            if (cf_diff_spread(m, r, &st, &sp)) {
                 json_t *ov = json_object();
                 json_object_set_new(ov, "pairs", json_integer((json_int_t)sp.n));
                 json_object_set_new(ov, "pairs_without", json_integer((json_int_t)sp.missing));

@@ -188,7 +188,19 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, double first, cf_diff_spread_t *sp)
+/* The same stream, run again: calls per step within half a call and bytes
+ * per step within 1 % on both sides, and the framework's time counted
+ * alike. */
+static int same_runs(const cf_diff_settle_t *a, const cf_diff_settle_t *b)
+{
+    for (int k = 0; k < 2; k++)
+        if (!(fabs(a->calls_step[k] - b->calls_step[k]) < 0.5) ||
+            !(fabs(a->bytes_step[k] - b->bytes_step[k]) <= 0.01 * a->bytes_step[k]))
+            return 0;
+    return a->with_framework == b->with_framework;
+}
+
+int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, const cf_diff_settle_t *first, cf_diff_spread_t *sp)
 {
     double v[CF_DIFF_PAIRS];
     cf_diff_settle_t st;
@@ -196,13 +208,13 @@ int cf_diff_spread(const cf_diff_more_t *m, const row_t *r, double first, cf_dif
     memset(sp, 0, sizeof(*sp));
     if (m == NULL || m->n == 0)
         return 0;
-    v[sp->n++] = first;
+    v[sp->n++] = first->saving_step;
     for (size_t k = 0; k < m->n && sp->n < CF_DIFF_PAIRS; k++) {
         const row_t *o = NULL;
         for (size_t i = 0; i < m->nrows[k] && o == NULL; i++)
             if (strcmp(m->rows[k][i].key, r->key) == 0)
                 o = &m->rows[k][i];
-        if (o != NULL && cf_diff_settle(&m->s[2 * k], o, &st) && isfinite(st.saving_step))
+        if (o != NULL && cf_diff_settle(&m->s[2 * k], o, &st) && isfinite(st.saving_step) && same_runs(first, &st))
             v[sp->n++] = st.saving_step;
         else
             sp->missing++;

@@ -64,10 +64,10 @@ static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st, const
         printf(" (%.1f%% of A's)", 100.0 * fabs(st->saving_share));
     printf("%s\n", st->with_framework ? "" : "; MPI time only: the framework's time per call is not measured on both");
     /* what the post gap leaves out, as the advice says it */
-    if (aa->nonblocking && st->with_framework && st->lead_side >= 0)
-        printf("    not counted: the framework's time before each post, which fewer posts save too: at most %s a "
-               "post by %s's profile (the shortest tenth of its times from a poll to the next post), so B %s up to %s "
-               "a step more; the program's own timers around its calls see it\n",
+    if (st->lead_side >= 0)
+        printf("    not counted: the framework's time before each post, which fewer posts save too: about %s a "
+               "post at most by %s's profile (the shortest tenth of its times from a poll to the next post), so B %s "
+               "up to %s a step more; the program's own timers around its calls see it\n",
                fmt_t(st->lead_s, b[0]), st->lead_side ? "B" : "A", st->lead_side ? "costs" : "saves",
                fmt_t(st->lead_step, b[1]));
     else if (aa->nonblocking && st->with_framework)
@@ -84,13 +84,17 @@ static void text_settle(const cf_advice_t *aa, const cf_diff_settle_t *st, const
         printf("    the step's period (mean over ranks): %s -> %s (%s%s); it carries the compute's noise too\n",
                fmt_t(st->step_s[0], b[0]), fmt_t(st->step_s[1], b[1]), st->step_s[1] <= st->step_s[0] ? "-" : "+",
                fmt_t(fabs(st->step_s[1] - st->step_s[0]), b[2]));
+    /* the range as the median says it: savings, or costs from the least */
+    int cost = sp->median < 0;
     if (sp->n >= 2)
         printf("    over %zu pairs: B %s %s a step (the median; from %s to %s): how far runs of this machine "
                "differ%s\n",
-               sp->n, sp->median >= 0 ? "saves" : "costs", fmt_t(fabs(sp->median), b[0]), fmt_t(sp->lo, b[1]),
-               fmt_t(sp->hi, b[2]), sp->missing ? "; some pairs do not have the stream in both runs" : "");
+               sp->n, cost ? "costs" : "saves", fmt_t(fabs(sp->median), b[0]), fmt_t(cost ? -sp->hi : sp->lo, b[1]),
+               fmt_t(cost ? -sp->lo : sp->hi, b[2]),
+               sp->missing ? "; the pairs without the stream at the first pair's calls and bytes a step are left out"
+                           : "");
     else if (sp->missing)
-        printf("    the other pairs do not have the stream in both runs: one run each\n");
+        printf("    no other pair has the stream at the first pair's calls and bytes a step: one run each\n");
     else
         printf("    one run each: a second pair (commfit diff A B A2 B2) shows how far runs of this machine differ\n");
 }
@@ -186,7 +190,7 @@ void cf_diff_text(side_t s[2], const row_t *rows, size_t n, const cf_diff_more_t
         if (!settle)
             continue;
         cf_diff_spread_t sp;
-        (void)cf_diff_spread(m, r, st.saving_step, &sp);
+        (void)cf_diff_spread(m, r, &st, &sp);
         text_settle(aa, &st, &sp);
     }
 }

@@ -1053,14 +1053,16 @@ static void post_lead_case(double lead, uint64_t leads, int want_finite)
     if (want_finite) {
         assert_rel(ad->post_lead_s, lead, 1e-7); /* a float */
         assert_rel(cf_advice_lead_step(ad), ad->post_lead_s * (16.0 - ad->buckets_per_step), 1e-12);
-        snprintf(want, sizeof(want), "at most %s a post (the shortest tenth of %llu times",
+        snprintf(want, sizeof(want), "about %s a post at most (the shortest tenth of %llu times",
                  cf_fmt_time(ad->post_lead_s, t[0], CF_FMT_LEN), (unsigned long long)leads);
         assert_non_null(strstr(note, want));
-        snprintf(want, sizeof(want), "up to %s a step more", cf_fmt_time(cf_advice_lead_step(ad), t[1], CF_FMT_LEN));
+        snprintf(want, sizeof(want), "up to %s more over the run (%s a step)",
+                 cf_fmt_time(cf_advice_lead_step(ad) * STEPS, t[0], CF_FMT_LEN),
+                 cf_fmt_time(cf_advice_lead_step(ad), t[1], CF_FMT_LEN));
         assert_non_null(strstr(note, want));
     } else {
         assert_true(isnan(ad->post_lead_s) && isnan(cf_advice_lead_step(ad)));
-        assert_null(strstr(note, "at most"));
+        assert_null(strstr(note, "a post at most"));
     }
     cf_analysis_free(a);
     cf_analysis_free(b);
