@@ -1078,6 +1078,29 @@ static void test_nonblocking_post_lead(void **state)
     post_lead_case(9e-6, 7, 0);   /* too few to tell */
 }
 
+/* A persistent stream (MPI_Allreduce_init, started by MPI_Start): the
+ * plugin marks no start, so the job's gap and lead are other streams' and
+ * its advice takes neither. */
+static void test_persistent_no_post_gap(void **state)
+{
+    cf_profile_t p;
+    (void)state;
+    polls_profile(&p, 1.0, 1.0, 0);
+    for (size_t i = 0; i < p.nrec; i++)
+        if (strcmp(p.rec[i].op, "MPI_Iallreduce") == 0)
+            cf_strlcpy(p.rec[i].op, "MPI_Allreduce_init", sizeof(p.rec[i].op));
+    p.post_gap_s = 2e-6;
+    p.post_gaps = 100;
+    p.post_lead_s = 9e-6;
+    p.post_leads = 100;
+    cf_analysis_t *a = analyse(&p, NULL);
+    const cf_advice_t *ad = advice_of(a, "MPI_Allreduce_init");
+    assert_true(ad->nonblocking);
+    assert_true(isnan(ad->call_gap_s) && isnan(ad->post_lead_s) && isnan(cf_advice_lead_step(ad)));
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+}
+
 /* The rule of several runs (cf_advice_runs_rule) on its figures alone:
  * every outcome, the "no gain" one included, which real runs rarely reach
  * (with two runs that each save 5 %, their median does too; with three it
@@ -1935,6 +1958,7 @@ int main(void)
         cmocka_unit_test(test_nonblocking_polls_per_post),
         cmocka_unit_test(test_nonblocking_post_gap),
         cmocka_unit_test(test_nonblocking_post_lead),
+        cmocka_unit_test(test_persistent_no_post_gap),
         cmocka_unit_test(test_runs_rule),
         cmocka_unit_test(test_nonblocking_polls_apart),
         cmocka_unit_test(test_nonblocking_polls_tails),
