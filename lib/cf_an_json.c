@@ -2,6 +2,7 @@
  * of its own.  See cf_an_stage.h for the pipeline. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cf_advice.h"
@@ -15,6 +16,17 @@ typedef struct {
 static json_t *jnum(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* A float field at its own precision, without the digits its widening to
+ * double invents (9.2155e-06, not 9.21549987e-06) */
+static json_t *jflt(float v)
+{
+    char buf[32];
+    if (!isfinite(v))
+        return json_null();
+    snprintf(buf, sizeof(buf), "%.7g", (double)v);
+    return json_real(strtod(buf, NULL));
 }
 
 static json_t *jstr(const char *s)
@@ -504,7 +516,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "call_gap_s", jnum(ad->call_gap_s));
     jset(c, o, "call_gap_pairs", json_integer((json_int_t)ad->call_gap_pairs));
     jset(c, o, "framework_saving_s", jnum(ad->framework_saving_s));
-    jset(c, o, "post_lead_s", ad->nonblocking ? jnum(ad->post_lead_s) : json_null());
+    jset(c, o, "post_lead_s", ad->nonblocking ? jflt(ad->post_lead_s) : json_null());
     jset(c, o, "post_leads", ad->nonblocking ? json_integer((json_int_t)ad->post_leads) : json_null());
     jset(c, o, "framework_lead_step_s", jnum(cf_advice_lead_step(ad)));
     jset(c, o, "ddp_bucket_cap_mb", jnum(ad->bucket_bytes / 1048576.0));
@@ -530,7 +542,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "disturbed", isfinite(ad->measured_over_model) ? json_boolean(ad->disturbed) : json_null());
     jset(c, o, "blocked_excess_s", ad->nonblocking ? jnum(ad->blocked_excess_s) : json_null());
     jset(c, o, "poll_excess_s", ad->nonblocking ? jnum(ad->poll_excess_s) : json_null());
-    jset(c, o, "poll_load_s", ad->nonblocking ? jnum(ad->poll_load_s) : json_null());
+    jset(c, o, "poll_load_s", ad->nonblocking ? jflt(ad->poll_load_s) : json_null());
     jset(c, o, "in_flight_ratio", jnum(ad->inflight_ratio));
     jset(c, o, "in_flight_calls", isfinite(ad->inflight_ratio) ? json_integer(ad->inflight_calls) : json_null());
     jset(c, o, "in_flight_page_faults", isfinite(ad->inflight_ratio) ? jnum(ad->inflight_faults) : json_null());
