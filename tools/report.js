@@ -308,7 +308,9 @@
        * call (call_gap_s), as the verdict judges each size */
       var gap = typeof ad.call_gap_s === 'number' && isFinite(ad.call_gap_s) ? ad.call_gap_s : 0;
       var fw = function (calls) { return gap * Math.min(calls, ad.calls_per_step); };
-      /* a candidate without an MPI price (beyond the measured sizes with no line) is not drawn */
+      /* a candidate (or the advice itself, whose fields have the same
+       * names) at MPI time and with the framework's; a candidate without an
+       * MPI price (beyond the measured sizes with no line) is not drawn */
       var mpi = function (c) { return nb ? c.predicted_s / ad.steps : c.model_step_s; };
       var per = function (c) { return mpi(c) + fw(c.buckets_per_step); };
       var nowStep = (nb ? ad.current_s / ad.steps : ad.model_current_step_s) + fw(ad.calls_per_step);
@@ -326,7 +328,7 @@
           showLine: true, pointRadius: 0, borderColor: palette[1], borderDash: [6, 4] }
       ];
       if (ad.verdict === 'fuse') {
-        ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, (nb ? ad.predicted_s / ad.steps : ad.model_step_s) + fw(ad.buckets_per_step), { buckets: ad.buckets_per_step })],
+        ds.push({ label: 'advised: ' + fmtSize(ad.bucket_bytes) + ' (' + ad.bucket_bytes + ' B)', data: [xy(ad.bucket_bytes, per(ad), { buckets: ad.buckets_per_step })],
           pointRadius: 8, pointStyle: 'star', borderColor: palette[2], backgroundColor: palette[2], borderWidth: 2 });
       }
       var lines = [ad.verdict === 'fuse' ? 'fuse: buckets of ' + fmtSize(ad.bucket_bytes) + ', saves ' + fmtTime(ad.predicted_saving_s) + ' of ' + fmtTime(ad.current_s) + ' (mean per rank), ' +
@@ -374,7 +376,7 @@
         }
       });
       record(id, 'fusion', title, ds, { op: ad.op, verdict: ad.verdict, bucket_bytes: ad.bucket_bytes, now_step_s: nowStep,
-        advised_step_s: ad.verdict === 'fuse' ? (nb ? ad.predicted_s / ad.steps : ad.model_step_s) + fw(ad.buckets_per_step) : null,
+        advised_step_s: ad.verdict === 'fuse' ? per(ad) : null,
         framework_gap_s: gap,
         arrival_skew_step_s: skew, hidden_saving_step_s: hid });
     });
