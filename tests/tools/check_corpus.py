@@ -884,6 +884,17 @@ def check_diff(case, d, meta, exp):
               "%s against %s + %s" % (human_time(tsv), human_time(sv), human_time(up or 0.0)))
         check(case, name + ": the text states the bound", "so B saves up to %s a step more" % human_time(bound)
               in txt.stdout, txt.stdout[-500:])
+        # against A's own post timer (post_ms_mean: its MPI_Iallreduce and
+        # MPI_Testall with the Python around them): what it holds outside
+        # commfit's MPI time per post, beyond the gap commfit counts, is
+        # binding time around the post that the lead must bound
+        rj = json.loads(subprocess.run([commfit, "report", "--format", "json", os.path.join(ad, "profile.json")],
+                                       capture_output=True, text=True).stdout)
+        aa = [x for x in rj["advice"] if x["op"] == rows[0]["op"] and x["comm"] == exp["diff"]["comm"]][0]
+        inside = (ta["post_ms_mean"] / 1e3 - (aa["post_s"] + aa["poll_s"]) / aa["steps"]) / aa["calls_per_step"] - \
+            pa["post_gap_s"]
+        check(case, name + ": A's lead at least the binding time its trainer's post timer holds beyond the gap",
+              inside <= lead, "%s against %s" % (human_time(inside), human_time(lead)))
     else:
         check(case, name + ": no bound without A's lead", up is None, str(up))
 
