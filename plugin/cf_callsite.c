@@ -21,11 +21,10 @@
 #define CF_SITE_STR 512 /* module paths and symbol names, cut beyond */
 
 /* A thread's table: room for COMMFIT_CALLSITES_MAX sites at most half
- * full, *mask_p + 1 slots; NULL when call sites are off or no memory. */
+ * full, *mask_p + 1 slots; NULL when there is no memory.  Kept with call
+ * sites off (COMMFIT_CALLSITE_DEPTH=0), for the memos it holds. */
 static cf_site_t *cf_site_alloc(uint32_t *mask_p)
 {
-    if (cf_g.cfg.site_depth == 0)
-        return NULL;
     uint32_t n = 64;
     while (n < 2 * cf_g.cfg.sites_max)
         n <<= 1;
@@ -270,8 +269,8 @@ static json_t *cf_frame_json(const cf_frame_wire_t *f, const cf_str_wire_t *strs
 json_t *cf_callsite_section(const cf_fin_t *f)
 {
     (void)f;
-    uint32_t depth = 0;
-    PMPI_Allreduce(&cf_g.cfg.site_depth, &depth, 1, MPI_UINT32_T, MPI_MAX, cf_g.tool_comm);
+    uint32_t depth = 0, mine = cf_g.cfg.sites_shown ? cf_g.cfg.site_depth : 0;
+    PMPI_Allreduce(&mine, &depth, 1, MPI_UINT32_T, MPI_MAX, cf_g.tool_comm);
     if (depth == 0)
         return NULL;
     cf_strs_t ss = {0};

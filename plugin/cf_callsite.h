@@ -12,8 +12,8 @@
 #include "cf_module.h"
 #include "cf_runtime.h"
 
-/* A thread's table (t->site, t->site_mask), NULL when call sites are off
- * or no memory. */
+/* A thread's table (t->site, t->site_mask), NULL when there is no memory
+ * (kept with call sites off: it holds the memos). */
 CF_HIDDEN void cf_site_thread_init(cf_thread_t *t);
 /* At MPI_Init: loads what backtrace() needs when the depth asks for it. */
 CF_HIDDEN void cf_site_init(void);

@@ -194,6 +194,13 @@ void cf_config_read(cf_config_t *c, int complain)
     cf_env_bool("COMMFIT_GATHER", 0, &c->gather, complain);
     cf_env_uint("COMMFIT_SPOOL_FANOUT", 0, 1u << 30, 256, &c->spool_fanout, complain);
     cf_env_uint("COMMFIT_CALLSITE_DEPTH", 0, CF_SITE_DEPTH_MAX, 1, &c->site_depth, complain);
+    /* 0 leaves the call sites out of the profile; the table of one frame
+     * stays, for its memos (cf_site.h), which keep the calls they hold off
+     * the record's lookup: without them every call took the full path, and
+     * call sites off cost more than call sites on */
+    c->sites_shown = c->site_depth > 0;
+    if (c->site_depth == 0)
+        c->site_depth = 1;
     cf_env_uint("COMMFIT_CALLSITES_MAX", 16, 1u << 16, 512, &c->sites_max, complain);
     cf_env_path("COMMFIT_SPOOL", c->spool, sizeof(c->spool), "the profile's name with .parts", complain);
     cf_env_calibrate(c, complain);

@@ -58,7 +58,8 @@ typedef struct {
     int protocol;          /* read the library's protocol limits at finalize (COMMFIT_PROTOCOL) */
     int gather;            /* commfit run gathers the spool (ranks stay quiet) */
     uint32_t spool_fanout; /* ranks per subdirectory of the spool, 0 = one directory */
-    uint32_t site_depth;   /* frames per call site (COMMFIT_CALLSITE_DEPTH), 0 = call sites off */
+    uint32_t site_depth;   /* frames per call site (COMMFIT_CALLSITE_DEPTH; 1 when it is 0) */
+    int sites_shown;       /* call sites in the profile: COMMFIT_CALLSITE_DEPTH > 0 */
     uint32_t sites_max;    /* call-site slots per thread (COMMFIT_CALLSITES_MAX) */
     double calibrate_s;    /* calibration budget at finalize (COMMFIT_CALIBRATE): -1 auto, 0 off */
     uint64_t calibrate_max_bytes; /* largest calibration buffer (COMMFIT_CALIBRATE_MAX_BYTES) */

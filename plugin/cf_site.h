@@ -96,8 +96,8 @@ static inline void cf_site_caller_end(void **scope)
  * The hit then keeps across the MPI call only what it records, and saves no
  * register that only the full path needs.  A call the hit's part entered and
  * missed is handed to the full path entered, with its call site, and goes
- * straight to its full part; any other call (another clock, call sites off,
- * hooks, recording paused, a new thread, a nested call) reaches it unentered,
+ * straight to its full part; any other call (another clock, call sites deeper
+ * than one frame, hooks, recording paused, a new thread, a nested call) reaches it unentered,
  * its call site in cf_split_ra.  The hit's part takes the program's call
  * site as its own return address, which holds only if the dispatch was a
  * tail call: cf_tail_calls checks at MPI_Init that the compiler made one in
@@ -183,7 +183,7 @@ CF_HOT void cf_site_add(cf_site_t *s, uint64_t bytes, uint64_t t0, uint64_t t1)
 }
 
 /* The slot of a call of op on communicator comm made from ra, NULL when
- * call sites are off or the table has no room.  Depth 1: one multiply, and
+ * the thread has no table or it has no room.  Depth 1: one multiply, and
  * one compare in the slot the hash names (the first probe). */
 CF_HOT cf_site_t *cf_site_of(cf_thread_t *t, unsigned op, uint32_t comm, void *ra)
 {
@@ -200,7 +200,7 @@ CF_HOT cf_site_t *cf_site_of(cf_thread_t *t, unsigned op, uint32_t comm, void *r
 }
 
 /* The slot where the site of a call of op from ra starts its probe, which
- * holds the memo such a call looks at first; NULL when call sites are off.
+ * holds the memo such a call looks at first; NULL when the thread has no table.
  * Deeper than one frame, the slots hold no memo, and the frame in place of
  * its generation is no generation (cf_memo_gen): the memo never holds. */
 CF_HOT cf_site_t *cf_site_first(cf_thread_t *t, unsigned op, void *ra)

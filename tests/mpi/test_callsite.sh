@@ -122,6 +122,20 @@ COMMFIT_CALLSITE_DEPTH=0 COMMFIT_OUTPUT="$cf_tmp/d0.json" COMMFIT_SUMMARY=0 cf_m
     cf_fail "COMMFIT_CALLSITE_DEPTH=0 left a callsites section"
 "$commfit" report --by-callsite "$cf_tmp/d0.json" | grep -q "Not recorded: the profile has no call sites" ||
     cf_fail "--by-callsite on a profile without call sites"
+# the records are those of depth 1: the table stays for the memos, which
+# take a repeated call's record from the last one (the TSC's run above)
+"$CF_PYTHON" - "$cf_tmp/d0.json" "$cf_tmp/t-tsc.json" <<'PY' || cf_fail "COMMFIT_CALLSITE_DEPTH=0 changed the records"
+import json, sys
+def recs(f):
+    return sorted((r["layer"], r["op"], r.get("comm"), r.get("path"), r.get("size_lo"), str(r.get("region")),
+                   r["calls"], r["bytes"])
+                  for r in json.load(open(f))["records"])
+a, b = recs(sys.argv[1]), recs(sys.argv[2])
+if a != b:
+    sys.exit("depth 0: %d records, depth 1: %d; first difference: %s" %
+             (len(a), len(b), next((x, y) for x, y in zip(a + [None] * len(b), b + [None] * len(a)) if x != y)))
+print("ok   COMMFIT_CALLSITE_DEPTH=0: %d records, calls and bytes those of depth 1" % len(a))
+PY
 echo "ok   COMMFIT_CALLSITE_DEPTH=0: no callsites section, and the report says 'Not recorded'"
 
 # every call of every operation is at a site in the program: tests/mpi/all_calls calls them all
