@@ -3,17 +3,21 @@
 #   ./bootstrap.sh demo   install what is missing, build, run the demo
 #   ./bootstrap.sh test   install what is missing, build, run every test, then
 #                         the MPI tests again against MPICH (build-mpich)
+#   ./bootstrap.sh bench  also install what the benchmarks need (NetPIPE, mpiP's
+#                         build dependencies), build, run make bench-ir
 # Builds out of tree in ./build (Open MPI) and ./build-mpich.  Needs Debian 12 (or a machine with the
 # packages below) and root or sudo for the package step.
 set -euo pipefail
 cd "$(dirname "$0")"
 top=$PWD
 what=${1:-demo}
-case "$what" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+case "$what" in demo|test|bench) ;; *) echo "usage: $0 demo|test|bench" >&2; exit 2 ;; esac
 
 packages=(gcc gfortran make autoconf automake libtool pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libjansson-dev libcmocka-dev libucx-dev libpapi-dev iproute2 procps libjs-chart.js chromium
           binutils python3-torch python3-mpi4py valgrind slurm-wlm munge lammps lammps-examples)
+# bench-netpipe runs NetPIPE; tests/bench/build_mpip.sh builds mpiP with libbfd and libunwind
+[ "$what" = bench ] && packages+=(netpipe-openmpi binutils-dev libunwind-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -60,6 +64,16 @@ print(a[0]["bucket_bytes"] if a else 0)')
         "$commfit" run -q -o demo-bucketed.json -- "${launch[@]}" "${train[@]}" --bucket "$bucket"
         "$commfit" diff demo-per-tensor.json demo-bucketed.json
     fi
+    exit 0
+fi
+
+if [ "$what" = bench ]; then
+    echo "== make bench-ir (instructions per call: the same figures on a busy machine)"
+    make bench-ir
+    echo
+    echo "the others want a quiet machine (docs/benchmarks.md): make -C build bench-netpipe,"
+    echo "bench-fusion, bench-tools, bench; against mpiP: bash tests/bench/build_mpip.sh MPIP_SOURCE DIR,"
+    echo "then make -C build bench-ir MPIP_LIB=DIR/lib/libmpiP.so"
     exit 0
 fi
 

@@ -25,7 +25,7 @@ build=${1:-$PWD}
 . "$build/tests/env.sh"
 commfit=$CF_BUILDDIR/tools/commfit
 np_bin=$(command -v NPopenmpi || command -v NPmpi) || {
-    echo "bench-netpipe: NetPIPE for Open MPI (NPopenmpi) not found; install it with: apt-get install netpipe-openmpi" >&2
+    echo "bench-netpipe: NetPIPE for Open MPI (NPopenmpi) not found; install it with: apt-get install netpipe-openmpi (./bootstrap.sh bench installs it)" >&2
     exit 1
 }
 max=${BENCH_NP_MAX:-4194304}
