@@ -665,10 +665,20 @@ static void advice_init(cf_advice_t *ad)
     ad->poll_excess_s = 0;
 }
 
+void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks)
+{
+    int known = (frameworks & CF_FW_KNOWN) != 0;
+    ad->knob_ddp = coll == CF_COLL_ALLREDUCE && (!known || (frameworks & CF_FW_BIT(TORCH)));
+    ad->knob_horovod =
+        (coll == CF_COLL_ALLREDUCE || coll == CF_COLL_ALLGATHER) && (!known || (frameworks & CF_FW_BIT(HOROVOD)));
+}
+
+/* The bucket sizes priced: powers of two from 64 KiB to 1 GiB, and the
+ * defaults of the frameworks whose setting fuses the stream, named. */
 static int candidates(cf_advice_t *ad)
 {
     size_t n = 0;
-    int ddp_done = 0;
+    int ddp_done = !ad->knob_ddp;
     if ((ad->cand = calloc(1, CF_ADV_MAX_CAND * sizeof(*ad->cand) + CF_ADV_WHY_LEN)) == NULL)
         return CF_ERR_NOMEM;
     ad->why = (char *)(ad->cand + CF_ADV_MAX_CAND);
@@ -680,7 +690,8 @@ static int candidates(cf_advice_t *ad)
             ddp_done = 1;
         }
         ad->cand[n].bucket_bytes = S;
-        ad->cand[n++].name = S == CF_ADV_HOROVOD_BYTES       ? "Horovod default (64 MiB)"
+        ad->cand[n++].name = !ad->knob_horovod                ? NULL
+                             : S == CF_ADV_HOROVOD_BYTES     ? "Horovod default (64 MiB)"
                              : S == CF_ADV_HOROVOD_NEW_BYTES ? "Horovod recent default (128 MiB)"
                                                              : NULL;
     }
@@ -852,6 +863,7 @@ static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_
     ad->comm_size = f->comm_size;
     ad->path = f->path;
     ad->coll = f->coll;
+    cf_advice_knobs(ad, f->coll, p->frameworks);
     ad->nonblocking = (strncmp(f->op, "MPI_I", 5) == 0 && islower((unsigned char)f->op[5])) ||
                       strstr(f->op, "_init") != NULL;
     ad->calls = f->calls;
@@ -1588,9 +1600,31 @@ int cf_advice_outside_note(const cf_advice_t *ad, char *buf, size_t len)
     return 1;
 }
 
+char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
+{
+    char ddp[48] = "", hvd[64] = "", b[CF_FMT_LEN];
+    if (ad->knob_ddp)
+        snprintf(ddp, sizeof(ddp), "%sbucket_cap_mb=%g", brief ? "DDP " : "PyTorch DDP: ", ad->bucket_bytes / 1048576.0);
+    if (ad->knob_horovod)
+        snprintf(hvd, sizeof(hvd), "%sHOROVOD_FUSION_THRESHOLD=%.0f", brief ? "" : "Horovod: ", ad->bucket_bytes);
+    if (ddp[0] != '\0' || hvd[0] != '\0')
+        snprintf(buf, len, "%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd);
+    else if (brief)
+        snprintf(buf, len, "merged by the program");
+    else
+        snprintf(buf, len,
+                 "%s %s: the program would merge a step's calls into calls of up to %s where none waits on "
+                 "another's result (the profile shows sizes and times, not that)",
+                 ad->coll == CF_COLL_ALLREDUCE || ad->coll == CF_COLL_ALLGATHER
+                     ? "the job loaded no framework that fuses"
+                     : "no framework setting fuses",
+                 ad->op, cf_fmt_size(ad->bucket_bytes, b, sizeof(b)));
+    return buf;
+}
+
 char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
 {
-    char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], fw[CF_FMT_LEN + 40] = "";
+    char label[24], b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN], fw[CF_FMT_LEN + 40] = "", how[128];
 
     cf_comm_label(ad->comm, label, sizeof(label));
     if (isfinite(ad->framework_saving_s) && ad->framework_saving_s > 0) /* counted in the verdict */
@@ -1599,10 +1633,10 @@ char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
         snprintf(buf, len, "%s on %s: no fusion advice (%s)", ad->op, label, ad->reason);
     else if (strcmp(ad->verdict, "fuse") == 0)
         snprintf(buf, len,
-                 "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; DDP "
-                 "bucket_cap_mb=%g, HOROVOD_FUSION_THRESHOLD=%.0f%s%s) to save %s of %s per rank (%.0f%%)%s",
+                 "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; %s%s%s) to save %s of %s per rank "
+                 "(%.0f%%)%s",
                  ad->op, label, ad->calls_per_step, cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
-                 ad->buckets_per_step, ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
+                 ad->buckets_per_step, cf_advice_how(ad, 1, how, sizeof(how)),
                  cf_advice_keeps_heap(ad) ? "; the heap kept: " : "", cf_advice_keeps_heap(ad) ? CF_ADV_KEEP_HEAP : "",
                  cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),

@@ -402,6 +402,19 @@ CF_HIDDEN int cf_advice_disturbed_note(const cf_advice_t *ad, char *buf, size_t 
  * polls_note, the HTML's.  1 when written, 0 where none. */
 CF_HIDDEN int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len);
 
+/* The frameworks whose setting fuses a stream of collective coll (knob_ddp:
+ * PyTorch DDP's bucket_cap_mb, all-reduce; knob_horovod: Horovod's
+ * HOROVOD_FUSION_THRESHOLD, all-reduce and all-gather), among those the
+ * job loaded (frameworks: cf_profile_t's; without CF_FW_KNOWN, an older
+ * profile or a job that did not finish, any may be): the named defaults
+ * priced and the settings printed are theirs alone. */
+CF_HIDDEN void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks);
+/* How to get the advised buckets: the frameworks' settings ("PyTorch DDP:
+ * bucket_cap_mb=0.5   Horovod: HOROVOD_FUSION_THRESHOLD=524288"), or,
+ * where no framework fuses the operation, what the program would do; brief
+ * (1): the summary line's short form.  The text, JSON (fuse_how) and HTML. */
+CF_HIDDEN char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len);
+
 /* One line for the end-of-run summary and the report, without newline. */
 CF_HIDDEN char *cf_advice_line(const cf_advice_t *adv, char *buf, size_t len);
 

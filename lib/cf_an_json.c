@@ -519,8 +519,12 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "post_lead_s", ad->nonblocking ? jflt(ad->post_lead_s) : json_null());
     jset(c, o, "post_leads", ad->nonblocking ? json_integer((json_int_t)ad->post_leads) : json_null());
     jset(c, o, "framework_lead_step_s", jnum(cf_advice_lead_step(ad)));
-    jset(c, o, "ddp_bucket_cap_mb", jnum(ad->bucket_bytes / 1048576.0));
-    jset(c, o, "horovod_fusion_threshold", jbytes(ad->bucket_bytes));
+    jset(c, o, "ddp_bucket_cap_mb", ad->knob_ddp ? jnum(ad->bucket_bytes / 1048576.0) : json_null());
+    jset(c, o, "horovod_fusion_threshold", ad->knob_horovod ? jbytes(ad->bucket_bytes) : json_null());
+    {
+        char how[CF_ADV_NOTE_LEN];
+        jset(c, o, "fuse_how", ad->bucket_bytes > 0 ? json_string(cf_advice_how(ad, 0, how, sizeof(how))) : json_null());
+    }
     jset(c, o, "steps", json_integer((json_int_t)ad->steps));
     jset(c, o, "steps_source", jstr(ad->steps_source));
     jset(c, o, "steps_region", ad->steps_region[0] ? json_string(ad->steps_region) : json_null());

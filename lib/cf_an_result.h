@@ -338,8 +338,13 @@ typedef struct cf_advice {
     uint32_t comm;
     int comm_size, path;
     cf_coll_t coll;
-    uint8_t nonblocking;      /* time is post to completion, overlapping compute */
-    uint8_t polls_with_posts; /* nonblocking: the program polls about once per post (0.5 to 2 a post) */
+    uint8_t nonblocking : 1;      /* time is post to completion, overlapping compute */
+    uint8_t polls_with_posts : 1; /* nonblocking: the program polls about once per post (0.5 to 2 a post) */
+    /* the frameworks whose setting fuses this operation, as the text names them:
+     * DDP's bucket_cap_mb (all-reduce), Horovod's HOROVOD_FUSION_THRESHOLD
+     * (all-reduce, all-gather), where the job loaded them or the profile does
+     * not say (cf_advice_knobs) */
+    uint8_t knob_ddp : 1, knob_horovod : 1;
     /* the runs that have the stream: 1, this profile alone; more where other
      * runs of the program were given (cf_analysis_opts_t.runs), as
      * run_spread_step_s below is */

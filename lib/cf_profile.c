@@ -232,6 +232,17 @@ static json_t *job_to_json(const cf_profile_t *p)
     json_object_set_new(job, "start_time", json_string(p->start_time));
     json_object_set_new(job, "clock_hz", json_real(p->clock_hz));
     json_object_set_new(job, "memcpy_Bps", json_real(p->memcpy_Bps));
+    if (p->program[0] != '\0')
+        json_object_set_new(job, "program", json_string(p->program));
+    if (p->frameworks & CF_FW_KNOWN) {
+        json_t *fw = json_array();
+#define CF_FW_PUT_(id, name, marker)                                          \
+    if (p->frameworks & CF_FW_BIT(id))                                        \
+        json_array_append_new(fw, json_string(name));
+        CF_FW_LIST(CF_FW_PUT_)
+#undef CF_FW_PUT_
+        json_object_set_new(job, "frameworks", fw);
+    }
     if (p->post_gaps > 0) {
         json_object_set_new(job, "post_gap_s", json_real(p->post_gap_s));
         json_object_set_new(job, "post_gaps", json_integer((json_int_t)p->post_gaps));
@@ -401,6 +412,7 @@ static void cf_profile_clean(cf_profile_t *p)
 {
     cf_clean(p->mpi_library);
     cf_clean(p->start_time);
+    cf_clean(p->program);
     for (size_t i = 0; i < p->npartial_reason; i++)
         cf_clean(p->partial_reason[i]);
     for (size_t i = 0; i < p->nrank; i++)
@@ -749,6 +761,21 @@ static int cf_rd_job(cf_rd_t *rd, json_t *job)
         p->clock_hz = json_number_value(x);
     if ((x = json_object_get(job, "memcpy_Bps")) && json_is_number(x))
         p->memcpy_Bps = json_number_value(x);
+    if ((x = json_object_get(job, "program")) && json_is_string(x))
+        cf_strlcpy(p->program, json_string_value(x), sizeof(p->program));
+    if ((x = json_object_get(job, "frameworks")) && json_is_array(x)) {
+        size_t i;
+        json_t *v;
+        p->frameworks = CF_FW_KNOWN;
+        json_array_foreach(x, i, v) {
+            const char *name = json_is_string(v) ? json_string_value(v) : "";
+#define CF_FW_GET_(id, fname, marker)                                         \
+    if (strcmp(name, fname) == 0)                                             \
+        p->frameworks |= CF_FW_BIT(id);
+            CF_FW_LIST(CF_FW_GET_)
+#undef CF_FW_GET_
+        }
+    }
     cf_get_gap(job, "post_gap_s", "post_gaps", &p->post_gap_s, &p->post_gaps);
     cf_get_gap(job, "post_lead_s", "post_leads", &p->post_lead_s, &p->post_leads);
     return CF_OK;

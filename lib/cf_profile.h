@@ -79,6 +79,21 @@ typedef struct {
 struct cf_pair;
 struct cf_callsite;
 
+/* Frameworks whose fusion settings the advice names (job.frameworks): each
+ * is seen in the process when a mapped file's path holds its marker.
+ * X(id, name in the profile, marker) */
+#define CF_FW_LIST(X)                                                         \
+    X(TORCH, "torch", "/libtorch")                                            \
+    X(HOROVOD, "horovod", "/horovod/")
+enum {
+    CF_FW_KNOWN = 1, /* the profile says which were loaded (none, maybe) */
+#define CF_FW_BIT_(id, name, marker) CF_FW_BITNO_##id,
+    CF_FW_BITNO_FIRST_ = 0,
+    CF_FW_LIST(CF_FW_BIT_)
+#undef CF_FW_BIT_
+};
+#define CF_FW_BIT(id) (1u << CF_FW_BITNO_##id)
+
 typedef struct {
     int version;
     int ranks, nodes;
@@ -93,6 +108,8 @@ typedef struct {
     char start_time[32]; /* ISO 8601 UTC */
     double clock_hz;     /* tick rate the plugin measured, informative */
     double memcpy_Bps;   /* copy bandwidth measured at init, for pack costs */
+    char program[64];    /* rank 0's executable, its file name; "" unknown */
+    unsigned frameworks; /* CF_FW_KNOWN and the CF_FW_BIT()s of those rank 0 loaded; 0 unknown */
     /* the framework's time outside MPI from a nonblocking collective's post
      * to the completion call that follows it with no MPI call between: the
      * median over the ranks of their medians, s, and the gaps measured (0:

@@ -545,6 +545,7 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
     p->clock_hz = cf_clock.hz;
     p->partial = p->npartial_reason > 0; /* the regions' losses, if any */
     cf_library_version(p->mpi_library, sizeof(p->mpi_library));
+    cf_program_info(p->program, sizeof(p->program), &p->frameworks);
     time_t t0 = (time_t)cf_g.init_wall;
     struct tm tm;
     gmtime_r(&t0, &tm);

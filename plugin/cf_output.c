@@ -118,6 +118,33 @@ void cf_library_version(char *out, size_t len)
     cf_strlcpy(out, ver, len);
 }
 
+/* The process's executable (its file name) and the frameworks whose files
+ * it mapped (CF_FW_LIST): what the fusion advice names settings of. */
+void cf_program_info(char *prog, size_t len, unsigned *fw)
+{
+    char path[4096], line[4608];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    prog[0] = '\0';
+    if (n > 0) {
+        path[n] = '\0';
+        const char *base = strrchr(path, '/');
+        cf_strlcpy(prog, base != NULL ? base + 1 : path, len);
+    }
+    *fw = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return;
+    *fw = CF_FW_KNOWN;
+    while (fgets(line, sizeof(line), f) != NULL) {
+#define CF_FW_SEE_(id, name, marker)                                          \
+    if (strstr(line, marker) != NULL)                                         \
+        *fw |= CF_FW_BIT(id);
+        CF_FW_LIST(CF_FW_SEE_)
+#undef CF_FW_SEE_
+    }
+    fclose(f);
+}
+
 /* ---- MPI's names ---- */
 
 /* MPI's error classes by name: the failed calls' section and the spill's parts */

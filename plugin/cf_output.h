@@ -17,6 +17,9 @@ CF_HIDDEN void cf_spool_default(char *buf, size_t len);
 CF_HIDDEN void cf_write_profile(const cf_profile_t *p);
 /* The MPI library's version line, as the profile names it. */
 CF_HIDDEN void cf_library_version(char *out, size_t len);
+/* The executable's file name into prog, and into *fw CF_FW_KNOWN with the
+ * frameworks the process mapped (0: /proc/self/maps unreadable). */
+CF_HIDDEN void cf_program_info(char *prog, size_t len, unsigned *fw);
 
 /* "MPI_ERR_RANK" for MPI_ERR_RANK, NULL for a class it does not know.
  * Async-signal-safe (a static table): the failed calls' section and the

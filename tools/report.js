@@ -335,6 +335,8 @@
         fmtTime(ad.saving_step_s) + '/step (uncertainty ' + fmtTime(ad.saving_uncertainty_step_s) + ')' :
         (ad.verdict || 'no advice') + ': ' + ad.reason];
       if (ad.verdict !== 'fuse' && ad.why) lines.push(ad.why);
+      /* how to get the advised buckets: the text report's line (fuse_how, cf_advice_how) */
+      if (ad.verdict === 'fuse' && typeof ad.fuse_how === 'string') lines.push(ad.fuse_how);
       if (ad.runs > 1) lines.push(typeof ad.saving_run_spread_step_s === 'number' ?
         'over ' + ad.runs + ' runs of the program: the verdict and the saving are their medians; half the range between them (' + fmtTime(ad.saving_run_spread_step_s) + '/step) is in its uncertainty; the sizes in the chart are this profile\'s' :
         'over ' + ad.runs + ' runs of the program: none advises fusion (or not every run prices the sizes): this profile\'s advice and figures');

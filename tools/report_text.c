@@ -766,8 +766,7 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    fmt_t(ad->predicted_saving_s, b[2]), fmt_t(ad->current_s, b[3]),
                    cf_fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, 0, b[4], CF_FMT_LEN),
                    fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
-            fprintf(out, "          PyTorch DDP: bucket_cap_mb=%g   Horovod: HOROVOD_FUSION_THRESHOLD=%.0f%s\n",
-                   ad->bucket_bytes / 1048576.0, ad->bucket_bytes,
+            fprintf(out, "          %s%s\n", cf_advice_how(ad, 0, note, sizeof(note)),
                    cf_advice_keeps_heap(ad) ? "   the heap kept (the price assumes it; memory above): " CF_ADV_KEEP_HEAP
                                             : "");
             if (cf_advice_hidden_note(ad, note, sizeof(note)))

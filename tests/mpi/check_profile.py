@@ -75,6 +75,9 @@ def check_calls(t, op, comm, calls, nbytes):
 def known_calls(prof, p, nodes=1):
     expect("job.ranks", prof["job"]["ranks"], p)
     expect("job.partial", prof["job"]["partial"], False)
+    # rank 0's executable, and no framework whose fusion setting the advice would name
+    expect("job.program", prof["job"].get("program"), "known_calls")
+    expect("job.frameworks", prof["job"].get("frameworks"), [])
     expect("ranks listed", sorted(r["rank"] for r in prof["ranks"]), list(range(p)))
     comms = prof["communicators"]
     world = [c for c in comms if c["label"] == "world"]

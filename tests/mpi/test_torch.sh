@@ -32,6 +32,8 @@ train mlp-o --model mlp --mode overlap
 train mlp-ob --model mlp --mode overlap-bucket --bucket 32768
 train r20-pt --model resnet20 --mode per-tensor --batch 2
 train r20-o --model resnet20 --mode overlap --batch 2
+"$CF_BUILDDIR/tools/commfit" report --format json "$cf_tmp/mlp-pt.json" > "$cf_tmp/mlp-pt.report.json" ||
+    cf_fail "commfit report mlp-pt.json"
 "$CF_PYTHON" - "$cf_tmp" $np $steps <<'PY'
 import json, sys
 from collections import defaultdict
@@ -60,6 +62,16 @@ def calls(name):
                 regions.add(r.get("region"))
     return t, p.get("region_entries", {}), regions
 
+
+# the job loaded PyTorch (and not Horovod): the advice prices and names DDP's default, not Horovod's
+job = json.load(open("%s/mlp-pt.json" % d))["job"]
+check("job.frameworks: torch", job.get("frameworks") == ["torch"], str(job.get("frameworks")))
+check("job.program: the interpreter", str(job.get("program", "")).startswith("python"), str(job.get("program")))
+adv = [a for a in json.load(open("%s/mlp-pt.report.json" % d))["advice"]
+       if a["op"] == "MPI_Allreduce" and a["comm"] == "world"]
+names = {c["name"] for a in adv for c in a["candidates"] if c.get("name")}
+check("the world all-reduce's named candidates: DDP's alone", names == {"DDP default (25 MiB)"}, str(names))
+check("no Horovod setting", all(a["horovod_fusion_threshold"] is None for a in adv), str(adv and adv[0]["fuse_how"]))
 
 sums = {}
 for name, op in (("mlp-pt", "MPI_Allreduce"), ("mlp-b", "MPI_Allreduce"), ("mlp-o", "MPI_Iallreduce"),

@@ -147,6 +147,78 @@ static char *summary_text(const cf_profile_t *p)
     return buf;
 }
 
+/* The frameworks' settings named only for the frameworks that fuse the
+ * operation and that the job loaded; an older profile (no job.frameworks)
+ * names both, as before. */
+static void test_framework_knobs(void **state)
+{
+    static const char *const names[] = {"step", "step/allreduce"};
+    static const int entries[] = {STEPS, STEPS};
+    static const struct {
+        unsigned fw;
+        int ddp, horovod;
+        const char *summary; /* in the end-of-run line */
+    } cases[] = {
+        {0, 1, 1, "(3/step; DDP bucket_cap_mb=0.0625, HOROVOD_FUSION_THRESHOLD=65536)"},
+        {CF_FW_KNOWN, 0, 0, "(3/step; merged by the program)"},
+        {CF_FW_KNOWN | CF_FW_BIT(TORCH), 1, 0, "(3/step; DDP bucket_cap_mb=0.0625)"},
+        {CF_FW_KNOWN | CF_FW_BIT(HOROVOD), 0, 1, "(3/step; HOROVOD_FUSION_THRESHOLD=65536)"},
+    };
+    (void)state;
+    for (size_t k = 0; k < CF_ARRAY_LEN(cases); k++) {
+        cf_profile_t p;
+        char how[CF_ADV_NOTE_LEN];
+        profile_new(&p);
+        set_regions(&p, names, entries, 2);
+        add_stream(&p, 2);
+        p.frameworks = cases[k].fw;
+        cf_analysis_t *a = analyse(&p, NULL);
+        const cf_advice_t *ad = advice_of(a, "MPI_Allreduce");
+        assert_string_equal(ad->verdict, "fuse"); /* the same advice either way */
+        assert_rel(ad->bucket_bytes, 65536, 0);
+        assert_int_equal(ad->knob_ddp, cases[k].ddp);
+        assert_int_equal(ad->knob_horovod, cases[k].horovod);
+        /* the 25 MiB candidate only where DDP's setting is named; Horovod's sizes always, named or not */
+        int has_ddp = 0;
+        for (size_t c = 0; c < ad->ncand; c++)
+            has_ddp += ad->cand[c].bucket_bytes == CF_ADV_DDP_BYTES && ad->cand[c].name != NULL;
+        assert_int_equal(has_ddp, cases[k].ddp);
+        assert_int_equal(cand_of(ad, CF_ADV_HOROVOD_BYTES)->name != NULL, cases[k].horovod);
+        cf_advice_how(ad, 0, how, sizeof(how));
+        assert_int_equal(strstr(how, "PyTorch DDP: bucket_cap_mb=0.0625") != NULL, cases[k].ddp);
+        assert_int_equal(strstr(how, "Horovod: HOROVOD_FUSION_THRESHOLD=65536") != NULL, cases[k].horovod);
+        if (!cases[k].ddp && !cases[k].horovod)
+            assert_non_null(strstr(how, "the job loaded no framework that fuses MPI_Allreduce: the program would "
+                                        "merge a step's calls into calls of up to 65.5 kB"));
+        json_t *j = cf_analysis_to_json(a), *e = json_array_get(json_object_get(j, "advice"), 0);
+        assert_int_equal(json_is_number(json_object_get(e, "ddp_bucket_cap_mb")), cases[k].ddp);
+        assert_int_equal(json_is_integer(json_object_get(e, "horovod_fusion_threshold")), cases[k].horovod);
+        assert_string_equal(json_string_value(json_object_get(e, "fuse_how")), how);
+        json_decref(j);
+        char *buf = summary_text(&p);
+        if (strstr(buf, cases[k].summary) == NULL)
+            fail_msg("case %zu: no \"%s\" in %s", k, cases[k].summary, buf);
+        free(buf);
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
+    /* an all-to-all: no framework fuses it, whatever the job loaded */
+    cf_advice_t ad = {.op = "MPI_Alltoall", .bucket_bytes = 131072};
+    char how[CF_ADV_NOTE_LEN];
+    cf_advice_knobs(&ad, CF_COLL_ALLTOALL, 0);
+    assert_false(ad.knob_ddp || ad.knob_horovod);
+    cf_advice_knobs(&ad, CF_COLL_ALLTOALL, CF_FW_KNOWN | CF_FW_BIT(TORCH) | CF_FW_BIT(HOROVOD));
+    assert_false(ad.knob_ddp || ad.knob_horovod);
+    ad.coll = CF_COLL_ALLTOALL;
+    assert_string_equal(cf_advice_how(&ad, 0, how, sizeof(how)),
+                        "no framework setting fuses MPI_Alltoall: the program would merge a step's calls into "
+                        "calls of up to 131 kB where none waits on another's result (the profile shows sizes and "
+                        "times, not that)");
+    /* an all-gather: Horovod's, not DDP's */
+    cf_advice_knobs(&ad, CF_COLL_ALLGATHER, CF_FW_KNOWN | CF_FW_BIT(TORCH) | CF_FW_BIT(HOROVOD));
+    assert_true(!ad.knob_ddp && ad.knob_horovod);
+}
+
 /* The packing rule on its own: DDP's, in the given order. */
 static void test_packing(void **state)
 {
@@ -1945,6 +2017,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packing),
         cmocka_unit_test(test_per_tensor_fuse),
+        cmocka_unit_test(test_framework_knobs),
         cmocka_unit_test(test_steps_from_pattern),
         cmocka_unit_test(test_steps_from_regions),
         cmocka_unit_test(test_bandwidth_bound),

@@ -27,6 +27,8 @@ static void make_profile(cf_profile_t *p)
     p->nodes = 2;
     p->wall_s = 1.5;
     snprintf(p->mpi_library, sizeof(p->mpi_library), "Open MPI v4.1.4");
+    snprintf(p->program, sizeof(p->program), "python3.11");
+    p->frameworks = CF_FW_KNOWN | CF_FW_BIT(TORCH);
     p->nrank = 2;
     p->rank = calloc(2, sizeof(*p->rank));
     p->rank[0] = (cf_rank_info_t){.rank = 0, .node = 0, .host = "a", .wall_s = 1.5, .mpi_s = 0.25, .node_ranks = 3,
@@ -95,6 +97,8 @@ static void test_roundtrip(void **state)
     assert_int_equal(q.oversubscribed, 1);
     assert_int_equal(q.ranks_per_node_max, 3);
     assert_int_equal(q.cpus_per_node_min, 2);
+    assert_string_equal(q.program, "python3.11");
+    assert_int_equal(q.frameworks, CF_FW_KNOWN | CF_FW_BIT(TORCH));
     assert_int_equal(q.rank[0].node_ranks, 3);
     assert_int_equal(q.rank[0].node_cpus, 2);
     assert_int_equal(q.rank[1].node_cpus, 8);
@@ -128,6 +132,8 @@ static void test_older_profile(void **state)
     json_object_del(job, "oversubscribed");
     json_object_del(job, "ranks_per_node_max");
     json_object_del(job, "cpus_per_node_min");
+    json_object_del(job, "program");
+    json_object_del(job, "frameworks");
     size_t i;
     json_t *o;
     json_array_foreach(json_object_get(root, "ranks"), i, o) {
@@ -145,6 +151,8 @@ static void test_older_profile(void **state)
     assert_int_equal(q.oversubscribed, -1);
     assert_int_equal(q.ranks_per_node_max, 0);
     assert_int_equal(q.cpus_per_node_min, 0);
+    assert_string_equal(q.program, "");
+    assert_int_equal(q.frameworks, 0); /* unknown: the advice names every framework's setting */
     assert_int_equal(q.rank[0].node_ranks, 0);
     assert_int_equal(q.rank[0].node_cpus, 0);
     assert_int_equal(q.rec[0].sample_eligible, 0);
@@ -153,6 +161,16 @@ static void test_older_profile(void **state)
     cf_profile_init(&u);
     json_t *r2 = cf_profile_to_json(&u);
     assert_null(json_object_get(json_object_get(r2, "job"), "oversubscribed"));
+    assert_null(json_object_get(json_object_get(r2, "job"), "frameworks"));
+    /* known, none loaded: an empty list, read back as known */
+    p.frameworks = CF_FW_KNOWN;
+    json_t *r3 = cf_profile_to_json(&p);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(r3, "job"), "frameworks")), 0);
+    cf_profile_t v;
+    assert_int_equal(cf_profile_from_json(r3, &v, err, sizeof(err)), CF_OK);
+    assert_int_equal(v.frameworks, CF_FW_KNOWN);
+    cf_profile_free(&v);
+    json_decref(r3);
     json_decref(r2);
     json_decref(root);
     cf_profile_free(&p);
