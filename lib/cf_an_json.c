@@ -666,6 +666,7 @@ static json_t *breakdown_json(jctx_t *c, const cf_analysis_t *a)
     jset(c, bd, "uncertain", jnum(a->split.uncertain));
     jset(c, bd, "io", jnum(a->split.io));
     jset(c, bd, "blocked", jnum(a->split.blocked));
+    jset(c, bd, "waiting", jnum(a->split.waiting));
     return bd;
 }
 

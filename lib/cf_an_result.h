@@ -204,9 +204,13 @@ typedef struct {
 /* Where the ranked MPI time goes: each operation's time split by its
  * startup share; operations without payload, those not fitted (wait,
  * probe, too few sizes without a link), those whose verdict is
- * uncertain and file I/O apart.  Shares of the ranked total. */
+ * uncertain and file I/O apart.  Shares of the ranked total.  A fitted or
+ * uncertain operation whose calls were sampled first gives up the share
+ * of its time its sampled calls waited for a late partner (waiting): the
+ * startup and payload split, and uncertain, are of the rest. */
 typedef struct {
     double startup, payload, no_payload, unexplained;
+    double waiting;   /* inside fitted or uncertain operations, waiting for a late partner */
     double uncertain; /* operations whose verdict is uncertain: not split */
     double io;        /* file I/O (kind io): not network startup or payload */
     double blocked;   /* blocked in Wait/Test on nonblocking operations (charged profiles) */

@@ -26,11 +26,17 @@ void cf_an_breakdown(cf_analysis_t *a)
             b->io += o->time_s;
         else if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
             b->no_payload += o->time_s;
-        else if (f != NULL && f->leaning != NULL)
-            b->uncertain += o->time_s;
-        else if (f != NULL && f->basis != NULL && isfinite(f->startup_share)) {
-            b->startup += o->time_s * f->startup_share;
-            b->payload += o->time_s * (1.0 - f->startup_share);
+        else if (f != NULL && (f->leaning != NULL || (f->basis != NULL && isfinite(f->startup_share)))) {
+            /* the fit prices the transfer; the waits its sampled calls
+             * measured are the partners' lateness, not the network's */
+            double w = isfinite(f->wait_share) ? o->time_s * f->wait_share : 0, rest = o->time_s - w;
+            b->waiting += w;
+            if (f->leaning != NULL)
+                b->uncertain += rest;
+            else {
+                b->startup += rest * f->startup_share;
+                b->payload += rest * (1.0 - f->startup_share);
+            }
         } else
             b->unexplained += o->time_s;
     }
@@ -42,8 +48,10 @@ void cf_an_breakdown(cf_analysis_t *a)
         b->uncertain /= a->total_s;
         b->io /= a->total_s;
         b->blocked /= a->total_s;
+        b->waiting /= a->total_s;
     } else {
         b->startup = b->payload = b->no_payload = b->unexplained = b->uncertain = b->io = b->blocked = NAN;
+        b->waiting = NAN;
     }
 }
 
@@ -56,7 +64,7 @@ char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
     const cf_an_breakdown_t *b = &a->split;
     char b1[CF_FMT_LEN], b2[CF_FMT_LEN], b3[CF_FMT_LEN];
     double explained = b->startup + b->payload;
-    double other = fmax(fmax(b->blocked, b->uncertain), fmax(b->no_payload, b->unexplained));
+    double other = fmax(fmax(fmax(b->blocked, b->uncertain), fmax(b->no_payload, b->unexplained)), b->waiting);
 
     if (!isfinite(explained)) {
         snprintf(buf, len, "No MPI time was recorded");
@@ -73,7 +81,13 @@ char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
         return buf;
     }
     /* what the time is, where the fits do not explain it */
-    if (b->blocked >= other)
+    if (b->waiting >= other)
+        snprintf(buf, len, "Waiting dominates: %s of the recorded MPI time is ranks waiting inside the calls for "
+                           "a late partner (measured on the sampled calls): work out of balance before the calls, or a "
+                           "partner slowed by its node, which neither fewer calls nor a faster link shortens; %s is "
+                           "startup and %s payload",
+                 cf_fmt_pct(b->waiting, 0, b3, sizeof(b3)), b1, b2);
+    else if (b->blocked >= other)
     {
         char b4[CF_FMT_LEN];
         snprintf(buf, len, "Blocked in waits: %s of the recorded MPI time is blocked in Wait/Test on nonblocking "
@@ -295,10 +309,26 @@ static void advice_verdict(const cf_an_op_t *o, const cf_an_fit_t *f, char *buf,
                            "or use faster links");
 }
 
+/* Most of an operation's time waiting for a late partner: said first,
+ * before what the startup and payload split of the rest advises. */
+#define CF_AN_WAIT_MOST 0.5
+
 char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
 {
-    if (!advice_unfitted(o, buf, len) && !advice_undecided(o, o->fit, buf, len))
-        advice_verdict(o, o->fit, buf, len);
+    const cf_an_fit_t *f = o->fit;
+    if (!advice_unfitted(o, buf, len) && !advice_undecided(o, f, buf, len))
+        advice_verdict(o, f, buf, len);
+    if (!o->nonblocking && f != NULL && f->kind != CF_AN_IO && isfinite(f->wait_share) &&
+        f->wait_share >= CF_AN_WAIT_MOST && !(f->basis != NULL && strcmp(f->basis, "no payload") == 0) &&
+        len > 0) {
+        char rest[512];
+        cf_strlcpy(rest, buf, sizeof(rest));
+        snprintf(buf, len,
+                 "it waits for a late partner %.0f%% of its time (its sampled calls): balance the work before "
+                 "it, or find what slows the partner, first, which neither fewer calls nor a faster link "
+                 "shortens; of the rest, %s",
+                 100.0 * f->wait_share, rest);
+    }
     return buf;
 }
 

@@ -129,13 +129,16 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
         const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
         char b1[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
         fprintf(out, "  %s;\n", cf_analysis_headline(a, advice, sizeof(advice)));
+        char b5[CF_FMT_LEN];
         fprintf(out, "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
-               "too few sizes)%s%s%s%s%s.\n",
+               "too few sizes)%s%s%s%s%s%s%s.\n",
                cf_fmt_pct(bd->no_payload, 0, b3, CF_FMT_LEN), cf_fmt_pct(bd->unexplained, 0, b4, CF_FMT_LEN),
                bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? cf_fmt_pct(bd->uncertain, 0, b1, CF_FMT_LEN) : "",
                bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "",
                bd->blocked > 0 ? ", blocked in Wait/Test on nonblocking operations: " : "",
-               bd->blocked > 0 ? cf_fmt_pct(bd->blocked, 0, pct, CF_FMT_LEN) : "");
+               bd->blocked > 0 ? cf_fmt_pct(bd->blocked, 0, pct, CF_FMT_LEN) : "",
+               bd->waiting > 0 ? ", waiting for late partners inside the fitted calls (sampled): " : "",
+               bd->waiting > 0 ? cf_fmt_pct(bd->waiting, 0, b5, CF_FMT_LEN) : "");
         if (bd->io > 0)
             printf("  %s is file I/O (MPI-IO), not network traffic.\n", cf_fmt_pct(bd->io, 0, b1, CF_FMT_LEN));
     }

@@ -649,6 +649,35 @@ static void test_transfer_and_wait(void **state)
     /* wait / (wait + transfer) over the sampled calls */
     assert_rel(f->wait_share, 1.0 / 3.0, 1e-9);
     assert_rel(bin_of(f, 1024)->p50_s, ring(1024), 1e-12);
+    {
+        /* the breakdown: a third of the time waiting, the split of the rest */
+        const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
+        char buf[512];
+        assert_rel(bd->waiting, 1.0 / 3.0, 1e-9);
+        assert_rel(bd->startup + bd->payload, 2.0 / 3.0, 1e-9);
+        assert_rel(bd->startup, 2.0 / 3.0 * f->startup_share, 1e-9);
+        assert_null(strstr(cf_analysis_headline(a, buf, sizeof(buf)), "Waiting"));
+        assert_null(strstr(cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf)), "late partner"));
+    }
+    cf_analysis_free(a);
+    /* waiting twice the transfer: the headline and the operation's advice say so first */
+    for (size_t k = 0; k < p.nrec; k++)
+        p.rec[k].wait_s = 2 * p.rec[k].xfer_sum;
+    a = analyse(&p, NULL);
+    f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
+    assert_rel(f->wait_share, 2.0 / 3.0, 1e-9);
+    {
+        const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
+        char buf[512];
+        assert_rel(bd->waiting, 2.0 / 3.0, 1e-9);
+        assert_rel(bd->startup + bd->payload, 1.0 / 3.0, 1e-9);
+        assert_non_null(strstr(cf_analysis_headline(a, buf, sizeof(buf)),
+                               "Waiting dominates: 66.7% of the recorded MPI time is ranks waiting inside the calls "
+                               "for a late partner"));
+        assert_non_null(strstr(cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf)),
+                               "it waits for a late partner 67% of its time (its sampled calls): balance the work "
+                               "before it, or find what slows the partner, first"));
+    }
     cf_analysis_free(a);
     cf_profile_free(&p);
 }
