@@ -300,6 +300,8 @@
     var parent = byId('fusion');
     (R.advice || []).forEach(function (ad, i) {
       if (!(ad.share >= 0.01) || !ad.model || !ad.candidates || ad.candidates.length === 0) return;
+      /* one call a step already: nothing to fuse, a flat line (the text above says so) */
+      if (ad.verdict === 'no gain' && ad.calls_per_step <= 1) return;
       /* what the text says: an overlapped stream is priced on what the step
        * pays (posts, blocked, polls: predicted_s over the run) against its
        * measured time; a blocking one on the predictor's T(S) */

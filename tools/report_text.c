@@ -718,8 +718,9 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    "+ 2 x fused bytes / copy bandwidth; t measured where the program or the calibration "
                    "measured the size, interpolated between, the line beyond\n");
         comm_text(cf_analysis_profile(a), ad->comm, ad->comm_size, label, sizeof(label));
-        fprintf(out, "  %s on %s: %.4g calls/step, %s/step; %llu step%s (%s%s%s); %s of the MPI time%s\n", ad->op,
-               label, ad->calls_per_step, fmt_s(ad->bytes_per_step, b[0]), (unsigned long long)ad->steps,
+        fprintf(out, "  %s on %s: %.4g call%s/step, %s/step; %llu step%s (%s%s%s); %s of the MPI time%s\n", ad->op,
+               label, ad->calls_per_step, ad->calls_per_step == 1 ? "" : "s", fmt_s(ad->bytes_per_step, b[0]),
+               (unsigned long long)ad->steps,
                ad->steps == 1 ? "" : "s",
                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "",
