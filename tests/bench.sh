@@ -10,7 +10,8 @@
 #                    repetitions: a busy machine leaves some undisturbed)
 # The loops of tests/bench/hotpath.c (and hotpath_f.F90 when mpifort is there)
 # run on 2 ranks without a profiler (plain), under the plugin at its defaults
-# (call sites on), under it light (call sites off, COMMFIT_CALLSITE_DEPTH=0)
+# (call sites on), under it light (its lightest settings: COMMFIT_SAMPLES=0 and
+# COMMFIT_CALLSITE_DEPTH=0, which keeps the call sites' memos and leaves their section out)
 # and under mpiP; each run reports the best of its repetitions of each loop.
 # A round runs every configuration once, in an order that rotates from round
 # to round, so that the other work on a shared machine falls on all of them
@@ -44,7 +45,7 @@ one() {
     case $cfg in
     plain) run "$@" ;;
     default) run -x LD_PRELOAD="$lib" "${fwd[@]}" -x COMMFIT_CALLSITE_DEPTH=1 "$@" ;;
-    light) run -x LD_PRELOAD="$lib" "${fwd[@]}" -x COMMFIT_CALLSITE_DEPTH=0 "$@" ;;
+    light) run -x LD_PRELOAD="$lib" "${fwd[@]}" -x COMMFIT_CALLSITE_DEPTH=0 -x COMMFIT_SAMPLES=0 "$@" ;;
     mpip) (cd "$tmp/mpip" && run -x LD_PRELOAD="$mpip_lib" -x MPIP="$mpip_opts" "$@") ;;
     esac >> "$out" 2> "$tmp/err" || { echo "$cfg run of ${1##*/} failed:" >&2; tail -5 "$tmp/err" >&2; return 1; }
 }
@@ -74,7 +75,7 @@ one plain "$tmp/plain100" "$prog" 100 1 || exit 1
 
 echo "commfit hot-path benchmark: 2 ranks, $(nproc) cores, $(mpirun --version | head -1)"
 echo "$nrounds rounds; each run the best of $reps repetitions of 1/$split of each loop ${floops:+ (Fortran loops: best of 5, whole)}"
-echo "default: the plugin's defaults (call sites on); light: call sites off (COMMFIT_CALLSITE_DEPTH=0)"
+echo "default: the plugin's defaults; light: its lightest settings (COMMFIT_SAMPLES=0 COMMFIT_CALLSITE_DEPTH=0)"
 [ -z "$mpip_lib" ] || echo "mpiP: MPIP=\"$mpip_opts\", $mpip_lib$(sed 's/^/, /' "${mpip_lib%.so}.source" 2>/dev/null)"
 echo "load average before: $load0; after: $load1; 1-minute load after each round: $(sort -g "$tmp/load" |
     sed -n '1p;$p' | paste -sd- -)"
@@ -122,7 +123,7 @@ END {
         }
         printf " %9.1f\n", (mind - minl) / c
     }
-    print "sites min: (fastest default run - fastest light run) / calls: the cost of call sites (a busy machine slows runs, it does not speed them up)"
+    print "sites min: (fastest default run - fastest light run) / calls: the cost of sampling, the difference between them (a busy machine slows runs, it does not speed them up)"
     if (mp && hi != "")
         printf "over the loops, commfit at its defaults adds %.2f-%.2fx what %s adds (median ratios)\n", lo, hi, mpname
 }' "$tmp/all"

@@ -25,3 +25,18 @@ while [ $# -ge 2 ]; do
     echo "ok: $1 $got <= $2"
     shift 2
 done
+# The lightest settings (COMMFIT_CALLSITE_DEPTH=0 COMMFIT_SAMPLES=0) keep the
+# call sites' memos, which depth 0 once freed with the sites' table, sending
+# every call to the full path (send 151.9, all-reduce 190.9): the defaults'
+# ceilings hold them too.
+COMMFIT_TIMER=tsc IR_LOOPS="send_null allreduce" IR_CONFIGS="plain light" bash "$CF_SRCDIR/tests/bench_ir.sh" \
+    "$CF_BUILDDIR" > "$cf_tmp/ir-light" || cf_fail "bench_ir.sh (light) failed"
+cat "$cf_tmp/ir-light"
+for lc in "send_null 119" "allreduce 120"; do
+    set -- $lc
+    got=$(awk -v l="$1" '$1 == l { print $4 }' "$cf_tmp/ir-light")
+    [ -n "$got" ] || cf_fail "$1 (light): no figure"
+    awk -v g="$got" -v c="$2" 'BEGIN { exit !(g <= c) }' ||
+        cf_fail "$1 (light): $got instructions added per call, over the ceiling of $2"
+    echo "ok: $1 at the lightest settings $got <= $2"
+done
