@@ -1610,7 +1610,7 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
     if (ddp[0] != '\0' || hvd[0] != '\0')
         snprintf(buf, len, "%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd);
     else if (brief)
-        snprintf(buf, len, "merged by the program");
+        snprintf(buf, len, "merge in the program");
     else
         snprintf(buf, len,
                  "%s %s: the program would merge a step's calls into calls of up to %s where none waits on "
@@ -1633,17 +1633,18 @@ char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
         snprintf(buf, len, "%s on %s: no fusion advice (%s)", ad->op, label, ad->reason);
     else if (strcmp(ad->verdict, "fuse") == 0)
         snprintf(buf, len,
-                 "%s on %s, %.0f calls/step: fuse into buckets of %s (%.0f/step; %s%s%s) to save %s of %s per rank "
+                 "%s on %s, %.0f call%s/step: fuse into buckets of %s (%.0f/step; %s%s%s) to save %s of %s per rank "
                  "(%.0f%%)%s",
-                 ad->op, label, ad->calls_per_step, cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
+                 ad->op, label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
                  ad->buckets_per_step, cf_advice_how(ad, 1, how, sizeof(how)),
                  cf_advice_keeps_heap(ad) ? "; the heap kept: " : "", cf_advice_keeps_heap(ad) ? CF_ADV_KEEP_HEAP : "",
                  cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),
                  ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0, fw);
     else if (strcmp(ad->verdict, "uncertain") == 0)
-        snprintf(buf, len, "%s on %s, %.0f calls/step: fusion gain uncertain (%s%s%s)", ad->op, label,
-                 ad->calls_per_step, ad->why, ad->why[0] ? "; " : "", ad->reason);
+        snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion gain uncertain (%s%s%s)", ad->op, label,
+                 ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->why, ad->why[0] ? "; " : "",
+                 ad->reason);
     else
         snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion buckets gain nothing (%s%s%s)", ad->op,
                  label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->reason,

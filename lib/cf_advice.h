@@ -49,8 +49,8 @@
  * where fused bytes are those of buckets with more than one tensor (packed
  * and unpacked; a tensor alone is reduced in place), memcpy_Bps the copy
  * bandwidth the profile measured (no copy cost when it is unknown).
- * Candidates: powers of two from 64 KiB to 1 GiB and DDP's 25 MiB
- * (Horovod's 64 MiB, its documented default, and 128 MiB, its default in
+ * Candidates: powers of two from 64 KiB to 1 GiB, and DDP's 25 MiB where
+ * the stream names DDP's setting (knob_ddp, cf_advice_knobs) (Horovod's 64 MiB, its documented default, and 128 MiB, its default in
  * recent code, are 2^26 and 2^27).  The recommended S is the smallest
  * whose saving exceeds its uncertainty within 5 % of the best such.
  *

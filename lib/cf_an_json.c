@@ -347,7 +347,7 @@ static json_t *wire_coll_json(jctx_t *c, const cf_analysis_t *a, const cf_an_wir
     const cf_wire_infer_t *inf = &w->inf;
     const cf_wire_model_t *m = &inf->expected;
     double n = w->w.payload;
-    char label[24], name[CF_COMM_NAME_LEN], advice[512];
+    char label[24], name[CF_COMM_NAME_LEN], advice[CF_AN_ADVICE_LEN];
 
     jset(c, o, "op", json_string(w->w.op));
     jset(c, o, "comm", json_string(cf_an_comm_label(w->w.comm, label, sizeof(label))));
@@ -760,7 +760,7 @@ static json_t *operation_json(jctx_t *c, const cf_analysis_t *a, const cf_an_op_
 {
     const cf_profile_t *p = a->p;
     json_t *j = json_object();
-    char label[24], name[CF_COMM_NAME_LEN], advice[512];
+    char label[24], name[CF_COMM_NAME_LEN], advice[CF_AN_ADVICE_LEN];
 
     jset(c, j, "op", json_string(o->op));
     jset(c, j, "kind", json_string(o->kind));

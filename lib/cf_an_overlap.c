@@ -145,15 +145,17 @@ char *cf_analysis_overlap_line(const cf_analysis_t *a, const cf_an_op_t *o, char
                  priced ? "), which FUSION ADVICE prices with the wait kept" : "");
     } else if (o->hidden < CF_AN_HIDDEN_LITTLE && f_polls_few(o->polls_per_call))
         /* point-to-point: a message under the eager limit leaves in its
-         * post; a larger one, as a collective, moves only when MPI runs */
+         * post; a larger one, as a collective, moves only when MPI runs,
+         * so fewer, larger messages would not help it there */
         snprintf(buf + n, len - (size_t)n,
-                 "; the program does not call MPI_Test between post and wait, and %s: %s, call MPI_Test "
-                 "during the work between post and wait, or %s",
+                 "; the program does not call MPI_Test between post and wait, and %s: %scall MPI_Test during "
+                 "the work between post and wait, or %s",
                  strstr(p->mpi_library, "MPICH") != NULL
                      ? "MPICH advances nonblocking operations only inside MPI calls unless its progress thread is on"
-                     : "the library advances nonblocking operations only inside MPI calls (Open MPI has no "
-                       "progress thread)",
-                 strcmp(o->kind, "p2p") == 0 ? "send fewer, larger messages" : "fuse them into fewer, larger calls",
+                     : "the library advances nonblocking operations only inside MPI calls (Open MPI runs no "
+                       "progress thread by default)",
+                 strcmp(o->kind, "p2p") == 0 ? "a message over the eager limit moves only then: "
+                                             : "fuse them into fewer, larger calls, ",
                  strstr(p->mpi_library, "MPICH") != NULL
                      ? "set MPIR_CVAR_ASYNC_PROGRESS=1 (MPICH's progress thread; needs MPI_THREAD_MULTIPLE)"
                      : "drive progress from a thread of the program's own that calls MPI_Test");

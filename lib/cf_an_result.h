@@ -205,12 +205,13 @@ typedef struct {
  * startup share; operations without payload, those not fitted (wait,
  * probe, too few sizes without a link), those whose verdict is
  * uncertain and file I/O apart.  Shares of the ranked total.  A fitted or
- * uncertain operation whose calls were sampled first gives up the share
- * of its time its sampled calls waited for a late partner (waiting): the
- * startup and payload split, and uncertain, are of the rest. */
+ * uncertain collective whose instances were sampled first gives up the
+ * share its sampled instances waited for the last rank (waiting,
+ * cf_an_wait_split): the startup and payload split, and uncertain, are of
+ * the rest. */
 typedef struct {
     double startup, payload, no_payload, unexplained;
-    double waiting;   /* inside fitted or uncertain operations, waiting for a late partner */
+    double waiting;   /* inside fitted or uncertain collectives, waiting for the last rank */
     double uncertain; /* operations whose verdict is uncertain: not split */
     double io;        /* file I/O (kind io): not network startup or payload */
     double blocked;   /* blocked in Wait/Test on nonblocking operations (charged profiles) */
@@ -312,7 +313,7 @@ CF_HIDDEN const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a
 /* One candidate bucket size, per step of one rank. */
 typedef struct {
     double bucket_bytes;     /* S */
-    const char *name;        /* "DDP default (25 MiB)", "Horovod default (128 MiB)" or NULL */
+    const char *name;        /* "DDP default (25 MiB)", "Horovod default (128 MiB)" or NULL (not named: knob_ddp, knob_horovod) */
     double buckets;          /* calls per step after fusion */
     double fused_bytes;      /* bytes in buckets of more than one tensor */
     double copy_s;           /* pack and unpack time */
@@ -550,8 +551,16 @@ CF_HIDDEN const char *cf_analysis_wire_advice(const cf_analysis_t *a, const cf_a
                                               size_t len);
 
 /* One sentence on what to do about an operation, from its verdict (and,
- * for collectives, from its fusion advice when there is one). */
+ * for collectives, from its fusion advice when there is one); buf of
+ * CF_AN_ADVICE_LEN holds the longest. */
+#define CF_AN_ADVICE_LEN 1024
 CF_HIDDEN char *cf_analysis_advice(const cf_an_op_t *op, char *buf, size_t len);
+/* The share of a fitted (or uncertain) collective's time its sampled
+ * instances spent waiting for the last rank to arrive, which the breakdown
+ * sets apart from startup and payload; 0 for anything else.  Point-to-point
+ * waits are not set apart: only a receive posted before its message is
+ * timed (a late receiver is not), so their share speaks for those alone. */
+CF_HIDDEN double cf_an_wait_split(const cf_an_fit_t *f);
 /* A message size as a share of the payload n: "n", "n/4", "0.38 n"; "?" for NaN. */
 CF_HIDDEN const char *cf_an_fmt_share_n(double frac, char *buf, size_t len);
 

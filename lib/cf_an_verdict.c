@@ -8,6 +8,15 @@
 #include "cf_an_stage.h"
 #include "cf_units.h"
 
+double cf_an_wait_split(const cf_an_fit_t *f)
+{
+    if (f == NULL || f->kind != CF_AN_COLLECTIVE || !isfinite(f->wait_share) ||
+        (f->basis != NULL && strcmp(f->basis, "no payload") == 0) ||
+        !(f->leaning != NULL || (f->basis != NULL && isfinite(f->startup_share))))
+        return 0;
+    return f->wait_share;
+}
+
 void cf_an_breakdown(cf_analysis_t *a)
 {
     cf_an_breakdown_t *b = &a->split;
@@ -27,9 +36,9 @@ void cf_an_breakdown(cf_analysis_t *a)
         else if (f != NULL && f->basis != NULL && strcmp(f->basis, "no payload") == 0)
             b->no_payload += o->time_s;
         else if (f != NULL && (f->leaning != NULL || (f->basis != NULL && isfinite(f->startup_share)))) {
-            /* the fit prices the transfer; the waits its sampled calls
-             * measured are the partners' lateness, not the network's */
-            double w = isfinite(f->wait_share) ? o->time_s * f->wait_share : 0, rest = o->time_s - w;
+            /* the fit prices the transfer; the waits a collective's sampled
+             * instances measured are the last rank's lateness, not the network's */
+            double w = o->time_s * cf_an_wait_split(f), rest = o->time_s - w;
             b->waiting += w;
             if (f->leaning != NULL)
                 b->uncertain += rest;
@@ -82,9 +91,9 @@ char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
     }
     /* what the time is, where the fits do not explain it */
     if (b->waiting >= other)
-        snprintf(buf, len, "Waiting dominates: %s of the recorded MPI time is ranks waiting inside the calls for "
-                           "a late partner (measured on the sampled calls): work out of balance before the calls, or a "
-                           "partner slowed by its node, which neither fewer calls nor a faster link shortens; %s is "
+        snprintf(buf, len, "Waiting dominates: %s of the recorded MPI time is ranks waiting inside collectives for "
+                           "the last rank to arrive (measured on their sampled instances): work out of balance "
+                           "before the calls, or a rank delayed by its node or its own communication; %s is "
                            "startup and %s payload",
                  cf_fmt_pct(b->waiting, 0, b3, sizeof(b3)), b1, b2);
     else if (b->blocked >= other)
@@ -316,19 +325,24 @@ static void advice_verdict(const cf_an_op_t *o, const cf_an_fit_t *f, char *buf,
 char *cf_analysis_advice(const cf_an_op_t *o, char *buf, size_t len)
 {
     const cf_an_fit_t *f = o->fit;
+    char rest[CF_AN_ADVICE_LEN];
     if (!advice_unfitted(o, buf, len) && !advice_undecided(o, f, buf, len))
         advice_verdict(o, f, buf, len);
-    if (!o->nonblocking && f != NULL && f->kind != CF_AN_IO && isfinite(f->wait_share) &&
-        f->wait_share >= CF_AN_WAIT_MOST && !(f->basis != NULL && strcmp(f->basis, "no payload") == 0) &&
-        len > 0) {
-        char rest[512];
-        cf_strlcpy(rest, buf, sizeof(rest));
+    if (o->nonblocking || f == NULL || len == 0 || !isfinite(f->wait_share) || f->wait_share < CF_AN_WAIT_MOST)
+        return buf;
+    cf_strlcpy(rest, buf, sizeof(rest));
+    if (cf_an_wait_split(f) > 0)
         snprintf(buf, len,
-                 "it waits for a late partner %.0f%% of its time (its sampled calls): balance the work before "
-                 "it, or find what slows the partner, first, which neither fewer calls nor a faster link "
-                 "shortens; of the rest, %s",
+                 "it waits for the last rank to arrive %.0f%% of its time (its sampled instances): balance the "
+                 "work before it, or find what delays the late rank, first; of the rest, %s",
                  100.0 * f->wait_share, rest);
-    }
+    else if (f->kind == CF_AN_P2P && (f->leaning != NULL || (f->basis != NULL && isfinite(f->startup_share))))
+        /* only a receive posted before its message is timed: what they
+         * waited, not a share of every call */
+        snprintf(buf, len,
+                 "its sampled receives posted before their message waited for the sender %.0f%% of their time "
+                 "(late senders: balance the work before the sends, or find what delays them); its transfer: %s",
+                 100.0 * f->wait_share, rest);
     return buf;
 }
 

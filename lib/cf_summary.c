@@ -102,7 +102,7 @@ void cf_summary_print(const cf_profile_t *p, FILE *out)
         fprintf(out, "commfit: ... %zu more operations\n", nops - CF_SUMMARY_ROWS);
     {
         const cf_an_op_t *top = cf_analysis_op(a, 0);
-        char label[CF_COMM_NAME_LEN], advice[512];
+        char label[CF_COMM_NAME_LEN], advice[CF_AN_ADVICE_LEN];
         fprintf(out, "commfit: %s\n", cf_analysis_headline(a, advice, sizeof(advice)));
         fprintf(out, "commfit: %s on %s: %s\n", top->op,
                 cf_comm_name(cf_analysis_profile(a), top->comm, label, sizeof(label)),

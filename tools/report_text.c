@@ -83,8 +83,8 @@ static void print_verdict_clause(FILE *out, const cf_an_fit_t *f)
             fprintf(out, ", uncertain: %s (estimate: startup %.0f%%, %s)", f->why, 100.0 * f->startup_share,
                    f->leaning);
         else
-            fprintf(out, ", %s (startup %.0f%% of its time%s)", f->verdict, 100.0 * f->startup_share,
-                   strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
+            fprintf(out, ", %s (startup %.0f%% of its %stime%s)", f->verdict, 100.0 * f->startup_share,
+                   cf_an_wait_split(f) > 0 ? "transfer " : "", strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
     } else if (f != NULL) {
         fprintf(out, ", %s", verdict_text(f, v, sizeof(v)));
     }
@@ -101,6 +101,21 @@ static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
            p->nodes, p->nodes == 1 ? "" : "s", fmt_t(p->wall_s, b1),
            p->mpi_library[0] ? p->mpi_library : "MPI library unknown",
            p->start_time[0] ? ", started " : "", p->start_time);
+    if (p->program[0] != '\0' || (p->frameworks & CF_FW_KNOWN)) {
+        /* what the fusion advice names settings for (cf_advice_knobs):
+         * "(loaded: torch)", "(loaded: none of torch, horovod)" */
+        char fw[64] = "", all[64] = "";
+#define CF_FW_NAME_(id, name, marker)                                                          \
+    snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? ", " : "", name); \
+    if (p->frameworks & CF_FW_BIT(id))                                                         \
+        snprintf(fw + strlen(fw), sizeof(fw) - strlen(fw), "%s%s", fw[0] ? ", " : "", name);
+        CF_FW_LIST(CF_FW_NAME_)
+#undef CF_FW_NAME_
+        fprintf(out, "prog  %s", p->program[0] ? p->program : "unknown");
+        if (p->frameworks & CF_FW_KNOWN)
+            fprintf(out, " (loaded: %s%s)", fw[0] ? "" : "none of ", fw[0] ? fw : all);
+        fprintf(out, "\n");
+    }
     char sched[1024];
     if (cf_sched_line(p->extra, sched, sizeof(sched)))
         fprintf(out, "batch %s\n", sched);
@@ -118,7 +133,7 @@ static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
 static void text_verdict(FILE *out, const cf_analysis_t *a)
 {
     size_t nops = cf_analysis_nops(a);
-    char label[CF_COMM_NAME_LEN], pct[CF_FMT_LEN], advice[512];
+    char label[CF_COMM_NAME_LEN], pct[CF_FMT_LEN], advice[CF_AN_ADVICE_LEN];
 
     fprintf(out, "\nVERDICT\n");
     if (nops == 0) {
@@ -137,7 +152,7 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
                bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "",
                bd->blocked > 0 ? ", blocked in Wait/Test on nonblocking operations: " : "",
                bd->blocked > 0 ? cf_fmt_pct(bd->blocked, 0, pct, CF_FMT_LEN) : "",
-               bd->waiting > 0 ? ", waiting for late partners inside the fitted calls (sampled): " : "",
+               bd->waiting > 0 ? ", waiting inside collectives for the last rank (sampled): " : "",
                bd->waiting > 0 ? cf_fmt_pct(bd->waiting, 0, b5, CF_FMT_LEN) : "");
         if (bd->io > 0)
             printf("  %s is file I/O (MPI-IO), not network traffic.\n", cf_fmt_pct(bd->io, 0, b1, CF_FMT_LEN));

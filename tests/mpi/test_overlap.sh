@@ -118,7 +118,7 @@ check("the nonblocking operations' time is booked as blocked, none as startup or
       math.isclose(bd["blocked"] * ranked, spans, rel_tol=1e-6),
       "blocked %.6f s, nonblocking operations %.6f s" % (bd["blocked"] * ranked, spans))
 explained = bd["startup"] + bd["payload"]
-others = max(bd["uncertain"], bd["no_payload"], bd["unexplained"])
+others = max(bd["uncertain"], bd["no_payload"], bd["unexplained"], bd["waiting"])
 claims = rep["headline"].startswith(("Startup dominates", "Bandwidth dominates"))
 check("the headline claims startup or bandwidth dominates only where the fitted calls outweigh the waits",
       not claims or explained >= bd["blocked"], "%s (explained %.3f, blocked %.3f)" % (

@@ -160,7 +160,7 @@ static void test_framework_knobs(void **state)
         const char *summary; /* in the end-of-run line */
     } cases[] = {
         {0, 1, 1, "(3/step; DDP bucket_cap_mb=0.0625, HOROVOD_FUSION_THRESHOLD=65536)"},
-        {CF_FW_KNOWN, 0, 0, "(3/step; merged by the program)"},
+        {CF_FW_KNOWN, 0, 0, "(3/step; merge in the program)"},
         {CF_FW_KNOWN | CF_FW_BIT(TORCH), 1, 0, "(3/step; DDP bucket_cap_mb=0.0625)"},
         {CF_FW_KNOWN | CF_FW_BIT(HOROVOD), 0, 1, "(3/step; HOROVOD_FUSION_THRESHOLD=65536)"},
     };

@@ -622,6 +622,21 @@ static void test_noise_outlier_switch(void **state)
     cf_profile_free(&p);
 }
 
+/* op's records from 8 B to 16 MiB, 100 calls each: 40 sampled, their
+ * transfer model(n) and their wait that times it; each call model(n) x (1 + wait). */
+static void add_timed(cf_profile_t *p, const char *op, const char *kind, double (*model)(double), double wait)
+{
+    for (int i = 3; i <= 24; i++) {
+        uint64_t n = (uint64_t)1 << i;
+        double t = model((double)n);
+        cf_record_t *r = add(p, op, kind, WORLD, INTER, n, 100, (1 + wait) * t);
+        r->xfer_n = 40;
+        r->xfer_p50 = r->xfer_p99 = t;
+        r->xfer_sum = 40 * t;
+        r->wait_s = wait * r->xfer_sum;
+    }
+}
+
 /* Sampled transfer times are fitted; the wait is reported apart. */
 static void test_transfer_and_wait(void **state)
 {
@@ -631,16 +646,7 @@ static void test_transfer_and_wait(void **state)
     (void)state;
 
     profile_new(&p);
-    for (int i = 3; i <= 24; i++) {
-        uint64_t n = (uint64_t)1 << i;
-        double t = ring((double)n);
-        cf_record_t *r = add(&p, "MPI_Allreduce", "collective", WORLD, INTER, n, 100, 1.5 * t);
-        r->xfer_n = 40;
-        r->xfer_p50 = t;
-        r->xfer_p99 = t;
-        r->xfer_sum = 40 * t;
-        r->wait_s = 40 * 0.5 * t;
-    }
+    add_timed(&p, "MPI_Allreduce", "collective", ring, 0.5);
     a = analyse(&p, NULL);
     f = cf_analysis_find(a, "MPI_Allreduce", WORLD, INTER);
     assert_int_equal(f->time_source, CF_AN_TIME_TRANSFER);
@@ -657,7 +663,7 @@ static void test_transfer_and_wait(void **state)
         assert_rel(bd->startup + bd->payload, 2.0 / 3.0, 1e-9);
         assert_rel(bd->startup, 2.0 / 3.0 * f->startup_share, 1e-9);
         assert_null(strstr(cf_analysis_headline(a, buf, sizeof(buf)), "Waiting"));
-        assert_null(strstr(cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf)), "late partner"));
+        assert_null(strstr(cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf)), "last rank"));
     }
     cf_analysis_free(a);
     /* waiting twice the transfer: the headline and the operation's advice say so first */
@@ -672,11 +678,32 @@ static void test_transfer_and_wait(void **state)
         assert_rel(bd->waiting, 2.0 / 3.0, 1e-9);
         assert_rel(bd->startup + bd->payload, 1.0 / 3.0, 1e-9);
         assert_non_null(strstr(cf_analysis_headline(a, buf, sizeof(buf)),
-                               "Waiting dominates: 66.7% of the recorded MPI time is ranks waiting inside the calls "
-                               "for a late partner"));
+                               "Waiting dominates: 66.7% of the recorded MPI time is ranks waiting inside "
+                               "collectives for the last rank to arrive"));
         assert_non_null(strstr(cf_analysis_advice(cf_analysis_op(a, 0), buf, sizeof(buf)),
-                               "it waits for a late partner 67% of its time (its sampled calls): balance the work "
-                               "before it, or find what slows the partner, first"));
+                               "it waits for the last rank to arrive 67% of its time (its sampled instances): "
+                               "balance the work before it, or find what delays the late rank, first; of the rest, "));
+    }
+    cf_analysis_free(a);
+    cf_profile_free(&p);
+
+    /* point-to-point: only a receive posted before its message is timed, so
+     * its waits are said of those receives and not set apart */
+    profile_new(&p);
+    add_timed(&p, "MPI_Recv", "p2p", hockney, 2);
+    a = analyse(&p, NULL);
+    {
+        const cf_an_op_t *o = cf_analysis_op(a, 0);
+        const cf_an_breakdown_t *bd = cf_analysis_breakdown(a);
+        char buf[CF_AN_ADVICE_LEN];
+        assert_string_equal(o->op, "MPI_Recv");
+        assert_rel(o->fit->wait_share, 2.0 / 3.0, 1e-9);
+        assert_true(bd->waiting == 0);
+        assert_rel(bd->startup + bd->payload + bd->uncertain, 1.0, 1e-9);
+        assert_non_null(strstr(cf_analysis_advice(o, buf, sizeof(buf)),
+                               "its sampled receives posted before their message waited for the sender 67% of "
+                               "their time (late senders: balance the work before the sends, or find what delays "
+                               "them); its transfer: "));
     }
     cf_analysis_free(a);
     cf_profile_free(&p);
