@@ -39,6 +39,9 @@
 #                              NetPIPE run on the same path right before it
 #   hpcc-shm-2                 HPCC (the whole suite, small N), 2 ranks, ob1 + vader;
 #                              its own ping-pong is the truth of the path's link
+#   cp2k-h2o-2                 cp2k's H2O example (Quickstep, 3 MD steps), 2 ranks, ob1 +
+#                              vader; Open MPI's monitoring of a run without the profiler
+#                              (mon.*.prof) is the truth of its point-to-point messages
 #   veth-torch-mlp-2 veth-torch-resnet20-2
 #   veth-torch-resnet20-overlap-2 veth-torch-resnet20-horovod-2
 #                              examples/torch_train.py on two emulated nodes (one
@@ -95,6 +98,7 @@
 # Needs root for the shaped and veth cases, netpipe-openmpi (NPopenmpi), lammps +
 # lammps-examples (lmp, in.melt), hpcc, python3-torch and python3-mpi4py:
 #   apt-get install netpipe-openmpi lammps lammps-examples hpcc python3-torch python3-mpi4py
+#   (cp2k-h2o-2: apt-get install cp2k cp2k-data)
 # The machine should be as quiet as it can be: truths and profiles share the
 # noise of one run, but a loaded machine makes noisy sweeps.
 set -u
@@ -127,7 +131,7 @@ veth-torch-resnet20-horovod-2 veth-torch-resnet20-horovod-cal-2 veth-torch-resne
 veth-torch-resnet-stream-overlap-refault-2 veth-torch-resnet-stream-overlap-malloc-2 veth-torch-resnet-stream-2 veth-torch-mlp-again-2
 veth-torch-mlp-200mbit-2 veth-torch-resnet20-overlap-gap-2 veth-torch-resnet-stream-overlap-pt-2
 veth-torch-resnet-stream-overlap-512k-2 veth-torch-mlp-200mbit-pt-2 veth-torch-mlp-200mbit-25m-2
-veth-torch-resnet20-overlap-lead-2 veth-torch-resnet20-overlap-64k-2"
+veth-torch-resnet20-overlap-lead-2 veth-torch-resnet20-overlap-64k-2 cp2k-h2o-2"
 
 die() { echo "record.sh: $*" >&2; exit 1; }
 
@@ -453,6 +457,28 @@ PY
         expect='{"reference": {"path": "intra-node", "alpha_tol": 0.25, "bandwidth_tol": 0.25, "strict": true}}'
 }
 
+run_cp2k() {
+    local case=cp2k-h2o-2 cmd
+    command -v cp2k.psmp > /dev/null || die "$case: cp2k not found (apt-get install cp2k cp2k-data)"
+    # the example, 3 MD steps instead of 5: about half a second on 2 ranks
+    sed 's/STEPS 5/STEPS 3/' /usr/share/doc/cp2k/examples/H2O.inp > "$dir/H2O.inp"
+    cmd=(mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" -x OMP_NUM_THREADS=1 cp2k.psmp -i H2O.inp)
+    # the truth: the same job without the profiler, under Open MPI's monitoring PML
+    (cd "$dir" && mpirun -np 2 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca pml ob1,monitoring \
+        --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 --mca pml_monitoring_filename "$dir/mon" \
+        -x OMP_NUM_THREADS=1 cp2k.psmp -i H2O.inp > cp2k-plain.log 2>&1) || die "$case: job without the profiler failed"
+    (cd "$dir" && COMMFIT_CALIBRATE=0 COMMFIT_LIB=$lib "$commfit" run -q -o profile.json -- "${cmd[@]}" > cp2k.log 2>&1) ||
+        die "$case: job failed"
+    rm -f "$dir"/cp2k*.log "$dir"/H2O_OT* "$dir"/*.wfn*
+    shrink
+    meta case="$case" program='["cp2k.psmp", "-i", "H2O.inp"]' \
+        command="$(jsonarr env COMMFIT_CALIBRATE=0 "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
+        input='"cp2k'"'"'s example H2O.inp (one water molecule, Quickstep DFT, DZVP-GTH-PADE), MD for 3 steps"' \
+        transport='"ob1 + vader (shared memory)"' path="intra-node" ranks=2 ranks_per_node=2 nodes=1 \
+        truth='"mon.0.prof, mon.1.prof: Open MPI'"'"'s pml monitoring (pml_monitoring_enable 2) of the same job run without the profiler: point-to-point messages and bytes each rank sent to each (E lines)"' \
+        expect='{"monitoring": true, "program": "cp2k.psmp", "frameworks": [], "no_framework_settings": true, "waiting": true}'
+}
+
 run_torch() { # CASE
     local case=$1 targs cal=auto envx=() refaults= rate=() runs= gap= against=
     case $case in
@@ -568,6 +594,7 @@ record() {
         lammps-melt-4) run_lammps "$case" 4 ;;
         lammps-melt-2) run_lammps "$case" 2 ;;
         hpcc-shm-2) run_hpcc ;;
+        cp2k-h2o-2) run_cp2k ;;
         veth-torch-*) run_torch "$case" ;;
         *) die "unknown case '$case' (try: record.sh list)" ;;
     esac

@@ -57,6 +57,8 @@ def row(d, case):
                     for r in csv.DictReader(open(os.path.join(d, case, "truth.csv")))]
             truth += "; per call, median: %s %s .. %s %s" % (human_size(rows[0][0]), human_time(rows[0][1]),
                                                             human_size(rows[-1][0]), human_time(rows[-1][1]))
+    elif exp.get("monitoring"):
+        truth = "Open MPI's monitoring of the job without the profiler: point-to-point messages and bytes per pair"
     elif "lammps" in m:
         l = m["lammps"]
         truth = "log.lammps: loop %.3g s, Comm avg %.3g s (%.1f%%)" % (
@@ -77,6 +79,8 @@ def row(d, case):
     elif "diff" in exp:
         want = "commfit diff against %s: each side's exchange and step, and the saving, to the trainers' timers" % (
             exp["diff"]["against"])
+    elif exp.get("monitoring"):
+        want = "none claimed (messages and bytes equal to the monitoring's; no framework setting; waits apart)"
     elif trainer and not os.path.isfile(os.path.join(d, case, "truth.csv")):
         want = "none claimed (a nonblocking stream: no B; its fusion advice is checked by make bench-fusion)"
     else:

@@ -369,6 +369,65 @@ def check_app(case, rep, text, exp):
               "named: %s" % ", ".join(named) if named else "%d lines checked" % len(head.splitlines()))
 
 
+def monitoring_sent(d):
+    """Open MPI's monitoring files of the case: (src, dst) -> [messages, bytes] of point-to-point (E lines)."""
+    import glob
+    sent = {}
+    for path in sorted(glob.glob(os.path.join(d, "mon.*.prof"))):
+        for line in open(path):
+            m = re.match(r"^E\t(\d+)\t(\d+)\t(\d+) bytes\t(\d+) msgs sent", line)
+            if m:
+                s, t, b, n = map(int, m.groups())
+                sent[(s, t)] = [n, b]
+    return sent
+
+
+def check_real_app(case, rep, d, prof, exp):
+    """A real application's run: its point-to-point messages against Open MPI's monitoring of the same job
+    without the profiler, what the profile says of the program, the advice's framework settings, the waits."""
+    p = json.load(open(prof))
+    job = p.get("job", {})
+    if exp.get("monitoring"):
+        truth = monitoring_sent(d)
+        cols = p["matrix"]["columns"]
+        got = {}
+        for row in p["matrix"]["pairs"]:
+            r = dict(zip(cols, row))
+            if r.get("source", "mpi") == "mpi":
+                c = got.setdefault((r["src"], r["dst"]), [0, 0])
+                c[0] += r["messages"]
+                c[1] += r["bytes"]
+        check(case, "point-to-point messages and bytes per pair = Open MPI's monitoring of the job without the profiler",
+              bool(truth) and got == truth, "commfit %s, monitoring %s" % (sorted(got.items()), sorted(truth.items())))
+    if "program" in exp:
+        check(case, "job.program", job.get("program") == exp["program"], str(job.get("program")))
+    if "frameworks" in exp:
+        check(case, "job.frameworks", job.get("frameworks") == exp["frameworks"], str(job.get("frameworks")))
+    if exp.get("no_framework_settings"):
+        named = [(a["op"], a.get("ddp_bucket_cap_mb"), a.get("horovod_fusion_threshold"),
+                  [c["name"] for c in a.get("candidates", []) if c.get("name")]) for a in rep.get("advice", [])]
+        bad = [n for n in named if n[1] is not None or n[2] is not None or n[3]]
+        check(case, "no framework's setting or named default for a job that loaded none (%d advice entries)" % len(named),
+              named and not bad, str(bad or named))
+        fuse = [a for a in rep.get("advice", []) if a.get("verdict") == "fuse"]
+        check(case, "an advised bucket says the program merges the calls itself",
+              all("the program would merge a step's calls" in (a.get("fuse_how") or "") for a in fuse),
+              "; ".join("%s: %s" % (a["op"], a.get("fuse_how")) for a in fuse) or "no fuse verdict")
+    if exp.get("waiting"):
+        # the breakdown's waiting: the fitted or uncertain collectives' shares times their wait shares
+        bd = rep["breakdown"]
+        want = sum(o["share"] * o["wait_share"] for o in rep["operations"]
+                   if o.get("kind") == "collective" and not o.get("nonblocking") and o.get("wait_share") is not None
+                   and o.get("bytes", 0) > 0  # a barrier's time is synchronization already
+                   and o.get("verdict") in ("startup-bound", "bandwidth-bound", "uncertain"))
+        check(case, "breakdown.waiting %.4f = the collectives' shares x their sampled wait shares %.4f" %
+              (bd.get("waiting") or 0, want), want > 0 and abs((bd.get("waiting") or 0) - want) <= 1e-9 + 1e-6 * want,
+              str(bd))
+        split = bd["startup"] + bd["payload"] + bd["no_payload"] + bd["unexplained"] + bd["uncertain"] + \
+            bd["blocked"] + bd["waiting"] + (bd.get("io") or 0)
+        check(case, "the breakdown's parts add up to the ranked time", abs(split - 1) < 1e-9, str(bd))
+
+
 def check_overlap(case, rep, text, meta, exp):
     want = exp["overlap"]
     op, comm = want["op"], want.get("comm", "world")
@@ -1176,6 +1235,8 @@ def main():
             check_runs(case, rep, prof, exp)
         if exp.get("diff"):
             check_diff(case, d, meta, exp)
+        if exp.get("monitoring") or "program" in exp:
+            check_real_app(case, rep, d, prof, exp)
     if not only:
         check("corpus", "framework defaults both priced and uncertain among the cases",
               cand_seen["uncertain"] > 0 and cand_seen["priced"] > 0, "%r" % cand_seen)
