@@ -476,7 +476,8 @@ static int put_text_top(FILE *out, const cf_analysis_t *a, const char *path)
         size_t n = end ? (size_t)(end - line) : strlen(line);
         const char *cls = strncmp(line, "WARNING:", 8) == 0 ? "warn"
                           : n > 0 && line[0] != ' ' && strncmp(line, "commfit", 7) != 0 &&
-                                  strncmp(line, "job ", 4) != 0 && strncmp(line, "MPI ", 4) != 0
+                                  strncmp(line, "job ", 4) != 0 && strncmp(line, "prog ", 5) != 0 &&
+                                  strncmp(line, "batch ", 6) != 0 && strncmp(line, "MPI ", 4) != 0
                               ? "head"
                           : memmem(line, n, "uncertain", 9) != NULL ? "uncertain"
                                                                    : NULL;

@@ -43,6 +43,10 @@ COMMFIT_OUTPUT="$cf_tmp/demo.json" COMMFIT_SUMMARY=0 \
     > /dev/null || cf_fail "the demo job failed"
 page "$cf_tmp/demo.json" demo --expect-text "VERDICT" --expect-text "FUSION ADVICE"
 page "$CF_SRCDIR/tests/corpus/lammps-melt-4/profile.json" lammps-melt-4 --expect-text "MPI_Send on world"
+# a real application that loaded no framework: the program line, and the advised merge in the card
+page "$CF_SRCDIR/tests/corpus/cp2k-h2o-2/profile.json" cp2k-h2o-2 \
+    --expect-text "prog  cp2k.psmp (loaded: none of torch, horovod)" \
+    --expect-text "no framework setting fuses MPI_Alltoall: the program would merge a step's calls into calls of up to 65.5 kB"
 # a sweep whose joint fit breaks at the library's eager limit, marked on its chart
 page "$CF_SRCDIR/tests/corpus/shm-pingpong10-2/profile.json" shm-pingpong10-2 \
     --expect-text "breaks at the library's protocol limits: 4.1 kB (btl_vader_eager_limit)"
