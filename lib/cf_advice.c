@@ -690,7 +690,7 @@ static int candidates(cf_advice_t *ad)
             ddp_done = 1;
         }
         ad->cand[n].bucket_bytes = S;
-        ad->cand[n++].name = !ad->knob_horovod                ? NULL
+        ad->cand[n++].name = !ad->knob_horovod               ? NULL
                              : S == CF_ADV_HOROVOD_BYTES     ? "Horovod default (64 MiB)"
                              : S == CF_ADV_HOROVOD_NEW_BYTES ? "Horovod recent default (128 MiB)"
                                                              : NULL;
@@ -1604,7 +1604,8 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
 {
     char ddp[48] = "", hvd[64] = "", b[CF_FMT_LEN];
     if (ad->knob_ddp)
-        snprintf(ddp, sizeof(ddp), "%sbucket_cap_mb=%g", brief ? "DDP " : "PyTorch DDP: ", ad->bucket_bytes / 1048576.0);
+        snprintf(ddp, sizeof(ddp), "%sbucket_cap_mb=%g",
+                 brief ? "DDP " : "PyTorch DDP: ", ad->bucket_bytes / 1048576.0);
     if (ad->knob_horovod)
         snprintf(hvd, sizeof(hvd), "%sHOROVOD_FUSION_THRESHOLD=%.0f", brief ? "" : "Horovod: ", ad->bucket_bytes);
     if (ddp[0] != '\0' || hvd[0] != '\0')
@@ -1635,16 +1636,15 @@ char *cf_advice_line(const cf_advice_t *ad, char *buf, size_t len)
         snprintf(buf, len,
                  "%s on %s, %.0f call%s/step: fuse into buckets of %s (%.0f/step; %s%s%s) to save %s of %s per rank "
                  "(%.0f%%)%s",
-                 ad->op, label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)),
-                 ad->buckets_per_step, cf_advice_how(ad, 1, how, sizeof(how)),
-                 cf_advice_keeps_heap(ad) ? "; the heap kept: " : "", cf_advice_keeps_heap(ad) ? CF_ADV_KEEP_HEAP : "",
-                 cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
+                 ad->op, label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s",
+                 cf_fmt_size(ad->bucket_bytes, b1, sizeof(b1)), ad->buckets_per_step,
+                 cf_advice_how(ad, 1, how, sizeof(how)), cf_advice_keeps_heap(ad) ? "; the heap kept: " : "",
+                 cf_advice_keeps_heap(ad) ? CF_ADV_KEEP_HEAP : "", cf_fmt_time(ad->predicted_saving_s, b2, sizeof(b2)),
                  cf_fmt_time(ad->current_s, b3, sizeof(b3)),
                  ad->current_s > 0 ? 100.0 * ad->predicted_saving_s / ad->current_s : 0.0, fw);
     else if (strcmp(ad->verdict, "uncertain") == 0)
         snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion gain uncertain (%s%s%s)", ad->op, label,
-                 ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->why, ad->why[0] ? "; " : "",
-                 ad->reason);
+                 ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->why, ad->why[0] ? "; " : "", ad->reason);
     else
         snprintf(buf, len, "%s on %s, %.0f call%s/step: fusion buckets gain nothing (%s%s%s)", ad->op,
                  label, ad->calls_per_step, ad->calls_per_step < 1.5 ? "" : "s", ad->reason,

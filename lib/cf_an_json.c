@@ -523,7 +523,8 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "horovod_fusion_threshold", ad->knob_horovod ? jbytes(ad->bucket_bytes) : json_null());
     {
         char how[CF_ADV_NOTE_LEN];
-        jset(c, o, "fuse_how", ad->bucket_bytes > 0 ? json_string(cf_advice_how(ad, 0, how, sizeof(how))) : json_null());
+        jset(c, o, "fuse_how",
+             ad->bucket_bytes > 0 ? json_string(cf_advice_how(ad, 0, how, sizeof(how))) : json_null());
     }
     jset(c, o, "steps", json_integer((json_int_t)ad->steps));
     jset(c, o, "steps_source", jstr(ad->steps_source));

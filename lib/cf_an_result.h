@@ -313,7 +313,8 @@ CF_HIDDEN const struct cf_advice *cf_analysis_fusion_find(const cf_analysis_t *a
 /* One candidate bucket size, per step of one rank. */
 typedef struct {
     double bucket_bytes;     /* S */
-    const char *name;        /* "DDP default (25 MiB)", "Horovod default (128 MiB)" or NULL (not named: knob_ddp, knob_horovod) */
+    const char
+        *name; /* "DDP default (25 MiB)", "Horovod default (128 MiB)" or NULL (not named: knob_ddp, knob_horovod) */
     double buckets;          /* calls per step after fusion */
     double fused_bytes;      /* bytes in buckets of more than one tensor */
     double copy_s;           /* pack and unpack time */

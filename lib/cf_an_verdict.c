@@ -91,20 +91,19 @@ char *cf_analysis_headline(const cf_analysis_t *a, char *buf, size_t len)
     }
     /* what the time is, where the fits do not explain it */
     if (b->waiting >= other)
-        snprintf(buf, len, "Waiting dominates: %s of the recorded MPI time is ranks waiting inside collectives for "
-                           "the last rank to arrive (measured on their sampled instances): work out of balance "
-                           "before the calls, or a rank delayed by its node or its own communication; %s is "
-                           "startup and %s payload",
+        snprintf(buf, len,
+                 "Waiting dominates: %s of the recorded MPI time is ranks waiting inside collectives for "
+                 "the last rank to arrive (measured on their sampled instances): work out of balance "
+                 "before the calls, or a rank delayed by its node or its own communication; %s is "
+                 "startup and %s payload",
                  cf_fmt_pct(b->waiting, 0, b3, sizeof(b3)), b1, b2);
-    else if (b->blocked >= other)
-    {
+    else if (b->blocked >= other) {
         char b4[CF_FMT_LEN];
         snprintf(buf, len, "Blocked in waits: %s of the recorded MPI time is blocked in Wait/Test on nonblocking "
                            "operations (below: how much of each exchange the overlap hid); the fitted operations "
                            "explain %s (%s startup, %s payload)",
                  cf_fmt_pct(b->blocked, 0, b3, sizeof(b3)), cf_fmt_pct(explained, 0, b4, sizeof(b4)), b1, b2);
-    }
-    else if (b->uncertain >= other)
+    } else if (b->uncertain >= other)
         snprintf(buf, len, "Uncertain: %s of the recorded MPI time is in operations whose startup and payload "
                            "cannot be told apart (below); %s is startup and %s payload",
                  cf_fmt_pct(b->uncertain, 0, b3, sizeof(b3)), b1, b2);

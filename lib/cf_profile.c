@@ -236,8 +236,8 @@ static json_t *job_to_json(const cf_profile_t *p)
         json_object_set_new(job, "program", json_string(p->program));
     if (p->frameworks & CF_FW_KNOWN) {
         json_t *fw = json_array();
-#define CF_FW_PUT_(id, name, marker)                                          \
-    if (p->frameworks & CF_FW_BIT(id))                                        \
+#define CF_FW_PUT_(id, name, marker)                                                                                   \
+    if (p->frameworks & CF_FW_BIT(id))                                                                                 \
         json_array_append_new(fw, json_string(name));
         CF_FW_LIST(CF_FW_PUT_)
 #undef CF_FW_PUT_
@@ -767,10 +767,10 @@ static int cf_rd_job(cf_rd_t *rd, json_t *job)
         size_t i;
         json_t *v;
         p->frameworks = CF_FW_KNOWN;
-        json_array_foreach(x, i, v) {
+        json_array_foreach (x, i, v) {
             const char *name = json_is_string(v) ? json_string_value(v) : "";
-#define CF_FW_GET_(id, fname, marker)                                         \
-    if (strcmp(name, fname) == 0)                                             \
+#define CF_FW_GET_(id, fname, marker)                                                                                  \
+    if (strcmp(name, fname) == 0)                                                                                      \
         p->frameworks |= CF_FW_BIT(id);
             CF_FW_LIST(CF_FW_GET_)
 #undef CF_FW_GET_

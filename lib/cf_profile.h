@@ -82,8 +82,8 @@ struct cf_callsite;
 /* Frameworks whose fusion settings the advice names (job.frameworks): each
  * is seen in the process when a mapped file's path holds its marker.
  * X(id, name in the profile, marker) */
-#define CF_FW_LIST(X)                                                         \
-    X(TORCH, "torch", "/libtorch")                                            \
+#define CF_FW_LIST(X)                                                                                                  \
+    X(TORCH, "torch", "/libtorch")                                                                                     \
     X(HOROVOD, "horovod", "/horovod/")
 enum {
     CF_FW_KNOWN = 1, /* the profile says which were loaded (none, maybe) */

@@ -136,8 +136,8 @@ void cf_program_info(char *prog, size_t len, unsigned *fw)
         return;
     *fw = CF_FW_KNOWN;
     while (fgets(line, sizeof(line), f) != NULL) {
-#define CF_FW_SEE_(id, name, marker)                                          \
-    if (strstr(line, marker) != NULL)                                         \
+#define CF_FW_SEE_(id, name, marker)                                                                                   \
+    if (strstr(line, marker) != NULL)                                                                                  \
         *fw |= CF_FW_BIT(id);
         CF_FW_LIST(CF_FW_SEE_)
 #undef CF_FW_SEE_

@@ -480,7 +480,7 @@ static int put_text_top(FILE *out, const cf_analysis_t *a, const char *path)
                                   strncmp(line, "batch ", 6) != 0 && strncmp(line, "MPI ", 4) != 0
                               ? "head"
                           : memmem(line, n, "uncertain", 9) != NULL ? "uncertain"
-                                                                   : NULL;
+                                                                    : NULL;
         if (cls != NULL)
             fprintf(out, "<span class=\"%s\">", cls);
         put_escaped(out, line, n);

@@ -84,7 +84,8 @@ static void print_verdict_clause(FILE *out, const cf_an_fit_t *f)
                    f->leaning);
         else
             fprintf(out, ", %s (startup %.0f%% of its %stime%s)", f->verdict, 100.0 * f->startup_share,
-                   cf_an_wait_split(f) > 0 ? "transfer " : "", strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
+                    cf_an_wait_split(f) > 0 ? "transfer " : "",
+                    strcmp(f->basis, "model") == 0 ? ", from the link model" : "");
     } else if (f != NULL) {
         fprintf(out, ", %s", verdict_text(f, v, sizeof(v)));
     }
@@ -105,9 +106,9 @@ static void text_header(FILE *out, const cf_analysis_t *a, const char *path)
         /* what the fusion advice names settings for (cf_advice_knobs):
          * "(loaded: torch)", "(loaded: none of torch, horovod)" */
         char fw[64] = "", all[64] = "";
-#define CF_FW_NAME_(id, name, marker)                                                          \
-    snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? ", " : "", name); \
-    if (p->frameworks & CF_FW_BIT(id))                                                         \
+#define CF_FW_NAME_(id, name, marker)                                                                                  \
+    snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? ", " : "", name);                          \
+    if (p->frameworks & CF_FW_BIT(id))                                                                                 \
         snprintf(fw + strlen(fw), sizeof(fw) - strlen(fw), "%s%s", fw[0] ? ", " : "", name);
         CF_FW_LIST(CF_FW_NAME_)
 #undef CF_FW_NAME_
@@ -145,15 +146,16 @@ static void text_verdict(FILE *out, const cf_analysis_t *a)
         char b1[CF_FMT_LEN], b3[CF_FMT_LEN], b4[CF_FMT_LEN];
         fprintf(out, "  %s;\n", cf_analysis_headline(a, advice, sizeof(advice)));
         char b5[CF_FMT_LEN];
-        fprintf(out, "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
-               "too few sizes)%s%s%s%s%s%s%s.\n",
-               cf_fmt_pct(bd->no_payload, 0, b3, CF_FMT_LEN), cf_fmt_pct(bd->unexplained, 0, b4, CF_FMT_LEN),
-               bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? cf_fmt_pct(bd->uncertain, 0, b1, CF_FMT_LEN) : "",
-               bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "",
-               bd->blocked > 0 ? ", blocked in Wait/Test on nonblocking operations: " : "",
-               bd->blocked > 0 ? cf_fmt_pct(bd->blocked, 0, pct, CF_FMT_LEN) : "",
-               bd->waiting > 0 ? ", waiting inside collectives for the last rank (sampled): " : "",
-               bd->waiting > 0 ? cf_fmt_pct(bd->waiting, 0, b5, CF_FMT_LEN) : "");
+        fprintf(out,
+                "  %s is calls without payload (synchronization), %s is not fitted (waits, probes, "
+                "too few sizes)%s%s%s%s%s%s%s.\n",
+                cf_fmt_pct(bd->no_payload, 0, b3, CF_FMT_LEN), cf_fmt_pct(bd->unexplained, 0, b4, CF_FMT_LEN),
+                bd->uncertain > 0 ? ", " : "", bd->uncertain > 0 ? cf_fmt_pct(bd->uncertain, 0, b1, CF_FMT_LEN) : "",
+                bd->uncertain > 0 ? " is in operations whose split cannot be told (uncertain)" : "",
+                bd->blocked > 0 ? ", blocked in Wait/Test on nonblocking operations: " : "",
+                bd->blocked > 0 ? cf_fmt_pct(bd->blocked, 0, pct, CF_FMT_LEN) : "",
+                bd->waiting > 0 ? ", waiting inside collectives for the last rank (sampled): " : "",
+                bd->waiting > 0 ? cf_fmt_pct(bd->waiting, 0, b5, CF_FMT_LEN) : "");
         if (bd->io > 0)
             printf("  %s is file I/O (MPI-IO), not network traffic.\n", cf_fmt_pct(bd->io, 0, b1, CF_FMT_LEN));
     }
@@ -734,13 +736,12 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    "measured the size, interpolated between, the line beyond\n");
         comm_text(cf_analysis_profile(a), ad->comm, ad->comm_size, label, sizeof(label));
         fprintf(out, "  %s on %s: %.4g call%s/step, %s/step; %llu step%s (%s%s%s); %s of the MPI time%s\n", ad->op,
-               label, ad->calls_per_step, ad->calls_per_step == 1 ? "" : "s", fmt_s(ad->bytes_per_step, b[0]),
-               (unsigned long long)ad->steps,
-               ad->steps == 1 ? "" : "s",
-               strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
-               ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "",
-               isnan(ad->share) ? "unknown share" : cf_fmt_pct(ad->share, 0, b[1], CF_FMT_LEN),
-               ad->nonblocking ? " (blocked in Wait/Test)" : "");
+                label, ad->calls_per_step, ad->calls_per_step == 1 ? "" : "s", fmt_s(ad->bytes_per_step, b[0]),
+                (unsigned long long)ad->steps, ad->steps == 1 ? "" : "s",
+                strcmp(ad->steps_source, "region") == 0 ? "entries of region '" : "repeating call pattern",
+                ad->steps_region, strcmp(ad->steps_source, "region") == 0 ? "'" : "",
+                isnan(ad->share) ? "unknown share" : cf_fmt_pct(ad->share, 0, b[1], CF_FMT_LEN),
+                ad->nonblocking ? " (blocked in Wait/Test)" : "");
         if (ad->verdict == NULL || ad->model_source[0] == '\0') {
             fprintf(out, "    no advice: %s\n", ad->reason);
             continue;
@@ -786,8 +787,9 @@ static void text_fusion(FILE *out, const cf_analysis_t *a)
                    cf_fmt_pct(ad->current_s > 0 ? ad->predicted_saving_s / ad->current_s : NAN, 0, b[4], CF_FMT_LEN),
                    fmt_t(ad->saving_step_s, b[6]), fmt_t(ad->saving_unc_step_s, b[7]));
             fprintf(out, "          %s%s\n", cf_advice_how(ad, 0, note, sizeof(note)),
-                   cf_advice_keeps_heap(ad) ? "   the heap kept (the price assumes it; memory above): " CF_ADV_KEEP_HEAP
-                                            : "");
+                    cf_advice_keeps_heap(ad)
+                        ? "   the heap kept (the price assumes it; memory above): " CF_ADV_KEEP_HEAP
+                        : "");
             if (cf_advice_hidden_note(ad, note, sizeof(note)))
                 fprintf(out, "          %s\n", note);
             if (cf_advice_outside_note(ad, note, sizeof(note)))
