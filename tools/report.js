@@ -636,8 +636,8 @@
     p.appendChild(table(['operation', 'communicator', 'path', 'calls', 'bytes', 'time/rank', 'share', 'verdict', 'startup', 'wait'], rows));
     if (R.operations.length > rows.length) p.appendChild(el('p', 'note', (R.operations.length - rows.length) + ' more operations: see --format json.'));
     p.appendChild(el('p', 'legend-note', R.mpi_time && R.mpi_time.waits_charged ?
-      '* nonblocking: time blocked in Wait/Test on it (its spans from post to completion overlap other work and are not costs); wait: share of the sampled calls\' time spent waiting for late ranks.' :
-      '* nonblocking: time from post to completion, which overlaps other work; wait: share of the sampled calls\' time spent waiting for late ranks.'));
+      '* nonblocking: time blocked in Wait/Test on it (its spans from post to completion overlap other work and are not costs); wait: share of the sampled calls\' time spent waiting for late ranks (collectives: every sampled instance; point-to-point: the sampled receives posted before their message, a late sender\'s wait).' :
+      '* nonblocking: time from post to completion, which overlaps other work; wait: share of the sampled calls\' time spent waiting for late ranks (collectives: every sampled instance; point-to-point: the sampled receives posted before their message, a late sender\'s wait).'));
     summary.operations = R.operations.length;
     var comms = R.communicators || [];
     if (comms.some(function (c) { return c.comm !== 'world' && c.comm !== 'self'; })) {

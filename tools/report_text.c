@@ -230,7 +230,9 @@ static void text_ops(const cf_analysis_t *a)
     if (short_of)
         printf("  +: the calls of some ranks could not be kept (their tables were full, or they left nothing): "
                "at least this many, exact for the other ranks (ranks_missing in the profile)\n");
-    printf("  wait: share of the sampled calls' time spent waiting for late ranks (- : not sampled)\n");
+    printf("  wait: share of the sampled calls' time spent waiting for late ranks (collectives: every sampled "
+           "instance; point-to-point: the sampled receives posted before their message, a late sender's wait; "
+           "- : not sampled)\n");
 }
 
 /* What the labels in the tables stand for, when there is more than world
