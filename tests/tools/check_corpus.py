@@ -413,6 +413,12 @@ def check_real_app(case, rep, d, prof, exp):
         check(case, "an advised bucket says the program merges the calls itself",
               all("the program would merge a step's calls" in (a.get("fuse_how") or "") for a in fuse),
               "; ".join("%s: %s" % (a["op"], a.get("fuse_how")) for a in fuse) or "no fuse verdict")
+        text = subprocess.run([commfit, "report", prof], capture_output=True, text=True).stdout
+        one = [a for a in rep.get("advice", []) if a.get("calls_per_step") == 1]
+        check(case, "the text names no framework setting, and a stream of one call a step '1 call/step'",
+              "bucket_cap_mb" not in text and "HOROVOD_FUSION_THRESHOLD" not in text
+              and not re.search(r"(?<![\d.])1 calls/step", text) and (not one or " 1 call/step" in text),
+              "%d streams at one call a step" % len(one))
     if exp.get("waiting"):
         # the breakdown's waiting: the fitted or uncertain collectives' shares times their wait shares
         bd = rep["breakdown"]
