@@ -1028,6 +1028,17 @@ static void test_nonblocking_polls_per_post(void **state)
     nonblocking_posts_polls(1.0, 1.0, 0);
 }
 
+/* The overlapped stream of p and of q (polls_profile's, each with what its
+ * caller set), analysed, and its advice in each. */
+static void analyse_pair(const cf_profile_t *p, const cf_profile_t *q, cf_analysis_t **a, cf_analysis_t **b,
+                         const cf_advice_t **ad, const cf_advice_t **bd)
+{
+    *a = analyse(p, NULL);
+    *b = analyse(q, NULL);
+    *ad = advice_of(*a, "MPI_Iallreduce");
+    *bd = advice_of(*b, "MPI_Iallreduce");
+}
+
 /* The hooks' bindings from a post to the poll after it (the profile's
  * post_gap_s): call_gap_s where 8 gaps or more were measured and the gap
  * is under the stream's MPI time per post (its post and its share of the
@@ -1046,10 +1057,7 @@ static void post_gap_case(double gap, uint64_t gaps, int want_finite)
     polls_profile(&q, 1.0, 1.0, 0);
     p.post_gap_s = gap;
     p.post_gaps = gaps;
-    a = analyse(&p, NULL);
-    b = analyse(&q, NULL);
-    ad = advice_of(a, "MPI_Iallreduce");
-    bd = advice_of(b, "MPI_Iallreduce");
+    analyse_pair(&p, &q, &a, &b, &ad, &bd);
     assert_string_equal(ad->verdict, "fuse");
     assert_string_equal(bd->verdict, "fuse");
     assert_rel(ad->bucket_bytes, bd->bucket_bytes, 0);
@@ -1111,10 +1119,7 @@ static void post_lead_case(double lead, uint64_t leads, int want_finite)
     p.post_gaps = q.post_gaps = 100;
     p.post_lead_s = lead;
     p.post_leads = leads;
-    a = analyse(&p, NULL);
-    b = analyse(&q, NULL);
-    ad = advice_of(a, "MPI_Iallreduce");
-    bd = advice_of(b, "MPI_Iallreduce");
+    analyse_pair(&p, &q, &a, &b, &ad, &bd);
     assert_string_equal(ad->verdict, "fuse");
     assert_rel(ad->bucket_bytes, bd->bucket_bytes, 0);
     assert_rel(ad->saving_step_s, bd->saving_step_s, 1e-12);
