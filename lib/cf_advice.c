@@ -665,12 +665,23 @@ static void advice_init(cf_advice_t *ad)
     ad->poll_excess_s = 0;
 }
 
+/* Whether framework fw (a CF_FW_BIT) fuses collective coll by its setting:
+ * DDP's bucket_cap_mb the gradients' all-reduce, Horovod's threshold its
+ * all-reduces and all-gathers. */
+static int fw_fuses(unsigned fw, cf_coll_t coll)
+{
+    if (fw == CF_FW_BIT(TORCH))
+        return coll == CF_COLL_ALLREDUCE;
+    if (fw == CF_FW_BIT(HOROVOD))
+        return coll == CF_COLL_ALLREDUCE || coll == CF_COLL_ALLGATHER;
+    return 0;
+}
+
 void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks)
 {
     int known = (frameworks & CF_FW_KNOWN) != 0;
-    ad->knob_ddp = coll == CF_COLL_ALLREDUCE && (!known || (frameworks & CF_FW_BIT(TORCH)));
-    ad->knob_horovod =
-        (coll == CF_COLL_ALLREDUCE || coll == CF_COLL_ALLGATHER) && (!known || (frameworks & CF_FW_BIT(HOROVOD)));
+    ad->knob_ddp = fw_fuses(CF_FW_BIT(TORCH), coll) && (!known || (frameworks & CF_FW_BIT(TORCH)));
+    ad->knob_horovod = fw_fuses(CF_FW_BIT(HOROVOD), coll) && (!known || (frameworks & CF_FW_BIT(HOROVOD)));
 }
 
 /* The bucket sizes priced: powers of two from 64 KiB to 1 GiB, and the
@@ -1616,7 +1627,7 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
         snprintf(buf, len,
                  "%s %s: the program would merge a step's calls into calls of up to %s where none waits on "
                  "another's result (the profile shows sizes and times, not that)",
-                 ad->coll == CF_COLL_ALLREDUCE || ad->coll == CF_COLL_ALLGATHER
+                 fw_fuses(CF_FW_BIT(TORCH), ad->coll) || fw_fuses(CF_FW_BIT(HOROVOD), ad->coll)
                      ? "the job loaded no framework that fuses"
                      : "no framework setting fuses",
                  ad->op, cf_fmt_size(ad->bucket_bytes, b, sizeof(b)));
