@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* qsort_r */
 #include "cf_advice.h"
 
 #include <ctype.h>
@@ -680,8 +681,119 @@ static int fw_fuses(unsigned fw, cf_coll_t coll)
 void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks)
 {
     int known = (frameworks & CF_FW_KNOWN) != 0;
-    ad->knob_ddp = fw_fuses(CF_FW_BIT(TORCH), coll) && (!known || (frameworks & CF_FW_BIT(TORCH)));
-    ad->knob_horovod = fw_fuses(CF_FW_BIT(HOROVOD), coll) && (!known || (frameworks & CF_FW_BIT(HOROVOD)));
+    ad->named_ddp = fw_fuses(CF_FW_BIT(TORCH), coll) && (!known || (frameworks & CF_FW_BIT(TORCH)));
+    ad->named_horovod = fw_fuses(CF_FW_BIT(HOROVOD), coll) && (!known || (frameworks & CF_FW_BIT(HOROVOD)));
+    ad->knob_ddp = ad->named_ddp;
+    ad->knob_horovod = ad->named_horovod;
+}
+
+/* ---- who makes a stream's calls: its call sites' innermost frames ---- */
+
+/* The call sites with calls, as indexes into the profile's
+ * (cf_profile_callsite), sorted by communicator, operation and the file of
+ * their innermost frame: 4 bytes a site, the report's peak being the
+ * analysis (tests/tools/test_heap.sh). */
+typedef struct {
+    const cf_profile_t *p;
+    uint32_t *v;
+    size_t n;
+} site_callers_t;
+
+static int strcmp_null(const char *a, const char *b)
+{
+    return a == b ? 0 : a == NULL ? -1 : b == NULL ? 1 : strcmp(a, b);
+}
+
+/* Site i's communicator, operation and innermost file into *c; 0: a bad
+ * site (not counted: cf_profile_callsite read it before). */
+static int site_key(const site_callers_t *sc, uint32_t i, cf_callsite_t *c)
+{
+    const cf_callsite_t *s = cf_profile_callsite(sc->p, i, c);
+    if (s == NULL)
+        return 0;
+    if (s != c)
+        *c = *s;
+    return 1;
+}
+
+static int cmp_site(const cf_callsite_t *a, uint32_t comm, const char *op, const char *module, int by_module)
+{
+    int r;
+    if (a->comm != comm)
+        return a->comm < comm ? -1 : 1;
+    if ((r = strcmp(a->op, op)) != 0 || !by_module)
+        return r;
+    return strcmp_null(a->frame[0].module, module);
+}
+
+static int cmp_caller(const void *pa, const void *pb, void *arg)
+{
+    cf_callsite_t a, b;
+    if (!site_key(arg, *(const uint32_t *)pa, &a) || !site_key(arg, *(const uint32_t *)pb, &b))
+        return 0;
+    return cmp_site(&a, b.comm, b.op, b.frame[0].module, 1);
+}
+
+/* None where the profile has no call sites or they cannot be read (the
+ * frameworks loaded decide alone then). */
+static void callers_of(const cf_profile_t *p, site_callers_t *sc)
+{
+    size_t n = cf_profile_ncallsites(p), k = 0;
+    cf_callsite_t tmp;
+    sc->p = p;
+    sc->n = 0;
+    if (n == 0 || n > UINT32_MAX || (sc->v = malloc(n * sizeof(*sc->v))) == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const cf_callsite_t *s = cf_profile_callsite(p, i, &tmp);
+        if (s == NULL) { /* a bad section: none */
+            k = 0;
+            break;
+        }
+        if (s->calls > 0 && s->nframe > 0 && s->op != NULL)
+            sc->v[k++] = (uint32_t)i;
+    }
+    sc->n = k;
+    if (k > 1)
+        qsort_r(sc->v, k, sizeof(*sc->v), cmp_caller, sc);
+}
+
+/* The stream's callers (cf_advice_t.caller): a framework whose setting is
+ * named must make some of its calls where the call sites say who makes
+ * them (a program that loaded PyTorch and sums its gradients through
+ * mpi4py sets no bucket_cap_mb of DDP's). */
+static void stream_callers(const site_callers_t *sc, const cf_an_fit_t *f, cf_advice_t *ad)
+{
+    cf_callsite_t c, next;
+    size_t lo = 0, hi = sc->n;
+    while (lo < hi) { /* the first site of the stream */
+        size_t mid = lo + (hi - lo) / 2;
+        if (site_key(sc, sc->v[mid], &c) && cmp_site(&c, f->comm, f->op, NULL, 0) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    unsigned fw = 0;
+    uint64_t best = 0, run = 0;
+    const char *best_mod = NULL;
+    size_t i = lo;
+    int more = i < sc->n && site_key(sc, sc->v[i], &c) && cmp_site(&c, f->comm, f->op, NULL, 0) == 0;
+    if (!more)
+        return; /* no call site of the stream */
+    for (; more; i++) {
+        fw |= cf_fw_of_path(c.frame[0].module);
+        run += c.calls;
+        more = i + 1 < sc->n && site_key(sc, sc->v[i + 1], &next) && cmp_site(&next, f->comm, f->op, NULL, 0) == 0;
+        if (!more || strcmp_null(next.frame[0].module, c.frame[0].module) != 0) {
+            if (run > best)
+                best = run, best_mod = c.frame[0].module;
+            run = 0;
+        }
+        c = next;
+    }
+    ad->caller = best_mod;
+    ad->knob_ddp &= (fw & CF_FW_BIT(TORCH)) != 0;
+    ad->knob_horovod &= (fw & CF_FW_BIT(HOROVOD)) != 0;
 }
 
 /* The bucket sizes priced: powers of two from 64 KiB to 1 GiB, and the
@@ -689,7 +801,7 @@ void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks)
 static int candidates(cf_advice_t *ad)
 {
     size_t n = 0;
-    int ddp_done = !ad->knob_ddp;
+    int ddp_done = !ad->named_ddp;
     if ((ad->cand = calloc(1, CF_ADV_MAX_CAND * sizeof(*ad->cand) + CF_ADV_WHY_LEN)) == NULL)
         return CF_ERR_NOMEM;
     ad->why = (char *)(ad->cand + CF_ADV_MAX_CAND);
@@ -701,7 +813,7 @@ static int candidates(cf_advice_t *ad)
             ddp_done = 1;
         }
         ad->cand[n].bucket_bytes = S;
-        ad->cand[n++].name = !ad->knob_horovod               ? NULL
+        ad->cand[n++].name = !ad->named_horovod              ? NULL
                              : S == CF_ADV_HOROVOD_BYTES     ? "Horovod default (64 MiB)"
                              : S == CF_ADV_HOROVOD_NEW_BYTES ? "Horovod recent default (128 MiB)"
                                                              : NULL;
@@ -864,7 +976,8 @@ static int hidden_verdict(cf_advice_t *ad, double now, double ref)
 }
 
 /* The stream's operation and steps (cf_advice.h); CF_ERR_NOMEM. */
-static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_fit_t *f, cf_advice_t *ad)
+static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const site_callers_t *sc, const cf_an_fit_t *f,
+                        cf_advice_t *ad)
 {
     char region[128];
 
@@ -875,6 +988,7 @@ static int stream_steps(const cf_profile_t *p, const cf_index_t *x, const cf_an_
     ad->path = f->path;
     ad->coll = f->coll;
     cf_advice_knobs(ad, f->coll, p->frameworks);
+    stream_callers(sc, f, ad);
     ad->nonblocking = (strncmp(f->op, "MPI_I", 5) == 0 && islower((unsigned char)f->op[5])) ||
                       strstr(f->op, "_init") != NULL;
     ad->calls = f->calls;
@@ -1308,7 +1422,7 @@ static void advise_untrusted(const cf_analysis_t *a, const cf_an_fit_t *f, const
              cf_fmt_time(ad->saving_unc_step_s, b3, sizeof(b3)));
 }
 
-static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t *f,
+static int advise(const cf_analysis_t *a, const cf_index_t *x, const site_callers_t *sc, const cf_an_fit_t *f,
                   cf_advice_t *ad)
 {
     cf_an_line_t line;
@@ -1317,7 +1431,7 @@ static int advise(const cf_analysis_t *a, const cf_index_t *x, const cf_an_fit_t
     size_t nt = 0, bi = 0;
     int rc;
 
-    if ((rc = stream_steps(cf_analysis_profile(a), x, f, ad)) != CF_OK || !stream_cost(a, x, f, ad))
+    if ((rc = stream_steps(cf_analysis_profile(a), x, sc, f, ad)) != CF_OK || !stream_cost(a, x, f, ad))
         return rc;
     if ((pr = malloc(sizeof(*pr))) == NULL)
         return CF_ERR_NOMEM;
@@ -1381,6 +1495,7 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
 {
     cf_advice_t *adv = NULL;
     cf_index_t x = {0, NULL};
+    site_callers_t sc = {NULL, NULL, 0};
     size_t n = 0, cap = 0;
 
     if (a == NULL || adv_p == NULL || n_p == NULL)
@@ -1396,18 +1511,22 @@ int cf_advice_run(const cf_analysis_t *a, cf_advice_t **adv_p, size_t *n_p)
         free(adv);
         return CF_ERR_NOMEM;
     }
+    if (cap > 0)
+        callers_of(cf_analysis_profile(a), &sc);
     for (size_t i = 0; i < cf_analysis_nfits(a) && n < cap; i++) {
         const cf_an_fit_t *f = cf_analysis_fit(a, i);
         if (!(f->kind == CF_AN_COLLECTIVE && !f->joint && f->coll != CF_COLL_NONE &&
               f->coll != CF_COLL_BARRIER && f->bytes > 0 && f->comm_size >= 1 && f->nbin > 0))
             continue;
-        if (advise(a, &x, f, &adv[n]) != CF_OK) {
+        if (advise(a, &x, &sc, f, &adv[n]) != CF_OK) {
+            free(sc.v);
             cf_index_free(&x);
             cf_advice_free(adv, n + 1);
             return CF_ERR_NOMEM;
         }
         n++;
     }
+    free(sc.v);
     cf_index_free(&x);
     if (n > 1)
         qsort(adv, n, sizeof(*adv), cmp_advice);
@@ -1623,14 +1742,29 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
         snprintf(buf, len, "%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd);
     else if (brief)
         snprintf(buf, len, "merge in the program");
-    else
+    else {
+        char who[192];
+        const char *base = ad->caller != NULL ? strrchr(ad->caller, '/') : NULL;
+        if (ad->named_ddp || ad->named_horovod) /* its call sites show no framework making the calls */
+            snprintf(who, sizeof(who), "its calls come from %s, not through a framework that fuses %s",
+                     ad->caller == NULL ? "code in no mapped file"
+                     : base != NULL     ? base + 1
+                                        : ad->caller,
+                     ad->op);
+        else
+            snprintf(who, sizeof(who), "%s %s%s%s",
+                     fw_fuses(CF_FW_BIT(TORCH), ad->coll) || fw_fuses(CF_FW_BIT(HOROVOD), ad->coll)
+                         ? "the job loaded no framework that fuses"
+                         : "no framework setting fuses",
+                     ad->op, ad->caller != NULL ? ", whose calls come from " : "",
+                     ad->caller == NULL ? ""
+                     : base != NULL     ? base + 1
+                                        : ad->caller);
         snprintf(buf, len,
-                 "%s %s: the program would merge a step's calls into calls of up to %s where none waits on "
+                 "%s: the program would merge a step's calls into calls of up to %s where none waits on "
                  "another's result (the profile shows sizes and times, not that)",
-                 fw_fuses(CF_FW_BIT(TORCH), ad->coll) || fw_fuses(CF_FW_BIT(HOROVOD), ad->coll)
-                     ? "the job loaded no framework that fuses"
-                     : "no framework setting fuses",
-                 ad->op, cf_fmt_size(ad->bucket_bytes, b, sizeof(b)));
+                 who, cf_fmt_size(ad->bucket_bytes, b, sizeof(b)));
+    }
     return buf;
 }
 

@@ -407,11 +407,14 @@ CF_HIDDEN int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len)
  * HOROVOD_FUSION_THRESHOLD, all-reduce and all-gather), among those the
  * job loaded (frameworks: cf_profile_t's; without CF_FW_KNOWN, an older
  * profile or a job that did not finish, any may be): the named defaults
- * priced and the settings printed are theirs alone. */
+ * priced are theirs alone (named_ddp, named_horovod), and so are the
+ * settings printed (knob_ddp, knob_horovod) until the stream's call sites
+ * narrow those to the frameworks whose files make some of its calls. */
 CF_HIDDEN void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks);
 /* How to get the advised buckets: the frameworks' settings ("PyTorch DDP:
  * bucket_cap_mb=0.5   Horovod: HOROVOD_FUSION_THRESHOLD=524288"), or,
- * where no framework fuses the operation, what the program would do; brief
+ * where no framework fuses the operation or makes its calls, what the
+ * program would do, with the file that makes most of the calls; brief
  * (1): the summary line's short form.  The text, JSON (fuse_how) and HTML. */
 CF_HIDDEN char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len);
 

@@ -521,6 +521,7 @@ static json_t *advice_json(jctx_t *c, const cf_analysis_t *a, const cf_advice_t 
     jset(c, o, "framework_lead_step_s", jnum(cf_advice_lead_step(ad)));
     jset(c, o, "ddp_bucket_cap_mb", ad->knob_ddp ? jnum(ad->bucket_bytes / 1048576.0) : json_null());
     jset(c, o, "horovod_fusion_threshold", ad->knob_horovod ? jbytes(ad->bucket_bytes) : json_null());
+    jset(c, o, "calls_from", jstr(ad->caller));
     {
         char how[CF_ADV_NOTE_LEN];
         jset(c, o, "fuse_how",

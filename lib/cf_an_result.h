@@ -346,11 +346,21 @@ typedef struct cf_advice {
     cf_coll_t coll;
     uint8_t nonblocking : 1;      /* time is post to completion, overlapping compute */
     uint8_t polls_with_posts : 1; /* nonblocking: the program polls about once per post (0.5 to 2 a post) */
+    /* the advised (else the best) buckets lie beyond twice the largest
+     * size the collective's fit saw */
+    uint8_t extrapolated : 1;
+    /* blocking: measured_over_model (below) says the run was disturbed */
+    uint8_t disturbed : 1;
     /* the frameworks whose setting fuses this operation, as the text names them:
      * DDP's bucket_cap_mb (all-reduce), Horovod's HOROVOD_FUSION_THRESHOLD
      * (all-reduce, all-gather), where the job loaded them or the profile does
-     * not say (cf_advice_knobs) */
+     * not say, and the stream's call sites, where the profile has them, show
+     * the framework's files making its calls (cf_advice_knobs, caller) */
     uint8_t knob_ddp : 1, knob_horovod : 1;
+    /* the frameworks whose default bucket is priced and named among the
+     * candidates: those that fuse the operation and that the job loaded (or
+     * may have), whoever makes the calls */
+    uint8_t named_ddp : 1, named_horovod : 1;
     /* the runs that have the stream: 1, this profile alone; more where other
      * runs of the program were given (cf_analysis_opts_t.runs), as
      * run_spread_step_s below is */
@@ -441,8 +451,6 @@ typedef struct cf_advice {
      * CF_ADV_DISTURBED beyond its uncertainty, the run was disturbed (load,
      * a partner late) and only the predictor's saving is counted */
     double measured_over_model;
-    int disturbed;
-    float page_fault_s; /* the calibration's fresh page; NaN: not measured (in int's padding) */
     /* nonblocking: blocked_s beyond steps x (the calls as they are, one at a
      * time, exposed + skew_s), kept in predicted_s, never a saving; its
      * measured_over_model is blocked_s over that time */
@@ -457,12 +465,17 @@ typedef struct cf_advice {
     /* "uncertain", "no gain": the numbers behind the reason, CF_ADV_WHY_LEN
      * bytes held with the candidates; "" for a stream without a model */
     char *why;
-    int extrapolated;         /* the advised (else the best) buckets lie beyond twice the
-                               * largest size the collective's fit saw */
+    /* the file whose code made most of the stream's calls, by its call
+     * sites' innermost frame (the MPI function's caller: mpi4py's module,
+     * a framework's library, the program), the profile's string; NULL
+     * where the profile has no call sites of the stream, or the calls come
+     * from code in no file */
+    const char *caller;
     /* the ranks' minor page faults per step (mean over the ranks that
      * recorded them for the stream's step region); NaN: not recorded, or
      * steps not from a region */
     float step_faults;
+    float page_fault_s; /* the calibration's fresh page; NaN: not measured */
     /* DDP's bucket_cap_mb is bucket_bytes / 2^20, Horovod's
      * HOROVOD_FUSION_THRESHOLD bucket_bytes */
 

@@ -1651,6 +1651,7 @@ static int cf_site_from_json(json_t *e, cf_callsite_t *c)
     json_t *stack = json_object_get(e, "stack"), *f;
     uint64_t id = 0, comm = 0;
     size_t i;
+    memset(c, 0, sizeof(*c)); /* a frame's fields that the file leaves out are 0 */
     if (!json_is_object(e) || !cf_json_u64(e, "id", &id) || !json_is_string(json_object_get(e, "op")) ||
         !cf_json_u64(e, "comm", &comm) || comm > UINT32_MAX || !cf_json_u64(e, "calls", &c->calls) ||
         !cf_json_u64(e, "bytes", &c->bytes) || !json_is_number(json_object_get(e, "time_s")) ||
@@ -1676,41 +1677,123 @@ static int cf_site_from_json(json_t *e, cf_callsite_t *c)
     return 1;
 }
 
-int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, size_t errlen)
+/* The "callsites" section's depth and array (CF_OK with *depth_p 0 when
+ * there is no section), checked as cf_profile_callsites says. */
+static int cf_sites_section(const cf_profile_t *p, json_t **sec_p, json_t **sites_p, json_int_t *depth_p, char *err,
+                            size_t errlen)
 {
-    json_t *sec = p->extra != NULL ? json_object_get(p->extra, "callsites") : NULL, *sites, *e;
-    json_int_t depth;
-    size_t i, n;
-
-    memset(cs, 0, sizeof(*cs));
+    json_t *sec = p->extra != NULL ? json_object_get(p->extra, "callsites") : NULL;
+    *depth_p = 0;
     if (sec == NULL || json_is_null(sec))
         return CF_OK;
-    sites = json_object_get(sec, "sites");
-    depth = json_integer_value(json_object_get(sec, "depth"));
-    if (!json_is_object(sec) || !(json_is_array(sites) || p->nsite > 0) || depth < 1 ||
-        depth > CF_CALLSITE_FRAMES) {
+    *sites_p = json_object_get(sec, "sites");
+    *depth_p = json_integer_value(json_object_get(sec, "depth"));
+    if (!json_is_object(sec) || !(json_is_array(*sites_p) || p->nsite > 0) || *depth_p < 1 ||
+        *depth_p > CF_CALLSITE_FRAMES) {
         cf_errf(err, errlen, "'callsites' needs a depth from 1 to %d and an array 'sites'", CF_CALLSITE_FRAMES);
+        *depth_p = 0;
         return CF_ERR_FORMAT;
     }
-    n = p->nsite > 0 ? p->nsite : json_array_size(sites);
-    cs->site = calloc(n + 1, sizeof(*cs->site));
+    *sec_p = sec;
+    return CF_OK;
+}
+
+int cf_profile_callsites_each(const cf_profile_t *p, int (*fn)(const cf_callsite_t *, void *), void *arg, char *err,
+                              size_t errlen)
+{
+    json_t *sec = NULL, *sites = NULL, *e;
+    json_int_t depth;
+    size_t i;
+    int rc = cf_sites_section(p, &sec, &sites, &depth, err, errlen);
+    if (rc != CF_OK || depth == 0)
+        return rc;
+    if (p->nsite > 0) {
+        for (i = 0; i < p->nsite; i++)
+            if (fn(&p->site[i], arg))
+                break;
+        return CF_OK;
+    }
+    json_array_foreach (sites, i, e) {
+        cf_callsite_t c;
+        if (!cf_site_from_json(e, &c)) {
+            cf_errf(err, errlen,
+                    "callsites.sites[%zu] needs id, op, comm, calls, bytes, time_s and a stack of "
+                    "1 to %d frames with an offset",
+                    i, CF_CALLSITE_FRAMES);
+            return CF_ERR_FORMAT;
+        }
+        if (fn(&c, arg))
+            break;
+    }
+    return CF_OK;
+}
+
+size_t cf_profile_ncallsites(const cf_profile_t *p)
+{
+    json_t *sec = NULL, *sites = NULL;
+    json_int_t depth;
+    if (cf_sites_section(p, &sec, &sites, &depth, NULL, 0) != CF_OK || depth == 0)
+        return 0;
+    return p->nsite > 0 ? p->nsite : json_array_size(sites);
+}
+
+const cf_callsite_t *cf_profile_callsite(const cf_profile_t *p, size_t i, cf_callsite_t *tmp)
+{
+    json_t *sec = NULL, *sites = NULL;
+    json_int_t depth;
+    if (cf_sites_section(p, &sec, &sites, &depth, NULL, 0) != CF_OK || depth == 0)
+        return NULL;
+    if (p->nsite > 0)
+        return i < p->nsite ? &p->site[i] : NULL;
+    json_t *e = json_array_get(sites, i);
+    return e != NULL && cf_site_from_json(e, tmp) ? tmp : NULL;
+}
+
+typedef struct {
+    cf_callsites_t *cs;
+    size_t cap;
+} cf_sites_into_t;
+
+static int cf_site_into(const cf_callsite_t *c, void *arg)
+{
+    cf_sites_into_t *in = arg;
+    if (in->cs->n < in->cap)
+        in->cs->site[in->cs->n++] = *c;
+    return 0;
+}
+
+int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, size_t errlen)
+{
+    json_t *sec = NULL, *sites = NULL;
+    json_int_t depth;
+    int rc;
+
+    memset(cs, 0, sizeof(*cs));
+    if ((rc = cf_sites_section(p, &sec, &sites, &depth, err, errlen)) != CF_OK || depth == 0)
+        return rc;
+    cf_sites_into_t in = {cs, p->nsite > 0 ? p->nsite : json_array_size(sites)};
+    cs->site = calloc(in.cap + 1, sizeof(*cs->site));
     if (cs->site == NULL)
         return CF_ERR_NOMEM;
-    if (p->nsite > 0)
-        memcpy(cs->site, p->site, n * sizeof(*cs->site));
-    else
-        json_array_foreach(sites, i, e) {
-            if (!cf_site_from_json(e, &cs->site[i])) {
-                cf_errf(err, errlen, "callsites.sites[%zu] needs id, op, comm, calls, bytes, time_s and a stack of "
-                        "1 to %d frames with an offset", i, CF_CALLSITE_FRAMES);
-                free(cs->site);
-                memset(cs, 0, sizeof(*cs));
-                return CF_ERR_FORMAT;
-            }
-        }
-    cs->n = n;
+    if ((rc = cf_profile_callsites_each(p, cf_site_into, &in, err, errlen)) != CF_OK) {
+        free(cs->site);
+        memset(cs, 0, sizeof(*cs));
+        return rc;
+    }
     cs->depth = (int)depth;
     cf_json_u64(sec, "lost_calls", &cs->lost_calls);
     cs->complete = json_is_true(json_object_get(sec, "complete"));
     return CF_OK;
+}
+
+unsigned cf_fw_of_path(const char *path)
+{
+    if (path == NULL)
+        return 0;
+#define CF_FW_OF_(id, name, marker)                                                                                    \
+    if (strstr(path, marker) != NULL)                                                                                  \
+        return CF_FW_BIT(id);
+    CF_FW_LIST(CF_FW_OF_)
+#undef CF_FW_OF_
+    return 0;
 }

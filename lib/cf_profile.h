@@ -93,6 +93,9 @@ enum {
 #undef CF_FW_BIT_
 };
 #define CF_FW_BIT(id) (1u << CF_FW_BITNO_##id)
+/* The CF_FW_BIT() of the framework whose marker the path of a file holds
+ * (a mapped file, a call site's module); 0: none, or path NULL. */
+unsigned cf_fw_of_path(const char *path);
 
 typedef struct {
     int version;
@@ -250,6 +253,17 @@ typedef struct {
 /* CF_OK (cs->depth 0 when there is no section); CF_ERR_FORMAT with err
  * set; CF_ERR_NOMEM.  Free cs->site. */
 int cf_profile_callsites(const cf_profile_t *p, cf_callsites_t *cs, char *err, size_t errlen);
+/* The same sites one at a time, in the profile's order, without a copy of
+ * the section: fn(site, arg) for each until it returns nonzero.  CF_OK
+ * (none: no section), CF_ERR_FORMAT as cf_profile_callsites (fn may have
+ * seen the sites before the bad one). */
+int cf_profile_callsites_each(const cf_profile_t *p, int (*fn)(const cf_callsite_t *, void *), void *arg, char *err,
+                              size_t errlen);
+/* The number of call sites (0: no section, or one that cannot be read)
+ * and site i of them, in that order: the profile's own, or read into *tmp
+ * (NULL: i out of range, or a bad site). */
+size_t cf_profile_ncallsites(const cf_profile_t *p);
+const cf_callsite_t *cf_profile_callsite(const cf_profile_t *p, size_t i, cf_callsite_t *tmp);
 
 /* Calls fn on each element of the array section.member of the profile at
  * path ("samples", "collectives"), in the file's order, one element's tree

@@ -135,13 +135,8 @@ void cf_program_info(char *prog, size_t len, unsigned *fw)
     if (f == NULL)
         return;
     *fw = CF_FW_KNOWN;
-    while (fgets(line, sizeof(line), f) != NULL) {
-#define CF_FW_SEE_(id, name, marker)                                                                                   \
-    if (strstr(line, marker) != NULL)                                                                                  \
-        *fw |= CF_FW_BIT(id);
-        CF_FW_LIST(CF_FW_SEE_)
-#undef CF_FW_SEE_
-    }
+    while (fgets(line, sizeof(line), f) != NULL)
+        *fw |= cf_fw_of_path(line);
     fclose(f);
 }
 

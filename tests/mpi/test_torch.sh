@@ -72,6 +72,10 @@ adv = [a for a in json.load(open("%s/mlp-pt.report.json" % d))["advice"]
 names = {c["name"] for a in adv for c in a["candidates"] if c.get("name")}
 check("the world all-reduce's named candidates: DDP's alone", names == {"DDP default (25 MiB)"}, str(names))
 check("no Horovod setting", all(a["horovod_fusion_threshold"] is None for a in adv), str(adv and adv[0]["fuse_how"]))
+# the trainer sums its gradients through mpi4py, not through DDP: DDP's setting is not named
+check("the world all-reduce's calls come from mpi4py's module, DDP's setting not named",
+      adv and all("/mpi4py/" in (a.get("calls_from") or "") and a["ddp_bucket_cap_mb"] is None for a in adv),
+      str(adv and (adv[0].get("calls_from"), adv[0]["ddp_bucket_cap_mb"])))
 
 sums = {}
 for name, op in (("mlp-pt", "MPI_Allreduce"), ("mlp-b", "MPI_Allreduce"), ("mlp-o", "MPI_Iallreduce"),

@@ -147,13 +147,31 @@ static char *summary_text(const cf_profile_t *p)
     return buf;
 }
 
+/* The per-tensor stream in a step region, of a job that loaded fw. */
+static void framework_profile(cf_profile_t *p, unsigned fw)
+{
+    static const char *const names[] = {"step", "step/allreduce"};
+    static const int entries[] = {STEPS, STEPS};
+    profile_new(p);
+    set_regions(p, names, entries, 2);
+    add_stream(p, 2);
+    p->frameworks = fw;
+}
+
+/* Its advice, the same whoever makes the calls: 64 KiB buckets. */
+static const cf_advice_t *framework_advice(const cf_analysis_t *a)
+{
+    const cf_advice_t *ad = advice_of(a, "MPI_Allreduce");
+    assert_string_equal(ad->verdict, "fuse");
+    assert_rel(ad->bucket_bytes, 65536, 0);
+    return ad;
+}
+
 /* The frameworks' settings named only for the frameworks that fuse the
  * operation and that the job loaded; an older profile (no job.frameworks)
  * names both, as before. */
 static void test_framework_knobs(void **state)
 {
-    static const char *const names[] = {"step", "step/allreduce"};
-    static const int entries[] = {STEPS, STEPS};
     static const struct {
         unsigned fw;
         int ddp, horovod;
@@ -168,14 +186,9 @@ static void test_framework_knobs(void **state)
     for (size_t k = 0; k < CF_ARRAY_LEN(cases); k++) {
         cf_profile_t p;
         char how[CF_ADV_NOTE_LEN];
-        profile_new(&p);
-        set_regions(&p, names, entries, 2);
-        add_stream(&p, 2);
-        p.frameworks = cases[k].fw;
+        framework_profile(&p, cases[k].fw);
         cf_analysis_t *a = analyse(&p, NULL);
-        const cf_advice_t *ad = advice_of(a, "MPI_Allreduce");
-        assert_string_equal(ad->verdict, "fuse"); /* the same advice either way */
-        assert_rel(ad->bucket_bytes, 65536, 0);
+        const cf_advice_t *ad = framework_advice(a);
         assert_int_equal(ad->knob_ddp, cases[k].ddp);
         assert_int_equal(ad->knob_horovod, cases[k].horovod);
         /* the 25 MiB candidate only where DDP's setting is named; Horovod's sizes always, named or not */
@@ -214,9 +227,83 @@ static void test_framework_knobs(void **state)
                         "no framework setting fuses MPI_Alltoall: the program would merge a step's calls into "
                         "calls of up to 131 kB where none waits on another's result (the profile shows sizes and "
                         "times, not that)");
+    ad.caller = "/usr/bin/cp2k.psmp"; /* where the call sites say who makes the calls, named */
+    assert_string_equal(cf_advice_how(&ad, 0, how, sizeof(how)),
+                        "no framework setting fuses MPI_Alltoall, whose calls come from cp2k.psmp: the program "
+                        "would merge a step's calls into calls of up to 131 kB where none waits on another's result "
+                        "(the profile shows sizes and times, not that)");
     /* an all-gather: Horovod's, not DDP's */
     cf_advice_knobs(&ad, CF_COLL_ALLGATHER, CF_FW_KNOWN | CF_FW_BIT(TORCH) | CF_FW_BIT(HOROVOD));
     assert_true(!ad.knob_ddp && ad.knob_horovod);
+}
+
+/* Who makes the stream's calls, where the profile has call sites: a
+ * framework's setting is named only where its files make some of them
+ * (the file that makes the most is the stream's caller); the defaults of
+ * the frameworks the job loaded stay priced and named either way. */
+static void test_framework_callers(void **state)
+{
+    static const char mpi4py[] = "/usr/lib/python3/dist-packages/mpi4py/MPI.cpython-311-x86_64-linux-gnu.so",
+                      torch[] = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.2.1",
+                      hvd[] = "/usr/lib/python3/dist-packages/horovod/torch/mpi_lib_v2.so";
+    static const struct {
+        const char *op[3], *module[3]; /* the call sites: MPI_Allreduce on world unless op says */
+        uint64_t calls[3];
+        int ddp, horovod;
+        const char *caller; /* NULL: none */
+    } cases[] = {
+        /* the gradients summed through mpi4py: no framework's setting */
+        {{NULL}, {mpi4py}, {300}, 0, 0, mpi4py},
+        /* DDP's MPI backend makes most, mpi4py a few: DDP's setting */
+        {{NULL, NULL}, {mpi4py, torch}, {100, 300}, 1, 0, torch},
+        /* two sites in mpi4py's module outnumber Horovod's one: both counted, by file */
+        {{NULL, NULL, NULL}, {hvd, mpi4py, mpi4py}, {150, 100, 100}, 0, 1, mpi4py},
+        /* call sites of other streams only: the frameworks loaded decide */
+        {{"MPI_Bcast"}, {mpi4py}, {300}, 1, 1, NULL},
+    };
+    (void)state;
+    for (size_t k = 0; k < CF_ARRAY_LEN(cases); k++) {
+        cf_profile_t p;
+        char how[CF_ADV_NOTE_LEN];
+        framework_profile(&p, CF_FW_KNOWN | CF_FW_BIT(TORCH) | CF_FW_BIT(HOROVOD));
+        json_t *sites = json_array();
+        for (size_t i = 0; i < 3 && cases[k].module[i] != NULL; i++)
+            json_array_append_new(
+                sites, json_pack("{s:I, s:s, s:I, s:I, s:I, s:f, s:[{s:s, s:I}]}", "id", (json_int_t)i, "op",
+                                 cases[k].op[i] ? cases[k].op[i] : "MPI_Allreduce", "comm", (json_int_t)WORLD, "calls",
+                                 (json_int_t)cases[k].calls[i], "bytes", (json_int_t)1000, "time_s", 0.001, "stack",
+                                 "module", cases[k].module[i], "offset", (json_int_t)(4096 + i)));
+        if (p.extra == NULL)
+            p.extra = json_object();
+        json_object_set_new(p.extra, "callsites", json_pack("{s:i, s:o}", "depth", 1, "sites", sites));
+        cf_analysis_t *a = analyse(&p, NULL);
+        const cf_advice_t *ad = framework_advice(a);
+        assert_int_equal(ad->knob_ddp, cases[k].ddp);
+        assert_int_equal(ad->knob_horovod, cases[k].horovod);
+        assert_true(ad->named_ddp && ad->named_horovod);
+        assert_non_null(cand_of(ad, CF_ADV_DDP_BYTES)->name);
+        assert_non_null(cand_of(ad, CF_ADV_HOROVOD_BYTES)->name);
+        if (cases[k].caller == NULL)
+            assert_null(ad->caller);
+        else
+            assert_string_equal(ad->caller, cases[k].caller);
+        cf_advice_how(ad, 0, how, sizeof(how));
+        if (!cases[k].ddp && !cases[k].horovod)
+            assert_string_equal(how, "its calls come from MPI.cpython-311-x86_64-linux-gnu.so, not through a "
+                                     "framework that fuses MPI_Allreduce: the program would merge a step's calls "
+                                     "into calls of up to 65.5 kB where none waits on another's result (the "
+                                     "profile shows sizes and times, not that)");
+        json_t *j = cf_analysis_to_json(a), *e = json_array_get(json_object_get(j, "advice"), 0);
+        assert_int_equal(json_is_number(json_object_get(e, "ddp_bucket_cap_mb")), cases[k].ddp);
+        assert_int_equal(json_is_integer(json_object_get(e, "horovod_fusion_threshold")), cases[k].horovod);
+        if (cases[k].caller == NULL)
+            assert_true(json_is_null(json_object_get(e, "calls_from")));
+        else
+            assert_string_equal(json_string_value(json_object_get(e, "calls_from")), cases[k].caller);
+        json_decref(j);
+        cf_analysis_free(a);
+        cf_profile_free(&p);
+    }
 }
 
 /* The packing rule on its own: DDP's, in the given order. */
@@ -2023,6 +2110,7 @@ int main(void)
         cmocka_unit_test(test_packing),
         cmocka_unit_test(test_per_tensor_fuse),
         cmocka_unit_test(test_framework_knobs),
+        cmocka_unit_test(test_framework_callers),
         cmocka_unit_test(test_steps_from_pattern),
         cmocka_unit_test(test_steps_from_regions),
         cmocka_unit_test(test_bandwidth_bound),
