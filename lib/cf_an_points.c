@@ -269,8 +269,13 @@ static int collect(const cf_profile_t *p, const cf_record_t *const *e, size_t n,
             f->comm_size = cs > f->comm_size ? cs : f->comm_size;
         }
         /* Sampled calls know their wait and transfer, which add up to their
-         * duration; without samples a wait share cannot be told. */
-        if (r->xfer_n > 0) {
+         * duration; without samples a wait share cannot be told.  Of
+         * point-to-point calls only a receive posted before its message
+         * knows its wait (the sender's): a send's, never measured, is not
+         * a wait of 0. */
+        if (is_kind(r, "p2p") && strstr(r->op, "ecv") == NULL) {
+            /* a send: not measured */
+        } else if (r->xfer_n > 0) {
             wait_num += cf_an_pos(r->wait_s);
             wait_den += cf_an_pos(r->wait_s) + cf_an_pos(r->xfer_sum);
             measured = 1;

@@ -198,7 +198,13 @@
     if (f.leaning && !f.nonblocking) {
       lines.push({ text: 'uncertain: ' + f.uncertain_why + '; the estimate leans ' + f.leaning, cls: 'caption uncertain' });
     }
-    if (f.wait_share !== null) lines.push('wait for late partners: ' + fmtPct(f.wait_share) + ' of the sampled time');
+    if (f.wait_share !== null) {
+        /* a collective waits for the last rank; of point-to-point calls only
+       * a receive posted before its message is timed */
+        lines.push((f.kind === 'collective' ? 'wait for the last rank: '
+                                            : 'receives posted before their message waited for it: ') +
+                   fmtPct(f.wait_share) + ' of the sampled time');
+    }
     if (f.zero_byte_p50_s !== null) lines.push('zero-byte calls (not on a log axis): ' + fmtTime(f.zero_byte_p50_s) + ' per call (median)');
     return lines;
   }

@@ -298,6 +298,15 @@ static void text_left_out(const cf_analysis_t *a, int collectives_only)
                n == 1 ? "" : "s", 100.0 * TEXT_DETAIL_SHARE);
 }
 
+/* What a fit's wait_share measured: a collective's sampled instances
+ * waiting for the last rank; point-to-point, the receives posted before
+ * their message, waiting for the sender (a late receive is not timed). */
+static const char *wait_label(const cf_an_fit_t *f)
+{
+    return f->kind == CF_AN_COLLECTIVE ? "wait for the last rank"
+                                       : "receives posted before their message waited for it";
+}
+
 static void text_fits(const cf_analysis_t *a)
 {
     int w = fit_width(a);
@@ -399,10 +408,10 @@ static void text_fits(const cf_analysis_t *a)
                 printf(" (%d bin%s with too few timed transfers: fewer than %d, or most receives late)", f->few_sample_bins,
                        f->few_sample_bins == 1 ? "" : "s", CF_AN_MIN_SAMPLES);
             if (isfinite(f->wait_share))
-                printf("; wait for late partners: %s of the sampled time", cf_fmt_pct(f->wait_share, 0, b[0], CF_FMT_LEN));
+                printf("; %s: %s of the sampled time", wait_label(f), cf_fmt_pct(f->wait_share, 0, b[0], CF_FMT_LEN));
             putchar('\n');
         } else if (isfinite(f->wait_share)) {
-            printf("  %-*s %-17s wait for late partners: %s of the sampled time\n", w, "", "",
+            printf("  %-*s %-17s %s: %s of the sampled time\n", w, "", "", wait_label(f),
                    cf_fmt_pct(f->wait_share, 0, b[0], CF_FMT_LEN));
         }
     }

@@ -706,6 +706,15 @@ static void test_transfer_and_wait(void **state)
                                "them); its transfer: "));
     }
     cf_analysis_free(a);
+    /* sends beside them, whose wait is never measured (0 in their
+     * records): not a wait of 0, so the receives' share stands in the
+     * path's joint fit, and a fit of sends alone has none */
+    add_timed(&p, "MPI_Send", "p2p", hockney, 0);
+    a = analyse(&p, NULL);
+    assert_rel(cf_analysis_find(a, "p2p", CF_COMM_ID_NONE, INTER)->wait_share, 2.0 / 3.0, 1e-9);
+    assert_rel(cf_analysis_find(a, "MPI_Recv", WORLD, INTER)->wait_share, 2.0 / 3.0, 1e-9);
+    assert_true(isnan(cf_analysis_find(a, "MPI_Send", WORLD, INTER)->wait_share));
+    cf_analysis_free(a);
     cf_profile_free(&p);
 }
 
