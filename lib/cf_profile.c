@@ -223,6 +223,10 @@ static json_t *job_to_json(const cf_profile_t *p)
         json_array_append_new(why, json_string(p->partial_reason[i]));
     json_object_set_new(job, "partial_reasons", why);
     json_object_set_new(job, "failed_calls", json_integer((json_int_t)(p->failed_calls > INT64_MAX ? INT64_MAX : p->failed_calls)));
+    if (p->unfinished_requests > 0)
+        json_object_set_new(
+            job, "unfinished_requests",
+            json_integer((json_int_t)(p->unfinished_requests > INT64_MAX ? INT64_MAX : p->unfinished_requests)));
     if (p->oversubscribed >= 0) {
         json_object_set_new(job, "oversubscribed", json_boolean(p->oversubscribed));
         json_object_set_new(job, "ranks_per_node_max", json_integer(p->ranks_per_node_max));
@@ -746,6 +750,8 @@ static int cf_rd_job(cf_rd_t *rd, json_t *job)
     }
     if ((x = json_object_get(job, "failed_calls")) && json_is_integer(x) && json_integer_value(x) >= 0)
         p->failed_calls = (uint64_t)json_integer_value(x);
+    if ((x = json_object_get(job, "unfinished_requests")) && json_is_integer(x) && json_integer_value(x) >= 0)
+        p->unfinished_requests = (uint64_t)json_integer_value(x);
     if ((x = json_object_get(job, "oversubscribed")) && json_is_boolean(x))
         p->oversubscribed = json_is_true(x);
     if ((x = json_object_get(job, "ranks_per_node_max")) && json_is_integer(x) && json_integer_value(x) >= 0 &&

@@ -107,6 +107,9 @@ typedef struct {
     int oversubscribed; /* -1 unknown (older profile), 0, 1 */
     int ranks_per_node_max, cpus_per_node_min; /* 0 when unknown */
     uint64_t failed_calls; /* calls that returned an error: not traffic */
+    /* nonblocking operations the program never completed (freed active, or
+     * pending at MPI_Finalize), each booked as a call without its completion */
+    uint64_t unfinished_requests;
     char mpi_library[128];
     char start_time[32]; /* ISO 8601 UTC */
     double clock_hz;     /* tick rate the plugin measured, informative */

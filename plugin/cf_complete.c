@@ -468,7 +468,7 @@ int MPI_Request_free(MPI_Request *request)
     uint64_t t1 = cf_ticks();
     if (rc != MPI_SUCCESS)
         return cf_fail(t, CF_OP_MPI_Request_free, rc, t0, t1);
-    cf_req_forget(h);
+    cf_req_forget(t, h);
     cf_record_call(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);

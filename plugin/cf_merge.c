@@ -69,8 +69,16 @@ typedef struct {
 
 /* Losses counted on every rank and summed on rank 0, for the reasons of a
  * partial profile. */
-enum { CF_LOSS_THREADS, CF_LOSS_RECORDS, CF_LOSS_MERGE_KEYS, CF_LOSS_REQUESTS, CF_LOSS_STREAMS, CF_LOSS_FAILED,
-       CF_LOSS_N };
+enum {
+    CF_LOSS_THREADS,
+    CF_LOSS_RECORDS,
+    CF_LOSS_MERGE_KEYS,
+    CF_LOSS_REQUESTS,
+    CF_LOSS_STREAMS,
+    CF_LOSS_FAILED,
+    CF_LOSS_UNFINISHED,
+    CF_LOSS_N
+};
 /* Conditions some rank met at finalize. */
 enum { CF_FAIL_NOMEM, CF_FAIL_MERGE, CF_FAIL_COMMS, CF_FAIL_REGIONS, CF_FAIL_N };
 
@@ -263,7 +271,7 @@ typedef struct {
     uint64_t end_mono;
     /* 1. this rank's threads */
     cf_table_t mine, elig; /* elig: calls = eligible for sampling, bytes = selected */
-    uint64_t refused, req_dropped, dropped, mpi_ns, missed, streams_full, failed;
+    uint64_t refused, req_dropped, dropped, mpi_ns, missed, streams_full, failed, unfinished;
     uint64_t loss_all[CF_LOSS_N];
     /* 2. samples */
     cf_sample_result_t sres;
@@ -350,6 +358,7 @@ static int cf_fin_threads(cf_fin_run_t *m)
         m->missed += t->missed;
         m->streams_full += t->chan_full;
         m->failed += t->failed;
+        m->unfinished += t->unfinished;
         for (uint32_t s = 0; s <= t->elig_mask; s++) {
             const cf_elig_t *e = &t->elig[s];
             cf_stat_t *dst = e->key ? cf_table_get(&m->elig, e->key) : NULL;
@@ -368,13 +377,18 @@ static int cf_fin_threads(cf_fin_run_t *m)
                 e->calls += src->calls;
         }
     }
+    /* the requests the program never completed, booked now: a call MPI made */
+    if (ok)
+        m->unfinished += cf_req_unfinished(&m->mine);
     m->dropped += m->mine.dropped;
     uint64_t records = m->dropped - m->refused - m->req_dropped;
     /* the calls the threads' tables dropped, as a spool's parts count them, and apart the keys
      * this rank's merged table had no room for */
-    uint64_t loss[CF_LOSS_N + 1] = {m->refused, records - m->mine.dropped, m->mine.dropped, m->req_dropped,
-                                    m->streams_full, m->failed, !ok},
-             all[CF_LOSS_N + 1] = {0};
+    uint64_t loss[CF_LOSS_N + 1] = {m->refused,      records - m->mine.dropped,
+                                    m->mine.dropped, m->req_dropped,
+                                    m->streams_full, m->failed,
+                                    m->unfinished,   !ok},
+                              all[CF_LOSS_N + 1] = {0};
     /* on every rank: the failed calls' section is made only when some call
      * failed; the last count, the ranks out of memory */
     PMPI_Allreduce(loss, all, CF_LOSS_N + 1, MPI_UINT64_T, MPI_SUM, cf_g.tool_comm);
@@ -575,6 +589,7 @@ static void cf_fin_put_job(const cf_fin_run_t *m, cf_profile_t *p)
     cf_assemble_oversubscription(p);
     cf_partial_reasons(p, m->loss_all, m->fail_all, m->have_samples ? m->sres.lost : 0);
     p->failed_calls = m->loss_all[CF_LOSS_FAILED];
+    p->unfinished_requests = m->loss_all[CF_LOSS_UNFINISHED];
     p->comm = calloc(m->nuc ? m->nuc : 1, sizeof(*p->comm));
     for (size_t i = 0; p->comm && m->cw && i < m->nuc; i++) {
         cf_comm_info_t *c = &p->comm[p->ncomm++];

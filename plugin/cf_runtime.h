@@ -194,6 +194,7 @@ typedef struct {
     cf_stat_t *post_lead;
     /* posts to the next mark, and the generator that draws it (cf_post_mark) */
     uint32_t post_left, post_rng;
+    uint64_t unfinished; /* requests booked without their completion (cf_req_forget) */
 } cf_thread_t;
 #define CF_PEERS 1024
 #define CF_CHANNELS 4096
@@ -571,9 +572,18 @@ CF_HIDDEN uint64_t cf_req_done_all(cf_thread_t *t, const cf_req_snap_t *snaps, i
                                    uint64_t t_done, unsigned *path_p, uint64_t blocked_ns);
 /* A snapshotted request that completed with an error: let go, not booked. */
 CF_HIDDEN void cf_req_failed(const cf_req_snap_t *snap);
-CF_HIDDEN void cf_req_forget(MPI_Request req);
+/* MPI_Request_free of req: its entry let go; one still active (a send
+ * freed before it completed, the program never to see its completion) is
+ * booked first, as cf_req_unfinished books those left at finalize. */
+CF_HIDDEN void cf_req_forget(cf_thread_t *t, MPI_Request req);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);
+/* At MPI_Finalize: the requests the program posted (or started) and never
+ * completed, each booked in into as one call of its operation, with the
+ * time inside its post (its completion never came) and its posted bytes,
+ * or none for a receive or a file access (what arrived is not known), as
+ * a completion would have: a call MPI made is counted.  How many. */
+CF_HIDDEN uint64_t cf_req_unfinished(cf_table_t *into);
 
 /* ---- lifecycle (cf_init.c, cf_merge.c; the modules' part: cf_module.h) ---- */
 CF_HIDDEN void cf_runtime_init(int provided);

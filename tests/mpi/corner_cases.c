@@ -138,6 +138,27 @@ int main(int argc, char **argv)
     MPI_Request nul = MPI_REQUEST_NULL;
     MPI_Wait(&nul, MPI_STATUS_IGNORE);
 
+    /* requests the program never completes, each still a call MPI made: a
+     * send of 64 KiB (past the eager limits, so it cannot complete inside
+     * its post) freed while active, another left pending to MPI_Finalize,
+     * and a receive freed before its message comes */
+    static char big_out[2][65536], big_in[65536], small_in[32];
+    if (rank == 0) {
+        MPI_Request r[2];
+        MPI_Isend(big_out[0], 65536, MPI_BYTE, 1, 97, MPI_COMM_WORLD, &r[0]);
+        MPI_Request_free(&r[0]);
+        MPI_Isend(big_out[1], 65536, MPI_BYTE, 1, 96, MPI_COMM_WORLD, &r[1]);
+    } else if (rank == 1) {
+        MPI_Request r;
+        MPI_Irecv(small_in, 8, MPI_INT, 0, 98, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+        MPI_Recv(big_in, 65536, MPI_BYTE, 0, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(big_in, 65536, MPI_BYTE, 0, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the receive freed before its message was sent */
+    if (rank == 0)
+        MPI_Send(ibuf, 8, MPI_INT, 1, 98, MPI_COMM_WORLD);
+
     uint64_t all[64];
     MPI_Gather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (rank == 0)

@@ -123,6 +123,7 @@ static void assert_same_profile(const cf_profile_t *a, const cf_profile_t *b)
         assert_string_equal(a->partial_reason[i], b->partial_reason[i]);
     assert_int_equal(a->oversubscribed, b->oversubscribed);
     assert_int_equal(a->failed_calls, b->failed_calls);
+    assert_int_equal(a->unfinished_requests, b->unfinished_requests);
     assert_string_equal(a->mpi_library, b->mpi_library);
     assert_string_equal(a->start_time, b->start_time);
     assert_int_equal(a->nrank, b->nrank);

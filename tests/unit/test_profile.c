@@ -29,6 +29,7 @@ static void make_profile(cf_profile_t *p)
     snprintf(p->mpi_library, sizeof(p->mpi_library), "Open MPI v4.1.4");
     snprintf(p->program, sizeof(p->program), "python3.11");
     p->frameworks = CF_FW_KNOWN | CF_FW_BIT(TORCH);
+    p->unfinished_requests = 3;
     p->nrank = 2;
     p->rank = calloc(2, sizeof(*p->rank));
     p->rank[0] = (cf_rank_info_t){.rank = 0, .node = 0, .host = "a", .wall_s = 1.5, .mpi_s = 0.25, .node_ranks = 3,
@@ -99,6 +100,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(q.cpus_per_node_min, 2);
     assert_string_equal(q.program, "python3.11");
     assert_int_equal(q.frameworks, CF_FW_KNOWN | CF_FW_BIT(TORCH));
+    assert_int_equal(q.unfinished_requests, 3);
     assert_int_equal(q.rank[0].node_ranks, 3);
     assert_int_equal(q.rank[0].node_cpus, 2);
     assert_int_equal(q.rank[1].node_cpus, 8);
