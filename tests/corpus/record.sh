@@ -41,7 +41,8 @@
 #                              its own ping-pong is the truth of the path's link
 #   cp2k-h2o-2                 cp2k's H2O example (Quickstep, 3 MD steps), 2 ranks, ob1 +
 #                              vader; Open MPI's monitoring of a run without the profiler
-#                              (mon.*.prof) is the truth of its point-to-point messages
+#                              (mon.*.prof) is the truth of its point-to-point messages,
+#                              mpiP's report of another (mpip.txt) of its calls per operation
 #   veth-torch-mlp-2 veth-torch-resnet20-2
 #   veth-torch-resnet20-overlap-2 veth-torch-resnet20-horovod-2
 #                              examples/torch_train.py on two emulated nodes (one
@@ -98,7 +99,8 @@
 # Needs root for the shaped and veth cases, netpipe-openmpi (NPopenmpi), lammps +
 # lammps-examples (lmp, in.melt), hpcc, python3-torch and python3-mpi4py:
 #   apt-get install netpipe-openmpi lammps lammps-examples hpcc python3-torch python3-mpi4py
-#   (cp2k-h2o-2: apt-get install cp2k cp2k-data)
+#   (cp2k-h2o-2: apt-get install cp2k cp2k-data, and mpiP: MPIP_LIB=PREFIX/lib/libmpiP.so,
+#   built by tests/bench/build_mpip.sh)
 # The machine should be as quiet as it can be: truths and profiles share the
 # noise of one run, but a loaded machine makes noisy sweeps.
 set -u
@@ -467,6 +469,15 @@ run_cp2k() {
     (cd "$dir" && mpirun -np 2 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca pml ob1,monitoring \
         --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 --mca pml_monitoring_filename "$dir/mon" \
         -x OMP_NUM_THREADS=1 cp2k.psmp -i H2O.inp > cp2k-plain.log 2>&1) || die "$case: job without the profiler failed"
+    # and the calls per operation: the same job under mpiP (its cheapest mode)
+    [ -n "${MPIP_LIB:-}" ] && [ -f "$MPIP_LIB" ] ||
+        die "$case: give MPIP_LIB=PREFIX/lib/libmpiP.so (tests/bench/build_mpip.sh builds it)"
+    rm -f "$dir"/H2O_OT* "$dir"/*.mpiP
+    (cd "$dir" && mpirun -np 2 --oversubscribe --bind-to none "${SHM[@]}" -x OMP_NUM_THREADS=1 -x LD_PRELOAD="$MPIP_LIB" \
+        -x MPIP="-k 0" cp2k.psmp -i H2O.inp > cp2k-mpip.log 2>&1) ||
+        die "$case: job under mpiP failed"
+    mv "$dir"/*.mpiP "$dir/mpip.txt" || die "$case: mpiP wrote no report"
+    rm -f "$dir"/H2O_OT* "$dir"/*.wfn*
     (cd "$dir" && COMMFIT_CALIBRATE=0 COMMFIT_LIB=$lib "$commfit" run -q -o profile.json -- "${cmd[@]}" > cp2k.log 2>&1) ||
         die "$case: job failed"
     rm -f "$dir"/cp2k*.log "$dir"/H2O_OT* "$dir"/*.wfn*
@@ -475,8 +486,8 @@ run_cp2k() {
         command="$(jsonarr env COMMFIT_CALIBRATE=0 "$commfit" run -q -o profile.json -- "${cmd[@]}")" \
         input='"cp2k'"'"'s example H2O.inp (one water molecule, Quickstep DFT, DZVP-GTH-PADE), MD for 3 steps"' \
         transport='"ob1 + vader (shared memory)"' path="intra-node" ranks=2 ranks_per_node=2 nodes=1 \
-        truth='"mon.0.prof, mon.1.prof: Open MPI'"'"'s pml monitoring (pml_monitoring_enable 2) of the same job run without the profiler: point-to-point messages and bytes each rank sent to each (E lines)"' \
-        expect='{"monitoring": true, "program": "cp2k.psmp", "frameworks": [], "no_framework_settings": true, "waiting": true}'
+        truth='"mon.0.prof, mon.1.prof: Open MPI'"'"'s pml monitoring (pml_monitoring_enable 2) of the same job run without the profiler: point-to-point messages and bytes each rank sent to each (E lines); mpip.txt: mpiP (-k 0) of the same job: calls per operation and bytes sent"' \
+        expect='{"monitoring": true, "mpip": true, "program": "cp2k.psmp", "frameworks": [], "no_framework_settings": true, "waiting": true}'
 }
 
 run_torch() { # CASE

@@ -59,6 +59,8 @@ def row(d, case):
                                                             human_size(rows[-1][0]), human_time(rows[-1][1]))
     elif exp.get("monitoring"):
         truth = "Open MPI's monitoring of the job without the profiler: point-to-point messages and bytes per pair"
+        if exp.get("mpip"):
+            truth += "; mpiP's report of another: calls per operation, bytes sent"
     elif "lammps" in m:
         l = m["lammps"]
         truth = "log.lammps: loop %.3g s, Comm avg %.3g s (%.1f%%)" % (
@@ -80,7 +82,8 @@ def row(d, case):
         want = "commfit diff against %s: each side's exchange and step, and the saving, to the trainers' timers" % (
             exp["diff"]["against"])
     elif exp.get("monitoring"):
-        want = "none claimed (messages and bytes equal to the monitoring's; no framework setting; waits apart)"
+        want = "none claimed (messages and bytes equal to the monitoring's%s; no framework setting; waits apart)" % (
+            ", calls to mpiP's" if exp.get("mpip") else "")
     elif trainer and not os.path.isfile(os.path.join(d, case, "truth.csv")):
         want = "none claimed (a nonblocking stream: no B; its fusion advice is checked by make bench-fusion)"
     else:

@@ -382,11 +382,71 @@ def monitoring_sent(d):
     return sent
 
 
+def mpip_report(path):
+    """mpiP's report (MPIP="-k 0"): {op: [calls, bytes sent]} summed over the ranks, from its callsite
+    tables' all-ranks rows ("*"); bytes as mpiP prints them, four significant digits."""
+    text = open(path).read()
+    out = {}
+
+    def rows(title):
+        start = text.index("@--- " + title)
+        for line in text[start:text.index("@---", start + 5)].splitlines():
+            f = line.split()
+            if len(f) >= 8 and f[1].isdigit() and f[2] == "*":
+                yield f
+    for f in rows("Callsite Time statistics"):
+        out.setdefault("MPI_" + f[0], [0, 0.0])[0] += int(f[3])
+    for f in rows("Callsite Message Sent statistics"):
+        out.setdefault("MPI_" + f[0], [0, 0.0])[1] += float(f[7])
+    return out
+
+
+# polls: how many a program makes depends on when its messages come, run to run
+MPIP_POLLS = ("MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome", "MPI_Iprobe", "MPI_Improbe")
+# mpiP's sent bytes of a call that sends one block to each rank is one block (its send count); commfit's
+# payload is every block the call moves out, the communicator's size times that
+MPIP_ONE_BLOCK = ("MPI_Allgather", "MPI_Alltoall")
+
+
+def check_mpip(case, d, p):
+    """Calls per operation against mpiP's of the same job without commfit, and the bytes where both count
+    the same thing: point-to-point sends (mpiP counts no received bytes) and the collectives it sizes alike."""
+    mp = mpip_report(os.path.join(d, "mpip.txt"))
+    got = {}
+    size = {c["id"]: c["size"] for c in p["communicators"]}
+    for r in p["records"]:
+        if r["layer"] == "mpi" and r["kind"] in ("p2p", "collective", "completion"):
+            g = got.setdefault(r["op"], [0, 0, set()])
+            g[0] += r["calls"]
+            g[1] += r["bytes"]
+            g[2].add(size.get(r["comm"]))
+    ops = sorted(o for o in got if o not in MPIP_POLLS and (got[o][0] or o in mp))
+    bad = [(o, got[o][0], mp.get(o, [0])[0]) for o in ops if got[o][0] != mp.get(o, [0])[0]]
+    check(case, "calls of each of %d operations = mpiP's of the job without the profiler (polls aside)" % len(ops),
+          len(ops) >= 10 and not bad, str(bad or [(o, got[o][0]) for o in ops]))
+    cmp = []
+    for o in ops:
+        if o not in mp or not mp[o][1]:
+            continue
+        scale = 1
+        if o in MPIP_ONE_BLOCK:
+            sizes = got[o][2]
+            if len(sizes) != 1 or None in sizes:
+                continue
+            scale = sizes.pop()
+        cmp.append((o, got[o][1], mp[o][1] * scale))
+    off = [c for c in cmp if abs(c[1] - c[2]) > 5e-4 * c[2]]
+    check(case, "bytes sent of %d operations = mpiP's to its four digits (all-gather, all-to-all: x the "
+          "communicator's size)" % len(cmp), len(cmp) >= 6 and not off, str(off or cmp))
+
+
 def check_real_app(case, rep, d, prof, exp):
     """A real application's run: its point-to-point messages against Open MPI's monitoring of the same job
     without the profiler, what the profile says of the program, the advice's framework settings, the waits."""
     p = json.load(open(prof))
     job = p.get("job", {})
+    if exp.get("mpip"):
+        check_mpip(case, d, p)
     if exp.get("monitoring"):
         truth = monitoring_sent(d)
         cols = p["matrix"]["columns"]
@@ -1241,7 +1301,7 @@ def main():
             check_runs(case, rep, prof, exp)
         if exp.get("diff"):
             check_diff(case, d, meta, exp)
-        if exp.get("monitoring") or "program" in exp:
+        if exp.get("monitoring") or exp.get("mpip") or "program" in exp:
             check_real_app(case, rep, d, prof, exp)
     if not only:
         check("corpus", "framework defaults both priced and uncertain among the cases",
