@@ -241,11 +241,11 @@ void cf_an_caveats_build(cf_analysis_t *a)
                (unsigned long long)p->failed_calls, p->failed_calls == 1 ? "" : "s");
     if (p->unfinished_requests > 0)
         caveat(a,
-               "%llu nonblocking operation%s never completed by the program (freed while active, or pending "
-               "at MPI_Finalize): counted as call%s with the time inside the post and the bytes posted "
-               "(receives: none, what arrived is not known)",
-               (unsigned long long)p->unfinished_requests, p->unfinished_requests == 1 ? " was" : "s were",
-               p->unfinished_requests == 1 ? "" : "s");
+               "%llu nonblocking operation%s completion no recorded call saw (freed while active, or pending at "
+               "MPI_Finalize): a send or collective is counted as a call with its posted bytes and the time "
+               "inside its post; a receive, file access or cancelled one is not counted (what arrived is not "
+               "known)",
+               (unsigned long long)p->unfinished_requests, p->unfinished_requests == 1 ? " whose" : "s whose");
     {
         int said = 0;
         for (size_t i = 0; i < p->npartial_reason; i++)

@@ -462,13 +462,14 @@ int MPI_Request_free(MPI_Request *request)
     cf_thread_t *t = cf_enter(CF_OP_MPI_Request_free);
     if (!t)
         return PMPI_Request_free(request);
-    MPI_Request h = *request;
+    cf_req_snap_t snap;
+    cf_req_snap(*request, &snap);
     uint64_t t0 = cf_ticks();
     int rc = PMPI_Request_free(request);
     uint64_t t1 = cf_ticks();
     if (rc != MPI_SUCCESS)
         return cf_fail(t, CF_OP_MPI_Request_free, rc, t0, t1);
-    cf_req_forget(t, h);
+    cf_req_forget(t, &snap);
     cf_record_call(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_PATH_SELF, 0, t0, t1);
     cf_site_note(t, CF_OP_MPI_Request_free, CF_COMM_ID_NONE, CF_SITE_RA, 0, t0, t1);
     cf_leave(t);

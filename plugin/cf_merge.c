@@ -269,6 +269,7 @@ static void cf_extra_put(json_t **extra_p, const char *key, json_t *section)
  * merged arrays on rank 0). */
 typedef struct {
     uint64_t end_mono;
+    int recording_at_end; /* recording was on when MPI_Finalize came (not paused by the program) */
     /* 1. this rank's threads */
     cf_table_t mine, elig; /* elig: calls = eligible for sampling, bytes = selected */
     uint64_t refused, req_dropped, dropped, mpi_ns, missed, streams_full, failed, unfinished;
@@ -377,8 +378,11 @@ static int cf_fin_threads(cf_fin_run_t *m)
                 e->calls += src->calls;
         }
     }
-    /* the requests the program never completed, booked now: a call MPI made */
-    if (ok)
+    /* the requests the program never completed, booked now: a call MPI made.
+     * Not where a completion may have gone unseen: recording paused at the
+     * end (the marks at resume, cf_req_mark_unseen, cover earlier pauses),
+     * or a thread the plugin refused */
+    if (ok && m->recording_at_end && m->refused == 0)
         m->unfinished += cf_req_unfinished(&m->mine);
     m->dropped += m->mine.dropped;
     uint64_t records = m->dropped - m->refused - m->req_dropped;
@@ -659,10 +663,11 @@ void cf_runtime_finalize(void)
     if (atomic_load(&cf_g.state) != 1)
         return;
     /* our own PMPI calls below are not the application's */
-    cf_recording_pause();
+    int on = cf_recording_pause();
     atomic_store(&cf_g.finalizing, 1);
     static cf_fin_run_t run; /* large: not on the stack */
     cf_fin_run_t *m = &run;
+    m->recording_at_end = on;
     size_t nmod;
     const cf_module_t *mod = cf_module_list(&nmod);
     m->end_mono = cf_clock_mono_ns();

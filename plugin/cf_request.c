@@ -125,41 +125,46 @@ void cf_req_failed(const cf_req_snap_t *snap)
         cf_req_release(snap);
 }
 
-/* An active request booked without its completion, in into: one call of
- * its operation with the time inside its post and its posted bytes, none
- * for a receive or a file access (what arrived is not known); 1 when
- * booked. */
-static int cf_req_book_unfinished(const cf_req_t *r, cf_table_t *into)
+/* An active request left without its completion: booked in into as one
+ * call of its operation with the time inside its post and its posted
+ * bytes; a receive, a file access (what arrived is not known) or a
+ * cancelled one (whether it was is not known) is not booked. */
+static void cf_req_book_unfinished(const cf_req_t *r, cf_table_t *into)
 {
-    int unknown = (r->flags & (CF_REQ_RECV | CF_REQ_STATUS | CF_REQ_CANCEL)) != 0;
-    uint64_t bytes = unknown ? 0 : r->bytes;
-    cf_stat_t *st = cf_table_get(into, (r->key & ~(uint64_t)0x7f) | cf_size_bin(bytes));
+    if (r->flags & (CF_REQ_RECV | CF_REQ_STATUS | CF_REQ_CANCEL))
+        return;
+    cf_stat_t *st = cf_table_get(into, r->key);
     if (st == NULL)
-        return 0;
-    cf_stat_add(st, bytes, r->post_ns);
+        return;
+    cf_stat_add(st, r->bytes, r->post_ns);
     st->t_post += r->post_ns;
-    return 1;
 }
 
-void cf_req_forget(cf_thread_t *t, MPI_Request req)
+void cf_req_forget(cf_thread_t *t, const cf_req_snap_t *snap)
 {
-    uintptr_t w;
-    uint32_t s = cf_req_find(req, &w);
-    if (s == UINT32_MAX)
+    if (snap->slot == CF_SNAP_NULL || snap->slot == CF_SNAP_UNTRACKED)
         return;
-    cf_req_t r = cf_g.req_val[s];
-    if (atomic_compare_exchange_strong(&cf_g.req_key[s], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK) &&
-        (r.flags & CF_REQ_ACTIVE))
-        t->unfinished += (uint64_t)cf_req_book_unfinished(&r, &t->table);
+    /* the word copied before the call: a handle MPI has given to another
+     * post since is that post's entry, not this one's */
+    uintptr_t w = snap->word;
+    if (!atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK) ||
+        (snap->req.flags & (CF_REQ_ACTIVE | CF_REQ_UNSEEN)) != CF_REQ_ACTIVE)
+        return;
+    cf_req_book_unfinished(&snap->req, &t->table);
+    t->unfinished++;
 }
 
 uint64_t cf_req_unfinished(cf_table_t *into)
 {
     uint64_t n = 0;
-    for (uint32_t s = 0; cf_g.req_key != NULL && s <= cf_g.req_mask; s++)
-        if ((atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire) & CF_REQ_HANDLE_MASK) != 0 &&
-            (cf_g.req_val[s].flags & CF_REQ_ACTIVE))
-            n += (uint64_t)cf_req_book_unfinished(&cf_g.req_val[s], into);
+    for (uint32_t s = 0; cf_g.req_key != NULL && s <= cf_g.req_mask; s++) {
+        const cf_req_t *r = &cf_g.req_val[s];
+        if ((atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire) & CF_REQ_HANDLE_MASK) == 0 ||
+            (r->flags & (CF_REQ_ACTIVE | CF_REQ_UNSEEN)) != CF_REQ_ACTIVE)
+            continue;
+        cf_req_book_unfinished(r, into);
+        n++;
+    }
     return n;
 }
 

@@ -17,7 +17,6 @@
  * cannot remove an entry that another thread posted into the slot since. */
 
 #define CF_REQ_PROBE 16
-#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
 #define CF_REQ_NEXT_GEN(w) ((((w) >> 48) + 1) & 0xffff) << 48
 
 CF_HOT uintptr_t cf_req_handle_bits(MPI_Request req)

@@ -90,11 +90,24 @@ typedef struct {
 } cf_comm_t;
 
 /* ---- requests in flight ---- */
+/* a request table's key word: the handle in its low 48 bits, the slot's
+ * generation above (cf_request.h) */
+#define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
 /* NOMSG: not a message, left out of message matching (files, one-sided,
  * partitioned, Isendrecv); STATUS: its bytes are in the completion's status
- * (file accesses); CANCEL: MPI_Cancel was called on it */
-enum { CF_REQ_RECV = 1, CF_REQ_PERSISTENT = 2, CF_REQ_ACTIVE = 4, CF_REQ_COLL = 8, CF_REQ_NOMSG = 16,
-       CF_REQ_STATUS = 32, CF_REQ_CANCEL = 64 };
+ * (file accesses); CANCEL: MPI_Cancel was called on it; UNSEEN: in the
+ * table when recording came back on, so its completion may have come while
+ * it was off (cf_req_mark_unseen) */
+enum {
+    CF_REQ_RECV = 1,
+    CF_REQ_PERSISTENT = 2,
+    CF_REQ_ACTIVE = 4,
+    CF_REQ_COLL = 8,
+    CF_REQ_NOMSG = 16,
+    CF_REQ_STATUS = 32,
+    CF_REQ_CANCEL = 64,
+    CF_REQ_UNSEEN = 128
+};
 typedef struct {
     uint64_t t_post; /* ticks */
     uint64_t bytes;  /* posted payload; receives: upper bound until the status says */
@@ -572,17 +585,19 @@ CF_HIDDEN uint64_t cf_req_done_all(cf_thread_t *t, const cf_req_snap_t *snaps, i
                                    uint64_t t_done, unsigned *path_p, uint64_t blocked_ns);
 /* A snapshotted request that completed with an error: let go, not booked. */
 CF_HIDDEN void cf_req_failed(const cf_req_snap_t *snap);
-/* MPI_Request_free of req: its entry let go; one still active (a send
- * freed before it completed, the program never to see its completion) is
- * booked first, as cf_req_unfinished books those left at finalize. */
-CF_HIDDEN void cf_req_forget(cf_thread_t *t, MPI_Request req);
+/* MPI_Request_free succeeded on the request snap was taken of before the
+ * call: its entry let go; one still active (a send freed before it
+ * completed, the program never to see its completion) is booked first, as
+ * cf_req_unfinished books those left at finalize. */
+CF_HIDDEN void cf_req_forget(cf_thread_t *t, const cf_req_snap_t *snap);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);
 /* At MPI_Finalize: the requests the program posted (or started) and never
  * completed, each booked in into as one call of its operation, with the
- * time inside its post (its completion never came) and its posted bytes,
- * or none for a receive or a file access (what arrived is not known), as
- * a completion would have: a call MPI made is counted.  How many. */
+ * time inside its post (its completion never came) and its posted bytes (a
+ * call MPI made is counted); a receive, a file access or a cancelled one
+ * is not (what arrived is not known), nor one marked UNSEEN.  How many
+ * were left, booked or not (UNSEEN ones aside). */
 CF_HIDDEN uint64_t cf_req_unfinished(cf_table_t *into);
 
 /* ---- lifecycle (cf_init.c, cf_merge.c; the modules' part: cf_module.h) ---- */

@@ -138,11 +138,23 @@ int main(int argc, char **argv)
     MPI_Request nul = MPI_REQUEST_NULL;
     MPI_Wait(&nul, MPI_STATUS_IGNORE);
 
+    static char big_out[2][65536], big_in[65536], small_in[32];
+    /* an exchange of 64 KiB (past the eager limits: no send completes
+     * inside its post) completed while recording is paused
+     * (MPI_Pcontrol(0)): its requests stay in the profiler's table, their
+     * completion unseen, which is not the program leaving them */
+    if (rank < 2) {
+        MPI_Request r[2];
+        MPI_Irecv(big_in, 65536, MPI_BYTE, 1 - rank, 95, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(big_out[0], 65536, MPI_BYTE, 1 - rank, 95, MPI_COMM_WORLD, &r[1]);
+        MPI_Pcontrol(0);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        MPI_Pcontrol(1);
+    }
     /* requests the program never completes, each still a call MPI made: a
      * send of 64 KiB (past the eager limits, so it cannot complete inside
      * its post) freed while active, another left pending to MPI_Finalize,
      * and a receive freed before its message comes */
-    static char big_out[2][65536], big_in[65536], small_in[32];
     if (rank == 0) {
         MPI_Request r[2];
         MPI_Isend(big_out[0], 65536, MPI_BYTE, 1, 97, MPI_COMM_WORLD, &r[0]);
@@ -151,6 +163,10 @@ int main(int argc, char **argv)
     } else if (rank == 1) {
         MPI_Request r;
         MPI_Irecv(small_in, 8, MPI_INT, 0, 98, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+        /* and one cancelled, then freed: whether the cancel took is not known */
+        MPI_Irecv(small_in + 16, 4, MPI_INT, MPI_ANY_SOURCE, 94, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
         MPI_Request_free(&r);
         MPI_Recv(big_in, 65536, MPI_BYTE, 0, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Recv(big_in, 65536, MPI_BYTE, 0, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
