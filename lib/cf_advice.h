@@ -409,7 +409,7 @@ CF_HIDDEN int cf_advice_polls_note(const cf_advice_t *ad, char *buf, size_t len)
  * profile or a job that did not finish, any may be): the named defaults
  * priced are theirs alone (named_ddp, named_horovod), and so are the
  * settings printed (knob_ddp, knob_horovod) until the stream's call sites
- * narrow those to the frameworks whose files make some of its calls. */
+ * narrow those to the frameworks whose files make most of its calls. */
 CF_HIDDEN void cf_advice_knobs(cf_advice_t *ad, cf_coll_t coll, unsigned frameworks);
 /* How to get the advised buckets: the frameworks' settings ("PyTorch DDP:
  * bucket_cap_mb=0.5   Horovod: HOROVOD_FUSION_THRESHOLD=524288"), or,

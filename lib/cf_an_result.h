@@ -355,7 +355,7 @@ typedef struct cf_advice {
      * DDP's bucket_cap_mb (all-reduce), Horovod's HOROVOD_FUSION_THRESHOLD
      * (all-reduce, all-gather), where the job loaded them or the profile does
      * not say, and the stream's call sites, where the profile has them, show
-     * the framework's files making its calls (cf_advice_knobs, caller) */
+     * the framework's files making most of its calls (cf_advice_knobs, caller) */
     uint8_t knob_ddp : 1, knob_horovod : 1;
     /* the frameworks whose default bucket is priced and named among the
      * candidates: those that fuse the operation and that the job loaded (or

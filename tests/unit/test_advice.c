@@ -238,7 +238,7 @@ static void test_framework_knobs(void **state)
 }
 
 /* Who makes the stream's calls, where the profile has call sites: a
- * framework's setting is named only where its files make some of them
+ * framework's setting is named only where its files make most of them
  * (the file that makes the most is the stream's caller); the defaults of
  * the frameworks the job loaded stay priced and named either way. */
 static void test_framework_callers(void **state)
@@ -256,8 +256,11 @@ static void test_framework_callers(void **state)
         {{NULL}, {mpi4py}, {300}, 0, 0, mpi4py},
         /* DDP's MPI backend makes most, mpi4py a few: DDP's setting */
         {{NULL, NULL}, {mpi4py, torch}, {100, 300}, 1, 0, torch},
-        /* two sites in mpi4py's module outnumber Horovod's one: both counted, by file */
-        {{NULL, NULL, NULL}, {hvd, mpi4py, mpi4py}, {150, 100, 100}, 0, 1, mpi4py},
+        /* two sites in mpi4py's module outnumber Horovod's one, counted by file:
+         * Horovod's setting would fuse 150 of 350 calls, not named */
+        {{NULL, NULL, NULL}, {hvd, mpi4py, mpi4py}, {150, 100, 100}, 0, 0, mpi4py},
+        /* Horovod's two sites make most: its setting */
+        {{NULL, NULL, NULL}, {hvd, mpi4py, hvd}, {150, 100, 100}, 0, 1, hvd},
         /* call sites of other streams only: the frameworks loaded decide */
         {{"MPI_Bcast"}, {mpi4py}, {300}, 1, 1, NULL},
     };
@@ -273,6 +276,18 @@ static void test_framework_callers(void **state)
                                  cases[k].op[i] ? cases[k].op[i] : "MPI_Allreduce", "comm", (json_int_t)WORLD, "calls",
                                  (json_int_t)cases[k].calls[i], "bytes", (json_int_t)1000, "time_s", 0.001, "stack",
                                  "module", cases[k].module[i], "offset", (json_int_t)(4096 + i)));
+        /* around them in the sorted order, other streams' sites from libtorch: the
+         * neighbouring operations on world, the all-reduce on the neighbouring
+         * communicators, none of which is the stream's */
+        for (unsigned i = 0; i < 60; i++) {
+            static const char *const other_op[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Allreduce"};
+            uint32_t comm = i % 3 < 2 ? WORLD : i % 2 ? WORLD + 1 + i : 0; /* 0 sorts before world */
+            json_array_insert_new(sites, (i * 7) % (json_array_size(sites) + 1),
+                                  json_pack("{s:I, s:s, s:I, s:I, s:I, s:f, s:[{s:s, s:I}]}", "id",
+                                            (json_int_t)(100 + i), "op", other_op[i % 3], "comm", (json_int_t)comm,
+                                            "calls", (json_int_t)10000, "bytes", (json_int_t)1000, "time_s", 0.001,
+                                            "stack", "module", torch, "offset", (json_int_t)(8192 + i)));
+        }
         if (p.extra == NULL)
             p.extra = json_object();
         json_object_set_new(p.extra, "callsites", json_pack("{s:i, s:o}", "depth", 1, "sites", sites));
