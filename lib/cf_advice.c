@@ -795,6 +795,7 @@ static void stream_callers(const site_callers_t *sc, const cf_an_fit_t *f, cf_ad
         c = next;
     }
     ad->caller = best_mod;
+    ad->callers_seen = 1;
     ad->knob_ddp &= 2 * torch > all;
     ad->knob_horovod &= 2 * horovod > all;
 }
@@ -1742,7 +1743,11 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
     if (ad->knob_horovod)
         snprintf(hvd, sizeof(hvd), "%sHOROVOD_FUSION_THRESHOLD=%.0f", brief ? "" : "Horovod: ", ad->bucket_bytes);
     if (ddp[0] != '\0' || hvd[0] != '\0')
-        snprintf(buf, len, "%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd);
+        snprintf(buf, len, "%s%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd,
+                 brief || ad->callers_seen
+                     ? ""
+                     : "   (where the calls go through it: the profile has no call sites of the stream to say what "
+                       "makes them; calls made through mpi4py or by the program itself are merged in the program)");
     else if (brief)
         snprintf(buf, len, "merge in the program");
     else {

@@ -361,6 +361,10 @@ typedef struct cf_advice {
      * candidates: those that fuse the operation and that the job loaded (or
      * may have), whoever makes the calls */
     uint8_t named_ddp : 1, named_horovod : 1;
+    /* the profile has call sites of the stream, which say who makes its
+     * calls (caller); without them a setting named rests on what the job
+     * loaded alone, and the text says so */
+    uint8_t callers_seen : 1;
     /* the runs that have the stream: 1, this profile alone; more where other
      * runs of the program were given (cf_analysis_opts_t.runs), as
      * run_spread_step_s below is */

@@ -203,6 +203,9 @@ static void test_framework_knobs(void **state)
         if (!cases[k].ddp && !cases[k].horovod)
             assert_non_null(strstr(how, "the job loaded no framework that fuses MPI_Allreduce: the program would "
                                         "merge a step's calls into calls of up to 65.5 kB"));
+        else /* no call sites here: the setting rests on what the job loaded, and says so */
+            assert_non_null(strstr(how, "   (where the calls go through it: the profile has no call sites of the "
+                                        "stream to say what makes them;"));
         json_t *j = cf_analysis_to_json(a), *e = json_array_get(json_object_get(j, "advice"), 0);
         assert_int_equal(json_is_number(json_object_get(e, "ddp_bucket_cap_mb")), cases[k].ddp);
         assert_int_equal(json_is_integer(json_object_get(e, "horovod_fusion_threshold")), cases[k].horovod);
@@ -303,6 +306,8 @@ static void test_framework_callers(void **state)
         else
             assert_string_equal(ad->caller, cases[k].caller);
         cf_advice_how(ad, 0, how, sizeof(how));
+        assert_true(ad->callers_seen == (cases[k].caller != NULL));
+        assert_int_equal(strstr(how, "no call sites") != NULL, !ad->callers_seen && (cases[k].ddp || cases[k].horovod));
         if (!cases[k].ddp && !cases[k].horovod)
             assert_string_equal(how, "its calls come from MPI.cpython-311-x86_64-linux-gnu.so, not through a "
                                      "framework that fuses MPI_Allreduce: the program would merge a step's calls "
