@@ -1751,23 +1751,23 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
     else if (brief)
         snprintf(buf, len, "merge in the program");
     else {
-        char who[192];
+        char who[256], mod[160];
         const char *base = ad->caller != NULL ? strrchr(ad->caller, '/') : NULL;
+        /* the file's name; mpi4py's module named as the package it is */
+        snprintf(mod, sizeof(mod), "%s%s%s", ad->caller != NULL && strstr(ad->caller, "/mpi4py/") ? "mpi4py (" : "",
+                 ad->caller == NULL ? ""
+                 : base != NULL     ? base + 1
+                                    : ad->caller,
+                 ad->caller != NULL && strstr(ad->caller, "/mpi4py/") ? ")" : "");
         if (ad->named_ddp || ad->named_horovod) /* its call sites show no framework making the calls */
             snprintf(who, sizeof(who), "its calls come from %s, not through a framework that fuses %s",
-                     ad->caller == NULL ? "code in no mapped file"
-                     : base != NULL     ? base + 1
-                                        : ad->caller,
-                     ad->op);
+                     ad->caller == NULL ? "code in no mapped file" : mod, ad->op);
         else
             snprintf(who, sizeof(who), "%s %s%s%s",
                      fw_fuses(CF_FW_BIT(TORCH), ad->coll) || fw_fuses(CF_FW_BIT(HOROVOD), ad->coll)
                          ? "the job loaded no framework that fuses"
                          : "no framework setting fuses",
-                     ad->op, ad->caller != NULL ? ", whose calls come from " : "",
-                     ad->caller == NULL ? ""
-                     : base != NULL     ? base + 1
-                                        : ad->caller);
+                     ad->op, ad->caller != NULL ? ", whose calls come from " : "", mod);
         snprintf(buf, len,
                  "%s: the program would merge a step's calls into calls of up to %s where none waits on "
                  "another's result (the profile shows sizes and times, not that)",

@@ -72,7 +72,7 @@ page "$CF_SRCDIR/tests/corpus/veth-torch-resnet20-overlap-gap-2/profile.json" re
     --expect-text "outside MPI, 5.23 ms more, counted in the saving per step: 3.71 us from a post to the completion call after it (median over the ranks, 232 gaps)" \
     --expect-text "of the tails, about 43.1 us/step is CPU contention if the processes' 2.1 involuntary context switches a step (mean per rank) fall at times that do not depend on the polls" \
     --expect-text "in flight: 18 buckets posted together priced at 0.65x their time one at a time (calibration: 16 calls of 65.5 kB posted at once" \
-    --expect-text "its calls come from MPI.cpython-311-x86_64-linux-gnu.so, not through a framework that fuses MPI_Iallreduce: the program would merge"
+    --expect-text "its calls come from mpi4py (MPI.cpython-311-x86_64-linux-gnu.so), not through a framework that fuses MPI_Iallreduce: the program would merge"
 
 # strings from the profile are text, never markup: host, library, region names, the file name
 evil="$cf_tmp/evil<&>'\".json"

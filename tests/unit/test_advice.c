@@ -309,7 +309,7 @@ static void test_framework_callers(void **state)
         assert_true(ad->callers_seen == (cases[k].caller != NULL));
         assert_int_equal(strstr(how, "no call sites") != NULL, !ad->callers_seen && (cases[k].ddp || cases[k].horovod));
         if (!cases[k].ddp && !cases[k].horovod)
-            assert_string_equal(how, "its calls come from MPI.cpython-311-x86_64-linux-gnu.so, not through a "
+            assert_string_equal(how, "its calls come from mpi4py (MPI.cpython-311-x86_64-linux-gnu.so), not through a "
                                      "framework that fuses MPI_Allreduce: the program would merge a step's calls "
                                      "into calls of up to 65.5 kB where none waits on another's result (the "
                                      "profile shows sizes and times, not that)");
