@@ -239,7 +239,9 @@ int cf_callsite_text(FILE *out, const cf_profile_t *p)
         return rc;
     fprintf(out, "\nCALL SITES  where the program called MPI, time summed over ranks\n");
     if (cs.depth == 0) {
-        fprintf(out, "  Not recorded: the profile has no call sites (COMMFIT_CALLSITE_DEPTH=0, or an older commfit).\n");
+        fprintf(out,
+                "  Not recorded: the profile has no call sites (COMMFIT_CALLSITE_DEPTH=0, a job that did not reach "
+                "MPI_Finalize, whose spooled parts carry none, or an older commfit).\n");
         return CF_OK;
     }
     double total = cf_mpi_total(p);
