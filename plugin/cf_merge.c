@@ -380,7 +380,7 @@ static int cf_fin_threads(cf_fin_run_t *m)
     }
     /* the requests the program never completed, booked now: a call MPI made.
      * Not where a completion may have gone unseen: recording paused at the
-     * end (the marks at resume, cf_req_mark_unseen, cover earlier pauses),
+     * end (a resume since its post says the same of a request: cf_req_unseen),
      * or a thread the plugin refused */
     if (ok && m->recording_at_end && m->refused == 0)
         m->unfinished += cf_req_unfinished(&m->mine);

@@ -38,6 +38,7 @@ void cf_req_post(cf_thread_t *t, MPI_Request req, unsigned op, const cf_comm_t *
     r->key = cf_key_make(CF_LAYER_MPI, op, comm_id, path, atomic_load_explicit(&cf_g.region, memory_order_relaxed),
                          cf_size_bin(bytes));
     r->flags = (uint8_t)(flags & CF_REQ_PERSISTENT ? flags : flags | CF_REQ_ACTIVE);
+    r->epoch = cf_req_epoch();
     r->comm = c;
     r->peer = cf_world_of(c, peer);
     r->tag = tag;
@@ -54,6 +55,7 @@ void cf_req_start(cf_thread_t *t, MPI_Request req, uint64_t t_post)
     cf_req_t *r = &cf_g.req_val[s];
     r->t_post = t_post;
     r->flags |= CF_REQ_ACTIVE;
+    r->epoch = cf_req_epoch();
     if (!(r->flags & (CF_REQ_RECV | CF_REQ_COLL | CF_REQ_NOMSG)))
         cf_p2p_sent(t, cf_key_comm(r->key), r->peer, r->tag, r->key, r->bytes, t_post, 1);
 }
@@ -148,7 +150,7 @@ void cf_req_forget(cf_thread_t *t, const cf_req_snap_t *snap)
      * post since is that post's entry, not this one's */
     uintptr_t w = snap->word;
     if (!atomic_compare_exchange_strong(&cf_g.req_key[snap->slot], &w, w & ~(uintptr_t)CF_REQ_HANDLE_MASK) ||
-        (snap->req.flags & (CF_REQ_ACTIVE | CF_REQ_UNSEEN)) != CF_REQ_ACTIVE)
+        !(snap->req.flags & CF_REQ_ACTIVE) || cf_req_unseen(&snap->req))
         return;
     cf_req_book_unfinished(&snap->req, &t->table);
     t->unfinished++;
@@ -160,7 +162,7 @@ uint64_t cf_req_unfinished(cf_table_t *into)
     for (uint32_t s = 0; cf_g.req_key != NULL && s <= cf_g.req_mask; s++) {
         const cf_req_t *r = &cf_g.req_val[s];
         if ((atomic_load_explicit(&cf_g.req_key[s], memory_order_acquire) & CF_REQ_HANDLE_MASK) == 0 ||
-            (r->flags & (CF_REQ_ACTIVE | CF_REQ_UNSEEN)) != CF_REQ_ACTIVE)
+            !(r->flags & CF_REQ_ACTIVE) || cf_req_unseen(r))
             continue;
         cf_req_book_unfinished(r, into);
         n++;

@@ -109,6 +109,7 @@ CF_HOT void cf_req_post_memo(cf_thread_t *t, MPI_Request req, const cf_memo_t *m
     r->bytes = m->nb;
     r->key = m->key; /* the memo's region is the current one */
     r->flags = (uint8_t)(flags | CF_REQ_ACTIVE);
+    r->epoch = cf_req_epoch();
     r->comm = m->comm;
     r->peer = m->world;
     r->tag = tag;

@@ -316,24 +316,14 @@ void cf_post_mark_slow(cf_thread_t *t, uint64_t t0, uint64_t t1)
     t->post_gen = atomic_load_explicit(&cf_memo_gen, memory_order_relaxed);
 }
 
-/* Recording came back on: the requests in the table are marked UNSEEN,
- * since their completion may have come while it was off. */
-static void cf_req_mark_unseen(void)
-{
-    for (uint32_t s = 0; cf_g.req_key != NULL && s <= cf_g.req_mask; s++)
-        if (atomic_load_explicit(&cf_g.req_key[s], memory_order_relaxed) & CF_REQ_HANDLE_MASK)
-            /* a post on another thread may be filling the entry: the bit is
-             * or-ed in, the other bits as that post writes them */
-            __atomic_fetch_or(&cf_g.req_val[s].flags, (uint8_t)CF_REQ_UNSEEN, __ATOMIC_RELAXED);
-}
-
 /* The switch, and cf_g.fast beside it (cf_site.h: the inline hit reads
  * the TSC and the memo of a call site of one frame) */
 static void cf_rec_set(int enabled)
 {
-    /* back on after a pause: the requests in flight may have completed unseen */
+    /* back on after a pause: the requests posted before may have completed
+     * unseen (cf_req_unseen) */
     if (enabled != 0 && atomic_load(&cf_g.enabled) == 0)
-        cf_req_mark_unseen();
+        atomic_fetch_add(&cf_g.rec_epoch, 1);
     atomic_store(&cf_g.fast,
                  enabled == CF_REC_ON && cf_clock.use_tsc && cf_g.cfg.site_depth == 1 && cf_g.tail_calls);
     atomic_store(&cf_g.enabled, enabled);

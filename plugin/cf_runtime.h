@@ -95,9 +95,7 @@ typedef struct {
 #define CF_REQ_HANDLE_MASK ((UINT64_C(1) << 48) - 1)
 /* NOMSG: not a message, left out of message matching (files, one-sided,
  * partitioned, Isendrecv); STATUS: its bytes are in the completion's status
- * (file accesses); CANCEL: MPI_Cancel was called on it; UNSEEN: in the
- * table when recording came back on, so its completion may have come while
- * it was off (cf_req_mark_unseen) */
+ * (file accesses); CANCEL: MPI_Cancel was called on it */
 enum {
     CF_REQ_RECV = 1,
     CF_REQ_PERSISTENT = 2,
@@ -105,8 +103,7 @@ enum {
     CF_REQ_COLL = 8,
     CF_REQ_NOMSG = 16,
     CF_REQ_STATUS = 32,
-    CF_REQ_CANCEL = 64,
-    CF_REQ_UNSEEN = 128
+    CF_REQ_CANCEL = 64
 };
 typedef struct {
     uint64_t t_post; /* ticks */
@@ -120,6 +117,10 @@ typedef struct {
     int32_t peer, tag;
     uint32_t post_ns; /* time inside the call that posted it (0 for persistent requests) */
     uint8_t flags;
+    /* cf_g.rec_epoch at its post or start (its low 16 bits, in the entry's
+     * padding): another since, and recording was off for a while, when its
+     * completion may have come unseen (cf_req_unseen) */
+    uint16_t epoch;
 } cf_req_t;
 
 typedef struct {
@@ -207,7 +208,7 @@ typedef struct {
     cf_stat_t *post_lead;
     /* posts to the next mark, and the generator that draws it (cf_post_mark) */
     uint32_t post_left, post_rng;
-    uint64_t unfinished; /* requests booked without their completion (cf_req_forget) */
+    uint64_t unfinished; /* requests freed while active (cf_req_forget): counted, booked if a send or collective */
 } cf_thread_t;
 #define CF_PEERS 1024
 #define CF_CHANNELS 4096
@@ -221,6 +222,9 @@ typedef struct {
      * program goes on to use them.) */
     _Atomic int finalizing;
     _Atomic int enabled;
+    /* the times recording came back on after being off (cf_rec_set): the
+     * requests posted before the last of them may have completed unseen */
+    _Atomic uint32_t rec_epoch;
     /* 1 when a call may take the hit's part of a wrapper in two parts
      * (cf_site.h): enabled is CF_REC_ON (recording, no hooks), the clock
      * is the TSC, call sites are of one frame and the wrappers' dispatch
@@ -587,8 +591,8 @@ CF_HIDDEN uint64_t cf_req_done_all(cf_thread_t *t, const cf_req_snap_t *snaps, i
 CF_HIDDEN void cf_req_failed(const cf_req_snap_t *snap);
 /* MPI_Request_free succeeded on the request snap was taken of before the
  * call: its entry let go; one still active (a send freed before it
- * completed, the program never to see its completion) is booked first, as
- * cf_req_unfinished books those left at finalize. */
+ * completed, the program never to see its completion) is counted in
+ * t->unfinished and booked as cf_req_unfinished says. */
 CF_HIDDEN void cf_req_forget(cf_thread_t *t, const cf_req_snap_t *snap);
 /* MPI_Cancel was called on req: its completion is checked with MPI_Test_cancelled. */
 CF_HIDDEN void cf_req_cancel(MPI_Request req);
@@ -596,9 +600,21 @@ CF_HIDDEN void cf_req_cancel(MPI_Request req);
  * completed, each booked in into as one call of its operation, with the
  * time inside its post (its completion never came) and its posted bytes (a
  * call MPI made is counted); a receive, a file access or a cancelled one
- * is not (what arrived is not known), nor one marked UNSEEN.  How many
- * were left, booked or not (UNSEEN ones aside). */
+ * is not (what arrived is not known), nor one that recording was off for
+ * since its post (cf_req_unseen).  How many were left, booked or not
+ * (those aside). */
 CF_HIDDEN uint64_t cf_req_unfinished(cf_table_t *into);
+/* The epoch a post or start stamps its entry with (cf_req_t.epoch). */
+static inline uint16_t cf_req_epoch(void)
+{
+    return (uint16_t)atomic_load_explicit(&cf_g.rec_epoch, memory_order_relaxed);
+}
+/* Recording came back on since r was posted: its completion may have come
+ * while recording was off, unseen, so r left in the table says nothing. */
+static inline int cf_req_unseen(const cf_req_t *r)
+{
+    return r->epoch != cf_req_epoch();
+}
 
 /* ---- lifecycle (cf_init.c, cf_merge.c; the modules' part: cf_module.h) ---- */
 CF_HIDDEN void cf_runtime_init(int provided);

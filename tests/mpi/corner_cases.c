@@ -143,6 +143,10 @@ int main(int argc, char **argv)
      * inside its post) completed while recording is paused
      * (MPI_Pcontrol(0)): its requests stay in the profiler's table, their
      * completion unseen, which is not the program leaving them */
+    /* then one posted before a pause and completed after it, recorded as
+     * any other; and a persistent send made before the pause, started after
+     * it and left pending to MPI_Finalize (rank 1 receives it) */
+    MPI_Request ps = MPI_REQUEST_NULL;
     if (rank < 2) {
         MPI_Request r[2];
         MPI_Irecv(big_in, 65536, MPI_BYTE, 1 - rank, 95, MPI_COMM_WORLD, &r[0]);
@@ -150,6 +154,17 @@ int main(int argc, char **argv)
         MPI_Pcontrol(0);
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
         MPI_Pcontrol(1);
+        MPI_Irecv(big_in, 65536, MPI_BYTE, 1 - rank, 93, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(big_out[0], 65536, MPI_BYTE, 1 - rank, 93, MPI_COMM_WORLD, &r[1]);
+        if (rank == 0)
+            MPI_Send_init(big_out[1], 65536, MPI_BYTE, 1, 92, MPI_COMM_WORLD, &ps);
+        MPI_Pcontrol(0);
+        MPI_Pcontrol(1);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        if (rank == 0)
+            MPI_Start(&ps);
+        else
+            MPI_Recv(big_in, 65536, MPI_BYTE, 0, 92, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     /* requests the program never completes, each still a call MPI made: a
      * send of 64 KiB (past the eager limits, so it cannot complete inside
