@@ -796,6 +796,10 @@ static void stream_callers(const site_callers_t *sc, const cf_an_fit_t *f, cf_ad
     }
     ad->caller = best_mod;
     ad->callers_seen = 1;
+    torch = ad->named_ddp ? torch : 0;
+    horovod = ad->named_horovod ? horovod : 0;
+    ad->share_horovod = horovod > torch;
+    ad->fw_share63 = (uint8_t)(((horovod > torch ? horovod : torch) * 63 + all / 2) / all);
     ad->knob_ddp &= 2 * torch > all;
     ad->knob_horovod &= 2 * horovod > all;
 }
@@ -1742,16 +1746,26 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
                  brief ? "DDP " : "PyTorch DDP: ", ad->bucket_bytes / 1048576.0);
     if (ad->knob_horovod)
         snprintf(hvd, sizeof(hvd), "%sHOROVOD_FUSION_THRESHOLD=%.0f", brief ? "" : "Horovod: ", ad->bucket_bytes);
-    if (ddp[0] != '\0' || hvd[0] != '\0')
-        snprintf(buf, len, "%s%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd,
-                 brief || ad->callers_seen
-                     ? ""
-                     : "   (where the calls go through it: the profile has no call sites of the stream to say what "
-                       "makes them; calls made through mpi4py or by the program itself are merged in the program)");
-    else if (brief)
+    /* the share of the calls the framework's files make, where the call sites tell it */
+    int pct = (int)((ad->fw_share63 * 100 + 31) / 63);
+    const char *fw_name = ad->share_horovod ? "Horovod" : "PyTorch";
+    if (ddp[0] != '\0' || hvd[0] != '\0') {
+        char part[256] = "";
+        if (!brief && !ad->callers_seen)
+            snprintf(part, sizeof(part),
+                     "   (where the calls go through it: the profile has no call sites of the "
+                     "stream to say what makes them; calls made through mpi4py or by the program "
+                     "itself are merged in the program)");
+        else if (!brief && ad->fw_share63 < 63)
+            snprintf(part, sizeof(part),
+                     "   (its files make about %d%% of the stream's calls: the others, merged by "
+                     "no setting, save less than priced)",
+                     pct);
+        snprintf(buf, len, "%s%s%s%s", ddp, ddp[0] != '\0' && hvd[0] != '\0' ? (brief ? ", " : "   ") : "", hvd, part);
+    } else if (brief)
         snprintf(buf, len, "merge in the program");
     else {
-        char who[256], mod[160];
+        char who[416], mod[160];
         const char *base = ad->caller != NULL ? strrchr(ad->caller, '/') : NULL;
         /* the file's name; mpi4py's module named as the package it is */
         snprintf(mod, sizeof(mod), "%s%s%s", ad->caller != NULL && strstr(ad->caller, "/mpi4py/") ? "mpi4py (" : "",
@@ -1759,7 +1773,12 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
                  : base != NULL     ? base + 1
                                     : ad->caller,
                  ad->caller != NULL && strstr(ad->caller, "/mpi4py/") ? ")" : "");
-        if (ad->named_ddp || ad->named_horovod) /* its call sites show no framework making the calls */
+        if ((ad->named_ddp || ad->named_horovod) && ad->fw_share63 > 0) /* a framework makes some, not most */
+            snprintf(who, sizeof(who),
+                     "most of its calls come from %s; %s's files make about %d%%, too few for its "
+                     "setting to bring this saving",
+                     ad->caller == NULL ? "code in no mapped file" : mod, fw_name, pct);
+        else if (ad->named_ddp || ad->named_horovod) /* its call sites show no framework making the calls */
             snprintf(who, sizeof(who), "its calls come from %s, not through a framework that fuses %s",
                      ad->caller == NULL ? "code in no mapped file" : mod, ad->op);
         else

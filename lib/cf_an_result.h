@@ -365,6 +365,10 @@ typedef struct cf_advice {
      * calls (caller); without them a setting named rests on what the job
      * loaded alone, and the text says so */
     uint8_t callers_seen : 1;
+    /* and of the frameworks the job loaded that fuse the operation, the one
+     * whose files make the most of its calls (1: Horovod, 0: PyTorch) and
+     * that share in 63rds (0: none; 63: all) */
+    uint8_t share_horovod : 1, fw_share63 : 6;
     /* the runs that have the stream: 1, this profile alone; more where other
      * runs of the program were given (cf_analysis_opts_t.runs), as
      * run_spread_step_s below is */
