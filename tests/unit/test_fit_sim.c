@@ -122,7 +122,7 @@ static void test_pure_lines_rarely_split(void **state)
     }
 }
 
-/* The target, 95 % for a x1.3 jump in 10 sizes, is out of reach at
+/* Finding 95 % of x1.3 jumps in 10 sizes is out of reach at
  * this noise with fewer than 5 % false splits: a 1.3 x step scatters like
  * 3 bins of noise, and where it falls on the knee between the startup-
  * and bandwidth-bound sizes one line absorbs it to 4 % rms.  The rates
@@ -344,7 +344,7 @@ static void test_declared_limit(void **state)
         print_message("x%.1f at a declared limit, %2d sizes: found in %.1f %% of sweeps (limit kept in "
                       "%.1f %%); B within 25 %%: %.1f %% (%.1f %% without the limit)\n",
                       cases[i].jump, cases[i].n, 100 * found, 100 * kept, 100 * within, 100 * within0);
-        /* every break lands at the limit: the target's 95 % for a x1.3
+        /* every break lands at the limit: 95 % found for a x1.3
          * switch, where the library states it */
         if (cases[i].jump > 1.0)
             assert_true(found >= 0.95);
