@@ -348,6 +348,13 @@ static void text_fits(const cf_analysis_t *a)
                 printf("; under the link model: startup %s, %s", cf_fmt_pct(f->startup_share, 0, b[1], CF_FMT_LEN),
                        f->verdict);
             putchar('\n');
+        } else if (f->nonblocking) {
+            /* a span's line would read as a startup and a bandwidth (the HTML
+             * draws its medians only, too) */
+            snprintf(range, sizeof(range), "%s .. %s", fmt_s(ft->size_lo, b[0]), fmt_s(ft->size_hi, b[1]));
+            printf("  %-*s %-6s %-10s %7d  %-19s %-85s  span, not a cost\n", w, name, label,
+                   cf_path_name((unsigned)f->path), f->nsizes, range,
+                   "post-to-completion spans: no alpha or B (the program's work is in them)");
         } else {
             snprintf(kept, sizeof(kept), "%d/%d", ft->npoints, f->nsizes);
             snprintf(range, sizeof(range), "%s .. %s", fmt_s(ft->size_lo, b[0]), fmt_s(ft->size_hi, b[1]));
@@ -362,7 +369,7 @@ static void text_fits(const cf_analysis_t *a)
             if (f->leaning != NULL && !f->nonblocking)
                 printf("  %-*s %-17s uncertain: %s; the estimate leans %s\n", w, "", "", f->why, f->leaning);
         }
-        for (int k = 0; ft->ok && ft->nseg > 1 && k < ft->nseg; k++) {
+        for (int k = 0; ft->ok && !f->nonblocking && ft->nseg > 1 && k < ft->nseg; k++) {
             const cf_segment_t *g = &ft->seg[k];
             char head[32];
             snprintf(head, sizeof(head), "segment %d", k + 1);
@@ -437,17 +444,20 @@ static void text_bins(const cf_analysis_t *a)
         for (size_t k = 0; k < f->nbin; k++) {
             const cf_an_bin_t *bn = &f->bin[k];
             char err[CF_FMT_LEN + 2];
-            snprintf(err, sizeof(err), "%s%s", isfinite(bn->model_error) && bn->model_error >= 0 ? "+" : "",
-                     cf_fmt_pct(bn->model_error, 0, b[5], CF_FMT_LEN));
-            if (bn->outlier)
+            /* a span has no line to predict it (FITS) */
+            double model_error = f->nonblocking ? NAN : bn->model_error;
+            snprintf(err, sizeof(err), "%s%s", isfinite(model_error) && model_error >= 0 ? "+" : "",
+                     cf_fmt_pct(model_error, 0, b[5], CF_FMT_LEN));
+            if (bn->outlier && !f->nonblocking)
                 cf_strlcpy(err + strlen(err), "!", sizeof(err) - strlen(err));
             printf("  %-*s %-6s %-10s %9s %10llu %9s %4s %6s %9s %9s %7s %7s  %s\n", w, k == 0 ? name : "",
                    k == 0 ? cf_an_comm_label(f->comm, label, sizeof(label)) : "",
-                   k == 0 ? cf_path_name((unsigned)f->path) : "", fmt_s(bn->size, b[0]),
-                   (unsigned long long)bn->calls, fmt_t(bn->p50_s, b[1]),
-                   bn->time_source == CF_AN_TIME_TRANSFER ? "xfer" : "dur", cf_fmt_pct(bn->coverage, 0, b[6], CF_FMT_LEN),
-                   fmt_t(bn->p99_s, b[2]), fmt_t(bn->predicted_s, b[3]), err,
-                   cf_fmt_pct(f->nonblocking ? NAN : bn->startup_share, 0, b[4], CF_FMT_LEN), f->nonblocking ? "span" : bn->verdict);
+                   k == 0 ? cf_path_name((unsigned)f->path) : "", fmt_s(bn->size, b[0]), (unsigned long long)bn->calls,
+                   fmt_t(bn->p50_s, b[1]), bn->time_source == CF_AN_TIME_TRANSFER ? "xfer" : "dur",
+                   cf_fmt_pct(bn->coverage, 0, b[6], CF_FMT_LEN), fmt_t(bn->p99_s, b[2]),
+                   fmt_t(f->nonblocking ? NAN : bn->predicted_s, b[3]), err,
+                   cf_fmt_pct(f->nonblocking ? NAN : bn->startup_share, 0, b[4], CF_FMT_LEN),
+                   f->nonblocking ? "span" : bn->verdict);
         }
     }
     text_left_out(a, 0);

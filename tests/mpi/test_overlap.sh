@@ -126,6 +126,15 @@ check("the headline claims startup or bandwidth dominates only where the fitted 
 check("where the waits outweigh the rest, the headline says so",
       not (bd["blocked"] > explained and bd["blocked"] >= others) or rep["headline"].startswith("Blocked in waits"),
       "%s (explained %.3f, blocked %.3f, others %.3f)" % (rep["headline"], explained, bd["blocked"], others))
+# the text's tables give a span no startup, bandwidth or line to predict it
+fits = text[text.index("\nFITS"):text.index("\nSIZE BINS")]
+bins = text[text.index("\nSIZE BINS"):]
+span_fit = [l for l in fits.splitlines() if l.lstrip().startswith("MPI_Iallreduce")]
+span_bins = [l for l in bins.splitlines() if l.rstrip().endswith("  span")]
+check("the FITS row of the spans says they have no alpha or B",
+      span_fit and all("post-to-completion spans: no alpha or B" in l for l in span_fit), str(span_fit))
+check("the SIZE BINS rows of the spans predict nothing",
+      span_bins and all(l.split()[-4:-1] == ["n/a", "-", "-"] for l in span_bins), str(span_bins[:3]))
 check("the end-of-run summary tells the overlap", "commfit: overlap: MPI_Iallreduce on world: " in summary and
       "blocked in Wait/Test" in summary)
 done()
