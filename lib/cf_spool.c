@@ -78,7 +78,7 @@ typedef struct {
     /* per stat: index of its thread; thread drop counts */
     uint32_t *stat_thread;
     uint64_t *thread_dropped;
-    uint64_t mpi_ns, dropped, failed, missed;
+    uint64_t mpi_ns, dropped, failed, missed, unfinished;
     cf_spill_fail_t *fail; /* by operation and class, summed over threads */
     size_t nfail;
 } cf_part_t;
@@ -358,7 +358,7 @@ static int cf_part_thread(cf_in_t *in, cf_part_t *q, uint32_t t)
     if (cf_in_read(in, &th, sizeof(th)) != 0)
         return CF_ERR_FORMAT;
     if (th.dropped > CF_PART_COUNT_MAX || th.failed > CF_PART_COUNT_MAX || th.missed > CF_PART_COUNT_MAX ||
-        th.mpi_ns > CF_PART_VALUE_MAX) {
+        th.unfinished > CF_PART_COUNT_MAX || th.mpi_ns > CF_PART_VALUE_MAX) {
         snprintf(why, whylen, "thread %u: counters out of range", t);
         return CF_ERR_FORMAT;
     }
@@ -367,6 +367,7 @@ static int cf_part_thread(cf_in_t *in, cf_part_t *q, uint32_t t)
     q->dropped += th.dropped;
     q->failed += th.failed;
     q->missed += th.missed;
+    q->unfinished += th.unfinished;
     char what[48];
     snprintf(what, sizeof(what), "thread %u record", t);
     cf_stat_t *s = cf_in_items(in, th.nstats, sizeof(cf_stat_t), cf_stat_ok, q, what);
@@ -428,6 +429,7 @@ static int cf_part_read(const char *path, cf_part_t *q, char *why, size_t whylen
     cf_clean_text(q->h.host, sizeof(q->h.host));
     cf_clean_text(q->h.mpi_library, sizeof(q->h.mpi_library));
     cf_clean_text(q->h.jobid, sizeof(q->h.jobid));
+    cf_clean_text(q->h.program, sizeof(q->h.program));
     const char *bad = cf_hdr_bad(&q->h);
     if (bad) {
         snprintf(why, whylen, "inconsistent header: %s", bad);
@@ -1091,6 +1093,16 @@ static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
     p->partial = 1;
     p->clock_hz = ref->h.clock_hz;
     cf_strlcpy(p->mpi_library, ref->h.mpi_library, sizeof(p->mpi_library));
+    /* rank 0's, as a finished job's profile has them; unknown without its part */
+    const cf_part_t *r0 = g->have > 0 && g->sel[0]->h.rank == 0 ? g->sel[0] : NULL;
+    if (r0 != NULL && (r0->h.frameworks & CF_FW_KNOWN)) {
+        cf_strlcpy(p->program, r0->h.program, sizeof(p->program));
+        p->frameworks = r0->h.frameworks & (CF_FW_KNOWN
+#define CF_FW_MASK_(id, name, marker) | CF_FW_BIT(id)
+                                                CF_FW_LIST(CF_FW_MASK_)
+#undef CF_FW_MASK_
+                                           );
+    }
     time_t t0 = (time_t)ref->h.init_wall;
     for (size_t r = 0; r < g->have; r++)
         if ((time_t)g->sel[r]->h.init_wall < t0)
@@ -1102,7 +1114,7 @@ static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
     p->rank = calloc(g->have, sizeof(*p->rank));
     if (!p->rank)
         return CF_ERR_NOMEM;
-    uint64_t failed = 0;
+    uint64_t failed = 0, unfinished = 0;
     for (size_t r = 0; r < g->have; r++) {
         const cf_part_t *q = g->sel[r];
         g->regions_full += q->h.regions_full;
@@ -1124,9 +1136,11 @@ static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
         g->req_dropped += q->h.req_dropped;
         g->dropped += q->dropped;
         failed += q->failed;
+        unfinished += q->unfinished;
     }
     cf_assemble_oversubscription(p);
     p->failed_calls = failed;
+    p->unfinished_requests = unfinished;
     return CF_OK;
 }
 

@@ -17,7 +17,7 @@
 #include "cf_profile.h"
 
 #define CF_SPILL_MAGIC "CFSPILL1"
-#define CF_SPILL_VERSION 3
+#define CF_SPILL_VERSION 4
 #define CF_SPILL_SUFFIX ".spill"
 
 /* How a rank ended. */
@@ -44,6 +44,11 @@ typedef struct {
     char jobid[64];            /* the batch system's job id, else "pid P on HOST" of rank 0 */
     uint64_t regions_full;     /* MPI_Pcontrol opens refused: the region table was full */
     uint64_t regions_deep;     /* and nested deeper than the limit */
+    /* the executable's file name and the frameworks the process had mapped
+     * (cf_profile_t's program and frameworks), read at MPI_Init and again at
+     * each background refresh, never in a signal handler */
+    char program[64];
+    uint32_t frameworks, pad;
 } cf_spill_hdr_t;
 
 typedef struct {
@@ -69,6 +74,7 @@ typedef struct {
  * its nfail failed-call kinds follow. */
 typedef struct {
     uint64_t nstats, dropped, mpi_ns, failed, missed, nfail;
+    uint64_t unfinished; /* requests freed while active (cf_thread_t's) */
 } cf_spill_thread_t;
 
 /* The calls of one operation that returned one error class, as the

@@ -81,6 +81,15 @@ int main(int argc, char **argv)
             t->send++;
         }
     }
+    /* a send of 64 KiB that rank 0 frees while active: a call the part
+     * books, and counts as unfinished */
+    static char big[65536];
+    if (rank == 0 && size > 1) {
+        MPI_Request r;
+        MPI_Isend(big, sizeof(big), MPI_CHAR, 1, 6, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+    } else if (rank == 1)
+        MPI_Recv(big, sizeof(big), MPI_CHAR, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     for (int i = 0; i < 3; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
         t->barrier++;

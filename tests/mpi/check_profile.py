@@ -449,6 +449,14 @@ def abend(prof, d, p, loose):
     expect("job.ranks", prof["job"]["ranks"], p)
     expect("job.partial", prof["job"]["partial"], True)
     have = sorted(r["rank"] for r in prof["ranks"])
+    # rank 0's part names the program and the frameworks it loaded (none), as
+    # a finished job's profile does; without rank 0's part, neither is known
+    expect("job.program", prof["job"].get("program"), "abend" if 0 in have else None)
+    expect("job.frameworks", prof["job"].get("frameworks"), [] if 0 in have else None)
+    # and its send freed while active, booked and counted
+    expect("MPI_Isend freed while active", sum(r["calls"] for r in prof["records"] if r["op"] == "MPI_Isend"),
+           1 if 0 in have else 0)
+    expect("job.unfinished_requests", prof["job"].get("unfinished_requests"), 1 if 0 in have else None)
     miss = p - len(have)
     got = defaultdict(int)
     for r in prof["records"]:
