@@ -774,7 +774,8 @@ static void stream_callers(const site_callers_t *sc, const cf_an_fit_t *f, cf_ad
         else
             hi = mid;
     }
-    uint64_t best = 0, run = 0, all = 0, torch = 0, horovod = 0;
+    uint64_t best = 0, run = 0;
+    double all = 0, torch = 0, horovod = 0; /* doubles: a profile's counts may sum past 64 bits */
     const char *best_mod = NULL;
     size_t i = lo;
     int more = i < sc->n && site_key(sc, sc->v[i], &c) && cmp_site(&c, f->comm, f->op, NULL, 0) == 0;
@@ -782,9 +783,9 @@ static void stream_callers(const site_callers_t *sc, const cf_an_fit_t *f, cf_ad
         return; /* no call site of the stream */
     for (; more; i++) {
         unsigned fw = cf_fw_of_path(c.frame[0].module);
-        torch += fw == CF_FW_BIT(TORCH) ? c.calls : 0;
-        horovod += fw == CF_FW_BIT(HOROVOD) ? c.calls : 0;
-        all += c.calls;
+        torch += fw == CF_FW_BIT(TORCH) ? (double)c.calls : 0;
+        horovod += fw == CF_FW_BIT(HOROVOD) ? (double)c.calls : 0;
+        all += (double)c.calls;
         run += c.calls;
         more = i + 1 < sc->n && site_key(sc, sc->v[i + 1], &next) && cmp_site(&next, f->comm, f->op, NULL, 0) == 0;
         if (!more || strcmp_null(next.frame[0].module, c.frame[0].module) != 0) {
@@ -799,9 +800,10 @@ static void stream_callers(const site_callers_t *sc, const cf_an_fit_t *f, cf_ad
     torch = ad->named_ddp ? torch : 0;
     horovod = ad->named_horovod ? horovod : 0;
     ad->share_horovod = horovod > torch;
-    ad->fw_share63 = (uint8_t)(((horovod > torch ? horovod : torch) * 63 + all / 2) / all);
     ad->knob_ddp &= 2 * torch > all;
     ad->knob_horovod &= 2 * horovod > all;
+    double pct = all > 0 ? floor((horovod > torch ? horovod : torch) * 100.0 / all + 0.5) : 0;
+    ad->fw_pct6 = (uint8_t)(ad->knob_ddp || ad->knob_horovod ? 100.0 - fmax(pct, 51.0) : fmin(pct, 50.0));
 }
 
 /* The bucket sizes priced: powers of two from 64 KiB to 1 GiB, and the
@@ -1747,7 +1749,7 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
     if (ad->knob_horovod)
         snprintf(hvd, sizeof(hvd), "%sHOROVOD_FUSION_THRESHOLD=%.0f", brief ? "" : "Horovod: ", ad->bucket_bytes);
     /* the share of the calls the framework's files make, where the call sites tell it */
-    int pct = (int)((ad->fw_share63 * 100 + 31) / 63);
+    int pct = ad->knob_ddp || ad->knob_horovod ? 100 - (int)ad->fw_pct6 : (int)ad->fw_pct6;
     const char *fw_name = ad->share_horovod ? "Horovod" : "PyTorch";
     if (ddp[0] != '\0' || hvd[0] != '\0') {
         char part[256] = "";
@@ -1756,7 +1758,7 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
                      "   (where the calls go through it: the profile has no call sites of the "
                      "stream to say what makes them; calls made through mpi4py or by the program "
                      "itself are merged in the program)");
-        else if (!brief && ad->fw_share63 < 63)
+        else if (!brief && ad->fw_pct6 > 0)
             snprintf(part, sizeof(part),
                      "   (its files make about %d%% of the stream's calls: the others, merged by "
                      "no setting, save less than priced)",
@@ -1773,11 +1775,11 @@ char *cf_advice_how(const cf_advice_t *ad, int brief, char *buf, size_t len)
                  : base != NULL     ? base + 1
                                     : ad->caller,
                  ad->caller != NULL && strstr(ad->caller, "/mpi4py/") ? ")" : "");
-        if ((ad->named_ddp || ad->named_horovod) && ad->fw_share63 > 0) /* a framework makes some, not most */
+        if ((ad->named_ddp || ad->named_horovod) && ad->fw_pct6 > 0) /* a framework makes some, not most */
             snprintf(who, sizeof(who),
-                     "most of its calls come from %s; %s's files make about %d%%, too few for its "
-                     "setting to bring this saving",
-                     ad->caller == NULL ? "code in no mapped file" : mod, fw_name, pct);
+                     "%s's files make about %d%% of its calls, too few for its setting to bring "
+                     "this saving (the file that makes the most of them: %s)",
+                     fw_name, pct, ad->caller == NULL ? "code in no mapped file" : mod);
         else if (ad->named_ddp || ad->named_horovod) /* its call sites show no framework making the calls */
             snprintf(who, sizeof(who), "its calls come from %s, not through a framework that fuses %s",
                      ad->caller == NULL ? "code in no mapped file" : mod, ad->op);

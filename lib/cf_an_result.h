@@ -367,8 +367,9 @@ typedef struct cf_advice {
     uint8_t callers_seen : 1;
     /* and of the frameworks the job loaded that fuse the operation, the one
      * whose files make the most of its calls (1: Horovod, 0: PyTorch) and
-     * that share in 63rds (0: none; 63: all) */
-    uint8_t share_horovod : 1, fw_share63 : 6;
+     * its share in percent, in 6 bits: the share where its setting is not
+     * named (at most 50), 100 less the share where it is (0: all) */
+    uint8_t share_horovod : 1, fw_pct6 : 6;
     /* the runs that have the stream: 1, this profile alone; more where other
      * runs of the program were given (cf_analysis_opts_t.runs), as
      * run_spread_step_s below is */
