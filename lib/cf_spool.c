@@ -1093,16 +1093,10 @@ static int cf_merge_ranks(cf_merge_t *g, cf_profile_t *p)
     p->partial = 1;
     p->clock_hz = ref->h.clock_hz;
     cf_strlcpy(p->mpi_library, ref->h.mpi_library, sizeof(p->mpi_library));
-    /* rank 0's, as a finished job's profile has them; unknown without its part */
-    const cf_part_t *r0 = g->have > 0 && g->sel[0]->h.rank == 0 ? g->sel[0] : NULL;
-    if (r0 != NULL && (r0->h.frameworks & CF_FW_KNOWN)) {
-        cf_strlcpy(p->program, r0->h.program, sizeof(p->program));
-        p->frameworks = r0->h.frameworks & (CF_FW_KNOWN
-#define CF_FW_MASK_(id, name, marker) | CF_FW_BIT(id)
-                                                CF_FW_LIST(CF_FW_MASK_)
-#undef CF_FW_MASK_
-                                           );
-    }
+    /* rank 0's, as a finished job's profile has it; unknown without its part
+     * (the frameworks stay unknown: cf_spill_hdr_t) */
+    if (g->have > 0 && g->sel[0]->h.rank == 0)
+        cf_strlcpy(p->program, g->sel[0]->h.program, sizeof(p->program));
     time_t t0 = (time_t)ref->h.init_wall;
     for (size_t r = 0; r < g->have; r++)
         if ((time_t)g->sel[r]->h.init_wall < t0)

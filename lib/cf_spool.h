@@ -44,11 +44,10 @@ typedef struct {
     char jobid[64];            /* the batch system's job id, else "pid P on HOST" of rank 0 */
     uint64_t regions_full;     /* MPI_Pcontrol opens refused: the region table was full */
     uint64_t regions_deep;     /* and nested deeper than the limit */
-    /* the executable's file name and the frameworks the process had mapped
-     * (cf_profile_t's program and frameworks), read at MPI_Init and again at
-     * each background refresh, never in a signal handler */
+    /* the executable's file name (cf_profile_t's program), read at MPI_Init.
+     * Not the frameworks: what a process maps at MPI_Init is not what it
+     * loads later (a script may start mpi4py before it imports torch) */
     char program[64];
-    uint32_t frameworks, pad;
 } cf_spill_hdr_t;
 
 typedef struct {

@@ -432,12 +432,6 @@ static int cf_spill_refresh(void)
     int expect = 1;
     if (atomic_load(&cf_g.state) != 1 || !atomic_compare_exchange_strong(&cf_spill_state, &expect, 4))
         return -1;
-    /* the frameworks mapped since (a signal's part waits for this one) */
-    if (cf_g.world_rank == 0) {
-        unsigned fw = 0;
-        cf_program_info(cf_hdr.program, sizeof(cf_hdr.program), &fw);
-        cf_hdr.frameworks = fw;
-    }
     int rc = cf_spill_write(CF_END_REFRESH, -1);
     cf_refreshed |= rc == 0;
     atomic_store(&cf_spill_state, 1);
@@ -592,10 +586,9 @@ static void cf_spill_arm(void)
     h->offset_err_ns = cf_sync.init.err_ns;
     gethostname(h->host, sizeof(h->host) - 1);
     cf_library_version(h->mpi_library, sizeof(h->mpi_library));
-    if (cf_g.world_rank == 0) { /* the profile's program and frameworks are rank 0's */
-        unsigned fw = 0;
+    if (cf_g.world_rank == 0) { /* the profile's program is rank 0's */
+        unsigned fw;
         cf_program_info(h->program, sizeof(h->program), &fw);
-        h->frameworks = fw;
     }
 
     atomic_store(&cf_spill_state, 1);

@@ -15,7 +15,7 @@ import random
 import struct
 import sys
 
-HDR, OP, COMM, REGION, THREAD, STAT = 496, 56, 232, 144, 56, 1280
+HDR, OP, COMM, REGION, THREAD, STAT = 488, 56, 232, 144, 56, 1280
 # header fields: name -> (offset, format)
 FIELDS = {
     "version": (8, "I"), "hdr_size": (12, "I"), "stat_size": (16, "I"), "hist_n": (20, "I"),
@@ -24,7 +24,7 @@ FIELDS = {
     "nregion": (64, "I"), "nops": (68, "I"), "nops_ucx": (72, "I"), "spawned": (76, "I"),
     "threads_refused": (88, "Q"), "req_dropped": (96, "Q"), "init_wall": (104, "d"), "wall_s": (112, "d"),
     "clock_hz": (120, "d"), "offset_ns": (128, "d"), "offset_err_ns": (136, "d"), "nonce": (336, "Q"),
-    "regions_full": (408, "Q"), "regions_deep": (416, "Q"), "frameworks": (488, "I"),
+    "regions_full": (408, "Q"), "regions_deep": (416, "Q"),
 }
 TEXT = {"host": (144, 64), "mpi_library": (208, 128), "jobid": (344, 64), "program": (424, 64)}
 INTS = [0, 1, -1, 2, 3, 255, 256, 511, 512, 513, 4096, 65536, 65537, 1 << 24, (1 << 24) + 1, 1 << 26,
