@@ -320,13 +320,14 @@ void cf_post_mark_slow(cf_thread_t *t, uint64_t t0, uint64_t t1)
  * the TSC and the memo of a call site of one frame) */
 static void cf_rec_set(int enabled)
 {
-    /* back on after a pause: the requests posted before may have completed
-     * unseen (cf_req_unseen) */
-    if (enabled != 0 && atomic_load(&cf_g.enabled) == 0)
-        atomic_fetch_add(&cf_g.rec_epoch, 1);
     atomic_store(&cf_g.fast,
                  enabled == CF_REC_ON && cf_clock.use_tsc && cf_g.cfg.site_depth == 1 && cf_g.tail_calls);
-    atomic_store(&cf_g.enabled, enabled);
+    /* back on after a pause: the requests posted before may have completed
+     * unseen (cf_req_unseen); one exchange, so that a pause between a test
+     * and the store cannot leave recording on with no resume counted (a post
+     * stamped in between takes the old count: left out, never booked) */
+    if (atomic_exchange(&cf_g.enabled, enabled) == 0 && enabled != 0)
+        atomic_fetch_add(&cf_g.rec_epoch, 1);
 }
 
 void cf_recording_resume(void)
